@@ -1,0 +1,35 @@
+#include "algorithms/registry.hpp"
+
+#include <array>
+#include <stdexcept>
+
+#include "algorithms/ring.hpp"
+
+namespace dtsim {
+namespace {
+
+const std::array<AlgorithmInfo, 1> registry{{
+    {"ring", Collective::allreduce, "ring reduce-scatter then ring allgather (bandwidth-optimal)", &ring_allreduce},
+}};
+
+}  // namespace
+
+std::span<const AlgorithmInfo> algorithms() { return registry; }
+
+std::string algorithm_names() {
+  std::string names;
+  for (const auto& info : registry) {
+    if (!names.empty()) names += ", ";
+    names += info.name;
+  }
+  return names;
+}
+
+const AlgorithmInfo& find_algorithm(std::string_view name) {
+  for (const auto& info : registry) {
+    if (info.name == name) return info;
+  }
+  throw std::invalid_argument("unknown algorithm '" + std::string(name) + "' (accepted: " + algorithm_names() + ")");
+}
+
+}  // namespace dtsim

@@ -1,0 +1,92 @@
+#include "algorithms/schedule.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+namespace dtsim {
+
+const char* to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::send: return "send";
+    case OpKind::recv_reduce: return "recv-reduce";
+    case OpKind::recv_copy: return "recv-copy";
+    case OpKind::compute: return "compute";
+  }
+  return "?";
+}
+
+const char* to_string(Collective collective) {
+  switch (collective) {
+    case Collective::allreduce: return "allreduce";
+  }
+  return "?";
+}
+
+Op::Op(OpKind kind, int peer, std::uint32_t index) : index_(index) {
+  if (peer < 0 || static_cast<std::uint32_t>(peer) > max_peer) {
+    throw std::out_of_range("Op: peer rank " + std::to_string(peer) + " outside [0, " + std::to_string(max_peer) + "]");
+  }
+  bits_ = static_cast<std::uint32_t>(kind) | (static_cast<std::uint32_t>(peer) << 3);
+}
+
+std::vector<Chunk> split_even(std::uint64_t bytes, std::uint32_t parts, std::uint32_t element_bytes) {
+  if (parts == 0) throw std::invalid_argument("split_even: zero parts");
+  if (element_bytes == 0 || bytes % element_bytes != 0) {
+    throw std::invalid_argument("split_even: " + std::to_string(bytes) + " bytes is not a whole number of " +
+                                std::to_string(element_bytes) + "-byte elements");
+  }
+  const std::uint64_t elements = bytes / element_bytes;
+  const std::uint64_t base = elements / parts;
+  const std::uint64_t remainder = elements % parts;
+  std::vector<Chunk> chunks(parts);
+  std::uint64_t offset = 0;
+  for (std::uint32_t i = 0; i < parts; ++i) {
+    const std::uint64_t size = (base + (i < remainder ? 1 : 0)) * element_bytes;
+    chunks[i] = Chunk{offset, size};
+    offset += size;
+  }
+  return chunks;
+}
+
+ScheduleBuilder::ScheduleBuilder(Collective collective, std::string algorithm, int ranks, std::uint64_t bytes,
+                                 std::vector<Chunk> chunks) {
+  if (ranks < 1) throw std::invalid_argument("schedule needs at least 1 rank, got " + std::to_string(ranks));
+  schedule_.collective = collective;
+  schedule_.algorithm = std::move(algorithm);
+  schedule_.ranks = ranks;
+  schedule_.bytes = bytes;
+  schedule_.chunks = std::move(chunks);
+  schedule_.rank_begin.reserve(static_cast<std::size_t>(ranks) + 1);
+}
+
+void ScheduleBuilder::begin_rank(int rank) {
+  if (rank != current_rank_ + 1) throw std::logic_error("ScheduleBuilder: ranks must be built in order");
+  current_rank_ = rank;
+  schedule_.rank_begin.push_back(schedule_.ops.size());
+  step_open_ = false;
+}
+
+void ScheduleBuilder::add(Op op) {
+  if (current_rank_ < 0) throw std::logic_error("ScheduleBuilder: add before begin_rank");
+  if (!step_open_) {
+    op.mark_step_start();
+    step_open_ = true;
+  }
+  schedule_.ops.push_back(op);
+}
+
+std::uint32_t ScheduleBuilder::add_compute(double flops) {
+  schedule_.compute_flops.push_back(flops);
+  return static_cast<std::uint32_t>(schedule_.compute_flops.size() - 1);
+}
+
+Schedule ScheduleBuilder::finish() {
+  if (current_rank_ + 1 != schedule_.ranks) {
+    throw std::logic_error("ScheduleBuilder: built " + std::to_string(current_rank_ + 1) + " of " +
+                           std::to_string(schedule_.ranks) + " ranks");
+  }
+  schedule_.rank_begin.push_back(schedule_.ops.size());
+  return std::move(schedule_);
+}
+
+}  // namespace dtsim

@@ -1,0 +1,111 @@
+// The Schedule: what a collective algorithm produces and every executor consumes.
+//
+// A Schedule splits the buffer of `bytes` into chunks (a partition: offsets ascend, sizes add up to `bytes`) and gives
+// each rank an ordered list of steps. A step is a group of operations that the rank posts together and then waits for:
+//   - Send chunk c to rank d;
+//   - RecvReduce chunk c from rank s: add the incoming chunk into the local one;
+//   - RecvCopy chunk c from rank s: overwrite the local chunk with the incoming one;
+//   - Compute: local work of a given number of flops (e.g. a layer's backward pass).
+// Semantics every executor implements (and the verifier proves against):
+//   - all sends of a step read the chunk values as they are when the step begins (a snapshot);
+//   - all receives of a step land when the step ends: reduces add, copies overwrite;
+//   - the k-th send from s to d matches the k-th receive at d from s (MPI's non-overtaking order), and both name the
+//     same chunk;
+//   - a transfer starts once both its send and its receive are posted (rendezvous), so a schedule that is
+//     deadlock-free here is deadlock-free under any eager protocol too;
+//   - a step ends when all its transfers and computes are done; its reductions then run on the rank's processor.
+// Ops are 8 bytes each and stored for all ranks in one array (CSR layout), because a ring over P ranks has 4P(P-1) of
+// them: 67 million at 4096 ranks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+enum class OpKind : std::uint8_t { send = 0, recv_reduce = 1, recv_copy = 2, compute = 3 };
+
+const char* to_string(OpKind kind);
+
+// One chunk operation, packed into 8 bytes: kind (2 bits), step-start flag (1 bit), peer rank (29 bits), and an index
+// that is the chunk for transfers and the entry of Schedule::compute_flops for compute.
+class Op {
+public:
+  static constexpr std::uint32_t max_peer = (1U << 29) - 1;
+
+  static Op send(int dst, std::uint32_t chunk) { return Op(OpKind::send, dst, chunk); }
+  static Op recv_reduce(int src, std::uint32_t chunk) { return Op(OpKind::recv_reduce, src, chunk); }
+  static Op recv_copy(int src, std::uint32_t chunk) { return Op(OpKind::recv_copy, src, chunk); }
+  static Op compute(std::uint32_t compute_index) { return Op(OpKind::compute, 0, compute_index); }
+
+  OpKind kind() const { return static_cast<OpKind>(bits_ & 3U); }
+  bool starts_step() const { return (bits_ & 4U) != 0; }
+  int peer() const { return static_cast<int>(bits_ >> 3); }
+  std::uint32_t chunk() const { return index_; }
+  std::uint32_t compute_index() const { return index_; }
+  bool is_recv() const { return kind() == OpKind::recv_reduce || kind() == OpKind::recv_copy; }
+
+  void mark_step_start() { bits_ |= 4U; }
+  bool operator==(const Op&) const = default;
+
+private:
+  Op(OpKind kind, int peer, std::uint32_t index);
+  std::uint32_t bits_;
+  std::uint32_t index_;
+};
+static_assert(sizeof(Op) == 8);
+
+struct Chunk {
+  std::uint64_t offset_bytes = 0;
+  std::uint64_t size_bytes = 0;
+};
+
+// What the collective computes; the verifier checks the matching postcondition.
+enum class Collective : std::uint8_t { allreduce };
+
+const char* to_string(Collective collective);
+
+struct Schedule {
+  Collective collective = Collective::allreduce;
+  std::string algorithm;
+  int ranks = 0;
+  std::uint64_t bytes = 0;
+  std::vector<Chunk> chunks;
+  std::vector<double> compute_flops;       // indexed by Op::compute_index()
+  std::vector<Op> ops;                     // all ranks' ops, rank after rank
+  std::vector<std::uint64_t> rank_begin;   // ops of rank r are [rank_begin[r], rank_begin[r + 1])
+
+  std::span<const Op> rank_ops(int rank) const {
+    return {ops.data() + rank_begin[static_cast<std::size_t>(rank)],
+            ops.data() + rank_begin[static_cast<std::size_t>(rank) + 1]};
+  }
+  std::uint64_t chunk_bytes(std::uint32_t chunk) const { return chunks[chunk].size_bytes; }
+  std::size_t op_count() const { return ops.size(); }
+};
+
+// Splits `bytes` into `parts` contiguous chunks whose sizes differ by at most one element; the first `remainder`
+// chunks get the extra element. Sizes are multiples of element_bytes (bytes must be one).
+std::vector<Chunk> split_even(std::uint64_t bytes, std::uint32_t parts, std::uint32_t element_bytes);
+
+// Builds a Schedule rank by rank: begin_rank(r) for r = 0..ranks-1 in order, then steps of ops.
+class ScheduleBuilder {
+public:
+  ScheduleBuilder(Collective collective, std::string algorithm, int ranks, std::uint64_t bytes,
+                  std::vector<Chunk> chunks);
+
+  void reserve_ops(std::uint64_t count) { schedule_.ops.reserve(count); }
+  void begin_rank(int rank);
+  void begin_step() { step_open_ = false; }
+  void add(Op op);
+  std::uint32_t add_compute(double flops);
+  Schedule finish();
+
+private:
+  Schedule schedule_;
+  int current_rank_ = -1;
+  bool step_open_ = false;
+};
+
+}  // namespace dtsim

@@ -1,0 +1,63 @@
+#include "algorithms/step_walker.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace dtsim {
+
+std::string check_well_formed(const Schedule& s) {
+  const auto p = static_cast<std::size_t>(s.ranks);
+  if (s.ranks < 1) return "schedule has no ranks";
+  if (s.rank_begin.size() != p + 1 || s.rank_begin.front() != 0 || s.rank_begin.back() != s.ops.size()) {
+    return "schedule has no op range for every rank";
+  }
+  for (std::size_t r = 0; r < p; ++r) {
+    if (s.rank_begin[r] > s.rank_begin[r + 1]) return "schedule op ranges are not in order";
+  }
+  std::uint64_t offset = 0;
+  for (std::size_t c = 0; c < s.chunks.size(); ++c) {
+    if (s.chunks[c].offset_bytes != offset) {
+      return "chunk " + std::to_string(c) + " starts at byte " + std::to_string(s.chunks[c].offset_bytes) +
+             ", expected " + std::to_string(offset) + " (chunks must tile the buffer)";
+    }
+    offset += s.chunks[c].size_bytes;
+  }
+  if (offset != s.bytes) return "chunks cover " + std::to_string(offset) + " bytes of " + std::to_string(s.bytes);
+  for (std::size_t r = 0; r < p; ++r) {
+    const auto ops = s.rank_ops(static_cast<int>(r));
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      const std::string where = "rank " + std::to_string(r) + " op " + std::to_string(i) + ": ";
+      if (i == 0 && !op.starts_step()) return where + "first op does not start a step";
+      if (op.kind() == OpKind::compute) {
+        if (op.compute_index() >= s.compute_flops.size()) return where + "compute index out of range";
+        continue;
+      }
+      if (static_cast<std::size_t>(op.peer()) >= p) {
+        return where + "peer " + std::to_string(op.peer()) + " is not a rank (ranks: " + std::to_string(p) + ")";
+      }
+      if (static_cast<std::size_t>(op.peer()) == r) return where + to_string(op.kind()) + " to itself";
+      if (op.chunk() >= s.chunks.size()) {
+        return where + "chunk " + std::to_string(op.chunk()) + " out of range (chunks: " +
+               std::to_string(s.chunks.size()) + ")";
+      }
+    }
+  }
+  return {};
+}
+
+namespace detail {
+
+std::string describe_unmatched(std::span<const std::pair<std::size_t, std::string>> pending) {
+  std::vector<std::pair<std::size_t, std::string>> sorted(pending.begin(), pending.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::ostringstream out;
+  for (std::size_t i = 0; i < sorted.size() && i < 3; ++i) {
+    out << (i > 0 ? "; " : "") << "rank " << sorted[i].first << " waits on " << sorted[i].second;
+  }
+  if (sorted.size() > 3) out << "; and " << sorted.size() - 3 << " more";
+  return out.str();
+}
+
+}  // namespace detail
+}  // namespace dtsim

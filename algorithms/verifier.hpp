@@ -1,0 +1,28 @@
+// The symbolic verifier: executes a Schedule on contribution counts instead of data and proves that
+//   - every op is well formed (peers and chunks in range, no self-sends, no copy racing another receive of the chunk),
+//   - every send meets a receive of the same chunk (k-th send s->d matches k-th receive at d from s),
+//   - no deadlock under rendezvous semantics (hence none under any eager protocol),
+//   - the collective's postcondition holds: for allreduce every rank ends with every chunk holding each rank's
+//     contribution exactly once.
+// The state is a count per (rank, chunk, contributing rank), so memory grows as ranks^2 x chunks; schedules above
+// `max_state_cells` are refused rather than verified partially.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "algorithms/schedule.hpp"
+
+namespace dtsim {
+
+struct VerifyReport {
+  bool ok = false;
+  std::string error;  // first problem found, empty when ok
+  std::uint64_t messages = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t max_steps = 0;  // longest rank program, in steps
+};
+
+VerifyReport verify(const Schedule& schedule, std::uint64_t max_state_cells = 1ULL << 28);
+
+}  // namespace dtsim

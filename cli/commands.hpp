@@ -1,0 +1,14 @@
+#pragma once
+
+#include <ostream>
+#include <span>
+
+namespace dtsim::cli {
+
+// Each returns the process exit code: 0 success, 1 a run that failed its own checks. Bad input throws UsageError.
+int collective_command(std::span<char* const> args, std::ostream& out);
+int verify_command(std::span<char* const> args, std::ostream& out);
+const char* collective_usage();
+const char* verify_usage();
+
+}  // namespace dtsim::cli

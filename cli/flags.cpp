@@ -1,0 +1,73 @@
+#include "cli/flags.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace dtsim::cli {
+
+Flags::Flags(std::span<const FlagSpec> specs, std::span<char* const> args) : specs_(specs) {
+  std::string accepted;
+  for (const FlagSpec& s : specs) accepted += (accepted.empty() ? "--" : ", --") + std::string(s.name);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    if (!arg.starts_with("--") || arg.size() == 2) {
+      throw UsageError("unexpected argument '" + std::string(arg) + "' (accepted flags: " + accepted + ")");
+    }
+    std::string_view name = arg.substr(2);
+    std::string value;
+    bool inline_value = false;
+    if (const auto eq = name.find('='); eq != std::string_view::npos) {
+      value = std::string(name.substr(eq + 1));
+      name = name.substr(0, eq);
+      inline_value = true;
+    }
+    const auto it = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) { return s.name == name; });
+    if (it == specs.end()) {
+      throw UsageError("unknown flag --" + std::string(name) + " (accepted flags: " + accepted + ")");
+    }
+    if (values_.contains(name)) throw UsageError("--" + std::string(name) + " given twice");
+    if (it->value_form.empty()) {
+      if (inline_value) throw UsageError("--" + std::string(name) + " takes no value");
+      value = "true";
+    } else if (!inline_value) {
+      if (i + 1 >= args.size()) {
+        throw UsageError("--" + std::string(name) + " needs a value: " + std::string(it->value_form));
+      }
+      value = args[++i];
+    }
+    values_.emplace(std::string(name), std::move(value));
+  }
+}
+
+const FlagSpec& Flags::spec(std::string_view name) const {
+  for (const FlagSpec& s : specs_) {
+    if (s.name == name) return s;
+  }
+  throw std::logic_error("flag --" + std::string(name) + " is not declared");
+}
+
+bool Flags::has(std::string_view name) const {
+  spec(name);
+  return values_.find(name) != values_.end();
+}
+
+std::string Flags::get(std::string_view name) const {
+  const FlagSpec& s = spec(name);
+  const auto it = values_.find(name);
+  return it != values_.end() ? it->second : std::string(s.default_value);
+}
+
+std::string flags_help(std::span<const FlagSpec> specs) {
+  std::ostringstream out;
+  for (const FlagSpec& s : specs) {
+    std::string head("  --");
+    head.append(s.name);
+    if (!s.value_form.empty()) head.append(" ").append(s.value_form);
+    out << head << std::string(head.size() < 30 ? 30 - head.size() : 1, ' ') << s.doc;
+    if (!s.default_value.empty()) out << " (default " << s.default_value << ")";
+    out << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace dtsim::cli

@@ -1,0 +1,27 @@
+// The alpha-beta-gamma cost model (Hockney; Thakur, Rabenseifner and Gropp 2005): sending m bytes between two hosts
+// takes alpha + m / bandwidth, reducing m bytes takes m / reduce rate.
+#pragma once
+
+#include <cstdint>
+
+namespace dtsim {
+
+struct AlphaBetaGamma {
+  double alpha_s = 1e-6;              // one-way latency between two hosts
+  double bandwidth_Bps = 10e9 / 8;    // each host's link bandwidth, bytes per second
+  double reduce_Bps = 10e9;           // local reduction throughput, bytes per second
+
+  double transfer_seconds(std::uint64_t bytes) const {
+    return alpha_s + static_cast<double>(bytes) / bandwidth_Bps;
+  }
+  double reduce_seconds(std::uint64_t bytes) const { return static_cast<double>(bytes) / reduce_Bps; }
+};
+
+// Ring allreduce closed form: 2(P-1)(alpha + n/(P B)) + (P-1) n/(P R) (Patarasuk and Yuan 2009; Thakur et al. 2005).
+// Exact when P divides n; otherwise each step is bounded by its largest chunk and this is a lower bound.
+double ring_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+
+// Bus bandwidth as nccl-tests defines it for allreduce: algbw * 2(P-1)/P.
+double allreduce_bus_factor(int ranks);
+
+}  // namespace dtsim

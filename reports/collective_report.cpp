@@ -1,0 +1,66 @@
+#include "reports/collective_report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "reports/format.hpp"
+
+namespace dtsim {
+
+double algbw_Bps(const CollectiveRun& run) {
+  return run.result.time_s > 0 ? static_cast<double>(run.bytes) / run.result.time_s : 0.0;
+}
+
+double busbw_Bps(const CollectiveRun& run) { return algbw_Bps(run) * allreduce_bus_factor(run.ranks); }
+
+std::string collective_text(const CollectiveRun& run) {
+  std::ostringstream out;
+  out << run.algorithm << ' ' << run.collective << ": " << run.ranks << " ranks, " << format_bytes(run.bytes)
+      << " (" << run.bytes << " B)\n";
+  out << "  network    star, " << format_bits_per_s(run.cost.bandwidth_Bps) << " per host, latency "
+      << format_seconds(run.cost.alpha_s) << ", reduce " << format_rate_Bps(run.cost.reduce_Bps) << '\n';
+  out << "  backend    " << run.backend;
+  if (!run.network_model.empty()) out << " (" << run.network_model << ')';
+  out << '\n';
+  out << "  time       " << format_seconds(run.result.time_s) << '\n';
+  out << "  algbw      " << format_rate_Bps(algbw_Bps(run)) << '\n';
+  out << "  busbw      " << format_rate_Bps(busbw_Bps(run)) << '\n';
+  out << "  messages   " << run.result.messages << " carrying " << format_bytes(run.result.bytes_sent) << '\n';
+  if (run.closed_form_s >= 0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.4f", run.closed_form_s > 0 ? run.result.time_s / run.closed_form_s : 1.0);
+    out << "  formula    " << format_seconds(run.closed_form_s) << " (simulated / formula = " << ratio << ")\n";
+  }
+  if (run.verified) out << "  verified   every send meets its receive, no deadlock, each contribution reduced once\n";
+  if (run.result.payload_checked) {
+    out << "  payload    " << (run.result.payload_ok ? "exact sum on every rank" : "WRONG SUM")
+        << " (max abs error " << run.result.payload_max_abs_error << ")\n";
+  }
+  return out.str();
+}
+
+nlohmann::json collective_json(const CollectiveRun& run) {
+  nlohmann::json j{{"algorithm", run.algorithm},
+                   {"collective", run.collective},
+                   {"ranks", run.ranks},
+                   {"bytes", run.bytes},
+                   {"backend", run.backend},
+                   {"time_s", run.result.time_s},
+                   {"algbw_Bps", algbw_Bps(run)},
+                   {"busbw_Bps", busbw_Bps(run)},
+                   {"alpha_s", run.cost.alpha_s},
+                   {"bandwidth_Bps", run.cost.bandwidth_Bps},
+                   {"reduce_Bps", run.cost.reduce_Bps},
+                   {"messages", run.result.messages},
+                   {"bytes_sent", run.result.bytes_sent},
+                   {"verified", run.verified}};
+  if (!run.network_model.empty()) j["network_model"] = run.network_model;
+  if (run.closed_form_s >= 0) j["closed_form_s"] = run.closed_form_s;
+  if (run.result.payload_checked) {
+    j["payload_ok"] = run.result.payload_ok;
+    j["payload_max_abs_error"] = run.result.payload_max_abs_error;
+  }
+  return j;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,30 @@
+// Results of `dtsim collective`, as text for people and as one JSON object for programs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/alpha_beta.hpp"
+#include "sim/executor.hpp"
+
+namespace dtsim {
+
+struct CollectiveRun {
+  std::string algorithm;
+  std::string collective;
+  int ranks = 0;
+  std::uint64_t bytes = 0;
+  std::string backend;        // "simgrid" or "analytical"
+  std::string network_model;  // simgrid only
+  AlphaBetaGamma cost;
+  ExecutionResult result;
+  double closed_form_s = -1;  // < 0: no closed form for this algorithm
+  bool verified = false;      // the symbolic verifier ran and passed
+};
+
+double algbw_Bps(const CollectiveRun& run);
+double busbw_Bps(const CollectiveRun& run);
+std::string collective_text(const CollectiveRun& run);
+nlohmann::json collective_json(const CollectiveRun& run);
+
+}  // namespace dtsim

@@ -1,0 +1,50 @@
+#include "reports/format.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace dtsim {
+namespace {
+
+std::string scaled(double value, const std::array<const char*, 5>& units, double step) {
+  std::size_t i = 0;
+  while (i + 1 < units.size() && std::fabs(value) >= step) {
+    value /= step;
+    ++i;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g %s", value, units[i]);
+  return buf;
+}
+
+}  // namespace
+
+std::string format_seconds(double seconds) {
+  char buf[64];
+  const double a = std::fabs(seconds);
+  if (a == 0 || a >= 1) {
+    std::snprintf(buf, sizeof buf, "%.4g s", seconds);
+  } else if (a >= 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.4g ms", seconds * 1e3);
+  } else if (a >= 1e-6) {
+    std::snprintf(buf, sizeof buf, "%.4g us", seconds * 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g ns", seconds * 1e9);
+  }
+  return buf;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  return scaled(static_cast<double>(bytes), {"B", "KB", "MB", "GB", "TB"}, 1000.0);
+}
+
+std::string format_rate_Bps(double bytes_per_s) {
+  return scaled(bytes_per_s, {"B/s", "KB/s", "MB/s", "GB/s", "TB/s"}, 1000.0);
+}
+
+std::string format_bits_per_s(double bytes_per_s) {
+  return scaled(bytes_per_s * 8, {"bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"}, 1000.0);
+}
+
+}  // namespace dtsim

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what dtsim needs from Debian 12 packages, and only what is missing (idempotent).
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  libsimgrid-dev          # SimGrid 3.32: the packet/flow network simulator behind the simgrid backend
+  libboost-graph-dev      # cluster graphs and routes
+  nlohmann-json3-dev      # scenario, calibration and result files
+  libeigen3-dev           # SGD kernel and least-squares fits
+  catch2                  # tests (Catch2 2.13)
+  zlib1g-dev              # gzip IDX data files
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,335 @@
+#include "sim/simgrid_executor.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <simgrid/s4u.hpp>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "algorithms/step_walker.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace dtsim {
+
+const char* to_string(NetworkModel model) { return model == NetworkModel::cm02 ? "CM02" : "LV08"; }
+
+float payload_value(std::uint64_t seed, int rank, std::uint64_t element) {
+  // splitmix64 of (seed, rank, element)
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(rank) * 0xBF58476D1CE4E5B9ULL + element;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return static_cast<float>(static_cast<int>(z % 129) - 64);
+}
+
+namespace {
+
+using Payload = std::vector<float>;
+
+// Shared by all actors of one simulation (they run one at a time inside SimGrid, so no locking).
+struct Simulation {
+  const Schedule& schedule;
+  const SimGridOptions& options;
+  std::unordered_map<std::uint64_t, sg4::Mailbox*> mailboxes;  // key: src * P + dst
+  std::vector<Payload> buffers;                                 // real-payload mode: one per rank
+  std::vector<double> finish_s;
+  int finished = 0;
+
+  sg4::Mailbox* mailbox(int src, int dst) const {
+    return mailboxes.at(static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(schedule.ranks) +
+                        static_cast<std::uint64_t>(dst));
+  }
+};
+
+// One rank's program: for each step, post everything, wait for everything, then reduce.
+void run_rank(Simulation& sim, int rank) {
+  const Schedule& s = sim.schedule;
+  const bool real = sim.options.real_payload;
+  const double host_flops_per_compute_flop = sim.options.cost.reduce_Bps / sim.options.compute_flops_per_s;
+  const auto ops = s.rank_ops(rank);
+  static int dummy_payload = 0;  // SimGrid refuses null payloads; simulated-size mode sends this
+
+  std::vector<sg4::CommPtr> comms;
+  std::vector<Payload*> landed;       // real mode: one slot per receive of the step
+  std::vector<const Op*> recv_ops;
+  std::size_t i = 0;
+  while (i < ops.size()) {
+    comms.clear();
+    recv_ops.clear();
+    landed.clear();
+    std::uint64_t reduce_bytes = 0;
+    double compute_flops = 0.0;
+    std::size_t end = i;
+    do {
+      const Op& op = ops[end];
+      if (op.is_recv()) {
+        recv_ops.push_back(&op);
+        if (op.kind() == OpKind::recv_reduce) reduce_bytes += s.chunk_bytes(op.chunk());
+      } else if (op.kind() == OpKind::compute) {
+        compute_flops += s.compute_flops[op.compute_index()];
+      }
+      ++end;
+    } while (end < ops.size() && !ops[end].starts_step());
+    landed.assign(recv_ops.size(), nullptr);
+
+    std::size_t recv_slot = 0;
+    for (std::size_t k = i; k < end; ++k) {
+      const Op& op = ops[k];
+      const std::uint64_t size = s.chunk_bytes(op.chunk());
+      if (op.kind() == OpKind::send) {
+        void* payload = &dummy_payload;
+        if (real) {
+          const Chunk& c = s.chunks[op.chunk()];
+          const float* from = sim.buffers[static_cast<std::size_t>(rank)].data() + c.offset_bytes / 4;
+          payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
+        }
+        comms.push_back(sim.mailbox(rank, op.peer())->put_async(payload, size));
+      } else if (op.is_recv()) {
+        comms.push_back(sim.mailbox(op.peer(), rank)->get_async<Payload>(&landed[recv_slot++]));
+      }
+    }
+    sg4::ExecPtr compute;
+    if (compute_flops > 0.0) compute = sg4::this_actor::exec_async(compute_flops * host_flops_per_compute_flop);
+    sg4::Comm::wait_all(comms);
+    if (compute) compute->wait();
+    if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));
+
+    if (real) {
+      Payload& buffer = sim.buffers[static_cast<std::size_t>(rank)];
+      for (std::size_t k = 0; k < recv_ops.size(); ++k) {
+        const std::unique_ptr<Payload> incoming(landed[k]);
+        const Chunk& c = s.chunks[recv_ops[k]->chunk()];
+        float* to = buffer.data() + c.offset_bytes / 4;
+        if (recv_ops[k]->kind() == OpKind::recv_copy) {
+          std::copy(incoming->begin(), incoming->end(), to);
+        } else {
+          for (std::size_t e = 0; e < incoming->size(); ++e) to[e] += (*incoming)[e];
+        }
+      }
+    }
+    i = end;
+  }
+  sim.finish_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
+  ++sim.finished;
+}
+
+void build_star(const Schedule& s, const SimGridOptions& o, std::vector<sg4::Host*>& hosts) {
+  auto* zone = sg4::create_star_zone("star");
+  hosts.reserve(static_cast<std::size_t>(s.ranks));
+  for (int r = 0; r < s.ranks; ++r) {
+    const std::string id = std::to_string(r);
+    sg4::Host* host = zone->create_host("h" + id, o.cost.reduce_Bps)->seal();
+    const sg4::Link* link =
+        zone->create_split_duplex_link("l" + id, o.cost.bandwidth_Bps)->set_latency(o.cost.alpha_s / 2.0)->seal();
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
+                    {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
+    hosts.push_back(host);
+  }
+  zone->seal();
+}
+
+struct ChildHeader {
+  std::int32_t status;  // 0 ok, 1 error
+  std::uint32_t ranks;
+  double time_s;
+  std::uint64_t messages;
+  std::uint64_t bytes_sent;
+  std::int32_t payload_checked;
+  std::int32_t payload_ok;
+  double payload_max_abs_error;
+};
+
+void write_all(int fd, const void* data, std::size_t size) {
+  const auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+void send_error_to_parent(int fd, const std::string& message) {
+  ChildHeader header{};
+  header.status = 1;
+  write_all(fd, &header, sizeof header);
+  write_all(fd, message.data(), message.size());
+}
+
+// Runs inside the child process; returns the result for the parent. SimGrid aborts the process on a deadlock, so
+// the deadlock callback reports it to the parent itself and ends the child.
+ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_fd) {
+  xbt_log_control_set("xbt_cfg.thresh:warning");
+  int argc = 1;
+  char name[] = "dtsim";
+  char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  sg4::Engine::set_config(std::string("network/model:") + to_string(o.network_model));
+  if (o.network_model == NetworkModel::cm02) {
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("network/TCP-gamma:0");
+    sg4::Engine::set_config("surf/precision:1e-12");
+  }
+  std::vector<sg4::Host*> hosts;
+  build_star(s, o, hosts);
+
+  Simulation sim{s, o, {}, {}, std::vector<double>(static_cast<std::size_t>(s.ranks), 0.0), 0};
+  const auto p = static_cast<std::uint64_t>(s.ranks);
+  ExecutionResult result;
+  for (int r = 0; r < s.ranks; ++r) {
+    for (const Op& op : s.rank_ops(r)) {
+      if (op.kind() == OpKind::compute) continue;
+      const bool send = op.kind() == OpKind::send;
+      if (send) {
+        ++result.messages;
+        result.bytes_sent += s.chunk_bytes(op.chunk());
+      }
+      const int src = send ? r : op.peer();
+      const int dst = send ? op.peer() : r;
+      const std::uint64_t key = static_cast<std::uint64_t>(src) * p + static_cast<std::uint64_t>(dst);
+      if (!sim.mailboxes.contains(key)) {
+        sim.mailboxes.emplace(key, sg4::Mailbox::by_name(std::to_string(src) + ">" + std::to_string(dst)));
+      }
+    }
+  }
+  if (o.real_payload) {
+    sim.buffers.resize(p);
+    for (int r = 0; r < s.ranks; ++r) {
+      Payload& b = sim.buffers[static_cast<std::size_t>(r)];
+      b.resize(s.bytes / 4);
+      for (std::uint64_t e = 0; e < b.size(); ++e) b[e] = payload_value(o.payload_seed, r, e);
+    }
+  }
+  sg4::Engine::on_deadlock_cb([&sim, result_fd] {
+    send_error_to_parent(result_fd, "simgrid executor: deadlock: " + std::to_string(sim.schedule.ranks - sim.finished) +
+                                        " ranks never finished");
+    ::_exit(0);
+  });
+  for (int r = 0; r < s.ranks; ++r) {
+    sg4::Actor::create("rank" + std::to_string(r), hosts[static_cast<std::size_t>(r)], [&sim, r] { run_rank(sim, r); });
+  }
+  engine.run();
+  if (sim.finished != s.ranks) {
+    throw std::runtime_error("simgrid executor: deadlock: " + std::to_string(s.ranks - sim.finished) +
+                             " ranks never finished");
+  }
+  result.time_s = sg4::Engine::get_clock();
+  result.rank_finish_s = sim.finish_s;
+  if (o.real_payload) {
+    result.payload_checked = true;
+    double worst = 0.0;
+    for (std::uint64_t e = 0; e < s.bytes / 4; ++e) {
+      double expected = 0.0;
+      for (int r = 0; r < s.ranks; ++r) expected += payload_value(o.payload_seed, r, e);
+      for (const Payload& b : sim.buffers) worst = std::max(worst, std::fabs(static_cast<double>(b[e]) - expected));
+    }
+    result.payload_max_abs_error = worst;
+    result.payload_ok = worst == 0.0;
+  }
+  return result;
+}
+
+}  // namespace
+
+ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& options) {
+  if (std::string problem = check_well_formed(schedule); !problem.empty()) {
+    throw std::invalid_argument("simgrid executor: " + problem);
+  }
+  if (!(options.cost.bandwidth_Bps > 0) || !(options.cost.reduce_Bps > 0) || !(options.cost.alpha_s >= 0) ||
+      !(options.compute_flops_per_s > 0)) {
+    throw std::invalid_argument("simgrid executor: bandwidth, reduce rate and compute speed must be > 0, latency >= 0");
+  }
+  if (options.real_payload && schedule.bytes % 4 != 0) {
+    throw std::invalid_argument("simgrid executor: real-payload mode needs a whole number of floats, got " +
+                                std::to_string(schedule.bytes) + " bytes");
+  }
+  if (options.real_payload) {
+    for (const Chunk& c : schedule.chunks) {
+      if (c.offset_bytes % 4 != 0 || c.size_bytes % 4 != 0) {
+        throw std::invalid_argument("simgrid executor: real-payload mode needs chunks on 4-byte boundaries");
+      }
+    }
+  }
+
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("simgrid executor: pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("simgrid executor: fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    try {
+      const ExecutionResult r = simulate(schedule, options, fds[1]);
+      const ChildHeader header{0,
+                               static_cast<std::uint32_t>(schedule.ranks),
+                               r.time_s,
+                               r.messages,
+                               r.bytes_sent,
+                               r.payload_checked ? 1 : 0,
+                               r.payload_ok ? 1 : 0,
+                               r.payload_max_abs_error};
+      write_all(fds[1], &header, sizeof header);
+      write_all(fds[1], r.rank_finish_s.data(), r.rank_finish_s.size() * sizeof(double));
+    } catch (const std::exception& e) {
+      send_error_to_parent(fds[1], e.what());
+    }
+    ::close(fds[1]);
+    ::_exit(0);  // the child must not run the parent's exit handlers or destructors
+  }
+  ::close(fds[1]);
+  const std::string bytes = read_all(fds[0]);
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (bytes.size() < sizeof(ChildHeader)) {
+    throw std::runtime_error("simgrid executor: SimGrid stopped without a result (" +
+                             std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                                             : "exit code " + std::to_string(WEXITSTATUS(status))) +
+                             "; SimGrid's own message is above)");
+  }
+  ChildHeader header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  if (header.status != 0) throw std::runtime_error(bytes.substr(sizeof header));
+  ExecutionResult result;
+  result.time_s = header.time_s;
+  result.messages = header.messages;
+  result.bytes_sent = header.bytes_sent;
+  result.payload_checked = header.payload_checked != 0;
+  result.payload_ok = header.payload_ok != 0;
+  result.payload_max_abs_error = header.payload_max_abs_error;
+  result.rank_finish_s.resize(header.ranks);
+  if (bytes.size() != sizeof header + header.ranks * sizeof(double)) {
+    throw std::runtime_error("simgrid executor: truncated result from the simulation");
+  }
+  std::memcpy(result.rank_finish_s.data(), bytes.data() + sizeof header, header.ranks * sizeof(double));
+  return result;
+}
+
+}  // namespace dtsim

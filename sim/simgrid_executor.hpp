@@ -1,0 +1,46 @@
+// The SimGrid executor: one s4u actor per rank on a simulated platform, running the Schedule's steps as straight-line
+// actor code: post the step's sends (Mailbox::put_async with the chunk's simulated size) and receives, wait for them
+// all, then run the step's reductions as a compute activity sized by the reduce rate.
+//
+// Platform (for now): a star. Every host has one split-duplex link (up and down) of the given bandwidth to one switch;
+// each link carries half of alpha, so a route between two hosts (sender's up + receiver's down) has latency alpha.
+//
+// Network model: CM02 with cross-traffic off and TCP-gamma 0 (no window bound) by default, which reproduces the
+// alpha-beta closed forms on a contention-free star while still sharing links max-min fairly under contention.
+// LV08 (SimGrid's own default, calibrated for TCP: latency x13.01, bandwidth x0.97, ACK cross-traffic) can be chosen.
+//
+// Each simulation runs in a forked child process: SimGrid 3.32 allows one engine per process and its model cannot be
+// reconfigured, and a child keeps SimGrid's own fatal errors from taking the caller down.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "algorithms/schedule.hpp"
+#include "models/alpha_beta.hpp"
+#include "sim/executor.hpp"
+
+namespace dtsim {
+
+enum class NetworkModel { cm02, lv08 };
+
+const char* to_string(NetworkModel model);
+
+struct SimGridOptions {
+  AlphaBetaGamma cost;
+  double compute_flops_per_s = 1e12;
+  NetworkModel network_model = NetworkModel::cm02;
+  // Real-payload mode: every rank holds bytes/4 floats (small random integers, so every sum is exact in float),
+  // transfers carry copies of the chunks, reductions add them, and the result is checked against the exact sum.
+  bool real_payload = false;
+  std::uint64_t payload_seed = 1;
+};
+
+// Throws std::invalid_argument for a malformed schedule or options, std::runtime_error when the simulation fails
+// (deadlock, or SimGrid stopped).
+ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& options);
+
+// The initial value of element i on `rank` in real-payload mode (an integer in [-64, 64]).
+float payload_value(std::uint64_t seed, int rank, std::uint64_t element);
+
+}  // namespace dtsim

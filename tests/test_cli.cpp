@@ -1,0 +1,100 @@
+// Runs the built dtsim binary as a user would.
+#include <sys/wait.h>
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Run {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Run run_dtsim(const std::string& args) {
+  const std::string command = std::string(DTSIM_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr) output += buf.data();
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+int count_lines(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n' ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("collective --json prints one object with the documented fields") {
+  const Run run = run_dtsim("collective --ranks 4 --bytes 4MB --bandwidth 10Gbps --latency 1us --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  for (const char* key : {"algorithm", "ranks", "bytes", "backend", "time_s", "algbw_Bps", "busbw_Bps", "alpha_s",
+                          "bandwidth_Bps", "reduce_Bps"}) {
+    CAPTURE(key);
+    CHECK(j.contains(key));
+  }
+  CHECK(j["algorithm"] == "ring");
+  CHECK(j["ranks"] == 4);
+  CHECK(j["bytes"] == 4000000);
+  CHECK(j["backend"] == "simgrid");
+  CHECK(j["bandwidth_Bps"].get<double>() == Approx(1.25e9));
+  const double time_s = j["time_s"].get<double>();
+  CHECK(j["algbw_Bps"].get<double>() == Approx(4e6 / time_s));
+  CHECK(j["busbw_Bps"].get<double>() == Approx(4e6 / time_s * 1.5));
+  CHECK(time_s == Approx(j["closed_form_s"].get<double>()).epsilon(1e-3));
+}
+
+TEST_CASE("collective text output, analytical backend, verifier and real payload") {
+  const Run text = run_dtsim("collective --ranks 5 --bytes 1MB --backend analytical --verify");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.output.find("busbw") != std::string::npos);
+  CHECK(text.output.find("verified") != std::string::npos);
+  const Run payload = run_dtsim("collective --ranks 3 --bytes 12KB --real-payload --json");
+  REQUIRE(payload.exit_code == 0);
+  CHECK(nlohmann::json::parse(payload.output)["payload_ok"] == true);
+}
+
+TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted form") {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"collective --bytes 100", "--bytes: expected a size like 100MB"},
+      {"collective --bytes 12XB", "--bytes: expected"},
+      {"collective --bandwidth 10", "--bandwidth: expected a bandwidth"},
+      {"collective --bandwidth 0Gbps", "--bandwidth: expected a bandwidth > 0"},
+      {"collective --latency 1", "--latency: expected a duration"},
+      {"collective --latency -1us", "--latency: expected a duration"},
+      {"collective --reduce-rate fast", "--reduce-rate: expected"},
+      {"collective --ranks 0", "--ranks: expected a whole number in [1, 1000000]"},
+      {"collective --ranks abc", "--ranks: expected a whole number"},
+      {"collective --algorithm rign", "--algorithm: unknown algorithm 'rign' (accepted: ring"},
+      {"collective --backend ns3", "--backend: expected simgrid or analytical"},
+      {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
+      {"collective --colour red", "unknown flag --colour"},
+      {"collective --ranks", "--ranks needs a value"},
+      {"collective --ranks 4 --ranks 5", "--ranks given twice"},
+      {"collective --real-payload --bytes 10B", "--real-payload: --bytes must be a whole number of 4-byte floats"},
+      {"collective --real-payload --backend analytical", "--real-payload: needs --backend simgrid"},
+      {"frobnicate", "unknown command 'frobnicate'"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    const Run run = run_dtsim(args);
+    CHECK(run.exit_code == 2);
+    CHECK(run.output.find(message) != std::string::npos);
+    CHECK(count_lines(run.output) == 1);
+  }
+}
+
+TEST_CASE("verify command proves ring and prints the message count") {
+  const Run run = run_dtsim("verify --ranks 8 --bytes 1000B");
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("valid (112 messages") != std::string::npos);
+}

@@ -1,0 +1,125 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "algorithms/ring.hpp"
+#include "models/alpha_beta.hpp"
+#include "schedule_helpers.hpp"
+#include "sim/analytical_executor.hpp"
+#include "sim/simgrid_executor.hpp"
+
+using namespace dtsim;
+
+namespace {
+
+double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
+
+AlphaBetaGamma make_cost(double alpha_s, double bandwidth_Bps, double reduce_Bps) {
+  AlphaBetaGamma cost;
+  cost.alpha_s = alpha_s;
+  cost.bandwidth_Bps = bandwidth_Bps;
+  cost.reduce_Bps = reduce_Bps;
+  return cost;
+}
+
+}  // namespace
+
+TEST_CASE("ring allreduce on both executors equals 2(P-1)(alpha + n/(PB)) + (P-1)n/(PR) on a star") {
+  // sizes divisible by P so that every chunk is n/P and the closed form is exact
+  const std::vector<std::pair<int, std::uint64_t>> cases{
+      {2, 100000000}, {3, 99000000}, {4, 100000000}, {5, 1000000}, {8, 100000000}, {16, 1000000}};
+  const std::vector<AlphaBetaGamma> costs{make_cost(1e-6, 10e9 / 8, 10e9), make_cost(1e-3, 100e9 / 8, 2e9),
+                                          make_cost(50e-6, 1e9 / 8, 1e12)};
+  for (const auto& [ranks, bytes] : cases) {
+    for (const AlphaBetaGamma& cost : costs) {
+      CAPTURE(ranks, bytes, cost.alpha_s, cost.bandwidth_Bps, cost.reduce_Bps);
+      const Schedule s = ring_allreduce(ranks, bytes);
+      const double formula = ring_allreduce_seconds(ranks, bytes, cost);
+      AnalyticalOptions an;
+      an.cost = cost;
+      const ExecutionResult analytical = run_analytical(s, an);
+      CHECK(rel_diff(analytical.time_s, formula) < 1e-3);
+      SimGridOptions sg;
+      sg.cost = cost;
+      const ExecutionResult simgrid = run_simgrid(s, sg);
+      CHECK(rel_diff(simgrid.time_s, formula) < 1e-3);
+      CHECK(simgrid.messages == analytical.messages);
+      CHECK(simgrid.bytes_sent == analytical.bytes_sent);
+      REQUIRE(simgrid.rank_finish_s.size() == static_cast<std::size_t>(ranks));
+    }
+  }
+}
+
+TEST_CASE("uneven chunks: the executors agree with each other and exceed the even-chunk formula") {
+  const AlphaBetaGamma cost = make_cost(1e-6, 10e9 / 8, 10e9);
+  const Schedule s = ring_allreduce(7, 1000003);
+  AnalyticalOptions an;
+  an.cost = cost;
+  SimGridOptions sg;
+  sg.cost = cost;
+  const double analytical = run_analytical(s, an).time_s;
+  const double simgrid = run_simgrid(s, sg).time_s;
+  CHECK(rel_diff(simgrid, analytical) < 1e-9);
+  CHECK(analytical >= ring_allreduce_seconds(7, 1000003, cost));
+}
+
+TEST_CASE("1 rank or 0 bytes take no time") {
+  SimGridOptions sg;
+  AnalyticalOptions an;
+  for (const Schedule& s : {ring_allreduce(1, 1000000), ring_allreduce(6, 0)}) {
+    CHECK(run_analytical(s, an).time_s == 0.0);
+    CHECK(run_simgrid(s, sg).time_s == 0.0);
+  }
+}
+
+TEST_CASE("LV08 is slower than CM02 on the same schedule (latency x13.01, bandwidth x0.97, ACK traffic)") {
+  SimGridOptions cm02;
+  SimGridOptions lv08;
+  lv08.network_model = NetworkModel::lv08;
+  const Schedule s = ring_allreduce(8, 100000000);
+  const double ratio = run_simgrid(s, lv08).time_s / run_simgrid(s, cm02).time_s;
+  CHECK(ratio > 1.03);
+  CHECK(ratio < 1.2);
+}
+
+TEST_CASE("real-payload mode produces the exact sum on random data") {
+  for (int ranks : {2, 3, 5, 8}) {
+    for (std::uint64_t bytes : {4ULL, 1000ULL, 40004ULL}) {
+      CAPTURE(ranks, bytes);
+      AlgorithmOptions options;
+      options.element_bytes = 4;
+      SimGridOptions sg;
+      sg.real_payload = true;
+      sg.payload_seed = 42 + static_cast<std::uint64_t>(ranks);
+      const ExecutionResult result = run_simgrid(ring_allreduce(ranks, bytes, options), sg);
+      CHECK(result.payload_checked);
+      CHECK(result.payload_ok);
+      CHECK(result.payload_max_abs_error == 0.0);
+    }
+  }
+}
+
+TEST_CASE("real-payload mode catches a schedule that reduces twice") {
+  AlgorithmOptions options;
+  options.element_bytes = 4;
+  const Schedule base = ring_allreduce(4, 4000, options);
+  auto ops = dtsim::test::ops_by_rank(base);
+  ops[3].push_back(dtsim::test::step_start(Op::send(0, 1)));
+  ops[0].push_back(dtsim::test::step_start(Op::recv_reduce(3, 1)));
+  SimGridOptions sg;
+  sg.real_payload = true;
+  const ExecutionResult result = run_simgrid(dtsim::test::with_ops(base, ops), sg);
+  CHECK(result.payload_checked);
+  CHECK_FALSE(result.payload_ok);
+  CHECK(result.payload_max_abs_error > 0.0);
+}
+
+TEST_CASE("executors refuse malformed schedules and report deadlocks") {
+  auto ops = dtsim::test::ops_by_rank(ring_allreduce(3, 3000));
+  ops[0].push_back(dtsim::test::step_start(Op::recv_copy(1, 0)));
+  const Schedule deadlocked = dtsim::test::with_ops(ring_allreduce(3, 3000), ops);
+  CHECK_THROWS_WITH(run_analytical(deadlocked, AnalyticalOptions{}), Catch::Contains("deadlock"));
+  CHECK_THROWS_WITH(run_simgrid(deadlocked, SimGridOptions{}), Catch::Contains("deadlock: 3 ranks never finished") || Catch::Contains("deadlock: 1 ranks never finished"));
+  ops[0].push_back(dtsim::test::step_start(Op::send(9, 0)));
+  const Schedule malformed = dtsim::test::with_ops(ring_allreduce(3, 3000), ops);
+  CHECK_THROWS_AS(run_simgrid(malformed, SimGridOptions{}), std::invalid_argument);
+}

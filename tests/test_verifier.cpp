@@ -1,0 +1,133 @@
+#include <catch2/catch.hpp>
+
+#include "algorithms/ring.hpp"
+#include "algorithms/verifier.hpp"
+#include "schedule_helpers.hpp"
+
+using namespace dtsim;
+using dtsim::test::ops_by_rank;
+using dtsim::test::step_start;
+using dtsim::test::with_ops;
+
+namespace {
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("verifier proves ring allreduce over ranks x bytes") {
+  for (int ranks : {1, 2, 3, 5, 8, 64}) {
+    for (std::uint64_t bytes : {0ULL, 1ULL, 1000ULL, 100000000ULL}) {
+      CAPTURE(ranks, bytes);
+      const VerifyReport report = verify(ring_allreduce(ranks, bytes));
+      CHECK(report.error.empty());
+      REQUIRE(report.ok);
+      if (ranks > 1 && bytes > 0) {
+        CHECK(report.messages == 2ULL * ranks * (ranks - 1));
+        CHECK(report.max_steps == 2ULL * (ranks - 1));
+        // every rank sends 2(P-1)/P of the buffer
+        CHECK(report.bytes_sent == 2ULL * (ranks - 1) * bytes);
+      } else {
+        CHECK(report.messages == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("verifier rejects a missing send") {
+  const Schedule base = ring_allreduce(4, 4000);
+  SECTION("the last send: its receiver waits forever") {
+    auto ops = ops_by_rank(base);
+    REQUIRE(ops[2][ops[2].size() - 2].kind() == OpKind::send);
+    ops[2].erase(ops[2].end() - 2);
+    ops[2].back() = step_start(ops[2].back());
+    const VerifyReport report = verify(with_ops(base, ops));
+    CAPTURE(report.error);
+    CHECK_FALSE(report.ok);
+    CHECK(contains(report.error, "deadlock or unmatched receive: rank 3 waits on recv-copy chunk 1 from 2"));
+  }
+  SECTION("an early send: the next send on that channel meets the wrong receive") {
+    auto ops = ops_by_rank(base);
+    REQUIRE(ops[2][2].kind() == OpKind::send);
+    ops[2].erase(ops[2].begin() + 2);
+    ops[2][2] = step_start(ops[2][2]);
+    const VerifyReport report = verify(with_ops(base, ops));
+    CAPTURE(report.error);
+    CHECK_FALSE(report.ok);
+    CHECK(contains(report.error, "rank 2 sends chunk 0 to rank 3, which receives chunk 1"));
+  }
+}
+
+TEST_CASE("verifier rejects a double reduction") {
+  auto ops = ops_by_rank(ring_allreduce(4, 4000));
+  // An extra final step: rank 3 sends chunk 1 to rank 0, which reduces it in a second time.
+  ops[3].push_back(step_start(Op::send(0, 1)));
+  ops[0].push_back(step_start(Op::recv_reduce(3, 1)));
+  const VerifyReport report = verify(with_ops(ring_allreduce(4, 4000), ops));
+  CAPTURE(report.error);
+  CHECK_FALSE(report.ok);
+  CHECK(contains(report.error, "allreduce postcondition: rank 0 chunk 1"));
+  CHECK(contains(report.error, "2 times"));
+}
+
+TEST_CASE("verifier rejects a reduction that misses a contribution") {
+  auto ops = ops_by_rank(ring_allreduce(3, 3000));
+  // Turn rank 1's first receive into a copy: it overwrites its own contribution instead of adding to it.
+  REQUIRE(ops[1][1].kind() == OpKind::recv_reduce);
+  ops[1][1] = Op::recv_copy(ops[1][1].peer(), ops[1][1].chunk());
+  const VerifyReport report = verify(with_ops(ring_allreduce(3, 3000), ops));
+  CAPTURE(report.error);
+  CHECK_FALSE(report.ok);
+  CHECK(contains(report.error, "0 times"));
+}
+
+TEST_CASE("verifier rejects mismatched chunks, self-sends, stray sends and copy races") {
+  const Schedule base = ring_allreduce(3, 3000);
+  SECTION("receiver names another chunk") {
+    auto ops = ops_by_rank(base);
+    ops[1][1] = Op::recv_reduce(ops[1][1].peer(), (ops[1][1].chunk() + 1) % 3);
+    const VerifyReport report = verify(with_ops(base, ops));
+    CAPTURE(report.error);
+  CHECK_FALSE(report.ok);
+    CHECK(contains(report.error, "which receives chunk"));
+  }
+  SECTION("send to itself") {
+    auto ops = ops_by_rank(base);
+    ops[0].push_back(step_start(Op::send(0, 0)));
+    CHECK(contains(verify(with_ops(base, ops)).error, "to itself"));
+  }
+  SECTION("peer out of range") {
+    auto ops = ops_by_rank(base);
+    ops[0].push_back(step_start(Op::send(7, 0)));
+    CHECK(contains(verify(with_ops(base, ops)).error, "peer 7 is not a rank"));
+  }
+  SECTION("a send nobody receives") {
+    auto ops = ops_by_rank(base);
+    ops[0].push_back(step_start(Op::send(1, 0)));
+    const VerifyReport report = verify(with_ops(base, ops));
+    CAPTURE(report.error);
+  CHECK_FALSE(report.ok);
+    CHECK(contains(report.error, "deadlock or unmatched receive: rank 0 waits on send chunk 0 to 1"));
+  }
+  SECTION("a copy racing another receive of the same chunk") {
+    auto ops = ops_by_rank(base);
+    ops[2].push_back(step_start(Op::send(0, 2)));
+    ops[1].push_back(step_start(Op::send(0, 2)));
+    ops[0].push_back(step_start(Op::recv_copy(2, 2)));
+    ops[0].push_back(Op::recv_reduce(1, 2));
+    CHECK(contains(verify(with_ops(base, ops)).error, "received twice in one step"));
+  }
+  SECTION("a cyclic wait between two ranks is a deadlock") {
+    auto ops = ops_by_rank(base);
+    ops[0].push_back(step_start(Op::recv_copy(1, 0)));
+    ops[0].push_back(step_start(Op::send(1, 0)));
+    ops[1].push_back(step_start(Op::recv_copy(0, 0)));
+    ops[1].push_back(step_start(Op::send(0, 0)));
+    CHECK(contains(verify(with_ops(base, ops)).error, "deadlock"));
+  }
+}
+
+TEST_CASE("verifier refuses schedules too large for its state rather than checking part") {
+  const VerifyReport report = verify(ring_allreduce(64, 1000000), 1000);
+  CAPTURE(report.error);
+  CHECK_FALSE(report.ok);
+  CHECK(contains(report.error, "too large to verify"));
+}
