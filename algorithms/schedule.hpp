@@ -73,9 +73,9 @@ struct Schedule {
   int ranks = 0;
   std::uint64_t bytes = 0;
   std::vector<Chunk> chunks;
-  std::vector<double> compute_flops;       // indexed by Op::compute_index()
-  std::vector<Op> ops;                     // all ranks' ops, rank after rank
-  std::vector<std::uint64_t> rank_begin;   // ops of rank r are [rank_begin[r], rank_begin[r + 1])
+  std::vector<double> compute_flops;      // indexed by Op::compute_index()
+  std::vector<Op> ops;                    // all ranks' ops, rank after rank
+  std::vector<std::uint64_t> rank_begin;  // ops of rank r are [rank_begin[r], rank_begin[r + 1])
 
   std::span<const Op> rank_ops(int rank) const {
     return {ops.data() + rank_begin[static_cast<std::size_t>(rank)],

@@ -38,8 +38,8 @@ std::string check_well_formed(const Schedule& s) {
       }
       if (static_cast<std::size_t>(op.peer()) == r) return where + to_string(op.kind()) + " to itself";
       if (op.chunk() >= s.chunks.size()) {
-        return where + "chunk " + std::to_string(op.chunk()) + " out of range (chunks: " +
-               std::to_string(s.chunks.size()) + ")";
+        return where + "chunk " + std::to_string(op.chunk()) +
+               " out of range (chunks: " + std::to_string(s.chunks.size()) + ")";
       }
     }
   }

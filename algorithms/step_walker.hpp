@@ -112,7 +112,8 @@ WalkOutcome walk_schedule(const Schedule& schedule, Handler& handler) {
     }
   };
 
-  for (std::size_t r = 0; r < p && !handler.failed(); ++r) post_step(r);
+  for (std::size_t r = 0; r < p && !handler.failed(); ++r)
+    post_step(r);
   while (!ready.empty() && !handler.failed()) {
     const std::size_t r = ready.back();
     ready.pop_back();

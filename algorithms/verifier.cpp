@@ -21,10 +21,15 @@ struct Landing {  // a matched receive, applied when its step ends
 class CountingHandler {
 public:
   explicit CountingHandler(const Schedule& s)
-      : s_(s), p_(static_cast<std::size_t>(s.ranks)), c_(s.chunks.size()), counts_(p_ * c_ * p_, 0), landings_(p_),
+      : s_(s),
+        p_(static_cast<std::size_t>(s.ranks)),
+        c_(s.chunks.size()),
+        counts_(p_ * c_ * p_, 0),
+        landings_(p_),
         steps_(p_, 0) {
     for (std::size_t r = 0; r < p_; ++r) {
-      for (std::size_t c = 0; c < c_; ++c) cell(r, c)[r] = 1;  // allreduce: each rank contributes every chunk once
+      for (std::size_t c = 0; c < c_; ++c)
+        cell(r, c)[r] = 1;  // allreduce: each rank contributes every chunk once
     }
   }
 
@@ -60,7 +65,8 @@ public:
       if (landing.kind == OpKind::recv_copy) {
         std::copy(from, from + p_, to);
       } else {
-        for (std::size_t k = 0; k < p_; ++k) to[k] = static_cast<Count>(to[k] + from[k]);
+        for (std::size_t k = 0; k < p_; ++k)
+          to[k] = static_cast<Count>(to[k] + from[k]);
       }
       free_slots_.push_back(landing.snapshot);
     }

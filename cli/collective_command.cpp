@@ -46,7 +46,8 @@ struct ScheduleRequest {
 ScheduleRequest parse_schedule_request(const Flags& flags) {
   ScheduleRequest request{};
   request.algorithm = flags.parse("algorithm", [](const std::string& v) { return &find_algorithm(v); });
-  request.ranks = static_cast<int>(flags.parse("ranks", [](const std::string& v) { return parse_integer(v, 1, max_ranks); }));
+  request.ranks =
+      static_cast<int>(flags.parse("ranks", [](const std::string& v) { return parse_integer(v, 1, max_ranks); }));
   request.bytes = flags.parse("bytes", [](const std::string& v) { return parse_bytes(v); });
   return request;
 }

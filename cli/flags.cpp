@@ -7,7 +7,8 @@ namespace dtsim::cli {
 
 Flags::Flags(std::span<const FlagSpec> specs, std::span<char* const> args) : specs_(specs) {
   std::string accepted;
-  for (const FlagSpec& s : specs) accepted += (accepted.empty() ? "--" : ", --") + std::string(s.name);
+  for (const FlagSpec& s : specs)
+    accepted += (accepted.empty() ? "--" : ", --") + std::string(s.name);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
     if (!arg.starts_with("--") || arg.size() == 2) {

@@ -7,13 +7,11 @@
 namespace dtsim {
 
 struct AlphaBetaGamma {
-  double alpha_s = 1e-6;              // one-way latency between two hosts
-  double bandwidth_Bps = 10e9 / 8;    // each host's link bandwidth, bytes per second
-  double reduce_Bps = 10e9;           // local reduction throughput, bytes per second
+  double alpha_s = 1e-6;            // one-way latency between two hosts
+  double bandwidth_Bps = 10e9 / 8;  // each host's link bandwidth, bytes per second
+  double reduce_Bps = 10e9;         // local reduction throughput, bytes per second
 
-  double transfer_seconds(std::uint64_t bytes) const {
-    return alpha_s + static_cast<double>(bytes) / bandwidth_Bps;
-  }
+  double transfer_seconds(std::uint64_t bytes) const { return alpha_s + static_cast<double>(bytes) / bandwidth_Bps; }
   double reduce_seconds(std::uint64_t bytes) const { return static_cast<double>(bytes) / reduce_Bps; }
 };
 

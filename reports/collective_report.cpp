@@ -15,8 +15,8 @@ double busbw_Bps(const CollectiveRun& run) { return algbw_Bps(run) * allreduce_b
 
 std::string collective_text(const CollectiveRun& run) {
   std::ostringstream out;
-  out << run.algorithm << ' ' << run.collective << ": " << run.ranks << " ranks, " << format_bytes(run.bytes)
-      << " (" << run.bytes << " B)\n";
+  out << run.algorithm << ' ' << run.collective << ": " << run.ranks << " ranks, " << format_bytes(run.bytes) << " ("
+      << run.bytes << " B)\n";
   out << "  network    star, " << format_bits_per_s(run.cost.bandwidth_Bps) << " per host, latency "
       << format_seconds(run.cost.alpha_s) << ", reduce " << format_rate_Bps(run.cost.reduce_Bps) << '\n';
   out << "  backend    " << run.backend;
@@ -33,8 +33,8 @@ std::string collective_text(const CollectiveRun& run) {
   }
   if (run.verified) out << "  verified   every send meets its receive, no deadlock, each contribution reduced once\n";
   if (run.result.payload_checked) {
-    out << "  payload    " << (run.result.payload_ok ? "exact sum on every rank" : "WRONG SUM")
-        << " (max abs error " << run.result.payload_max_abs_error << ")\n";
+    out << "  payload    " << (run.result.payload_ok ? "exact sum on every rank" : "WRONG SUM") << " (max abs error "
+        << run.result.payload_max_abs_error << ")\n";
   }
   return out.str();
 }

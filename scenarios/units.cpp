@@ -20,7 +20,8 @@ bool split_number(std::string_view text, double& value, std::string_view& unit) 
   std::size_t i = 0;
   auto digits = [&] {
     const std::size_t start = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+      ++i;
     return i > start;
   };
   const bool int_part = digits();
@@ -34,7 +35,8 @@ bool split_number(std::string_view text, double& value, std::string_view& unit) 
     std::size_t j = i + 1;
     if (j < text.size() && (text[j] == '+' || text[j] == '-')) ++j;
     const std::size_t exp_start = j;
-    while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9')
+      ++j;
     if (j > exp_start) i = j;
   }
   const std::string number(text.substr(0, i));
@@ -100,7 +102,8 @@ std::uint64_t parse_bytes(std::string_view text) {
 
 double parse_bandwidth_Bps(std::string_view text) {
   const double bps = parse_with_units(text, bandwidth_units, bandwidth_form);
-  if (!(bps > 0)) throw std::invalid_argument(std::string("expected ") + bandwidth_form + ", got '" + std::string(text) + "'");
+  if (!(bps > 0))
+    throw std::invalid_argument(std::string("expected ") + bandwidth_form + ", got '" + std::string(text) + "'");
   return bps;
 }
 

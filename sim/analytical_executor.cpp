@@ -11,7 +11,9 @@ namespace {
 class ClockHandler {
 public:
   ClockHandler(const Schedule& s, const AnalyticalOptions& o)
-      : s_(s), o_(o), clock_(static_cast<std::size_t>(s.ranks), 0.0),
+      : s_(s),
+        o_(o),
+        clock_(static_cast<std::size_t>(s.ranks), 0.0),
         step_end_(static_cast<std::size_t>(s.ranks), 0.0) {}
 
   std::uint32_t on_send_posted(std::size_t, const Op& send) {

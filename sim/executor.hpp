@@ -8,8 +8,8 @@
 namespace dtsim {
 
 struct ExecutionResult {
-  double time_s = 0.0;                 // simulated completion time of the last rank
-  std::vector<double> rank_finish_s;   // per rank
+  double time_s = 0.0;                // simulated completion time of the last rank
+  std::vector<double> rank_finish_s;  // per rank
   std::uint64_t messages = 0;
   std::uint64_t bytes_sent = 0;
   // Real-payload mode only: whether every rank's buffer equals the expected sum, and the largest deviation.

@@ -41,7 +41,7 @@ struct Simulation {
   const Schedule& schedule;
   const SimGridOptions& options;
   std::unordered_map<std::uint64_t, sg4::Mailbox*> mailboxes;  // key: src * P + dst
-  std::vector<Payload> buffers;                                 // real-payload mode: one per rank
+  std::vector<Payload> buffers;                                // real-payload mode: one per rank
   std::vector<double> finish_s;
   int finished = 0;
 
@@ -60,7 +60,7 @@ void run_rank(Simulation& sim, int rank) {
   static int dummy_payload = 0;  // SimGrid refuses null payloads; simulated-size mode sends this
 
   std::vector<sg4::CommPtr> comms;
-  std::vector<Payload*> landed;       // real mode: one slot per receive of the step
+  std::vector<Payload*> landed;  // real mode: one slot per receive of the step
   std::vector<const Op*> recv_ops;
   std::size_t i = 0;
   while (i < ops.size()) {
@@ -113,7 +113,8 @@ void run_rank(Simulation& sim, int rank) {
         if (recv_ops[k]->kind() == OpKind::recv_copy) {
           std::copy(incoming->begin(), incoming->end(), to);
         } else {
-          for (std::size_t e = 0; e < incoming->size(); ++e) to[e] += (*incoming)[e];
+          for (std::size_t e = 0; e < incoming->size(); ++e)
+            to[e] += (*incoming)[e];
         }
       }
     }
@@ -220,7 +221,8 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
     for (int r = 0; r < s.ranks; ++r) {
       Payload& b = sim.buffers[static_cast<std::size_t>(r)];
       b.resize(s.bytes / 4);
-      for (std::uint64_t e = 0; e < b.size(); ++e) b[e] = payload_value(o.payload_seed, r, e);
+      for (std::uint64_t e = 0; e < b.size(); ++e)
+        b[e] = payload_value(o.payload_seed, r, e);
     }
   }
   sg4::Engine::on_deadlock_cb([&sim, result_fd] {
@@ -243,8 +245,10 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
     double worst = 0.0;
     for (std::uint64_t e = 0; e < s.bytes / 4; ++e) {
       double expected = 0.0;
-      for (int r = 0; r < s.ranks; ++r) expected += payload_value(o.payload_seed, r, e);
-      for (const Payload& b : sim.buffers) worst = std::max(worst, std::fabs(static_cast<double>(b[e]) - expected));
+      for (int r = 0; r < s.ranks; ++r)
+        expected += payload_value(o.payload_seed, r, e);
+      for (const Payload& b : sim.buffers)
+        worst = std::max(worst, std::fabs(static_cast<double>(b[e]) - expected));
     }
     result.payload_max_abs_error = worst;
     result.payload_ok = worst == 0.0;

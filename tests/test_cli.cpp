@@ -20,14 +20,16 @@ Run run_dtsim(const std::string& args) {
   REQUIRE(pipe != nullptr);
   std::string output;
   std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr) output += buf.data();
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr)
+    output += buf.data();
   const int status = ::pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
 int count_lines(const std::string& text) {
   int n = 0;
-  for (char c : text) n += c == '\n' ? 1 : 0;
+  for (char c : text)
+    n += c == '\n' ? 1 : 0;
   return n;
 }
 

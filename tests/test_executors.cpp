@@ -25,8 +25,8 @@ AlphaBetaGamma make_cost(double alpha_s, double bandwidth_Bps, double reduce_Bps
 
 TEST_CASE("ring allreduce on both executors equals 2(P-1)(alpha + n/(PB)) + (P-1)n/(PR) on a star") {
   // sizes divisible by P so that every chunk is n/P and the closed form is exact
-  const std::vector<std::pair<int, std::uint64_t>> cases{
-      {2, 100000000}, {3, 99000000}, {4, 100000000}, {5, 1000000}, {8, 100000000}, {16, 1000000}};
+  const std::vector<std::pair<int, std::uint64_t>> cases{{2, 100000000}, {3, 99000000},  {4, 100000000},
+                                                         {5, 1000000},   {8, 100000000}, {16, 1000000}};
   const std::vector<AlphaBetaGamma> costs{make_cost(1e-6, 10e9 / 8, 10e9), make_cost(1e-3, 100e9 / 8, 2e9),
                                           make_cost(50e-6, 1e9 / 8, 1e12)};
   for (const auto& [ranks, bytes] : cases) {
@@ -118,7 +118,8 @@ TEST_CASE("executors refuse malformed schedules and report deadlocks") {
   ops[0].push_back(dtsim::test::step_start(Op::recv_copy(1, 0)));
   const Schedule deadlocked = dtsim::test::with_ops(ring_allreduce(3, 3000), ops);
   CHECK_THROWS_WITH(run_analytical(deadlocked, AnalyticalOptions{}), Catch::Contains("deadlock"));
-  CHECK_THROWS_WITH(run_simgrid(deadlocked, SimGridOptions{}), Catch::Contains("deadlock: 3 ranks never finished") || Catch::Contains("deadlock: 1 ranks never finished"));
+  CHECK_THROWS_WITH(run_simgrid(deadlocked, SimGridOptions{}), Catch::Contains("deadlock: 3 ranks never finished") ||
+                                                                   Catch::Contains("deadlock: 1 ranks never finished"));
   ops[0].push_back(dtsim::test::step_start(Op::send(9, 0)));
   const Schedule malformed = dtsim::test::with_ops(ring_allreduce(3, 3000), ops);
   CHECK_THROWS_AS(run_simgrid(malformed, SimGridOptions{}), std::invalid_argument);

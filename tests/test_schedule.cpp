@@ -52,7 +52,8 @@ TEST_CASE("ring allreduce: 2(P-1) steps of one send and one receive per rank") {
   for (int r = 0; r < 5; ++r) {
     const auto ops = s.rank_ops(r);
     int steps = 0;
-    for (const Op& op : ops) steps += op.starts_step() ? 1 : 0;
+    for (const Op& op : ops)
+      steps += op.starts_step() ? 1 : 0;
     CHECK(steps == 8);
     CHECK(ops[0].kind() == OpKind::send);
     CHECK(ops[0].peer() == (r + 1) % 5);

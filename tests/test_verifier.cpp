@@ -86,7 +86,7 @@ TEST_CASE("verifier rejects mismatched chunks, self-sends, stray sends and copy 
     ops[1][1] = Op::recv_reduce(ops[1][1].peer(), (ops[1][1].chunk() + 1) % 3);
     const VerifyReport report = verify(with_ops(base, ops));
     CAPTURE(report.error);
-  CHECK_FALSE(report.ok);
+    CHECK_FALSE(report.ok);
     CHECK(contains(report.error, "which receives chunk"));
   }
   SECTION("send to itself") {
@@ -104,7 +104,7 @@ TEST_CASE("verifier rejects mismatched chunks, self-sends, stray sends and copy 
     ops[0].push_back(step_start(Op::send(1, 0)));
     const VerifyReport report = verify(with_ops(base, ops));
     CAPTURE(report.error);
-  CHECK_FALSE(report.ok);
+    CHECK_FALSE(report.ok);
     CHECK(contains(report.error, "deadlock or unmatched receive: rank 0 waits on send chunk 0 to 1"));
   }
   SECTION("a copy racing another receive of the same chunk") {
