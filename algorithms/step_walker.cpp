@@ -27,18 +27,18 @@ std::string check_well_formed(const Schedule& s) {
     const auto ops = s.rank_ops(static_cast<int>(r));
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
-      const std::string where = "rank " + std::to_string(r) + " op " + std::to_string(i) + ": ";
-      if (i == 0 && !op.starts_step()) return where + "first op does not start a step";
+      const auto where = [&] { return "rank " + std::to_string(r) + " op " + std::to_string(i) + ": "; };
+      if (i == 0 && !op.starts_step()) return where() + "first op does not start a step";
       if (op.kind() == OpKind::compute) {
-        if (op.compute_index() >= s.compute_flops.size()) return where + "compute index out of range";
+        if (op.compute_index() >= s.compute_flops.size()) return where() + "compute index out of range";
         continue;
       }
       if (static_cast<std::size_t>(op.peer()) >= p) {
-        return where + "peer " + std::to_string(op.peer()) + " is not a rank (ranks: " + std::to_string(p) + ")";
+        return where() + "peer " + std::to_string(op.peer()) + " is not a rank (ranks: " + std::to_string(p) + ")";
       }
-      if (static_cast<std::size_t>(op.peer()) == r) return where + to_string(op.kind()) + " to itself";
+      if (static_cast<std::size_t>(op.peer()) == r) return where() + to_string(op.kind()) + " to itself";
       if (op.chunk() >= s.chunks.size()) {
-        return where + "chunk " + std::to_string(op.chunk()) +
+        return where() + "chunk " + std::to_string(op.chunk()) +
                " out of range (chunks: " + std::to_string(s.chunks.size()) + ")";
       }
     }

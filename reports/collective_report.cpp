@@ -31,6 +31,8 @@ std::string collective_text(const CollectiveRun& run) {
     std::snprintf(ratio, sizeof ratio, "%.4f", run.closed_form_s > 0 ? run.result.time_s / run.closed_form_s : 1.0);
     out << "  formula    " << format_seconds(run.closed_form_s) << " (simulated / formula = " << ratio << ")\n";
   }
+  out << "  sim cost   " << format_seconds(run.result.wall_s) << " wall, peak memory "
+      << format_bytes(run.result.peak_rss_bytes) << '\n';
   if (run.verified) out << "  verified   every send meets its receive, no deadlock, each contribution reduced once\n";
   if (run.result.payload_checked) {
     out << "  payload    " << (run.result.payload_ok ? "exact sum on every rank" : "WRONG SUM") << " (max abs error "
@@ -53,7 +55,9 @@ nlohmann::json collective_json(const CollectiveRun& run) {
                    {"reduce_Bps", run.cost.reduce_Bps},
                    {"messages", run.result.messages},
                    {"bytes_sent", run.result.bytes_sent},
-                   {"verified", run.verified}};
+                   {"verified", run.verified},
+                   {"sim_wall_s", run.result.wall_s},
+                   {"sim_peak_rss_bytes", run.result.peak_rss_bytes}};
   if (!run.network_model.empty()) j["network_model"] = run.network_model;
   if (run.closed_form_s >= 0) j["closed_form_s"] = run.closed_form_s;
   if (run.result.payload_checked) {

@@ -1,6 +1,7 @@
 #include "sim/analytical_executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "algorithms/step_walker.hpp"
@@ -67,10 +68,14 @@ ExecutionResult run_analytical(const Schedule& schedule, const AnalyticalOptions
   if (std::string problem = check_well_formed(schedule); !problem.empty()) {
     throw std::invalid_argument("analytical executor: " + problem);
   }
+  const auto started = std::chrono::steady_clock::now();
   ClockHandler handler(schedule, options);
   const WalkOutcome outcome = walk_schedule(schedule, handler);
   if (!outcome.error.empty()) throw std::runtime_error("analytical executor: " + outcome.error);
-  return handler.result();
+  ExecutionResult result = handler.result();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.peak_rss_bytes = peak_rss_bytes();
+  return result;
 }
 
 }  // namespace dtsim

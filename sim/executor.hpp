@@ -16,6 +16,13 @@ struct ExecutionResult {
   bool payload_checked = false;
   bool payload_ok = false;
   double payload_max_abs_error = 0.0;
+  // What the simulation itself cost: wall-clock seconds and the peak resident memory of the process that ran it
+  // (for SimGrid, the forked child).
+  double wall_s = 0.0;
+  std::uint64_t peak_rss_bytes = 0;
 };
+
+// Peak resident set size of the calling process so far.
+std::uint64_t peak_rss_bytes();
 
 }  // namespace dtsim

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -100,9 +101,10 @@ void run_rank(Simulation& sim, int rank) {
     }
     sg4::ExecPtr compute;
     if (compute_flops > 0.0) compute = sg4::this_actor::exec_async(compute_flops * host_flops_per_compute_flop);
-    sg4::Comm::wait_all(comms);
+    for (const sg4::CommPtr& comm : comms)
+      comm->wait();  // Comm::wait_all costs a dynamic_cast per comm in 3.32
     if (compute) compute->wait();
-    if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));
+    if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));  // host speed = reduce rate
 
     if (real) {
       Payload& buffer = sim.buffers[static_cast<std::size_t>(rank)];
@@ -148,6 +150,8 @@ struct ChildHeader {
   std::int32_t payload_checked;
   std::int32_t payload_ok;
   double payload_max_abs_error;
+  double wall_s;
+  std::uint64_t peak_rss_bytes;
 };
 
 void write_all(int fd, const void* data, std::size_t size) {
@@ -289,7 +293,9 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
   if (pid == 0) {
     ::close(fds[0]);
     try {
+      const auto started = std::chrono::steady_clock::now();
       const ExecutionResult r = simulate(schedule, options, fds[1]);
+      const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
       const ChildHeader header{0,
                                static_cast<std::uint32_t>(schedule.ranks),
                                r.time_s,
@@ -297,7 +303,9 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
                                r.bytes_sent,
                                r.payload_checked ? 1 : 0,
                                r.payload_ok ? 1 : 0,
-                               r.payload_max_abs_error};
+                               r.payload_max_abs_error,
+                               wall.count(),
+                               peak_rss_bytes()};
       write_all(fds[1], &header, sizeof header);
       write_all(fds[1], r.rank_finish_s.data(), r.rank_finish_s.size() * sizeof(double));
     } catch (const std::exception& e) {
@@ -328,6 +336,8 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
   result.payload_checked = header.payload_checked != 0;
   result.payload_ok = header.payload_ok != 0;
   result.payload_max_abs_error = header.payload_max_abs_error;
+  result.wall_s = header.wall_s;
+  result.peak_rss_bytes = header.peak_rss_bytes;
   result.rank_finish_s.resize(header.ranks);
   if (bytes.size() != sizeof header + header.ranks * sizeof(double)) {
     throw std::runtime_error("simgrid executor: truncated result from the simulation");
