@@ -59,6 +59,16 @@ ScheduleBuilder::ScheduleBuilder(Collective collective, std::string algorithm, i
   schedule_.rank_begin.reserve(static_cast<std::size_t>(ranks) + 1);
 }
 
+void ScheduleBuilder::reserve_ops(std::uint64_t count) {
+  if (count > max_ops) {
+    throw std::invalid_argument(schedule_.algorithm + " schedule for " + std::to_string(schedule_.ranks) +
+                                " ranks needs " + std::to_string(count) + " ops (" +
+                                std::to_string(count * sizeof(Op) >> 20) + " MiB); at most " + std::to_string(max_ops) +
+                                " are supported");
+  }
+  schedule_.ops.reserve(count);
+}
+
 void ScheduleBuilder::begin_rank(int rank) {
   if (rank != current_rank_ + 1) throw std::logic_error("ScheduleBuilder: ranks must be built in order");
   current_rank_ = rank;

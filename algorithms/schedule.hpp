@@ -95,7 +95,10 @@ public:
   ScheduleBuilder(Collective collective, std::string algorithm, int ranks, std::uint64_t bytes,
                   std::vector<Chunk> chunks);
 
-  void reserve_ops(std::uint64_t count) { schedule_.ops.reserve(count); }
+  // Ops beyond this many (2 GiB of them) are refused: the schedule would not fit in a typical machine's memory.
+  static constexpr std::uint64_t max_ops = 1ULL << 28;
+  // Reserves room for `count` ops; throws std::invalid_argument above max_ops.
+  void reserve_ops(std::uint64_t count);
   void begin_rank(int rank);
   void begin_step() { step_open_ = false; }
   void add(Op op);

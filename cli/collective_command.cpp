@@ -24,7 +24,8 @@ constexpr std::array<FlagSpec, 11> collective_flags{{
     {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
     {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
     {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
-    {"backend", "NAME", "simgrid", "simgrid (packet-free flow simulation with contention) or analytical"},
+    {"backend", "NAME", "simgrid",
+     "simgrid (SimGrid flow-level network, links shared max-min) or analytical (no contention)"},
     {"network-model", "NAME", "CM02", "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
     {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
     {"verify", "", "", "also run the symbolic verifier on the schedule"},
@@ -50,6 +51,14 @@ ScheduleRequest parse_schedule_request(const Flags& flags) {
       static_cast<int>(flags.parse("ranks", [](const std::string& v) { return parse_integer(v, 1, max_ranks); }));
   request.bytes = flags.parse("bytes", [](const std::string& v) { return parse_bytes(v); });
   return request;
+}
+
+Schedule build_schedule(const ScheduleRequest& request, const AlgorithmOptions& options) {
+  try {
+    return request.algorithm->build(request.ranks, request.bytes, options);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--ranks: ") + e.what());
+  }
 }
 
 std::string usage_text(const char* head, std::span<const FlagSpec> specs) {
@@ -102,7 +111,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
 
   AlgorithmOptions options;
   if (real_payload) options.element_bytes = 4;
-  const Schedule schedule = request.algorithm->build(request.ranks, request.bytes, options);
+  const Schedule schedule = build_schedule(request, options);
 
   CollectiveRun run;
   run.algorithm = std::string(request.algorithm->name);
@@ -144,7 +153,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
 int verify_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(verify_flags, args);
   const ScheduleRequest request = parse_schedule_request(flags);
-  const Schedule schedule = request.algorithm->build(request.ranks, request.bytes, AlgorithmOptions{});
+  const Schedule schedule = build_schedule(request, AlgorithmOptions{});
   const VerifyReport report = verify(schedule);
   if (!report.ok) {
     out << request.algorithm->name << ": INVALID: " << report.error << '\n';

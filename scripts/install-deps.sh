@@ -4,12 +4,13 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
-  libsimgrid-dev          # SimGrid 3.32: the packet/flow network simulator behind the simgrid backend
+  libsimgrid-dev          # SimGrid 3.32: the flow-level network simulator behind the simgrid backend
   libboost-graph-dev      # cluster graphs and routes
   nlohmann-json3-dev      # scenario, calibration and result files
   libeigen3-dev           # SGD kernel and least-squares fits
   catch2                  # tests (Catch2 2.13)
   zlib1g-dev              # gzip IDX data files
+  clang-format            # the style check among the tests
 )
 
 missing=()

@@ -85,6 +85,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --real-payload --bytes 10B", "--real-payload: --bytes must be a whole number of 4-byte floats"},
       {"collective --real-payload --backend analytical", "--real-payload: needs --backend simgrid"},
       {"frobnicate", "unknown command 'frobnicate'"},
+      {"collective --ranks 100000", "--ranks: ring schedule for 100000 ranks needs 39999600000 ops"},
   };
   for (const auto& [args, message] : cases) {
     CAPTURE(args);

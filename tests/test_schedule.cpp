@@ -69,6 +69,7 @@ TEST_CASE("ring allreduce with 1 rank or 0 bytes has nothing to send") {
   CHECK(ring_allreduce(8, 0).op_count() == 0);
   CHECK(ring_allreduce(8, 0).chunks.empty());
   CHECK_THROWS_AS(ring_allreduce(0, 10), std::invalid_argument);
+  CHECK_THROWS_WITH(ring_allreduce(9000, 10), Catch::Contains("at most 268435456 are supported"));
 }
 
 TEST_CASE("registry finds ring and names the accepted algorithms otherwise") {
