@@ -12,7 +12,6 @@
 #include <memory>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -37,19 +36,26 @@ namespace {
 
 using Payload = std::vector<float>;
 
+// The mailboxes a rank uses, one per (sender, receiver) pair, sorted by peer for lookup.
+struct RankMailboxes {
+  std::vector<std::pair<int, sg4::Mailbox*>> out;  // (receiver, mailbox "rank>receiver")
+  std::vector<std::pair<int, sg4::Mailbox*>> in;   // (sender, mailbox "sender>rank")
+
+  static sg4::Mailbox* find(const std::vector<std::pair<int, sg4::Mailbox*>>& list, int peer) {
+    const auto it = std::lower_bound(list.begin(), list.end(), peer,
+                                     [](const std::pair<int, sg4::Mailbox*>& e, int p) { return e.first < p; });
+    return it->second;  // present by construction: built from the same ops
+  }
+};
+
 // Shared by all actors of one simulation (they run one at a time inside SimGrid, so no locking).
 struct Simulation {
   const Schedule& schedule;
   const SimGridOptions& options;
-  std::unordered_map<std::uint64_t, sg4::Mailbox*> mailboxes;  // key: src * P + dst
-  std::vector<Payload> buffers;                                // real-payload mode: one per rank
+  std::vector<RankMailboxes> mailboxes;  // per rank
+  std::vector<Payload> buffers;          // real-payload mode: one per rank
   std::vector<double> finish_s;
   int finished = 0;
-
-  sg4::Mailbox* mailbox(int src, int dst) const {
-    return mailboxes.at(static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(schedule.ranks) +
-                        static_cast<std::uint64_t>(dst));
-  }
 };
 
 // One rank's program: for each step, post everything, wait for everything, then reduce.
@@ -58,6 +64,7 @@ void run_rank(Simulation& sim, int rank) {
   const bool real = sim.options.real_payload;
   const double host_flops_per_compute_flop = sim.options.cost.reduce_Bps / sim.options.compute_flops_per_s;
   const auto ops = s.rank_ops(rank);
+  const RankMailboxes& mailboxes = sim.mailboxes[static_cast<std::size_t>(rank)];
   static int dummy_payload = 0;  // SimGrid refuses null payloads; simulated-size mode sends this
 
   std::vector<sg4::CommPtr> comms;
@@ -94,9 +101,9 @@ void run_rank(Simulation& sim, int rank) {
           const float* from = sim.buffers[static_cast<std::size_t>(rank)].data() + c.offset_bytes / 4;
           payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
         }
-        comms.push_back(sim.mailbox(rank, op.peer())->put_async(payload, size));
+        comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, size));
       } else if (op.is_recv()) {
-        comms.push_back(sim.mailbox(op.peer(), rank)->get_async<Payload>(&landed[recv_slot++]));
+        comms.push_back(RankMailboxes::find(mailboxes.in, op.peer())->get_async<Payload>(&landed[recv_slot++]));
       }
     }
     sg4::ExecPtr compute;
@@ -204,21 +211,33 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
   Simulation sim{s, o, {}, {}, std::vector<double>(static_cast<std::size_t>(s.ranks), 0.0), 0};
   const auto p = static_cast<std::uint64_t>(s.ranks);
   ExecutionResult result;
+  sim.mailboxes.resize(p);
+  std::vector<int> out_peers;
+  std::vector<int> in_peers;
+  auto link_mailboxes = [](std::vector<int>& peers, std::vector<std::pair<int, sg4::Mailbox*>>& list,
+                           auto mailbox_name) {
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    list.reserve(peers.size());
+    for (int peer : peers)
+      list.emplace_back(peer, sg4::Mailbox::by_name(mailbox_name(peer)));
+  };
   for (int r = 0; r < s.ranks; ++r) {
+    out_peers.clear();
+    in_peers.clear();
     for (const Op& op : s.rank_ops(r)) {
-      if (op.kind() == OpKind::compute) continue;
-      const bool send = op.kind() == OpKind::send;
-      if (send) {
+      if (op.kind() == OpKind::send) {
         ++result.messages;
         result.bytes_sent += s.chunk_bytes(op.chunk());
-      }
-      const int src = send ? r : op.peer();
-      const int dst = send ? op.peer() : r;
-      const std::uint64_t key = static_cast<std::uint64_t>(src) * p + static_cast<std::uint64_t>(dst);
-      if (!sim.mailboxes.contains(key)) {
-        sim.mailboxes.emplace(key, sg4::Mailbox::by_name(std::to_string(src) + ">" + std::to_string(dst)));
+        out_peers.push_back(op.peer());
+      } else if (op.is_recv()) {
+        in_peers.push_back(op.peer());
       }
     }
+    RankMailboxes& mb = sim.mailboxes[static_cast<std::size_t>(r)];
+    const std::string self = std::to_string(r);
+    link_mailboxes(out_peers, mb.out, [&](int peer) { return self + ">" + std::to_string(peer); });
+    link_mailboxes(in_peers, mb.in, [&](int peer) { return std::to_string(peer) + ">" + self; });
   }
   if (o.real_payload) {
     sim.buffers.resize(p);
