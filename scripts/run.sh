@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+bash scripts/build.sh -DDTSIM_BUILD_TESTS=OFF
 ./build/dtsim collective "$@"
