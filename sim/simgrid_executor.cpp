@@ -93,7 +93,6 @@ void run_rank(Simulation& sim, int rank) {
     std::size_t recv_slot = 0;
     for (std::size_t k = i; k < end; ++k) {
       const Op& op = ops[k];
-      const std::uint64_t size = s.chunk_bytes(op.chunk());
       if (op.kind() == OpKind::send) {
         void* payload = &dummy_payload;
         if (real) {
@@ -101,7 +100,7 @@ void run_rank(Simulation& sim, int rank) {
           const float* from = sim.buffers[static_cast<std::size_t>(rank)].data() + c.offset_bytes / 4;
           payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
         }
-        comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, size));
+        comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, s.chunk_bytes(op.chunk())));
       } else if (op.is_recv()) {
         comms.push_back(RankMailboxes::find(mailboxes.in, op.peer())->get_async<Payload>(&landed[recv_slot++]));
       }

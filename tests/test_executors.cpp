@@ -124,3 +124,39 @@ TEST_CASE("executors refuse malformed schedules and report deadlocks") {
   const Schedule malformed = dtsim::test::with_ops(ring_allreduce(3, 3000), ops);
   CHECK_THROWS_AS(run_simgrid(malformed, SimGridOptions{}), std::invalid_argument);
 }
+
+TEST_CASE("compute ops overlap the step's transfers and delay the step when longer, on both executors") {
+  // rank 0: step 1 computes 2e9 flops while sending 1 MB to rank 1; step 2 receives it back.
+  ScheduleBuilder builder(Collective::allreduce, "hand-made", 2, 1000000, split_even(1000000, 1, 1));
+  const std::uint32_t work = builder.add_compute(2e9);
+  builder.begin_rank(0);
+  builder.begin_step();
+  builder.add(Op::compute(work));
+  builder.add(Op::send(1, 0));
+  builder.begin_step();
+  builder.add(Op::recv_copy(1, 0));
+  builder.begin_rank(1);
+  builder.begin_step();
+  builder.add(Op::recv_reduce(0, 0));
+  builder.begin_step();
+  builder.add(Op::send(0, 0));
+  const Schedule s = builder.finish();
+
+  const AlphaBetaGamma cost = make_cost(1e-6, 1e9, 1e10);
+  const double transfer = 1e-6 + 1e6 / 1e9;
+  for (const double flops_per_s : {1e12, 1e11}) {
+    CAPTURE(flops_per_s);
+    const double compute = 2e9 / flops_per_s;
+    // rank 1's reduction (1e6 / 1e10 s) runs after the first transfer; rank 0 posts step 2 after compute and transfer
+    const double rank1_step2 = transfer + 1e6 / 1e10;
+    const double expected = std::max(std::max(compute, transfer), rank1_step2) + transfer;
+    AnalyticalOptions an;
+    an.cost = cost;
+    an.compute_flops_per_s = flops_per_s;
+    SimGridOptions sg;
+    sg.cost = cost;
+    sg.compute_flops_per_s = flops_per_s;
+    CHECK(rel_diff(run_analytical(s, an).time_s, expected) < 1e-9);
+    CHECK(rel_diff(run_simgrid(s, sg).time_s, expected) < 1e-9);
+  }
+}
