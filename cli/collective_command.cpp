@@ -19,7 +19,7 @@ constexpr long long max_ranks = 1'000'000;
 
 constexpr std::array<FlagSpec, 11> collective_flags{{
     {"algorithm", "NAME", "ring", "collective algorithm (ring)"},
-    {"ranks", "P", "8", "number of ranks, 1 to 1000000"},
+    {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
     {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
     {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
@@ -34,7 +34,7 @@ constexpr std::array<FlagSpec, 11> collective_flags{{
 
 constexpr std::array<FlagSpec, 3> verify_flags{{
     {"algorithm", "NAME", "ring", "collective algorithm (ring)"},
-    {"ranks", "P", "8", "number of ranks, 1 to 1000000"},
+    {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
 }};
 
