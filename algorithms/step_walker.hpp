@@ -4,6 +4,7 @@
 // the analytical executor). Matching is FIFO per channel and therefore independent of timing, so one walk serves both.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <span>
@@ -124,22 +125,19 @@ WalkOutcome walk_schedule(const Schedule& schedule, Handler& handler) {
   if (handler.failed()) return {};
   // Under rendezvous a step with a send cannot end before the send is matched, so when every rank has finished no
   // send is left over: an unmatched send shows up as its sender blocked.
-  for (const auto& st : ranks) {
-    if (st.finished) continue;
-    std::vector<std::pair<std::size_t, std::string>> pending;  // (waiting rank, what it waits on)
-    for (const auto& [key, ch] : channels) {
-      const std::size_t src = key / p, dst = key % p;
-      for (const auto& send : ch.sends) {
-        pending.emplace_back(src, "send chunk " + std::to_string(send.op.chunk()) + " to " + std::to_string(dst));
-      }
-      for (const Op& recv : ch.recvs) {
-        pending.emplace_back(dst, std::string(to_string(recv.kind())) + " chunk " + std::to_string(recv.chunk()) +
-                                      " from " + std::to_string(src));
-      }
+  if (std::all_of(ranks.begin(), ranks.end(), [](const detail::WalkRank& st) { return st.finished; })) return {};
+  std::vector<std::pair<std::size_t, std::string>> pending;  // (waiting rank, what it waits on)
+  for (const auto& [key, ch] : channels) {
+    const std::size_t src = key / p, dst = key % p;
+    for (const auto& send : ch.sends) {
+      pending.emplace_back(src, "send chunk " + std::to_string(send.op.chunk()) + " to " + std::to_string(dst));
     }
-    return {"deadlock or unmatched receive: " + detail::describe_unmatched(pending)};
+    for (const Op& recv : ch.recvs) {
+      pending.emplace_back(dst, std::string(to_string(recv.kind())) + " chunk " + std::to_string(recv.chunk()) +
+                                    " from " + std::to_string(src));
+    }
   }
-  return {};
+  return {"deadlock or unmatched receive: " + detail::describe_unmatched(pending)};
 }
 
 }  // namespace dtsim

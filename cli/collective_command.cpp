@@ -61,11 +61,7 @@ Schedule build_schedule(const ScheduleRequest& request, const AlgorithmOptions& 
   }
 }
 
-std::string usage_text(const char* head, std::span<const FlagSpec> specs) {
-  static std::string text;
-  text = std::string(head) + flags_help(specs);
-  return text;
-}
+std::string usage_text(const char* head, std::span<const FlagSpec> specs) { return head + flags_help(specs); }
 
 }  // namespace
 
