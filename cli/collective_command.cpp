@@ -18,7 +18,7 @@ namespace {
 constexpr long long max_ranks = 1'000'000;
 
 constexpr std::array<FlagSpec, 11> collective_flags{{
-    {"algorithm", "NAME", "ring", "collective algorithm (ring)"},
+    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly"},
     {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
     {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
@@ -33,7 +33,7 @@ constexpr std::array<FlagSpec, 11> collective_flags{{
 }};
 
 constexpr std::array<FlagSpec, 3> verify_flags{{
-    {"algorithm", "NAME", "ring", "collective algorithm (ring)"},
+    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly"},
     {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
 }};
@@ -136,7 +136,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     an.cost = cost;
     run.result = run_analytical(schedule, an);
   }
-  if (run.algorithm == "ring") run.closed_form_s = ring_allreduce_seconds(run.ranks, run.bytes, cost);
+  run.closed_form_s = allreduce_closed_form_seconds(run.algorithm, run.ranks, run.bytes, cost);
 
   if (flags.has("json")) {
     out << collective_json(run).dump() << '\n';

@@ -9,6 +9,40 @@ double ring_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGam
   return 2.0 * (p - 1.0) * (cost.alpha_s + n / (p * cost.bandwidth_Bps)) + (p - 1.0) * n / (p * cost.reduce_Bps);
 }
 
+namespace {
+
+int ceil_log2(int ranks) {
+  int levels = 0;
+  while ((1LL << levels) < ranks)
+    ++levels;
+  return levels;
+}
+
+}  // namespace
+
+double binomial_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double n = static_cast<double>(bytes);
+  return ceil_log2(ranks) * (2.0 * cost.alpha_s + 2.0 * n / cost.bandwidth_Bps + n / cost.reduce_Bps);
+}
+
+double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double n = static_cast<double>(bytes);
+  const int levels = ceil_log2(ranks + 1) - 1;  // log2 of the largest power of two <= ranks
+  const double exchange = cost.alpha_s + n / cost.bandwidth_Bps + n / cost.reduce_Bps;
+  const bool folded = (1LL << levels) != ranks;
+  return levels * exchange + (folded ? 2.0 * (cost.alpha_s + n / cost.bandwidth_Bps) + n / cost.reduce_Bps : 0.0);
+}
+
+double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
+                                     const AlphaBetaGamma& cost) {
+  if (algorithm == "ring") return ring_allreduce_seconds(ranks, bytes, cost);
+  if (algorithm == "tree") return binomial_tree_allreduce_seconds(ranks, bytes, cost);
+  if (algorithm == "butterfly") return recursive_doubling_allreduce_seconds(ranks, bytes, cost);
+  return -1.0;
+}
+
 double allreduce_bus_factor(int ranks) { return ranks <= 1 ? 0.0 : 2.0 * (ranks - 1.0) / ranks; }
 
 }  // namespace dtsim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace dtsim {
 
@@ -18,6 +19,17 @@ struct AlphaBetaGamma {
 // Ring allreduce closed form: 2(P-1)(alpha + n/(P B)) + (P-1) n/(P R) (Patarasuk and Yuan 2009; Thakur et al. 2005).
 // Exact when P divides n; otherwise each step is bounded by its largest chunk and this is a lower bound.
 double ring_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+
+// Binomial-tree reduce then broadcast: ceil(log2 P) (2 alpha + 2 n beta + n gamma) (Thakur et al. 2005, 4.1/4.4).
+double binomial_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+
+// Recursive doubling with MPICH's fold for non-powers of two: log2(p') (alpha + n beta + n gamma), plus
+// 2 (alpha + n beta) + n gamma when P != p' (Thakur et al. 2005, 4.5).
+double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+
+// The closed form of a registered allreduce algorithm by its name, or a negative value when it has none.
+double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
+                                     const AlphaBetaGamma& cost);
 
 // Bus bandwidth as nccl-tests defines it for allreduce: algbw * 2(P-1)/P.
 double allreduce_bus_factor(int ranks);

@@ -1,0 +1,92 @@
+// Every registered allreduce algorithm: proven by the verifier, exact in real-payload mode, and timed by both
+// executors as its closed form says on a contention-free star.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "algorithms/registry.hpp"
+#include "algorithms/verifier.hpp"
+#include "models/alpha_beta.hpp"
+#include "sim/analytical_executor.hpp"
+#include "sim/simgrid_executor.hpp"
+
+using namespace dtsim;
+
+namespace {
+
+double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
+
+double analytical_time(const std::string& name, int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  AnalyticalOptions an;
+  an.cost = cost;
+  return run_analytical(find_algorithm(name).build(ranks, bytes, AlgorithmOptions{}), an).time_s;
+}
+
+}  // namespace
+
+TEST_CASE("every algorithm passes the verifier over ranks x bytes") {
+  for (const AlgorithmInfo& algorithm : algorithms()) {
+    for (int ranks : {1, 2, 3, 4, 5, 7, 8, 16, 33, 64}) {
+      for (std::uint64_t bytes : {0ULL, 1ULL, 4ULL * static_cast<std::uint64_t>(ranks) - 1, 1000000ULL}) {
+        CAPTURE(algorithm.name, ranks, bytes);
+        const VerifyReport report = verify(algorithm.build(ranks, bytes, AlgorithmOptions{}));
+        CAPTURE(report.error);
+        CHECK(report.ok);
+      }
+    }
+  }
+}
+
+TEST_CASE("every algorithm produces the exact sum on real payloads") {
+  AlgorithmOptions options;
+  options.element_bytes = 4;
+  for (const AlgorithmInfo& algorithm : algorithms()) {
+    for (int ranks : {2, 3, 5, 8, 33}) {
+      for (std::uint64_t bytes : {4ULL, 4ULL * (4ULL * static_cast<std::uint64_t>(ranks) - 1), 400000ULL}) {
+        CAPTURE(algorithm.name, ranks, bytes);
+        SimGridOptions sg;
+        sg.real_payload = true;
+        sg.payload_seed = bytes + static_cast<std::uint64_t>(ranks);
+        const ExecutionResult result = run_simgrid(algorithm.build(ranks, bytes, options), sg);
+        CHECK(result.payload_checked);
+        CHECK(result.payload_ok);
+      }
+    }
+  }
+}
+
+TEST_CASE("analytical and SimGrid times equal each algorithm's closed form on a star") {
+  const std::uint64_t bytes = 1680ULL * 600;  // divisible by every rank count below, so ring chunks are even
+  AlphaBetaGamma cost;
+  cost.alpha_s = 5e-6;
+  cost.bandwidth_Bps = 10e9 / 8;
+  cost.reduce_Bps = 5e9;
+  for (const AlgorithmInfo& algorithm : algorithms()) {
+    for (int ranks : {2, 3, 4, 5, 7, 8, 16}) {
+      CAPTURE(algorithm.name, ranks);
+      const double formula = allreduce_closed_form_seconds(algorithm.name, ranks, bytes, cost);
+      REQUIRE(formula > 0);
+      const Schedule s = algorithm.build(ranks, bytes, AlgorithmOptions{});
+      AnalyticalOptions an;
+      an.cost = cost;
+      SimGridOptions sg;
+      sg.cost = cost;
+      CHECK(rel_diff(run_analytical(s, an).time_s, formula) < 1e-9);
+      CHECK(rel_diff(run_simgrid(s, sg).time_s, formula) < 1e-9);
+    }
+  }
+}
+
+TEST_CASE("expected shape on a 10 Gb/s, 1 us star: ring wins big buffers, butterfly and tree win small ones") {
+  const AlphaBetaGamma cost;  // 1 us, 10 Gb/s, reduce 10 GB/s
+  const double ring_big = analytical_time("ring", 64, 100000000, cost);
+  const double butterfly_big = analytical_time("butterfly", 64, 100000000, cost);
+  const double bound = 2.0 * 63 / 64 * 1e8 / cost.bandwidth_Bps;  // bandwidth lower bound 2(P-1)/P n/B
+  CHECK(ring_big / bound < 1.1);
+  // butterfly moves n log2(P) bytes per rank against the ring's 2n(P-1)/P: about log2(P)/2 = 3x slower
+  CHECK(butterfly_big / ring_big > 2.5);
+  CHECK(butterfly_big / ring_big < 3.5);
+  CHECK(analytical_time("tree", 64, 100000000, cost) > butterfly_big);
+  const double ring_small = analytical_time("ring", 64, 1000, cost);
+  CHECK(analytical_time("butterfly", 64, 1000, cost) < ring_small);
+  CHECK(analytical_time("tree", 64, 1000, cost) < ring_small);
+}
