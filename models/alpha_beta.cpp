@@ -35,11 +35,24 @@ double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, cons
   return levels * exchange + (folded ? 2.0 * (cost.alpha_s + n / cost.bandwidth_Bps) + n / cost.reduce_Bps : 0.0);
 }
 
+double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double chunk = static_cast<double>(bytes) / ranks;
+  return 2.0 * (cost.alpha_s + chunk / cost.bandwidth_Bps) + (ranks - 1.0) * chunk / cost.reduce_Bps;
+}
+
+double direct_allreduce_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double chunk = static_cast<double>(bytes) / ranks;
+  return 2.0 * (cost.alpha_s + (ranks - 1.0) * chunk / cost.bandwidth_Bps) + (ranks - 1.0) * chunk / cost.reduce_Bps;
+}
+
 double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
                                      const AlphaBetaGamma& cost) {
   if (algorithm == "ring") return ring_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "tree") return binomial_tree_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "butterfly") return recursive_doubling_allreduce_seconds(ranks, bytes, cost);
+  if (algorithm == "direct") return direct_allreduce_seconds(ranks, bytes, cost);
   return -1.0;
 }
 

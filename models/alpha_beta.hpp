@@ -27,6 +27,12 @@ double binomial_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const Alp
 // 2 (alpha + n beta) + n gamma when P != p' (Thakur et al. 2005, 4.5).
 double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
 
+// Direct allreduce without contention: 2 (alpha + n/P beta) + (P-1) n/P gamma.
+double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+// Direct allreduce where each host's single link carries its P-1 concurrent messages (max-min shared):
+// 2 (alpha + (P-1) n/P beta) + (P-1) n/P gamma.
+double direct_allreduce_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+
 // The closed form of a registered allreduce algorithm by its name, or a negative value when it has none.
 double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
                                      const AlphaBetaGamma& cost);

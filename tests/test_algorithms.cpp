@@ -71,7 +71,14 @@ TEST_CASE("analytical and SimGrid times equal each algorithm's closed form on a 
       SimGridOptions sg;
       sg.cost = cost;
       CHECK(rel_diff(run_analytical(s, an).time_s, formula) < 1e-9);
-      CHECK(rel_diff(run_simgrid(s, sg).time_s, formula) < 1e-9);
+      if (algorithm.name == "direct" && ranks > 2) {
+        // P-1 messages leave and enter every host at once and share its one link: SimGrid shows the contention the
+        // analytical executor leaves out, exactly as max-min sharing predicts.
+        const double shared = direct_allreduce_shared_link_seconds(ranks, bytes, cost);
+        CHECK(rel_diff(run_simgrid(s, sg).time_s, shared) < 1e-9);
+      } else {
+        CHECK(rel_diff(run_simgrid(s, sg).time_s, formula) < 1e-9);
+      }
     }
   }
 }
