@@ -29,8 +29,8 @@ std::string collective_text(const CollectiveRun& run) {
   if (run.closed_form_s >= 0) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.4f", run.closed_form_s > 0 ? run.result.time_s / run.closed_form_s : 1.0);
-    out << "  formula    " << format_seconds(run.closed_form_s) << " without contention (simulated / formula = " << ratio
-        << ")\n";
+    out << "  formula    " << format_seconds(run.closed_form_s)
+        << " without contention (simulated / formula = " << ratio << ")\n";
   }
   out << "  sim cost   " << format_seconds(run.result.wall_s) << " wall, peak memory "
       << format_bytes(run.result.peak_rss_bytes) << '\n';
