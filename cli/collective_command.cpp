@@ -5,12 +5,11 @@
 
 #include "algorithms/registry.hpp"
 #include "algorithms/verifier.hpp"
+#include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "reports/collective_report.hpp"
 #include "scenarios/units.hpp"
-#include "sim/analytical_executor.hpp"
-#include "sim/simgrid_executor.hpp"
 
 namespace dtsim::cli {
 namespace {
@@ -53,14 +52,6 @@ ScheduleRequest parse_schedule_request(const Flags& flags) {
   return request;
 }
 
-Schedule build_schedule(const ScheduleRequest& request, const AlgorithmOptions& options) {
-  try {
-    return request.algorithm->build(request.ranks, request.bytes, options);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--ranks: ") + e.what());
-  }
-}
-
 std::string usage_text(const char* head, std::span<const FlagSpec> specs) { return head + flags_help(specs); }
 
 }  // namespace
@@ -86,57 +77,29 @@ const char* verify_usage() {
 int collective_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(collective_flags, args);
   const ScheduleRequest request = parse_schedule_request(flags);
-  AlphaBetaGamma cost;
-  cost.bandwidth_Bps = flags.parse("bandwidth", [](const std::string& v) { return parse_bandwidth_Bps(v); });
-  cost.alpha_s = flags.parse("latency", [](const std::string& v) { return parse_seconds(v); });
-  cost.reduce_Bps = flags.parse("reduce-rate", [](const std::string& v) { return parse_bandwidth_Bps(v); });
-  const std::string backend = flags.get("backend");
-  if (backend != "simgrid" && backend != "analytical") {
-    throw UsageError("--backend: expected simgrid or analytical, got '" + backend + "'");
+  RunSettings settings = parse_run_settings(flags);
+  settings.real_payload = flags.has("real-payload");
+  if (settings.real_payload && settings.backend != "simgrid") {
+    throw UsageError("--real-payload: needs --backend simgrid");
   }
-  const std::string model_name = flags.get("network-model");
-  if (model_name != "CM02" && model_name != "LV08") {
-    throw UsageError("--network-model: expected CM02 or LV08, got '" + model_name + "'");
-  }
-  const bool real_payload = flags.has("real-payload");
-  if (real_payload && backend != "simgrid") throw UsageError("--real-payload: needs --backend simgrid");
-  if (real_payload && request.bytes % 4 != 0) {
+  if (settings.real_payload && request.bytes % 4 != 0) {
     throw UsageError("--real-payload: --bytes must be a whole number of 4-byte floats, got " +
                      std::to_string(request.bytes));
   }
-
   AlgorithmOptions options;
-  if (real_payload) options.element_bytes = 4;
-  const Schedule schedule = build_schedule(request, options);
-
-  CollectiveRun run;
-  run.algorithm = std::string(request.algorithm->name);
-  run.collective = to_string(schedule.collective);
-  run.ranks = request.ranks;
-  run.bytes = request.bytes;
-  run.backend = backend;
-  run.cost = cost;
+  if (settings.real_payload) options.element_bytes = 4;
+  const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, options);
+  bool verified = false;
   if (flags.has("verify")) {
     const VerifyReport report = verify(schedule);
     if (!report.ok) {
       std::cerr << "dtsim collective: verification failed: " << report.error << '\n';
       return 1;
     }
-    run.verified = true;
+    verified = true;
   }
-  if (backend == "simgrid") {
-    SimGridOptions sg;
-    sg.cost = cost;
-    sg.network_model = model_name == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
-    sg.real_payload = real_payload;
-    run.network_model = model_name;
-    run.result = run_simgrid(schedule, sg);
-  } else {
-    AnalyticalOptions an;
-    an.cost = cost;
-    run.result = run_analytical(schedule, an);
-  }
-  run.closed_form_s = allreduce_closed_form_seconds(run.algorithm, run.ranks, run.bytes, cost);
+  CollectiveRun run = run_schedule(schedule, settings);
+  run.verified = verified;
 
   if (flags.has("json")) {
     out << collective_json(run).dump() << '\n';
@@ -149,7 +112,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
 int verify_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(verify_flags, args);
   const ScheduleRequest request = parse_schedule_request(flags);
-  const Schedule schedule = build_schedule(request, AlgorithmOptions{});
+  const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, AlgorithmOptions{});
   const VerifyReport report = verify(schedule);
   if (!report.ok) {
     out << request.algorithm->name << ": INVALID: " << report.error << '\n';

@@ -8,7 +8,9 @@ namespace dtsim::cli {
 // Each returns the process exit code: 0 success, 1 a run that failed its own checks. Bad input throws UsageError.
 int collective_command(std::span<char* const> args, std::ostream& out);
 int verify_command(std::span<char* const> args, std::ostream& out);
+int compare_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
+const char* compare_usage();
 
 }  // namespace dtsim::cli

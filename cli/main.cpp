@@ -15,6 +15,7 @@ constexpr const char* usage =
     "commands:\n"
     "  collective   simulate one collective (default: ring allreduce of 100 MB on 8 ranks) and print its time,\n"
     "               algorithm bandwidth and bus bandwidth\n"
+    "  compare      time allreduce algorithms over rank counts and sizes; mark winners and crossovers\n"
     "  verify       prove a schedule correct: sends meet receives, no deadlock, each contribution reduced once\n"
     "  help CMD     the flags of a command\n";
 
@@ -32,10 +33,13 @@ int main(int argc, char** argv) {
   try {
     if (command == "collective") return collective_command(rest, std::cout);
     if (command == "verify") return verify_command(rest, std::cout);
+    if (command == "compare") return compare_command(rest, std::cout);
     if (command == "help" || command == "--help" || command == "-h") {
       const std::string_view topic = argc > 2 ? argv[2] : "";
       if (topic == "collective") {
         std::cout << collective_usage();
+      } else if (topic == "compare") {
+        std::cout << compare_usage();
       } else if (topic == "verify") {
         std::cout << verify_usage();
       } else {
@@ -43,7 +47,7 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    std::cerr << "dtsim: unknown command '" << command << "' (accepted: collective, verify, help)\n";
+    std::cerr << "dtsim: unknown command '" << command << "' (accepted: collective, compare, verify, help)\n";
     return 2;
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';

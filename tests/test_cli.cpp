@@ -102,3 +102,46 @@ TEST_CASE("verify command proves ring and prints the message count") {
   REQUIRE(run.exit_code == 0);
   CHECK(run.output.find("valid (112 messages") != std::string::npos);
 }
+
+TEST_CASE("compare --json gives one object per (algorithm, ranks, bytes) with the collective keys") {
+  const Run run = run_dtsim(
+      "compare --algorithms ring,butterfly --ranks 2,4,...,16 --bytes 1KB,...,1MB "
+      "--backend analytical --json");
+  REQUIRE(run.exit_code == 0);
+  const auto all = nlohmann::json::parse(run.output);
+  REQUIRE(all.is_array());
+  CHECK(all.size() == 2 * 4 * 4);  // ranks 2,4,8,16 x bytes 1KB,10KB,100KB,1MB x 2 algorithms
+  for (const auto& j : all) {
+    for (const char* key : {"algorithm", "ranks", "bytes", "backend", "time_s", "algbw_Bps", "busbw_Bps"}) {
+      CAPTURE(key);
+      CHECK(j.contains(key));
+    }
+  }
+  CHECK(all.back()["algorithm"] == "butterfly");
+  CHECK(all.back()["ranks"] == 16);
+  CHECK(all.back()["bytes"] == 1000000);
+}
+
+TEST_CASE("compare text marks winners and names the crossover sizes") {
+  const Run run = run_dtsim("compare --algorithms ring,butterfly --ranks 64 --bytes 1KB,100MB --backend analytical");
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("64 ranks: butterfly -> ring between 1 KB and 100 MB") != std::string::npos);
+  CHECK(run.output.find(" *") != std::string::npos);
+}
+
+TEST_CASE("compare refuses bad lists with exit 2") {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"compare --ranks 2,4,...,1000", "--ranks: '2,4,...,1000' does not reach its last value"},
+      {"compare --ranks ...,8", "--ranks: '...' needs a first value"},
+      {"compare --ranks 8,4,...,1", "--ranks: '8,4,...,1' must grow"},
+      {"compare --bytes 1KB,,1MB", "--bytes: expected a size"},
+      {"compare --algorithms ring,nope", "--algorithms: unknown algorithm 'nope'"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    const Run run = run_dtsim(args);
+    CHECK(run.exit_code == 2);
+    CHECK(run.output.find(message) != std::string::npos);
+    CHECK(count_lines(run.output) == 1);
+  }
+}

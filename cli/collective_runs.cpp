@@ -1,0 +1,58 @@
+#include "cli/collective_runs.hpp"
+
+#include "scenarios/units.hpp"
+#include "sim/analytical_executor.hpp"
+#include "sim/simgrid_executor.hpp"
+
+namespace dtsim::cli {
+
+RunSettings parse_run_settings(const Flags& flags) {
+  RunSettings settings;
+  settings.cost.bandwidth_Bps = flags.parse("bandwidth", [](const std::string& v) { return parse_bandwidth_Bps(v); });
+  settings.cost.alpha_s = flags.parse("latency", [](const std::string& v) { return parse_seconds(v); });
+  settings.cost.reduce_Bps = flags.parse("reduce-rate", [](const std::string& v) { return parse_bandwidth_Bps(v); });
+  settings.backend = flags.get("backend");
+  if (settings.backend != "simgrid" && settings.backend != "analytical") {
+    throw UsageError("--backend: expected simgrid or analytical, got '" + settings.backend + "'");
+  }
+  settings.network_model = flags.get("network-model");
+  if (settings.network_model != "CM02" && settings.network_model != "LV08") {
+    throw UsageError("--network-model: expected CM02 or LV08, got '" + settings.network_model + "'");
+  }
+  return settings;
+}
+
+Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
+                        const AlgorithmOptions& options) {
+  try {
+    return algorithm.build(ranks, bytes, options);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--ranks: ") + e.what());
+  }
+}
+
+CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings) {
+  CollectiveRun run;
+  run.algorithm = schedule.algorithm;
+  run.collective = to_string(schedule.collective);
+  run.ranks = schedule.ranks;
+  run.bytes = schedule.bytes;
+  run.backend = settings.backend;
+  run.cost = settings.cost;
+  if (settings.backend == "simgrid") {
+    SimGridOptions sg;
+    sg.cost = settings.cost;
+    sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
+    sg.real_payload = settings.real_payload;
+    run.network_model = settings.network_model;
+    run.result = run_simgrid(schedule, sg);
+  } else {
+    AnalyticalOptions an;
+    an.cost = settings.cost;
+    run.result = run_analytical(schedule, an);
+  }
+  run.closed_form_s = allreduce_closed_form_seconds(run.algorithm, run.ranks, run.bytes, settings.cost);
+  return run;
+}
+
+}  // namespace dtsim::cli

@@ -1,0 +1,29 @@
+// Shared by `dtsim collective` and `dtsim compare`: the network flags and running one schedule on a backend.
+#pragma once
+
+#include <string>
+
+#include "algorithms/registry.hpp"
+#include "cli/flags.hpp"
+#include "reports/collective_report.hpp"
+
+namespace dtsim::cli {
+
+struct RunSettings {
+  AlphaBetaGamma cost;
+  std::string backend;        // "simgrid" or "analytical"
+  std::string network_model;  // "CM02" or "LV08"
+  bool real_payload = false;
+};
+
+// Reads --bandwidth, --latency, --reduce-rate, --backend and --network-model (and --real-payload when declared).
+RunSettings parse_run_settings(const Flags& flags);
+
+// Builds the algorithm's schedule (a schedule too large to build is a UsageError naming --ranks).
+Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
+                        const AlgorithmOptions& options);
+
+// Times the schedule on the chosen backend and fills in everything a report needs.
+CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings);
+
+}  // namespace dtsim::cli

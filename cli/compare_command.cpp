@@ -1,0 +1,175 @@
+// `dtsim compare`: every chosen algorithm over ranks x bytes, the winner of each row, and where winners change.
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/collective_runs.hpp"
+#include "cli/commands.hpp"
+#include "reports/format.hpp"
+#include "scenarios/units.hpp"
+
+namespace dtsim::cli {
+namespace {
+
+constexpr std::array<FlagSpec, 9> compare_flags{{
+    {"algorithms", "A,B,...", "ring,tree,butterfly,direct", "allreduce algorithms to compare"},
+    {"ranks", "LIST", "2,4,...,64", "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
+    {"bytes", "LIST", "1KB,...,1GB", "buffer sizes: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
+    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth"},
+    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha)"},
+    {"reduce-rate", "RATE", "10GBps", "local reduction throughput"},
+    {"backend", "NAME", "simgrid", "simgrid or analytical"},
+    {"network-model", "NAME", "CM02", "SimGrid network model: CM02 or LV08"},
+    {"json", "", "", "print a JSON array with one object per (algorithm, ranks, bytes)"},
+}};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ','))
+    parts.push_back(part);
+  if (!text.empty() && text.back() == ',') parts.emplace_back();
+  return parts;
+}
+
+// Expands "a,b,...,z" geometrically (ratio b/a) and "a,...,z" with `default_ratio`; plain lists pass through.
+template <typename T, typename Parse>
+std::vector<T> parse_list(const std::string& text, Parse parse_one, double default_ratio) {
+  const std::vector<std::string> parts = split(text);
+  if (parts.empty()) throw std::invalid_argument("expected a comma-separated list, got ''");
+  std::vector<T> values;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i] != "...") {
+      values.push_back(parse_one(parts[i]));
+      continue;
+    }
+    if (values.empty() || i + 1 != parts.size() - 1) {
+      throw std::invalid_argument("'...' needs a first value before it and exactly one last value after it, got '" +
+                                  text + "'");
+    }
+    const T last = parse_one(parts[i + 1]);
+    const double ratio =
+        values.size() >= 2 ? static_cast<double>(values.back()) / values[values.size() - 2] : default_ratio;
+    if (!(ratio > 1.0)) throw std::invalid_argument("'" + text + "' must grow before '...'");
+    double v = static_cast<double>(values.back());
+    while (v * ratio <= static_cast<double>(last) * (1 + 1e-9)) {
+      v *= ratio;
+      values.push_back(static_cast<T>(std::llround(v)));
+    }
+    if (values.back() != last) {
+      throw std::invalid_argument("'" + text + "' does not reach its last value by factors of " +
+                                  std::to_string(ratio));
+    }
+    break;
+  }
+  return values;
+}
+
+std::string cell(const CollectiveRun& run) {
+  std::ostringstream out;
+  out << format_seconds(run.result.time_s) << " (" << format_rate_Bps(busbw_Bps(run)) << ")";
+  return out.str();
+}
+
+}  // namespace
+
+const char* compare_usage() {
+  static const std::string text =
+      "usage: dtsim compare [flags]\n"
+      "Times every chosen allreduce algorithm for each (ranks, bytes) on a star network, marks the fastest with *,\n"
+      "and lists for each rank count the sizes between which the winner changes. Cells: time (bus bandwidth).\n\n" +
+      flags_help(compare_flags);
+  return text.c_str();
+}
+
+int compare_command(std::span<char* const> args, std::ostream& out) {
+  const Flags flags(compare_flags, args);
+  const std::vector<const AlgorithmInfo*> chosen = flags.parse("algorithms", [](const std::string& v) {
+    std::vector<const AlgorithmInfo*> list;
+    for (const std::string& name : split(v))
+      list.push_back(&find_algorithm(name));
+    if (list.empty()) throw std::invalid_argument("expected at least one algorithm");
+    return list;
+  });
+  const auto ranks = flags.parse("ranks", [](const std::string& v) {
+    return parse_list<int>(
+        v, [](const std::string& one) { return static_cast<int>(parse_integer(one, 1, 1000000)); }, 2.0);
+  });
+  const auto sizes = flags.parse("bytes", [](const std::string& v) {
+    return parse_list<std::uint64_t>(
+        v, [](const std::string& one) { return parse_bytes(one); }, 10.0);
+  });
+  const RunSettings settings = parse_run_settings(flags);
+
+  // runs[(p * sizes + b) * algorithms + a]
+  std::vector<CollectiveRun> runs;
+  runs.reserve(chosen.size() * ranks.size() * sizes.size());
+  for (int p : ranks) {
+    for (std::uint64_t bytes : sizes) {
+      for (const AlgorithmInfo* algorithm : chosen) {
+        runs.push_back(run_schedule(build_schedule(*algorithm, p, bytes, AlgorithmOptions{}), settings));
+      }
+    }
+  }
+  auto at = [&](std::size_t p, std::size_t b, std::size_t a) -> const CollectiveRun& {
+    return runs[(p * sizes.size() + b) * chosen.size() + a];
+  };
+  auto winner = [&](std::size_t p, std::size_t b) {
+    std::size_t best = 0;
+    for (std::size_t a = 1; a < chosen.size(); ++a) {
+      if (at(p, b, a).result.time_s < at(p, b, best).result.time_s) best = a;
+    }
+    return best;
+  };
+
+  if (flags.has("json")) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const CollectiveRun& run : runs)
+      all.push_back(collective_json(run));
+    out << all.dump() << '\n';
+    return 0;
+  }
+
+  out << "allreduce on a star: " << format_bits_per_s(settings.cost.bandwidth_Bps) << " per host, latency "
+      << format_seconds(settings.cost.alpha_s) << ", reduce " << format_rate_Bps(settings.cost.reduce_Bps)
+      << ", backend " << settings.backend;
+  if (settings.backend == "simgrid") out << " (" << settings.network_model << ")";
+  out << "\ncells: time (bus bandwidth); * the fastest\n\n";
+  constexpr int width = 26;
+  out << std::left << std::setw(7) << "ranks" << std::setw(10) << "bytes";
+  for (const AlgorithmInfo* algorithm : chosen)
+    out << std::setw(width) << algorithm->name;
+  out << '\n';
+  for (std::size_t p = 0; p < ranks.size(); ++p) {
+    for (std::size_t b = 0; b < sizes.size(); ++b) {
+      out << std::setw(7) << ranks[p] << std::setw(10) << format_bytes(sizes[b]);
+      const std::size_t best = winner(p, b);
+      for (std::size_t a = 0; a < chosen.size(); ++a) {
+        out << std::setw(width) << cell(at(p, b, a)) + (a == best ? " *" : "");
+      }
+      out << '\n';
+    }
+  }
+  out << "\ncrossovers\n";
+  for (std::size_t p = 0; p < ranks.size(); ++p) {
+    out << "  " << ranks[p] << " ranks: ";
+    bool any = false;
+    for (std::size_t b = 0; b + 1 < sizes.size(); ++b) {
+      const std::size_t from = winner(p, b), to = winner(p, b + 1);
+      if (from == to) continue;
+      out << (any ? "; " : "") << chosen[from]->name << " -> " << chosen[to]->name << " between "
+          << format_bytes(sizes[b]) << " and " << format_bytes(sizes[b + 1]);
+      any = true;
+    }
+    if (!any) out << chosen[winner(p, 0)]->name << " is fastest at every size";
+    out << '\n';
+  }
+  return 0;
+}
+
+}  // namespace dtsim::cli
