@@ -5,18 +5,22 @@
 
 #include "algorithms/binomial_tree.hpp"
 #include "algorithms/direct.hpp"
+#include "algorithms/rabenseifner.hpp"
 #include "algorithms/recursive_doubling.hpp"
 #include "algorithms/ring.hpp"
 
 namespace dtsim {
 namespace {
 
-const std::array<AlgorithmInfo, 4> registry{{
+const std::array<AlgorithmInfo, 5> registry{{
     {"ring", Collective::allreduce, "ring reduce-scatter then ring allgather (bandwidth-optimal)", &ring_allreduce},
     {"tree", Collective::allreduce, "binomial-tree reduce to rank 0, then binomial broadcast",
      &binomial_tree_allreduce},
     {"butterfly", Collective::allreduce, "recursive doubling, non-powers of two folded in as MPICH does",
      &recursive_doubling_allreduce},
+    {"rabenseifner", Collective::allreduce,
+     "recursive-halving reduce-scatter, then recursive-doubling allgather (non-powers of two folded in)",
+     &rabenseifner_allreduce},
     {"direct", Collective::allreduce, "reduce-scatter and allgather by direct sends to every rank", &direct_allreduce},
 }};
 

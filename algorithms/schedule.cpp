@@ -56,6 +56,9 @@ ScheduleBuilder::ScheduleBuilder(Collective collective, std::string algorithm, i
   schedule_.ranks = ranks;
   schedule_.bytes = bytes;
   schedule_.chunks = std::move(chunks);
+  schedule_.spans.reserve(schedule_.chunks.size());
+  for (std::uint32_t c = 0; c < schedule_.chunks.size(); ++c)
+    schedule_.spans.push_back(Span{c, 1});
   schedule_.rank_begin.reserve(static_cast<std::size_t>(ranks) + 1);
 }
 
@@ -88,6 +91,23 @@ void ScheduleBuilder::add(Op op) {
 std::uint32_t ScheduleBuilder::add_compute(double flops) {
   schedule_.compute_flops.push_back(flops);
   return static_cast<std::uint32_t>(schedule_.compute_flops.size() - 1);
+}
+
+std::uint32_t ScheduleBuilder::add_span(std::uint32_t first, std::uint32_t count) {
+  if (count == 0 || static_cast<std::uint64_t>(first) + count > schedule_.chunks.size()) {
+    throw std::logic_error("ScheduleBuilder: span of " + std::to_string(count) + " chunks from " +
+                           std::to_string(first) + " outside the " + std::to_string(schedule_.chunks.size()) +
+                           " chunks");
+  }
+  if (count == 1) return first;
+  const Span span{first, count};
+  for (const auto& [known, index] : span_index_) {
+    if (known == span) return index;
+  }
+  schedule_.spans.push_back(span);
+  const auto index = static_cast<std::uint32_t>(schedule_.spans.size() - 1);
+  span_index_.emplace_back(span, index);
+  return index;
 }
 
 Schedule ScheduleBuilder::finish() {

@@ -1,16 +1,18 @@
 // The Schedule: what a collective algorithm produces and every executor consumes.
 //
-// A Schedule splits the buffer of `bytes` into chunks (a partition: offsets ascend, sizes add up to `bytes`) and gives
-// each rank an ordered list of steps. A step is a group of operations that the rank posts together and then waits for:
-//   - Send chunk c to rank d;
-//   - RecvReduce chunk c from rank s: add the incoming chunk into the local one;
-//   - RecvCopy chunk c from rank s: overwrite the local chunk with the incoming one;
+// A Schedule splits the buffer of `bytes` into chunks (a partition: offsets ascend, sizes add up to `bytes`). An
+// operation moves a span: a contiguous run of chunks. Spans 0..C-1 are the single chunks (span c is chunk c); longer
+// spans follow, so an algorithm that moves half the buffer at once (Rabenseifner) sends one message, not many.
+// Each rank has an ordered list of steps. A step is a group of operations that the rank posts together and waits for:
+//   - Send span c to rank d;
+//   - RecvReduce span c from rank s: add the incoming data into the local span;
+//   - RecvCopy span c from rank s: overwrite the local span with the incoming data;
 //   - Compute: local work of a given number of flops (e.g. a layer's backward pass).
 // Semantics every executor implements (and the verifier proves against):
 //   - all sends of a step read the chunk values as they are when the step begins (a snapshot);
 //   - all receives of a step land when the step ends: reduces add, copies overwrite;
 //   - the k-th send from s to d matches the k-th receive at d from s (MPI's non-overtaking order), and both name the
-//     same chunk;
+//     same span;
 //   - a transfer starts once both its send and its receive are posted (rendezvous), so a schedule that is
 //     deadlock-free here is deadlock-free under any eager protocol too;
 //   - a step ends when all its transfers and computes are done; its reductions then run on the rank's processor.
@@ -30,20 +32,20 @@ enum class OpKind : std::uint8_t { send = 0, recv_reduce = 1, recv_copy = 2, com
 const char* to_string(OpKind kind);
 
 // One chunk operation, packed into 8 bytes: kind (2 bits), step-start flag (1 bit), peer rank (29 bits), and an index
-// that is the chunk for transfers and the entry of Schedule::compute_flops for compute.
+// that is the span for transfers and the entry of Schedule::compute_flops for compute.
 class Op {
 public:
   static constexpr std::uint32_t max_peer = (1U << 29) - 1;
 
-  static Op send(int dst, std::uint32_t chunk) { return Op(OpKind::send, dst, chunk); }
-  static Op recv_reduce(int src, std::uint32_t chunk) { return Op(OpKind::recv_reduce, src, chunk); }
-  static Op recv_copy(int src, std::uint32_t chunk) { return Op(OpKind::recv_copy, src, chunk); }
+  static Op send(int dst, std::uint32_t span) { return Op(OpKind::send, dst, span); }
+  static Op recv_reduce(int src, std::uint32_t span) { return Op(OpKind::recv_reduce, src, span); }
+  static Op recv_copy(int src, std::uint32_t span) { return Op(OpKind::recv_copy, src, span); }
   static Op compute(std::uint32_t compute_index) { return Op(OpKind::compute, 0, compute_index); }
 
   OpKind kind() const { return static_cast<OpKind>(bits_ & 3U); }
   bool starts_step() const { return (bits_ & 4U) != 0; }
   int peer() const { return static_cast<int>(bits_ >> 3); }
-  std::uint32_t chunk() const { return index_; }
+  std::uint32_t span() const { return index_; }
   std::uint32_t compute_index() const { return index_; }
   bool is_recv() const { return kind() == OpKind::recv_reduce || kind() == OpKind::recv_copy; }
 
@@ -62,6 +64,12 @@ struct Chunk {
   std::uint64_t size_bytes = 0;
 };
 
+struct Span {
+  std::uint32_t first_chunk = 0;
+  std::uint32_t chunk_count = 1;
+  bool operator==(const Span&) const = default;
+};
+
 // What the collective computes; the verifier checks the matching postcondition.
 enum class Collective : std::uint8_t { allreduce };
 
@@ -73,6 +81,7 @@ struct Schedule {
   int ranks = 0;
   std::uint64_t bytes = 0;
   std::vector<Chunk> chunks;
+  std::vector<Span> spans;                // spans[c] is {c, 1} for every chunk c; multi-chunk spans follow
   std::vector<double> compute_flops;      // indexed by Op::compute_index()
   std::vector<Op> ops;                    // all ranks' ops, rank after rank
   std::vector<std::uint64_t> rank_begin;  // ops of rank r are [rank_begin[r], rank_begin[r + 1])
@@ -81,7 +90,14 @@ struct Schedule {
     return {ops.data() + rank_begin[static_cast<std::size_t>(rank)],
             ops.data() + rank_begin[static_cast<std::size_t>(rank) + 1]};
   }
-  std::uint64_t chunk_bytes(std::uint32_t chunk) const { return chunks[chunk].size_bytes; }
+  // The bytes a span covers, as one contiguous range of the buffer.
+  Chunk span_extent(std::uint32_t span) const {
+    const Span& sp = spans[span];
+    const Chunk& first = chunks[sp.first_chunk];
+    const Chunk& last = chunks[sp.first_chunk + sp.chunk_count - 1];
+    return Chunk{first.offset_bytes, last.offset_bytes + last.size_bytes - first.offset_bytes};
+  }
+  std::uint64_t span_bytes(std::uint32_t span) const { return span_extent(span).size_bytes; }
   std::size_t op_count() const { return ops.size(); }
 };
 
@@ -103,10 +119,13 @@ public:
   void begin_step() { step_open_ = false; }
   void add(Op op);
   std::uint32_t add_compute(double flops);
+  // The span of chunks [first, first + count); single chunks are span `first` itself.
+  std::uint32_t add_span(std::uint32_t first, std::uint32_t count);
   Schedule finish();
 
 private:
   Schedule schedule_;
+  std::vector<std::pair<Span, std::uint32_t>> span_index_;  // multi-chunk spans already added
   int current_rank_ = -1;
   bool step_open_ = false;
 };

@@ -23,6 +23,15 @@ std::string check_well_formed(const Schedule& s) {
     offset += s.chunks[c].size_bytes;
   }
   if (offset != s.bytes) return "chunks cover " + std::to_string(offset) + " bytes of " + std::to_string(s.bytes);
+  if (s.spans.size() < s.chunks.size()) return "schedule has fewer spans than chunks";
+  for (std::size_t i = 0; i < s.spans.size(); ++i) {
+    const Span& sp = s.spans[i];
+    if (i < s.chunks.size()
+            ? (sp.first_chunk != i || sp.chunk_count != 1)
+            : (sp.chunk_count == 0 || static_cast<std::uint64_t>(sp.first_chunk) + sp.chunk_count > s.chunks.size())) {
+      return "span " + std::to_string(i) + " is not a run of chunks in range (spans 0..C-1 must be the single chunks)";
+    }
+  }
   for (std::size_t r = 0; r < p; ++r) {
     const auto ops = s.rank_ops(static_cast<int>(r));
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -37,13 +46,19 @@ std::string check_well_formed(const Schedule& s) {
         return where() + "peer " + std::to_string(op.peer()) + " is not a rank (ranks: " + std::to_string(p) + ")";
       }
       if (static_cast<std::size_t>(op.peer()) == r) return where() + to_string(op.kind()) + " to itself";
-      if (op.chunk() >= s.chunks.size()) {
-        return where() + "chunk " + std::to_string(op.chunk()) +
-               " out of range (chunks: " + std::to_string(s.chunks.size()) + ")";
+      if (op.span() >= s.spans.size()) {
+        return where() + "span " + std::to_string(op.span()) +
+               " out of range (spans: " + std::to_string(s.spans.size()) + ")";
       }
     }
   }
   return {};
+}
+
+std::string describe_span(const Schedule& schedule, std::uint32_t span) {
+  const Span& sp = schedule.spans[span];
+  if (sp.chunk_count == 1) return "chunk " + std::to_string(sp.first_chunk);
+  return "chunks " + std::to_string(sp.first_chunk) + "-" + std::to_string(sp.first_chunk + sp.chunk_count - 1);
 }
 
 namespace detail {

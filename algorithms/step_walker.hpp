@@ -20,6 +20,9 @@ namespace dtsim {
 // Returns the first problem, or an empty string.
 std::string check_well_formed(const Schedule& schedule);
 
+// "chunk 3" or "chunks 4-7", for messages.
+std::string describe_span(const Schedule& schedule, std::uint32_t span);
+
 struct WalkOutcome {
   std::string error;  // deadlock or unmatched transfer; empty on success
 };
@@ -130,10 +133,10 @@ WalkOutcome walk_schedule(const Schedule& schedule, Handler& handler) {
   for (const auto& [key, ch] : channels) {
     const std::size_t src = key / p, dst = key % p;
     for (const auto& send : ch.sends) {
-      pending.emplace_back(src, "send chunk " + std::to_string(send.op.chunk()) + " to " + std::to_string(dst));
+      pending.emplace_back(src, "send " + describe_span(schedule, send.op.span()) + " to " + std::to_string(dst));
     }
     for (const Op& recv : ch.recvs) {
-      pending.emplace_back(dst, std::string(to_string(recv.kind())) + " chunk " + std::to_string(recv.chunk()) +
+      pending.emplace_back(dst, std::string(to_string(recv.kind())) + " " + describe_span(schedule, recv.span()) +
                                     " from " + std::to_string(src));
     }
   }

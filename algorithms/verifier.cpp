@@ -11,7 +11,7 @@ namespace {
 using Count = std::uint16_t;
 
 struct Landing {  // a matched receive, applied when its step ends
-  std::uint32_t chunk;
+  std::uint32_t span;
   OpKind kind;
   std::uint32_t snapshot;
 };
@@ -33,39 +33,41 @@ public:
     }
   }
 
+  // Snapshots the counts of every chunk of the sent span (chunk after chunk, P counts each).
   std::uint32_t on_send_posted(std::size_t rank, const Op& send) {
     ++report_.messages;
-    report_.bytes_sent += s_.chunk_bytes(send.chunk());
+    report_.bytes_sent += s_.span_bytes(send.span());
     std::uint32_t slot;
     if (!free_slots_.empty()) {
       slot = free_slots_.back();
       free_slots_.pop_back();
     } else {
-      slot = static_cast<std::uint32_t>(pool_.size() / p_);
-      pool_.resize(pool_.size() + p_);
+      slot = static_cast<std::uint32_t>(pool_.size());
+      pool_.emplace_back();
     }
-    const Count* from = cell(rank, send.chunk());
-    std::copy(from, from + p_, pool_.begin() + static_cast<std::ptrdiff_t>(slot * p_));
+    const Span& sp = s_.spans[send.span()];
+    const Count* from = cell(rank, sp.first_chunk);  // a span's chunks are adjacent in counts_
+    pool_[slot].assign(from, from + static_cast<std::size_t>(sp.chunk_count) * p_);
     return slot;
   }
 
   void on_matched(std::size_t src, std::size_t dst, std::uint32_t snapshot, const Op& send, const Op& recv) {
-    if (send.chunk() != recv.chunk()) {
-      fail("rank " + std::to_string(src) + " sends chunk " + std::to_string(send.chunk()) + " to rank " +
-           std::to_string(dst) + ", which receives chunk " + std::to_string(recv.chunk()) + " in that place");
+    if (!(s_.spans[send.span()] == s_.spans[recv.span()])) {
+      fail("rank " + std::to_string(src) + " sends " + describe_span(s_, send.span()) + " to rank " +
+           std::to_string(dst) + ", which receives " + describe_span(s_, recv.span()) + " in that place");
     }
-    landings_[dst].push_back(Landing{recv.chunk(), recv.kind(), snapshot});
+    landings_[dst].push_back(Landing{recv.span(), recv.kind(), snapshot});
   }
 
   void on_step_done(std::size_t r, std::span<const Op> step) {
     check_races(r, step);
     for (const Landing& landing : landings_[r]) {
-      Count* to = cell(r, landing.chunk);
-      const Count* from = pool_.data() + static_cast<std::size_t>(landing.snapshot) * p_;
+      Count* to = cell(r, s_.spans[landing.span].first_chunk);
+      const std::vector<Count>& from = pool_[landing.snapshot];
       if (landing.kind == OpKind::recv_copy) {
-        std::copy(from, from + p_, to);
+        std::copy(from.begin(), from.end(), to);
       } else {
-        for (std::size_t k = 0; k < p_; ++k)
+        for (std::size_t k = 0; k < from.size(); ++k)
           to[k] = static_cast<Count>(to[k] + from[k]);
       }
       free_slots_.push_back(landing.snapshot);
@@ -101,13 +103,19 @@ public:
 private:
   Count* cell(std::size_t rank, std::size_t chunk) { return counts_.data() + (rank * c_ + chunk) * p_; }
 
+  bool overlap(std::uint32_t a, std::uint32_t b) const {
+    const Span& x = s_.spans[a];
+    const Span& y = s_.spans[b];
+    return x.first_chunk < y.first_chunk + y.chunk_count && y.first_chunk < x.first_chunk + x.chunk_count;
+  }
+
   void check_races(std::size_t r, std::span<const Op> step) {
     for (std::size_t a = 0; a < step.size(); ++a) {
       if (step[a].kind() != OpKind::recv_copy) continue;
       for (std::size_t b = 0; b < step.size(); ++b) {
-        if (a != b && step[b].is_recv() && step[b].chunk() == step[a].chunk()) {
-          fail("rank " + std::to_string(r) + " step " + std::to_string(steps_[r]) + ": chunk " +
-               std::to_string(step[a].chunk()) + " is received twice in one step, once as a copy");
+        if (a != b && step[b].is_recv() && overlap(step[a].span(), step[b].span())) {
+          fail("rank " + std::to_string(r) + " step " + std::to_string(steps_[r]) + ": " +
+               describe_span(s_, step[a].span()) + " is received twice in one step, once as a copy");
           return;
         }
       }
@@ -120,7 +128,7 @@ private:
   std::vector<Count> counts_;
   std::vector<std::vector<Landing>> landings_;
   std::vector<std::uint64_t> steps_;
-  std::vector<Count> pool_;
+  std::vector<std::vector<Count>> pool_;  // snapshots of sent spans, reused through free_slots_
   std::vector<std::uint32_t> free_slots_;
   VerifyReport report_;
 };

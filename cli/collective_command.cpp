@@ -17,7 +17,7 @@ namespace {
 constexpr long long max_ranks = 1'000'000;
 
 constexpr std::array<FlagSpec, 11> collective_flags{{
-    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, direct"},
+    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, direct"},
     {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
     {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
@@ -32,7 +32,7 @@ constexpr std::array<FlagSpec, 11> collective_flags{{
 }};
 
 constexpr std::array<FlagSpec, 3> verify_flags{{
-    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, direct"},
+    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, direct"},
     {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
 }};

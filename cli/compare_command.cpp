@@ -16,7 +16,7 @@ namespace dtsim::cli {
 namespace {
 
 constexpr std::array<FlagSpec, 9> compare_flags{{
-    {"algorithms", "A,B,...", "ring,tree,butterfly,direct", "allreduce algorithms to compare"},
+    {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,direct", "allreduce algorithms to compare"},
     {"ranks", "LIST", "2,4,...,64", "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
     {"bytes", "LIST", "1KB,...,1GB", "buffer sizes: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
     {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth"},
@@ -139,7 +139,12 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
       << format_seconds(settings.cost.alpha_s) << ", reduce " << format_rate_Bps(settings.cost.reduce_Bps)
       << ", backend " << settings.backend;
   if (settings.backend == "simgrid") out << " (" << settings.network_model << ")";
-  out << "\ncells: time (bus bandwidth); * the fastest\n\n";
+  out << "\ncells: time (bus bandwidth); * the fastest\n";
+  if (settings.backend == "analytical") {
+    out << "analytical backend: no link sharing, so algorithms that send many messages at once (direct) look faster\n"
+           "than any real network runs them; use --backend simgrid to see the contention\n";
+  }
+  out << '\n';
   constexpr int width = 26;
   out << std::left << std::setw(7) << "ranks" << std::setw(10) << "bytes";
   for (const AlgorithmInfo* algorithm : chosen)

@@ -35,6 +35,17 @@ double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, cons
   return levels * exchange + (folded ? 2.0 * (cost.alpha_s + n / cost.bandwidth_Bps) + n / cost.reduce_Bps : 0.0);
 }
 
+double rabenseifner_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double n = static_cast<double>(bytes);
+  const int levels = ceil_log2(ranks + 1) - 1;
+  const double pof2 = static_cast<double>(1LL << levels);
+  const double fraction = (pof2 - 1.0) / pof2;
+  const bool folded = (1LL << levels) != ranks;
+  return 2.0 * levels * cost.alpha_s + 2.0 * fraction * n / cost.bandwidth_Bps + fraction * n / cost.reduce_Bps +
+         (folded ? 2.0 * (cost.alpha_s + n / cost.bandwidth_Bps) + n / cost.reduce_Bps : 0.0);
+}
+
 double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
   if (ranks <= 1 || bytes == 0) return 0.0;
   const double chunk = static_cast<double>(bytes) / ranks;
@@ -53,6 +64,7 @@ double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std:
   if (algorithm == "tree") return binomial_tree_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "butterfly") return recursive_doubling_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "direct") return direct_allreduce_seconds(ranks, bytes, cost);
+  if (algorithm == "rabenseifner") return rabenseifner_allreduce_seconds(ranks, bytes, cost);
   return -1.0;
 }
 

@@ -27,6 +27,10 @@ double binomial_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const Alp
 // 2 (alpha + n beta) + n gamma when P != p' (Thakur et al. 2005, 4.5).
 double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
 
+// Rabenseifner: 2 log2(p') alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma, plus 2 (alpha + n beta) + n gamma when
+// P != p' (Thakur et al. 2005, 4.5). Exact when p' divides n.
+double rabenseifner_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+
 // Direct allreduce without contention: 2 (alpha + n/P beta) + (P-1) n/P gamma.
 double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
 // Direct allreduce where each host's single link carries its P-1 concurrent messages (max-min shared):

@@ -19,13 +19,13 @@ public:
 
   std::uint32_t on_send_posted(std::size_t, const Op& send) {
     ++messages_;
-    bytes_sent_ += s_.chunk_bytes(send.chunk());
+    bytes_sent_ += s_.span_bytes(send.span());
     return 0;
   }
 
   void on_matched(std::size_t src, std::size_t dst, std::uint32_t, const Op& send, const Op&) {
     // Both sides have posted their current steps, so their clocks hold the post times.
-    const double end = std::max(clock_[src], clock_[dst]) + o_.cost.transfer_seconds(s_.chunk_bytes(send.chunk()));
+    const double end = std::max(clock_[src], clock_[dst]) + o_.cost.transfer_seconds(s_.span_bytes(send.span()));
     step_end_[src] = std::max(step_end_[src], end);
     step_end_[dst] = std::max(step_end_[dst], end);
   }
@@ -35,7 +35,7 @@ public:
     std::uint64_t reduce_bytes = 0;
     for (const Op& op : step) {
       if (op.kind() == OpKind::compute) compute_s += s_.compute_flops[op.compute_index()] / o_.compute_flops_per_s;
-      if (op.kind() == OpKind::recv_reduce) reduce_bytes += s_.chunk_bytes(op.chunk());
+      if (op.kind() == OpKind::recv_reduce) reduce_bytes += s_.span_bytes(op.span());
     }
     const double end = std::max(step_end_[r], clock_[r] + compute_s) + o_.cost.reduce_seconds(reduce_bytes);
     clock_[r] = end;

@@ -82,7 +82,7 @@ void run_rank(Simulation& sim, int rank) {
       const Op& op = ops[end];
       if (op.is_recv()) {
         recv_ops.push_back(&op);
-        if (op.kind() == OpKind::recv_reduce) reduce_bytes += s.chunk_bytes(op.chunk());
+        if (op.kind() == OpKind::recv_reduce) reduce_bytes += s.span_bytes(op.span());
       } else if (op.kind() == OpKind::compute) {
         compute_flops += s.compute_flops[op.compute_index()];
       }
@@ -96,11 +96,11 @@ void run_rank(Simulation& sim, int rank) {
       if (op.kind() == OpKind::send) {
         void* payload = &dummy_payload;
         if (real) {
-          const Chunk& c = s.chunks[op.chunk()];
+          const Chunk c = s.span_extent(op.span());
           const float* from = sim.buffers[static_cast<std::size_t>(rank)].data() + c.offset_bytes / 4;
           payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
         }
-        comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, s.chunk_bytes(op.chunk())));
+        comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, s.span_bytes(op.span())));
       } else if (op.is_recv()) {
         comms.push_back(RankMailboxes::find(mailboxes.in, op.peer())->get_async<Payload>(&landed[recv_slot++]));
       }
@@ -116,7 +116,7 @@ void run_rank(Simulation& sim, int rank) {
       Payload& buffer = sim.buffers[static_cast<std::size_t>(rank)];
       for (std::size_t k = 0; k < recv_ops.size(); ++k) {
         const std::unique_ptr<Payload> incoming(landed[k]);
-        const Chunk& c = s.chunks[recv_ops[k]->chunk()];
+        const Chunk c = s.span_extent(recv_ops[k]->span());
         float* to = buffer.data() + c.offset_bytes / 4;
         if (recv_ops[k]->kind() == OpKind::recv_copy) {
           std::copy(incoming->begin(), incoming->end(), to);
@@ -227,7 +227,7 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
     for (const Op& op : s.rank_ops(r)) {
       if (op.kind() == OpKind::send) {
         ++result.messages;
-        result.bytes_sent += s.chunk_bytes(op.chunk());
+        result.bytes_sent += s.span_bytes(op.span());
         out_peers.push_back(op.peer());
       } else if (op.is_recv()) {
         in_peers.push_back(op.peer());
@@ -293,7 +293,7 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
                                 std::to_string(schedule.bytes) + " bytes");
   }
   if (options.real_payload) {
-    for (const Chunk& c : schedule.chunks) {
+    for (const Chunk& c : schedule.chunks) {  // spans are runs of chunks, so chunk boundaries suffice
       if (c.offset_bytes % 4 != 0 || c.size_bytes % 4 != 0) {
         throw std::invalid_argument("simgrid executor: real-payload mode needs chunks on 4-byte boundaries");
       }

@@ -83,12 +83,14 @@ TEST_CASE("analytical and SimGrid times equal each algorithm's closed form on a 
   }
 }
 
-TEST_CASE("expected shape on a 10 Gb/s, 1 us star: ring wins big buffers, butterfly and tree win small ones") {
+TEST_CASE(
+    "expected shape on a 10 Gb/s, 1 us star: ring and Rabenseifner near the bound, butterfly and tree win small") {
   const AlphaBetaGamma cost;  // 1 us, 10 Gb/s, reduce 10 GB/s
   const double ring_big = analytical_time("ring", 64, 100000000, cost);
   const double butterfly_big = analytical_time("butterfly", 64, 100000000, cost);
   const double bound = 2.0 * 63 / 64 * 1e8 / cost.bandwidth_Bps;  // bandwidth lower bound 2(P-1)/P n/B
   CHECK(ring_big / bound < 1.1);
+  CHECK(analytical_time("rabenseifner", 64, 100000000, cost) / bound < 1.1);
   // butterfly moves n log2(P) bytes per rank against the ring's 2n(P-1)/P: about log2(P)/2 = 3x slower
   CHECK(butterfly_big / ring_big > 2.5);
   CHECK(butterfly_big / ring_big < 3.5);

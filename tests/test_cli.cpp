@@ -77,7 +77,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ranks 0", "--ranks: expected a whole number in [1, 1000000]"},
       {"collective --ranks abc", "--ranks: expected a whole number"},
       {"collective --algorithm rign",
-       "--algorithm: unknown algorithm 'rign' (accepted: ring, tree, butterfly, direct)"},
+       "--algorithm: unknown algorithm 'rign' (accepted: ring, tree, butterfly, rabenseifner, direct)"},
       {"collective --backend ns3", "--backend: expected simgrid or analytical"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
       {"collective --colour red", "unknown flag --colour"},

@@ -35,7 +35,7 @@ TEST_CASE("Op packs kind, step start, peer and chunk into 8 bytes") {
   Op op = Op::recv_reduce(123456, 4000000000U);
   CHECK(op.kind() == OpKind::recv_reduce);
   CHECK(op.peer() == 123456);
-  CHECK(op.chunk() == 4000000000U);
+  CHECK(op.span() == 4000000000U);
   CHECK_FALSE(op.starts_step());
   op.mark_step_start();
   CHECK(op.starts_step());

@@ -72,7 +72,7 @@ TEST_CASE("verifier rejects a reduction that misses a contribution") {
   auto ops = ops_by_rank(ring_allreduce(3, 3000));
   // Turn rank 1's first receive into a copy: it overwrites its own contribution instead of adding to it.
   REQUIRE(ops[1][1].kind() == OpKind::recv_reduce);
-  ops[1][1] = Op::recv_copy(ops[1][1].peer(), ops[1][1].chunk());
+  ops[1][1] = Op::recv_copy(ops[1][1].peer(), ops[1][1].span());
   const VerifyReport report = verify(with_ops(ring_allreduce(3, 3000), ops));
   CAPTURE(report.error);
   CHECK_FALSE(report.ok);
@@ -83,7 +83,7 @@ TEST_CASE("verifier rejects mismatched chunks, self-sends, stray sends and copy 
   const Schedule base = ring_allreduce(3, 3000);
   SECTION("receiver names another chunk") {
     auto ops = ops_by_rank(base);
-    ops[1][1] = Op::recv_reduce(ops[1][1].peer(), (ops[1][1].chunk() + 1) % 3);
+    ops[1][1] = Op::recv_reduce(ops[1][1].peer(), (ops[1][1].span() + 1) % 3);
     const VerifyReport report = verify(with_ops(base, ops));
     CAPTURE(report.error);
     CHECK_FALSE(report.ok);
@@ -130,4 +130,32 @@ TEST_CASE("verifier refuses schedules too large for its state rather than checki
   CAPTURE(report.error);
   CHECK_FALSE(report.ok);
   CHECK(contains(report.error, "too large to verify"));
+}
+
+TEST_CASE("spans: one message carries a run of chunks, and the verifier checks every chunk in it") {
+  // Two ranks, four chunks: each sends the whole buffer as one span and reduces the other's.
+  ScheduleBuilder builder(Collective::allreduce, "hand-made", 2, 4000, split_even(4000, 4, 1));
+  const std::uint32_t whole = builder.add_span(0, 4);
+  CHECK(builder.add_span(0, 4) == whole);  // the same run is the same span
+  CHECK(builder.add_span(2, 1) == 2);      // single chunks are their own spans
+  const std::uint32_t upper = builder.add_span(2, 2);
+  for (int r = 0; r < 2; ++r) {
+    builder.begin_rank(r);
+    builder.begin_step();
+    builder.add(Op::send(1 - r, whole));
+    builder.add(Op::recv_reduce(1 - r, whole));
+  }
+  const Schedule good = builder.finish();
+  CHECK(good.span_bytes(whole) == 4000);
+  CHECK(good.span_bytes(upper) == 2000);
+  const VerifyReport report = verify(good);
+  CHECK(report.ok);
+  CHECK(report.bytes_sent == 8000);
+
+  auto ops = ops_by_rank(good);
+  ops[1][1] = Op::recv_reduce(0, upper);  // receives half of what rank 0 sends
+  const VerifyReport bad = verify(with_ops(good, ops));
+  CAPTURE(bad.error);
+  CHECK_FALSE(bad.ok);
+  CHECK(contains(bad.error, "rank 0 sends chunks 0-3 to rank 1, which receives chunks 2-3"));
 }
