@@ -54,6 +54,7 @@ ScheduleBuilder::ScheduleBuilder(Collective collective, std::string algorithm, i
   schedule_.collective = collective;
   schedule_.algorithm = std::move(algorithm);
   schedule_.ranks = ranks;
+  schedule_.participants = ranks;
   schedule_.bytes = bytes;
   schedule_.chunks = std::move(chunks);
   schedule_.spans.reserve(schedule_.chunks.size());
@@ -70,6 +71,14 @@ void ScheduleBuilder::reserve_ops(std::uint64_t count) {
                                 " are supported");
   }
   schedule_.ops.reserve(count);
+}
+
+void ScheduleBuilder::set_participants(int count) {
+  if (count < 1 || count > schedule_.ranks) {
+    throw std::logic_error("ScheduleBuilder: " + std::to_string(count) + " participants among " +
+                           std::to_string(schedule_.ranks) + " ranks");
+  }
+  schedule_.participants = count;
 }
 
 void ScheduleBuilder::begin_rank(int rank) {

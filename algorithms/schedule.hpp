@@ -79,6 +79,9 @@ struct Schedule {
   Collective collective = Collective::allreduce;
   std::string algorithm;
   int ranks = 0;
+  // Ranks 0..participants-1 hold data and must end with the result; ranks above them are helpers (parameter servers
+  // on hosts of their own) that start empty and have no postcondition.
+  int participants = 0;
   std::uint64_t bytes = 0;
   std::vector<Chunk> chunks;
   std::vector<Span> spans;                // spans[c] is {c, 1} for every chunk c; multi-chunk spans follow
@@ -115,6 +118,8 @@ public:
   static constexpr std::uint64_t max_ops = 1ULL << 28;
   // Reserves room for `count` ops; throws std::invalid_argument above max_ops.
   void reserve_ops(std::uint64_t count);
+  // Only the first `count` ranks hold data (default: all ranks).
+  void set_participants(int count);
   void begin_rank(int rank);
   void begin_step() { step_open_ = false; }
   void add(Op op);

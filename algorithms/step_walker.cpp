@@ -8,6 +8,7 @@ namespace dtsim {
 std::string check_well_formed(const Schedule& s) {
   const auto p = static_cast<std::size_t>(s.ranks);
   if (s.ranks < 1) return "schedule has no ranks";
+  if (s.participants < 1 || s.participants > s.ranks) return "schedule's participants are not among its ranks";
   if (s.rank_begin.size() != p + 1 || s.rank_begin.front() != 0 || s.rank_begin.back() != s.ops.size()) {
     return "schedule has no op range for every rank";
   }

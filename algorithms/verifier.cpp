@@ -24,12 +24,13 @@ public:
       : s_(s),
         p_(static_cast<std::size_t>(s.ranks)),
         c_(s.chunks.size()),
+        participants_(static_cast<std::size_t>(s.participants)),
         counts_(p_ * c_ * p_, 0),
         landings_(p_),
         steps_(p_, 0) {
-    for (std::size_t r = 0; r < p_; ++r) {
+    for (std::size_t r = 0; r < participants_; ++r) {
       for (std::size_t c = 0; c < c_; ++c)
-        cell(r, c)[r] = 1;  // allreduce: each rank contributes every chunk once
+        cell(r, c)[r] = 1;  // allreduce: each participant contributes every chunk once; helpers start empty
     }
   }
 
@@ -79,10 +80,10 @@ public:
   bool failed() const { return !report_.error.empty(); }
 
   void check_postcondition() {
-    for (std::size_t r = 0; r < p_ && !failed(); ++r) {
+    for (std::size_t r = 0; r < participants_ && !failed(); ++r) {
       for (std::size_t c = 0; c < c_ && !failed(); ++c) {
         const Count* counts = cell(r, c);
-        for (std::size_t k = 0; k < p_; ++k) {
+        for (std::size_t k = 0; k < participants_; ++k) {
           if (counts[k] != 1) {
             fail("allreduce postcondition: rank " + std::to_string(r) + " chunk " + std::to_string(c) +
                  " holds the contribution of rank " + std::to_string(k) + " " + std::to_string(counts[k]) +
@@ -125,6 +126,7 @@ private:
   const Schedule& s_;
   std::size_t p_;
   std::size_t c_;
+  std::size_t participants_;
   std::vector<Count> counts_;
   std::vector<std::vector<Landing>> landings_;
   std::vector<std::uint64_t> steps_;

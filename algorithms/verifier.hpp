@@ -2,8 +2,8 @@
 //   - every op is well formed (peers and chunks in range, no self-sends, no copy racing another receive of the chunk),
 //   - every send meets a receive of the same chunk (k-th send s->d matches k-th receive at d from s),
 //   - no deadlock under rendezvous semantics (hence none under any eager protocol),
-//   - the collective's postcondition holds: for allreduce every rank ends with every chunk holding each rank's
-//     contribution exactly once.
+//   - the collective's postcondition holds: for allreduce every participating rank ends with every chunk holding each
+//     participant's contribution exactly once (helper ranks, such as parameter servers, start empty).
 // The state is a count per (rank, chunk, contributing rank), so memory grows as ranks^2 x chunks; schedules above
 // `max_state_cells` are refused rather than verified partially.
 #pragma once

@@ -35,7 +35,8 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   CollectiveRun run;
   run.algorithm = schedule.algorithm;
   run.collective = to_string(schedule.collective);
-  run.ranks = schedule.ranks;
+  run.ranks = schedule.participants;
+  run.helper_ranks = schedule.ranks - schedule.participants;
   run.bytes = schedule.bytes;
   run.backend = settings.backend;
   run.cost = settings.cost;

@@ -15,8 +15,9 @@ double busbw_Bps(const CollectiveRun& run) { return algbw_Bps(run) * allreduce_b
 
 std::string collective_text(const CollectiveRun& run) {
   std::ostringstream out;
-  out << run.algorithm << ' ' << run.collective << ": " << run.ranks << " ranks, " << format_bytes(run.bytes) << " ("
-      << run.bytes << " B)\n";
+  out << run.algorithm << ' ' << run.collective << ": " << run.ranks << " ranks";
+  if (run.helper_ranks > 0) out << " + " << run.helper_ranks << " server hosts";
+  out << ", " << format_bytes(run.bytes) << " (" << run.bytes << " B)\n";
   out << "  network    star, " << format_bits_per_s(run.cost.bandwidth_Bps) << " per host, latency "
       << format_seconds(run.cost.alpha_s) << ", reduce " << format_rate_Bps(run.cost.reduce_Bps) << '\n';
   out << "  backend    " << run.backend;
@@ -46,6 +47,7 @@ nlohmann::json collective_json(const CollectiveRun& run) {
   nlohmann::json j{{"algorithm", run.algorithm},
                    {"collective", run.collective},
                    {"ranks", run.ranks},
+                   {"helper_ranks", run.helper_ranks},
                    {"bytes", run.bytes},
                    {"backend", run.backend},
                    {"time_s", run.result.time_s},

@@ -12,7 +12,8 @@ namespace dtsim {
 struct CollectiveRun {
   std::string algorithm;
   std::string collective;
-  int ranks = 0;
+  int ranks = 0;         // participating ranks (workers)
+  int helper_ranks = 0;  // extra ranks that hold no data, e.g. parameter servers on hosts of their own
   std::uint64_t bytes = 0;
   std::string backend;        // "simgrid" or "analytical"
   std::string network_model;  // simgrid only

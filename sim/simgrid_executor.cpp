@@ -243,6 +243,7 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
     for (int r = 0; r < s.ranks; ++r) {
       Payload& b = sim.buffers[static_cast<std::size_t>(r)];
       b.resize(s.bytes / 4);
+      if (r >= s.participants) continue;  // helper ranks (parameter servers) start with zeros
       for (std::uint64_t e = 0; e < b.size(); ++e)
         b[e] = payload_value(o.payload_seed, r, e);
     }
@@ -267,10 +268,12 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
     double worst = 0.0;
     for (std::uint64_t e = 0; e < s.bytes / 4; ++e) {
       double expected = 0.0;
-      for (int r = 0; r < s.ranks; ++r)
+      for (int r = 0; r < s.participants; ++r)
         expected += payload_value(o.payload_seed, r, e);
-      for (const Payload& b : sim.buffers)
-        worst = std::max(worst, std::fabs(static_cast<double>(b[e]) - expected));
+      for (int r = 0; r < s.participants; ++r) {
+        const double got = sim.buffers[static_cast<std::size_t>(r)][e];
+        worst = std::max(worst, std::fabs(got - expected));
+      }
     }
     result.payload_max_abs_error = worst;
     result.payload_ok = worst == 0.0;

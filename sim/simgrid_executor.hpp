@@ -30,8 +30,9 @@ struct SimGridOptions {
   AlphaBetaGamma cost;
   double compute_flops_per_s = 1e12;
   NetworkModel network_model = NetworkModel::cm02;
-  // Real-payload mode: every rank holds bytes/4 floats (small random integers, so every sum is exact in float),
-  // transfers carry copies of the chunks, reductions add them, and the result is checked against the exact sum.
+  // Real-payload mode: every participating rank holds bytes/4 floats (helper ranks start with zeros) (small random
+  // integers, so every sum is exact in float), transfers carry copies of the chunks, reductions add them, and the
+  // result is checked against the exact sum.
   bool real_payload = false;
   std::uint64_t payload_seed = 1;
 };
