@@ -1,13 +1,26 @@
+// Options every schedule builder accepts, each with its meaning, default and valid range.
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace dtsim {
 
-// Options every schedule builder accepts. Algorithm-specific options join here as algorithms arrive.
 struct AlgorithmOptions {
   // Chunk boundaries fall on multiples of this many bytes (4 for float32 payloads); bytes must be a multiple of it.
   std::uint32_t element_bytes = 1;
+  // Parameter server: number of server shards, >= 1 (each owns bytes/servers of the buffer).
+  std::uint32_t servers = 1;
+  // Parameter server: servers on hosts of their own (false) or on the first `servers` workers (true, servers <= ranks).
+  bool colocated_servers = false;
+};
+
+// An option value the algorithm cannot use; `option` names it as users write it (e.g. "servers").
+struct OptionError : std::invalid_argument {
+  OptionError(std::string option_name, const std::string& message)
+      : std::invalid_argument(message), option(std::move(option_name)) {}
+  std::string option;
 };
 
 }  // namespace dtsim

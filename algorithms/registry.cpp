@@ -5,6 +5,7 @@
 
 #include "algorithms/binomial_tree.hpp"
 #include "algorithms/direct.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "algorithms/rabenseifner.hpp"
 #include "algorithms/recursive_doubling.hpp"
 #include "algorithms/ring.hpp"
@@ -12,7 +13,7 @@
 namespace dtsim {
 namespace {
 
-const std::array<AlgorithmInfo, 5> registry{{
+const std::array<AlgorithmInfo, 6> registry{{
     {"ring", Collective::allreduce, "ring reduce-scatter then ring allgather (bandwidth-optimal)", &ring_allreduce},
     {"tree", Collective::allreduce, "binomial-tree reduce to rank 0, then binomial broadcast",
      &binomial_tree_allreduce},
@@ -21,6 +22,8 @@ const std::array<AlgorithmInfo, 5> registry{{
     {"rabenseifner", Collective::allreduce,
      "recursive-halving reduce-scatter, then recursive-doubling allgather (non-powers of two folded in)",
      &rabenseifner_allreduce},
+    {"ps", Collective::allreduce, "synchronous parameter server: push shards, servers reduce, pull (--servers)",
+     &parameter_server_allreduce},
     {"direct", Collective::allreduce, "reduce-scatter and allgather by direct sends to every rank", &direct_allreduce},
 }};
 

@@ -16,8 +16,8 @@ namespace {
 
 constexpr long long max_ranks = 1'000'000;
 
-constexpr std::array<FlagSpec, 11> collective_flags{{
-    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, direct"},
+constexpr std::array<FlagSpec, 13> collective_flags{{
+    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, ps, direct"},
     {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
     {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
@@ -26,13 +26,15 @@ constexpr std::array<FlagSpec, 11> collective_flags{{
     {"backend", "NAME", "simgrid",
      "simgrid (SimGrid flow-level network, links shared max-min) or analytical (no contention)"},
     {"network-model", "NAME", "CM02", "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
+    {"servers", "S", "1", "ps: number of server shards, 1 to 1000000"},
+    {"ps-placement", "WHERE", "hosts", "ps: servers on hosts of their own (hosts) or on the first S ranks (colocated)"},
     {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
     {"verify", "", "", "also run the symbolic verifier on the schedule"},
     {"json", "", "", "print one JSON object instead of text"},
 }};
 
 constexpr std::array<FlagSpec, 3> verify_flags{{
-    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, direct"},
+    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, ps, direct"},
     {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
 }};
@@ -86,7 +88,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     throw UsageError("--real-payload: --bytes must be a whole number of 4-byte floats, got " +
                      std::to_string(request.bytes));
   }
-  AlgorithmOptions options;
+  AlgorithmOptions options = settings.algorithm;
   if (settings.real_payload) options.element_bytes = 4;
   const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, options);
   bool verified = false;

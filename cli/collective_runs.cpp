@@ -19,6 +19,13 @@ RunSettings parse_run_settings(const Flags& flags) {
   if (settings.network_model != "CM02" && settings.network_model != "LV08") {
     throw UsageError("--network-model: expected CM02 or LV08, got '" + settings.network_model + "'");
   }
+  settings.algorithm.servers = static_cast<std::uint32_t>(
+      flags.parse("servers", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
+  const std::string placement = flags.get("ps-placement");
+  if (placement != "hosts" && placement != "colocated") {
+    throw UsageError("--ps-placement: expected hosts or colocated, got '" + placement + "'");
+  }
+  settings.algorithm.colocated_servers = placement == "colocated";
   return settings;
 }
 
@@ -26,6 +33,8 @@ Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t
                         const AlgorithmOptions& options) {
   try {
     return algorithm.build(ranks, bytes, options);
+  } catch (const OptionError& e) {
+    throw UsageError("--" + e.option + ": " + e.what());
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--ranks: ") + e.what());
   }
@@ -52,7 +61,8 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     an.cost = settings.cost;
     run.result = run_analytical(schedule, an);
   }
-  run.closed_form_s = allreduce_closed_form_seconds(run.algorithm, run.ranks, run.bytes, settings.cost);
+  run.closed_form_s = allreduce_closed_form_seconds(run.algorithm, run.ranks, run.bytes, settings.cost,
+                                                    settings.algorithm.servers, settings.algorithm.colocated_servers);
   return run;
 }
 

@@ -10,16 +10,18 @@
 namespace dtsim::cli {
 
 struct RunSettings {
+  AlgorithmOptions algorithm;
   AlphaBetaGamma cost;
   std::string backend;        // "simgrid" or "analytical"
   std::string network_model;  // "CM02" or "LV08"
   bool real_payload = false;
 };
 
-// Reads --bandwidth, --latency, --reduce-rate, --backend and --network-model (and --real-payload when declared).
+// Reads --bandwidth, --latency, --reduce-rate, --backend, --network-model, --servers and --ps-placement.
 RunSettings parse_run_settings(const Flags& flags);
 
-// Builds the algorithm's schedule (a schedule too large to build is a UsageError naming --ranks).
+// Builds the algorithm's schedule; an option it cannot use is a UsageError naming the option's flag, a schedule too
+// large to build one naming --ranks.
 Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
                         const AlgorithmOptions& options);
 

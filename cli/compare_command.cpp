@@ -15,8 +15,8 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 9> compare_flags{{
-    {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,direct", "allreduce algorithms to compare"},
+constexpr std::array<FlagSpec, 11> compare_flags{{
+    {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct", "allreduce algorithms to compare"},
     {"ranks", "LIST", "2,4,...,64", "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
     {"bytes", "LIST", "1KB,...,1GB", "buffer sizes: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
     {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth"},
@@ -24,6 +24,8 @@ constexpr std::array<FlagSpec, 9> compare_flags{{
     {"reduce-rate", "RATE", "10GBps", "local reduction throughput"},
     {"backend", "NAME", "simgrid", "simgrid or analytical"},
     {"network-model", "NAME", "CM02", "SimGrid network model: CM02 or LV08"},
+    {"servers", "S", "1", "ps: number of server shards"},
+    {"ps-placement", "WHERE", "hosts", "ps: hosts or colocated"},
     {"json", "", "", "print a JSON array with one object per (algorithm, ranks, bytes)"},
 }};
 
@@ -112,7 +114,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   for (int p : ranks) {
     for (std::uint64_t bytes : sizes) {
       for (const AlgorithmInfo* algorithm : chosen) {
-        runs.push_back(run_schedule(build_schedule(*algorithm, p, bytes, AlgorithmOptions{}), settings));
+        runs.push_back(run_schedule(build_schedule(*algorithm, p, bytes, settings.algorithm), settings));
       }
     }
   }

@@ -58,13 +58,30 @@ double direct_allreduce_shared_link_seconds(int ranks, std::uint64_t bytes, cons
   return 2.0 * (cost.alpha_s + (ranks - 1.0) * chunk / cost.bandwidth_Bps) + (ranks - 1.0) * chunk / cost.reduce_Bps;
 }
 
+double parameter_server_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost, std::uint32_t servers,
+                                bool colocated) {
+  if (bytes == 0 || (colocated && ranks <= 1)) return 0.0;
+  const double shard = static_cast<double>(bytes) / servers;
+  const double workers = colocated ? ranks - 1.0 : ranks;
+  return 2.0 * (cost.alpha_s + shard / cost.bandwidth_Bps) + workers * shard / cost.reduce_Bps;
+}
+
+double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                            std::uint32_t servers, bool colocated) {
+  if (bytes == 0 || (colocated && ranks <= 1)) return 0.0;
+  const double shard = static_cast<double>(bytes) / servers;
+  const double workers = colocated ? ranks - 1.0 : ranks;
+  return 2.0 * (cost.alpha_s + workers * shard / cost.bandwidth_Bps) + workers * shard / cost.reduce_Bps;
+}
+
 double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
-                                     const AlphaBetaGamma& cost) {
+                                     const AlphaBetaGamma& cost, std::uint32_t servers, bool colocated) {
   if (algorithm == "ring") return ring_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "tree") return binomial_tree_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "butterfly") return recursive_doubling_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "direct") return direct_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "rabenseifner") return rabenseifner_allreduce_seconds(ranks, bytes, cost);
+  if (algorithm == "ps") return parameter_server_seconds(ranks, bytes, cost, servers, colocated);
   return -1.0;
 }
 

@@ -37,9 +37,19 @@ double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaG
 // 2 (alpha + (P-1) n/P beta) + (P-1) n/P gamma.
 double direct_allreduce_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
 
-// The closed form of a registered allreduce algorithm by its name, or a negative value when it has none.
+// Parameter server with `servers` shards, without contention: 2 (alpha + n/S beta) + W n/S gamma, where W = P on
+// server hosts of their own and P-1 co-located.
+double parameter_server_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost, std::uint32_t servers,
+                                bool colocated);
+// The same where each host has one link (a star): every server link carries W shards each way,
+// 2 (alpha + W n/(S B)) + W n/S gamma.
+double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                            std::uint32_t servers, bool colocated);
+
+// The closed form of a registered allreduce algorithm by its name (without contention), or a negative value when it
+// has none.
 double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
-                                     const AlphaBetaGamma& cost);
+                                     const AlphaBetaGamma& cost, std::uint32_t servers = 1, bool colocated = false);
 
 // Bus bandwidth as nccl-tests defines it for allreduce: algbw * 2(P-1)/P.
 double allreduce_bus_factor(int ranks);

@@ -71,7 +71,12 @@ TEST_CASE("analytical and SimGrid times equal each algorithm's closed form on a 
       SimGridOptions sg;
       sg.cost = cost;
       CHECK(rel_diff(run_analytical(s, an).time_s, formula) < 1e-9);
-      if (algorithm.name == "direct" && ranks > 2) {
+      if (algorithm.name == "ps") {
+        // every worker pushes its shard through the one server's link: the incast the analytical executor leaves out
+        const double shared = parameter_server_shared_link_seconds(ranks, bytes, cost, 1, false);
+        CHECK(rel_diff(run_simgrid(s, sg).time_s, shared) < 1e-9);
+        CHECK(shared >= 2.0 * (ranks - 1) * static_cast<double>(bytes) / cost.bandwidth_Bps);
+      } else if (algorithm.name == "direct" && ranks > 2) {
         // P-1 messages leave and enter every host at once and share its one link: SimGrid shows the contention the
         // analytical executor leaves out, exactly as max-min sharing predicts.
         const double shared = direct_allreduce_shared_link_seconds(ranks, bytes, cost);
@@ -98,4 +103,53 @@ TEST_CASE(
   const double ring_small = analytical_time("ring", 64, 1000, cost);
   CHECK(analytical_time("butterfly", 64, 1000, cost) < ring_small);
   CHECK(analytical_time("tree", 64, 1000, cost) < ring_small);
+}
+
+TEST_CASE("parameter server: sharded, on server hosts or co-located; verified, exact, and its incast timed") {
+  AlphaBetaGamma cost;
+  cost.alpha_s = 2e-6;
+  const std::uint64_t bytes = 1680ULL * 600;
+  for (const bool colocated : {false, true}) {
+    for (const std::uint32_t servers : {1U, 2U, 3U, 5U}) {
+      for (const int ranks : {1, 2, 5, 8, 16}) {
+        if (colocated && servers > static_cast<std::uint32_t>(ranks)) continue;
+        CAPTURE(colocated, servers, ranks);
+        AlgorithmOptions options;
+        options.servers = servers;
+        options.colocated_servers = colocated;
+        const Schedule s = find_algorithm("ps").build(ranks, bytes, options);
+        CHECK(s.participants == ranks);
+        CHECK(s.ranks == (colocated ? ranks : ranks + static_cast<int>(servers)));
+        const VerifyReport report = verify(s);
+        CAPTURE(report.error);
+        CHECK(report.ok);
+        AnalyticalOptions an;
+        an.cost = cost;
+        CHECK(rel_diff(run_analytical(s, an).time_s,
+                       allreduce_closed_form_seconds("ps", ranks, bytes, cost, servers, colocated)) < 1e-9);
+        SimGridOptions sg;
+        sg.cost = cost;
+        const double shared = parameter_server_shared_link_seconds(ranks, bytes, cost, servers, colocated);
+        // co-located, each server link carries P-1 shards each way and a worker link at most S <= P of them
+        CHECK(rel_diff(run_simgrid(s, sg).time_s, shared) < 1e-9);
+        options.element_bytes = 4;
+        sg.real_payload = true;
+        const ExecutionResult payload = run_simgrid(find_algorithm("ps").build(ranks, 4000, options), sg);
+        CHECK(payload.payload_ok);
+      }
+    }
+  }
+  CHECK_THROWS_AS(find_algorithm("ps").build(4, 100, AlgorithmOptions{1, 0, false}), OptionError);
+  CHECK_THROWS_WITH(find_algorithm("ps").build(4, 100, AlgorithmOptions{1, 5, true}),
+                    Catch::Contains("at most 4 co-located servers"));
+}
+
+TEST_CASE("a single parameter server is about P times slower than the ring at 64 ranks and 100 MB") {
+  const AlphaBetaGamma cost;
+  SimGridOptions sg;
+  const double ring = run_simgrid(find_algorithm("ring").build(64, 100000000, AlgorithmOptions{}), sg).time_s;
+  const double ps = run_simgrid(find_algorithm("ps").build(64, 100000000, AlgorithmOptions{}), sg).time_s;
+  // 2 P n/B through the server's link against the ring's 2 (P-1)/P n/B: about P
+  CHECK(ps / ring > 0.5 * 64);
+  CHECK(ps / ring < 1.5 * 64);
 }

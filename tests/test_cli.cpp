@@ -77,7 +77,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ranks 0", "--ranks: expected a whole number in [1, 1000000]"},
       {"collective --ranks abc", "--ranks: expected a whole number"},
       {"collective --algorithm rign",
-       "--algorithm: unknown algorithm 'rign' (accepted: ring, tree, butterfly, rabenseifner, direct)"},
+       "--algorithm: unknown algorithm 'rign' (accepted: ring, tree, butterfly, rabenseifner, ps, direct)"},
       {"collective --backend ns3", "--backend: expected simgrid or analytical"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
       {"collective --colour red", "unknown flag --colour"},
@@ -86,6 +86,10 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --real-payload --bytes 10B", "--real-payload: --bytes must be a whole number of 4-byte floats"},
       {"collective --real-payload --backend analytical", "--real-payload: needs --backend simgrid"},
       {"frobnicate", "unknown command 'frobnicate'"},
+      {"collective --algorithm ps --servers 0", "--servers: expected a whole number in [1, 1000000]"},
+      {"collective --algorithm ps --servers 9 --ranks 8 --ps-placement colocated",
+       "--servers: expected at most 8 co-located servers (one per rank), got 9"},
+      {"collective --ps-placement cloud", "--ps-placement: expected hosts or colocated"},
       {"collective --ranks 100000", "--ranks: ring schedule for 100000 ranks needs 39999600000 ops"},
   };
   for (const auto& [args, message] : cases) {
