@@ -14,11 +14,9 @@
 namespace dtsim {
 
 Schedule binomial_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  if (ranks < 1) throw std::invalid_argument("tree allreduce: ranks must be >= 1, got " + std::to_string(ranks));
-  const auto p = static_cast<std::uint32_t>(ranks);
+  const std::uint32_t p = checked_ranks("tree", ranks);
   const bool nothing_to_send = ranks == 1 || bytes == 0;
-  ScheduleBuilder builder(Collective::allreduce, "tree", ranks, bytes,
-                          bytes == 0 ? std::vector<Chunk>{} : split_even(bytes, 1, options.element_bytes));
+  ScheduleBuilder builder(Collective::allreduce, "tree", ranks, bytes, buffer_chunks(bytes, 1, options.element_bytes));
   const std::uint32_t top = nothing_to_send ? 0 : std::bit_floor(p - 1);  // largest power of two below P
   if (!nothing_to_send) builder.reserve_ops(4ULL * (p - 1));
   for (std::uint32_t r = 0; r < p; ++r) {

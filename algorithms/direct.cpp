@@ -13,11 +13,10 @@
 namespace dtsim {
 
 Schedule direct_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  if (ranks < 1) throw std::invalid_argument("direct allreduce: ranks must be >= 1, got " + std::to_string(ranks));
-  const auto p = static_cast<std::uint32_t>(ranks);
+  const std::uint32_t p = checked_ranks("direct", ranks);
   const bool nothing_to_send = ranks == 1 || bytes == 0;
   ScheduleBuilder builder(Collective::allreduce, "direct", ranks, bytes,
-                          bytes == 0 ? std::vector<Chunk>{} : split_even(bytes, p, options.element_bytes));
+                          buffer_chunks(bytes, p, options.element_bytes));
   if (!nothing_to_send) builder.reserve_ops(4ULL * p * (p - 1));
   for (std::uint32_t r = 0; r < p; ++r) {
     builder.begin_rank(static_cast<int>(r));

@@ -15,8 +15,7 @@
 namespace dtsim {
 
 Schedule parameter_server_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  if (ranks < 1) throw std::invalid_argument("ps allreduce: ranks must be >= 1, got " + std::to_string(ranks));
-  const auto p = static_cast<std::uint32_t>(ranks);
+  const std::uint32_t p = checked_ranks("ps", ranks);
   const std::uint32_t s = options.servers;
   if (s < 1) throw OptionError("servers", "expected at least 1 server, got 0");
   if (options.colocated_servers && s > p) {
@@ -26,7 +25,7 @@ Schedule parameter_server_allreduce(int ranks, std::uint64_t bytes, const Algori
   const std::uint32_t total = options.colocated_servers ? p : p + s;
   auto server_rank = [&](std::uint32_t shard) { return options.colocated_servers ? shard : p + shard; };
   ScheduleBuilder builder(Collective::allreduce, "ps", static_cast<int>(total), bytes,
-                          bytes == 0 ? std::vector<Chunk>{} : split_even(bytes, s, options.element_bytes));
+                          buffer_chunks(bytes, s, options.element_bytes));
   builder.set_participants(ranks);
   const bool nothing_to_send = bytes == 0 || (options.colocated_servers && p == 1);
   if (!nothing_to_send) builder.reserve_ops(4ULL * p * s);

@@ -20,14 +20,12 @@
 namespace dtsim {
 
 Schedule rabenseifner_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  if (ranks < 1)
-    throw std::invalid_argument("rabenseifner allreduce: ranks must be >= 1, got " + std::to_string(ranks));
-  const auto p = static_cast<std::uint32_t>(ranks);
+  const std::uint32_t p = checked_ranks("rabenseifner", ranks);
   const bool nothing_to_send = ranks == 1 || bytes == 0;
   const std::uint32_t pof2 = std::bit_floor(p);
   const std::uint32_t rem = p - pof2;
   ScheduleBuilder builder(Collective::allreduce, "rabenseifner", ranks, bytes,
-                          bytes == 0 ? std::vector<Chunk>{} : split_even(bytes, pof2, options.element_bytes));
+                          buffer_chunks(bytes, pof2, options.element_bytes));
   auto old_rank = [rem](std::uint32_t v) { return static_cast<int>(v < rem ? 2 * v + 1 : v + rem); };
   const std::uint32_t levels = static_cast<std::uint32_t>(std::bit_width(pof2)) - 1;
   if (!nothing_to_send) builder.reserve_ops(4ULL * p * (levels + 1));

@@ -15,11 +15,10 @@
 namespace dtsim {
 
 Schedule recursive_doubling_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  if (ranks < 1) throw std::invalid_argument("butterfly allreduce: ranks must be >= 1, got " + std::to_string(ranks));
-  const auto p = static_cast<std::uint32_t>(ranks);
+  const std::uint32_t p = checked_ranks("butterfly", ranks);
   const bool nothing_to_send = ranks == 1 || bytes == 0;
   ScheduleBuilder builder(Collective::allreduce, "butterfly", ranks, bytes,
-                          bytes == 0 ? std::vector<Chunk>{} : split_even(bytes, 1, options.element_bytes));
+                          buffer_chunks(bytes, 1, options.element_bytes));
   const std::uint32_t pof2 = std::bit_floor(p);
   const std::uint32_t rem = p - pof2;
   // Old rank of new rank `v` in the butterfly.

@@ -14,11 +14,9 @@
 namespace dtsim {
 
 Schedule ring_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  if (ranks < 1) throw std::invalid_argument("ring allreduce: ranks must be >= 1, got " + std::to_string(ranks));
-  const auto p = static_cast<std::uint32_t>(ranks);
+  const std::uint32_t p = checked_ranks("ring", ranks);
   const bool nothing_to_send = ranks == 1 || bytes == 0;
-  ScheduleBuilder builder(Collective::allreduce, "ring", ranks, bytes,
-                          bytes == 0 ? std::vector<Chunk>{} : split_even(bytes, p, options.element_bytes));
+  ScheduleBuilder builder(Collective::allreduce, "ring", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
   if (!nothing_to_send) builder.reserve_ops(4ULL * p * (p - 1));
   for (std::uint32_t r = 0; r < p; ++r) {
     builder.begin_rank(static_cast<int>(r));

@@ -48,6 +48,18 @@ std::vector<Chunk> split_even(std::uint64_t bytes, std::uint32_t parts, std::uin
   return chunks;
 }
 
+std::vector<Chunk> buffer_chunks(std::uint64_t bytes, std::uint32_t parts, std::uint32_t element_bytes) {
+  return bytes == 0 ? std::vector<Chunk>{} : split_even(bytes, parts, element_bytes);
+}
+
+std::uint32_t checked_ranks(const char* algorithm, int ranks) {
+  if (ranks < 1) {
+    throw std::invalid_argument(std::string(algorithm) + " allreduce: ranks must be >= 1, got " +
+                                std::to_string(ranks));
+  }
+  return static_cast<std::uint32_t>(ranks);
+}
+
 ScheduleBuilder::ScheduleBuilder(Collective collective, std::string algorithm, int ranks, std::uint64_t bytes,
                                  std::vector<Chunk> chunks) {
   if (ranks < 1) throw std::invalid_argument("schedule needs at least 1 rank, got " + std::to_string(ranks));

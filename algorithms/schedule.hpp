@@ -107,6 +107,10 @@ struct Schedule {
 // Splits `bytes` into `parts` contiguous chunks whose sizes differ by at most one element; the first `remainder`
 // chunks get the extra element. Sizes are multiples of element_bytes (bytes must be one).
 std::vector<Chunk> split_even(std::uint64_t bytes, std::uint32_t parts, std::uint32_t element_bytes);
+// split_even for a collective's buffer: no chunks at all when the buffer is empty.
+std::vector<Chunk> buffer_chunks(std::uint64_t bytes, std::uint32_t parts, std::uint32_t element_bytes);
+// `ranks` as an unsigned count; throws std::invalid_argument naming the algorithm when it is below 1.
+std::uint32_t checked_ranks(const char* algorithm, int ranks);
 
 // Builds a Schedule rank by rank: begin_rank(r) for r = 0..ranks-1 in order, then steps of ops.
 class ScheduleBuilder {

@@ -16,22 +16,16 @@ namespace {
 
 constexpr long long max_ranks = 1'000'000;
 
-constexpr std::array<FlagSpec, 13> collective_flags{{
-    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, ps, direct"},
-    {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
-    {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
-    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
-    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
-    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
-    {"backend", "NAME", "simgrid",
-     "simgrid (SimGrid flow-level network, links shared max-min) or analytical (no contention)"},
-    {"network-model", "NAME", "CM02", "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
-    {"servers", "S", "1", "ps: number of server shards, 1 to 1000000"},
-    {"ps-placement", "WHERE", "hosts", "ps: servers on hosts of their own (hosts) or on the first S ranks (colocated)"},
-    {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
-    {"verify", "", "", "also run the symbolic verifier on the schedule"},
-    {"json", "", "", "print one JSON object instead of text"},
-}};
+constexpr auto collective_flags = join_flags(
+    std::array<FlagSpec, 6>{{
+        {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, ps, direct"},
+        {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
+        {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
+        {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
+        {"verify", "", "", "also run the symbolic verifier on the schedule"},
+        {"json", "", "", "print one JSON object instead of text"},
+    }},
+    run_flags);
 
 constexpr std::array<FlagSpec, 3> verify_flags{{
     {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, ps, direct"},

@@ -9,6 +9,18 @@
 
 namespace dtsim::cli {
 
+// The network, backend and algorithm-option flags that `collective` and `compare` share.
+inline constexpr std::array<FlagSpec, 7> run_flags{{
+    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
+    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
+    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
+    {"backend", "NAME", "simgrid",
+     "simgrid (SimGrid flow-level network, links shared max-min) or analytical (no contention)"},
+    {"network-model", "NAME", "CM02", "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
+    {"servers", "S", "1", "ps: number of server shards, 1 to 1000000"},
+    {"ps-placement", "WHERE", "hosts", "ps: servers on hosts of their own (hosts) or on the first S ranks (colocated)"},
+}};
+
 struct RunSettings {
   AlgorithmOptions algorithm;
   AlphaBetaGamma cost;

@@ -15,19 +15,15 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 11> compare_flags{{
-    {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct", "allreduce algorithms to compare"},
-    {"ranks", "LIST", "2,4,...,64", "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
-    {"bytes", "LIST", "1KB,...,1GB", "buffer sizes: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
-    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth"},
-    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha)"},
-    {"reduce-rate", "RATE", "10GBps", "local reduction throughput"},
-    {"backend", "NAME", "simgrid", "simgrid or analytical"},
-    {"network-model", "NAME", "CM02", "SimGrid network model: CM02 or LV08"},
-    {"servers", "S", "1", "ps: number of server shards"},
-    {"ps-placement", "WHERE", "hosts", "ps: hosts or colocated"},
-    {"json", "", "", "print a JSON array with one object per (algorithm, ranks, bytes)"},
-}};
+constexpr auto compare_flags = join_flags(
+    std::array<FlagSpec, 4>{{
+        {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct", "allreduce algorithms to compare"},
+        {"ranks", "LIST", "2,4,...,64",
+         "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
+        {"bytes", "LIST", "1KB,...,1GB", "buffer sizes: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
+        {"json", "", "", "print a JSON array with one object per (algorithm, ranks, bytes)"},
+    }},
+    run_flags);
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;

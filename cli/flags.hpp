@@ -2,6 +2,7 @@
 // (unknown, repeated or value-less flags are usage errors).
 #pragma once
 
+#include <array>
 #include <map>
 #include <span>
 #include <stdexcept>
@@ -47,5 +48,17 @@ private:
 };
 
 std::string flags_help(std::span<const FlagSpec> specs);
+
+// One flag table from two (a command's own flags, then shared ones).
+template <std::size_t A, std::size_t B>
+constexpr std::array<FlagSpec, A + B> join_flags(const std::array<FlagSpec, A>& first,
+                                                 const std::array<FlagSpec, B>& second) {
+  std::array<FlagSpec, A + B> all{};
+  for (std::size_t i = 0; i < A; ++i)
+    all[i] = first[i];
+  for (std::size_t i = 0; i < B; ++i)
+    all[A + i] = second[i];
+  return all;
+}
 
 }  // namespace dtsim::cli

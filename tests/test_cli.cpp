@@ -33,6 +33,17 @@ int count_lines(const std::string& text) {
   return n;
 }
 
+// Each (arguments, message) must exit 2 with exactly one line containing the message.
+void check_usage_errors(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    const Run run = run_dtsim(args);
+    CHECK(run.exit_code == 2);
+    CHECK(run.output.find(message) != std::string::npos);
+    CHECK(count_lines(run.output) == 1);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("collective --json prints one object with the documented fields") {
@@ -92,13 +103,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ps-placement cloud", "--ps-placement: expected hosts or colocated"},
       {"collective --ranks 100000", "--ranks: ring schedule for 100000 ranks needs 39999600000 ops"},
   };
-  for (const auto& [args, message] : cases) {
-    CAPTURE(args);
-    const Run run = run_dtsim(args);
-    CHECK(run.exit_code == 2);
-    CHECK(run.output.find(message) != std::string::npos);
-    CHECK(count_lines(run.output) == 1);
-  }
+  check_usage_errors(cases);
 }
 
 TEST_CASE("verify command proves ring and prints the message count") {
@@ -141,11 +146,5 @@ TEST_CASE("compare refuses bad lists with exit 2") {
       {"compare --bytes 1KB,,1MB", "--bytes: expected a size"},
       {"compare --algorithms ring,nope", "--algorithms: unknown algorithm 'nope'"},
   };
-  for (const auto& [args, message] : cases) {
-    CAPTURE(args);
-    const Run run = run_dtsim(args);
-    CHECK(run.exit_code == 2);
-    CHECK(run.output.find(message) != std::string::npos);
-    CHECK(count_lines(run.output) == 1);
-  }
+  check_usage_errors(cases);
 }
