@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace dtsim {
 
@@ -14,6 +15,8 @@ struct AlgorithmOptions {
   std::uint32_t servers = 1;
   // Parameter server: servers on hosts of their own (false) or on the first `servers` workers (true, servers <= ranks).
   bool colocated_servers = false;
+  // Broadcast and reduce: the root rank, in [0, ranks).
+  std::uint32_t root = 0;
 };
 
 // An option value the algorithm cannot use; `option` names it as users write it (e.g. "servers").

@@ -13,7 +13,7 @@
 namespace dtsim {
 namespace {
 
-const std::array<AlgorithmInfo, 6> registry{{
+const std::array<AlgorithmInfo, 10> registry{{
     {"ring", Collective::allreduce, "ring reduce-scatter then ring allgather (bandwidth-optimal)", &ring_allreduce},
     {"tree", Collective::allreduce, "binomial-tree reduce to rank 0, then binomial broadcast",
      &binomial_tree_allreduce},
@@ -25,26 +25,41 @@ const std::array<AlgorithmInfo, 6> registry{{
     {"ps", Collective::allreduce, "synchronous parameter server: push shards, servers reduce, pull (--servers)",
      &parameter_server_allreduce},
     {"direct", Collective::allreduce, "reduce-scatter and allgather by direct sends to every rank", &direct_allreduce},
+    {"ring", Collective::reduce_scatter, "ring reduce-scatter, rank r ends with block r", &ring_reduce_scatter},
+    {"ring", Collective::allgather, "ring allgather of the ranks' blocks", &ring_allgather},
+    {"tree", Collective::broadcast, "binomial broadcast from --root", &binomial_broadcast},
+    {"tree", Collective::reduce, "binomial reduce to --root", &binomial_reduce},
 }};
 
 }  // namespace
 
 std::span<const AlgorithmInfo> algorithms() { return registry; }
 
-std::string algorithm_names() {
+std::string algorithm_names(Collective collective) {
   std::string names;
   for (const auto& info : registry) {
+    if (info.collective != collective) continue;
     if (!names.empty()) names += ", ";
     names += info.name;
   }
   return names;
 }
 
-const AlgorithmInfo& find_algorithm(std::string_view name) {
+const AlgorithmInfo& find_algorithm(std::string_view name, Collective collective) {
   for (const auto& info : registry) {
-    if (info.name == name) return info;
+    if (info.name == name && info.collective == collective) return info;
   }
-  throw std::invalid_argument("unknown algorithm '" + std::string(name) + "' (accepted: " + algorithm_names() + ")");
+  throw std::invalid_argument("unknown " + std::string(to_string(collective)) + " algorithm '" + std::string(name) +
+                              "' (accepted: " + algorithm_names(collective) + ")");
+}
+
+Collective parse_collective(std::string_view name) {
+  for (Collective c : {Collective::allreduce, Collective::reduce_scatter, Collective::allgather, Collective::broadcast,
+                       Collective::reduce}) {
+    if (name == to_string(c)) return c;
+  }
+  throw std::invalid_argument("expected allreduce, reduce-scatter, allgather, broadcast or reduce, got '" +
+                              std::string(name) + "'");
 }
 
 }  // namespace dtsim

@@ -18,9 +18,12 @@ struct AlgorithmInfo {
   Schedule (*build)(int ranks, std::uint64_t bytes, const AlgorithmOptions& options);
 };
 
+// Every registered algorithm, of every collective.
 std::span<const AlgorithmInfo> algorithms();
-// Throws std::invalid_argument naming the accepted algorithms when `name` is unknown.
-const AlgorithmInfo& find_algorithm(std::string_view name);
-std::string algorithm_names();  // "ring, ..." for messages
+// Throws std::invalid_argument naming the accepted algorithms when `name` is unknown for the collective.
+const AlgorithmInfo& find_algorithm(std::string_view name, Collective collective = Collective::allreduce);
+std::string algorithm_names(Collective collective = Collective::allreduce);  // "ring, ..." for messages
+// Throws std::invalid_argument naming the accepted collectives.
+Collective parse_collective(std::string_view name);
 
 }  // namespace dtsim

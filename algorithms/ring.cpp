@@ -37,4 +37,54 @@ Schedule ring_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& 
   return builder.finish();
 }
 
+namespace {
+
+std::vector<int> one_block_per_chunk(std::uint32_t chunks) {
+  std::vector<int> block(chunks);
+  for (std::uint32_t c = 0; c < chunks; ++c)
+    block[c] = static_cast<int>(c);
+  return block;
+}
+
+}  // namespace
+
+// Ring reduce-scatter, shifted so that rank r ends with block r: in step s rank r sends chunk (r-s-1) mod P to r+1
+// and adds chunk (r-s-2) mod P from r-1. Cost (P-1)(alpha + n/P beta + n/P gamma).
+Schedule ring_reduce_scatter(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  const std::uint32_t p = checked_ranks("ring", ranks);
+  ScheduleBuilder builder(Collective::reduce_scatter, "ring", ranks, bytes,
+                          buffer_chunks(bytes, p, options.element_bytes));
+  if (bytes > 0) builder.set_chunk_blocks(one_block_per_chunk(p));
+  const bool nothing_to_send = ranks == 1 || bytes == 0;
+  for (std::uint32_t r = 0; r < p; ++r) {
+    builder.begin_rank(static_cast<int>(r));
+    if (nothing_to_send) continue;
+    for (std::uint32_t s = 0; s + 1 < p; ++s) {
+      builder.begin_step();
+      builder.add(Op::send(static_cast<int>((r + 1) % p), (r + 2 * p - s - 1) % p));
+      builder.add(Op::recv_reduce(static_cast<int>((r + p - 1) % p), (r + 2 * p - s - 2) % p));
+    }
+  }
+  return builder.finish();
+}
+
+// Ring allgather: rank r starts with block r; in step s it sends chunk (r-s) mod P to r+1 and copies chunk
+// (r-s-1) mod P from r-1. Cost (P-1)(alpha + n/P beta).
+Schedule ring_allgather(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  const std::uint32_t p = checked_ranks("ring", ranks);
+  ScheduleBuilder builder(Collective::allgather, "ring", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
+  if (bytes > 0) builder.set_chunk_blocks(one_block_per_chunk(p));
+  const bool nothing_to_send = ranks == 1 || bytes == 0;
+  for (std::uint32_t r = 0; r < p; ++r) {
+    builder.begin_rank(static_cast<int>(r));
+    if (nothing_to_send) continue;
+    for (std::uint32_t s = 0; s + 1 < p; ++s) {
+      builder.begin_step();
+      builder.add(Op::send(static_cast<int>((r + 1) % p), (r + p - s) % p));
+      builder.add(Op::recv_copy(static_cast<int>((r + p - 1) % p), (r + 2 * p - s - 1) % p));
+    }
+  }
+  return builder.finish();
+}
+
 }  // namespace dtsim

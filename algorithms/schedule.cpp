@@ -1,5 +1,7 @@
 #include "algorithms/schedule.hpp"
 
+#include "algorithms/options.hpp"
+
 #include <stdexcept>
 #include <utility>
 
@@ -18,6 +20,10 @@ const char* to_string(OpKind kind) {
 const char* to_string(Collective collective) {
   switch (collective) {
     case Collective::allreduce: return "allreduce";
+    case Collective::reduce_scatter: return "reduce-scatter";
+    case Collective::allgather: return "allgather";
+    case Collective::broadcast: return "broadcast";
+    case Collective::reduce: return "reduce";
   }
   return "?";
 }
@@ -91,6 +97,19 @@ void ScheduleBuilder::set_participants(int count) {
                            std::to_string(schedule_.ranks) + " ranks");
   }
   schedule_.participants = count;
+}
+
+void ScheduleBuilder::set_chunk_blocks(std::vector<int> block) {
+  if (block.size() != schedule_.chunks.size()) throw std::logic_error("ScheduleBuilder: one block per chunk needed");
+  schedule_.chunk_block = std::move(block);
+}
+
+void ScheduleBuilder::set_root(int root) {
+  if (root < 0 || root >= schedule_.participants) {
+    throw OptionError("root", "expected a rank in [0, " + std::to_string(schedule_.participants - 1) + "], got " +
+                                  std::to_string(root));
+  }
+  schedule_.root = root;
 }
 
 void ScheduleBuilder::begin_rank(int rank) {

@@ -71,7 +71,7 @@ struct Span {
 };
 
 // What the collective computes; the verifier checks the matching postcondition.
-enum class Collective : std::uint8_t { allreduce };
+enum class Collective : std::uint8_t { allreduce, reduce_scatter, allgather, broadcast, reduce };
 
 const char* to_string(Collective collective);
 
@@ -84,6 +84,8 @@ struct Schedule {
   int participants = 0;
   std::uint64_t bytes = 0;
   std::vector<Chunk> chunks;
+  std::vector<int> chunk_block;           // reduce-scatter and allgather: the rank whose block holds each chunk
+  int root = 0;                           // broadcast and reduce
   std::vector<Span> spans;                // spans[c] is {c, 1} for every chunk c; multi-chunk spans follow
   std::vector<double> compute_flops;      // indexed by Op::compute_index()
   std::vector<Op> ops;                    // all ranks' ops, rank after rank
@@ -124,6 +126,9 @@ public:
   void reserve_ops(std::uint64_t count);
   // Only the first `count` ranks hold data (default: all ranks).
   void set_participants(int count);
+  // Reduce-scatter and allgather: chunk c lies in the block of rank block[c].
+  void set_chunk_blocks(std::vector<int> block);
+  void set_root(int root);
   void begin_rank(int rank);
   void begin_step() { step_open_ = false; }
   void add(Op op);

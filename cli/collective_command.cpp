@@ -17,18 +17,26 @@ namespace {
 constexpr long long max_ranks = 1'000'000;
 
 constexpr auto collective_flags = join_flags(
-    std::array<FlagSpec, 6>{{
-        {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, ps, direct"},
+    std::array<FlagSpec, 8>{{
+        {"collective", "NAME", "allreduce", "allreduce, reduce-scatter, allgather, broadcast or reduce"},
+        {"algorithm", "NAME", "ring",
+         "allreduce: ring, tree, butterfly, rabenseifner, ps, direct; reduce-scatter and allgather: ring; broadcast "
+         "and "
+         "reduce: tree"},
         {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
         {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
+        {"root", "RANK", "0", "broadcast and reduce: the root rank"},
         {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
         {"verify", "", "", "also run the symbolic verifier on the schedule"},
         {"json", "", "", "print one JSON object instead of text"},
     }},
     run_flags);
 
-constexpr std::array<FlagSpec, 3> verify_flags{{
-    {"algorithm", "NAME", "ring", "allreduce algorithm: ring, tree, butterfly, rabenseifner, ps, direct"},
+constexpr std::array<FlagSpec, 4> verify_flags{{
+    {"collective", "NAME", "allreduce", "allreduce, reduce-scatter, allgather, broadcast or reduce"},
+    {"algorithm", "NAME", "ring",
+     "allreduce: ring, tree, butterfly, rabenseifner, ps, direct; reduce-scatter and allgather: ring; broadcast and "
+     "reduce: tree"},
     {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
 }};
@@ -41,7 +49,9 @@ struct ScheduleRequest {
 
 ScheduleRequest parse_schedule_request(const Flags& flags) {
   ScheduleRequest request{};
-  request.algorithm = flags.parse("algorithm", [](const std::string& v) { return &find_algorithm(v); });
+  const Collective collective = flags.parse("collective", [](const std::string& v) { return parse_collective(v); });
+  request.algorithm =
+      flags.parse("algorithm", [collective](const std::string& v) { return &find_algorithm(v, collective); });
   request.ranks =
       static_cast<int>(flags.parse("ranks", [](const std::string& v) { return parse_integer(v, 1, max_ranks); }));
   request.bytes = flags.parse("bytes", [](const std::string& v) { return parse_bytes(v); });
@@ -83,6 +93,8 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
                      std::to_string(request.bytes));
   }
   AlgorithmOptions options = settings.algorithm;
+  options.root = static_cast<std::uint32_t>(
+      flags.parse("root", [](const std::string& v) { return parse_integer(v, 0, max_ranks - 1); }));
   if (settings.real_payload) options.element_bytes = 4;
   const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, options);
   bool verified = false;

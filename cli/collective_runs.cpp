@@ -61,8 +61,8 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     an.cost = settings.cost;
     run.result = run_analytical(schedule, an);
   }
-  run.closed_form_s = allreduce_closed_form_seconds(run.algorithm, run.ranks, run.bytes, settings.cost,
-                                                    settings.algorithm.servers, settings.algorithm.colocated_servers);
+  run.closed_form_s = closed_form_seconds(run.collective, run.algorithm, run.ranks, run.bytes, settings.cost,
+                                          settings.algorithm.servers, settings.algorithm.colocated_servers);
   return run;
 }
 

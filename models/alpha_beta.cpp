@@ -85,6 +85,33 @@ double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std:
   return -1.0;
 }
 
+double bus_factor(std::string_view collective, int ranks) {
+  if (ranks <= 1) return 0.0;
+  if (collective == "allreduce") return allreduce_bus_factor(ranks);
+  if (collective == "reduce-scatter" || collective == "allgather") return (ranks - 1.0) / ranks;
+  return 1.0;
+}
+
+double closed_form_seconds(std::string_view collective, std::string_view algorithm, int ranks, std::uint64_t bytes,
+                           const AlphaBetaGamma& cost, std::uint32_t servers, bool colocated) {
+  if (collective == "allreduce")
+    return allreduce_closed_form_seconds(algorithm, ranks, bytes, cost, servers, colocated);
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double n = static_cast<double>(bytes);
+  const double block = n / ranks;
+  if (collective == "reduce-scatter" && algorithm == "ring") {
+    return (ranks - 1.0) * (cost.alpha_s + block / cost.bandwidth_Bps + block / cost.reduce_Bps);
+  }
+  if (collective == "allgather" && algorithm == "ring")
+    return (ranks - 1.0) * (cost.alpha_s + block / cost.bandwidth_Bps);
+  if (collective == "reduce" && algorithm == "tree") {
+    return ceil_log2(ranks) * (cost.alpha_s + n / cost.bandwidth_Bps + n / cost.reduce_Bps);
+  }
+  if (collective == "broadcast" && algorithm == "tree")
+    return ceil_log2(ranks) * (cost.alpha_s + n / cost.bandwidth_Bps);
+  return -1.0;
+}
+
 double allreduce_bus_factor(int ranks) { return ranks <= 1 ? 0.0 : 2.0 * (ranks - 1.0) / ranks; }
 
 }  // namespace dtsim

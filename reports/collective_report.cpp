@@ -11,7 +11,7 @@ double algbw_Bps(const CollectiveRun& run) {
   return run.result.time_s > 0 ? static_cast<double>(run.bytes) / run.result.time_s : 0.0;
 }
 
-double busbw_Bps(const CollectiveRun& run) { return algbw_Bps(run) * allreduce_bus_factor(run.ranks); }
+double busbw_Bps(const CollectiveRun& run) { return algbw_Bps(run) * bus_factor(run.collective, run.ranks); }
 
 std::string collective_text(const CollectiveRun& run) {
   std::ostringstream out;

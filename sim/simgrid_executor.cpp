@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/collectives.hpp"
 #include "algorithms/step_walker.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -242,10 +243,14 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
     sim.buffers.resize(p);
     for (int r = 0; r < s.ranks; ++r) {
       Payload& b = sim.buffers[static_cast<std::size_t>(r)];
-      b.resize(s.bytes / 4);
-      if (r >= s.participants) continue;  // helper ranks (parameter servers) start with zeros
-      for (std::uint64_t e = 0; e < b.size(); ++e)
-        b[e] = payload_value(o.payload_seed, r, e);
+      b.assign(s.bytes / 4, 0.0F);
+      for (std::uint32_t c = 0; c < s.chunks.size(); ++c) {
+        const int owner = initial_owner(s, r, c);  // -1: starts with zeros (helpers, chunks not yet received)
+        if (owner < 0) continue;
+        for (std::uint64_t e = s.chunks[c].offset_bytes / 4;
+             e < (s.chunks[c].offset_bytes + s.chunks[c].size_bytes) / 4; ++e)
+          b[e] = payload_value(o.payload_seed, owner, e);
+      }
     }
   }
   sg4::Engine::on_deadlock_cb([&sim, result_fd] {
@@ -266,13 +271,23 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
   if (o.real_payload) {
     result.payload_checked = true;
     double worst = 0.0;
-    for (std::uint64_t e = 0; e < s.bytes / 4; ++e) {
-      double expected = 0.0;
-      for (int r = 0; r < s.participants; ++r)
-        expected += payload_value(o.payload_seed, r, e);
+    for (std::uint32_t c = 0; c < s.chunks.size(); ++c) {
+      const std::uint64_t first = s.chunks[c].offset_bytes / 4;
+      const std::uint64_t last = (s.chunks[c].offset_bytes + s.chunks[c].size_bytes) / 4;
       for (int r = 0; r < s.participants; ++r) {
-        const double got = sim.buffers[static_cast<std::size_t>(r)][e];
-        worst = std::max(worst, std::fabs(got - expected));
+        const ExpectedChunk want = expected_chunk(s, r, c);
+        if (want.kind == ExpectedChunk::Kind::anything) continue;
+        for (std::uint64_t e = first; e < last; ++e) {
+          double expected = 0.0;
+          if (want.kind == ExpectedChunk::Kind::one_rank) {
+            expected = payload_value(o.payload_seed, want.rank, e);
+          } else {
+            for (int k = 0; k < s.participants; ++k)
+              expected += payload_value(o.payload_seed, k, e);
+          }
+          const double got = sim.buffers[static_cast<std::size_t>(r)][e];
+          worst = std::max(worst, std::fabs(got - expected));
+        }
       }
     }
     result.payload_max_abs_error = worst;

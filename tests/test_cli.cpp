@@ -88,7 +88,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ranks 0", "--ranks: expected a whole number in [1, 1000000]"},
       {"collective --ranks abc", "--ranks: expected a whole number"},
       {"collective --algorithm rign",
-       "--algorithm: unknown algorithm 'rign' (accepted: ring, tree, butterfly, rabenseifner, ps, direct)"},
+       "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, butterfly, rabenseifner, ps, direct)"},
       {"collective --backend ns3", "--backend: expected simgrid or analytical"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
       {"collective --colour red", "unknown flag --colour"},
@@ -144,7 +144,22 @@ TEST_CASE("compare refuses bad lists with exit 2") {
       {"compare --ranks ...,8", "--ranks: '...' needs a first value"},
       {"compare --ranks 8,4,...,1", "--ranks: '8,4,...,1' must grow"},
       {"compare --bytes 1KB,,1MB", "--bytes: expected a size"},
-      {"compare --algorithms ring,nope", "--algorithms: unknown algorithm 'nope'"},
+      {"compare --algorithms ring,nope", "--algorithms: unknown allreduce algorithm 'nope'"},
   };
   check_usage_errors(cases);
+}
+
+TEST_CASE("collective --collective runs the other collectives and checks their options") {
+  const Run run = run_dtsim("collective --collective allgather --ranks 4 --bytes 4MB --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  CHECK(j["collective"] == "allgather");
+  CHECK(j["busbw_Bps"].get<double>() == Approx(j["algbw_Bps"].get<double>() * 0.75));
+  CHECK(run_dtsim("collective --collective broadcast --algorithm tree --root 3 --ranks 5 --real-payload").exit_code ==
+        0);
+  check_usage_errors({
+      {"collective --collective gather", "--collective: expected allreduce, reduce-scatter, allgather"},
+      {"collective --collective broadcast --algorithm ring", "--algorithm: unknown broadcast algorithm 'ring'"},
+      {"collective --collective reduce --algorithm tree --root 8 --ranks 8", "--root: expected a rank in [0, 7]"},
+  });
 }
