@@ -17,6 +17,10 @@ struct AlgorithmOptions {
   bool colocated_servers = false;
   // Broadcast and reduce: the root rank, in [0, ranks).
   std::uint32_t root = 0;
+  // Hierarchical: ranks per node (>= 1, dividing ranks) and the allreduce algorithm run across nodes (any registered
+  // allreduce but hierarchical itself and ps).
+  std::uint32_t ranks_per_node = 1;
+  std::string inter_algorithm = "ring";
 };
 
 // An option value the algorithm cannot use; `option` names it as users write it (e.g. "servers").

@@ -5,6 +5,7 @@
 
 #include "algorithms/binomial_tree.hpp"
 #include "algorithms/direct.hpp"
+#include "algorithms/hierarchical.hpp"
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/rabenseifner.hpp"
 #include "algorithms/recursive_doubling.hpp"
@@ -13,7 +14,7 @@
 namespace dtsim {
 namespace {
 
-const std::array<AlgorithmInfo, 10> registry{{
+const std::array<AlgorithmInfo, 11> registry{{
     {"ring", Collective::allreduce, "ring reduce-scatter then ring allgather (bandwidth-optimal)", &ring_allreduce},
     {"tree", Collective::allreduce, "binomial-tree reduce to rank 0, then binomial broadcast",
      &binomial_tree_allreduce},
@@ -25,6 +26,9 @@ const std::array<AlgorithmInfo, 10> registry{{
     {"ps", Collective::allreduce, "synchronous parameter server: push shards, servers reduce, pull (--servers)",
      &parameter_server_allreduce},
     {"direct", Collective::allreduce, "reduce-scatter and allgather by direct sends to every rank", &direct_allreduce},
+    {"hierarchical", Collective::allreduce,
+     "reduce-scatter inside each node, --inter allreduce across nodes, allgather inside (--ranks-per-node)",
+     &hierarchical_allreduce},
     {"ring", Collective::reduce_scatter, "ring reduce-scatter, rank r ends with block r", &ring_reduce_scatter},
     {"ring", Collective::allgather, "ring allgather of the ranks' blocks", &ring_allgather},
     {"tree", Collective::broadcast, "binomial broadcast from --root", &binomial_broadcast},

@@ -16,13 +16,14 @@ namespace {
 
 constexpr long long max_ranks = 1'000'000;
 
+constexpr const char* algorithm_doc =
+    "allreduce: ring, tree, butterfly, rabenseifner, ps, direct, hierarchical; reduce-scatter and allgather: ring; "
+    "broadcast and reduce: tree";
+
 constexpr auto collective_flags = join_flags(
     std::array<FlagSpec, 8>{{
         {"collective", "NAME", "allreduce", "allreduce, reduce-scatter, allgather, broadcast or reduce"},
-        {"algorithm", "NAME", "ring",
-         "allreduce: ring, tree, butterfly, rabenseifner, ps, direct; reduce-scatter and allgather: ring; broadcast "
-         "and "
-         "reduce: tree"},
+        {"algorithm", "NAME", "ring", algorithm_doc},
         {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
         {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
         {"root", "RANK", "0", "broadcast and reduce: the root rank"},
@@ -34,9 +35,7 @@ constexpr auto collective_flags = join_flags(
 
 constexpr std::array<FlagSpec, 4> verify_flags{{
     {"collective", "NAME", "allreduce", "allreduce, reduce-scatter, allgather, broadcast or reduce"},
-    {"algorithm", "NAME", "ring",
-     "allreduce: ring, tree, butterfly, rabenseifner, ps, direct; reduce-scatter and allgather: ring; broadcast and "
-     "reduce: tree"},
+    {"algorithm", "NAME", "ring", algorithm_doc},
     {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
     {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
 }};

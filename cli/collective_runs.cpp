@@ -26,6 +26,9 @@ RunSettings parse_run_settings(const Flags& flags) {
     throw UsageError("--ps-placement: expected hosts or colocated, got '" + placement + "'");
   }
   settings.algorithm.colocated_servers = placement == "colocated";
+  settings.algorithm.ranks_per_node = static_cast<std::uint32_t>(
+      flags.parse("ranks-per-node", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
+  settings.algorithm.inter_algorithm = flags.get("inter");
   return settings;
 }
 
@@ -61,8 +64,10 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     an.cost = settings.cost;
     run.result = run_analytical(schedule, an);
   }
-  run.closed_form_s = closed_form_seconds(run.collective, run.algorithm, run.ranks, run.bytes, settings.cost,
-                                          settings.algorithm.servers, settings.algorithm.colocated_servers);
+  run.closed_form_s = closed_form_seconds(
+      run.collective, run.algorithm, run.ranks, run.bytes, settings.cost,
+      ClosedFormOptions{settings.algorithm.servers, settings.algorithm.colocated_servers,
+                        static_cast<int>(settings.algorithm.ranks_per_node), settings.algorithm.inter_algorithm});
   return run;
 }
 

@@ -10,7 +10,7 @@
 namespace dtsim::cli {
 
 // The network, backend and algorithm-option flags that `collective` and `compare` share.
-inline constexpr std::array<FlagSpec, 7> run_flags{{
+inline constexpr std::array<FlagSpec, 9> run_flags{{
     {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
     {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
     {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
@@ -19,6 +19,8 @@ inline constexpr std::array<FlagSpec, 7> run_flags{{
     {"network-model", "NAME", "CM02", "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
     {"servers", "S", "1", "ps: number of server shards, 1 to 1000000"},
     {"ps-placement", "WHERE", "hosts", "ps: servers on hosts of their own (hosts) or on the first S ranks (colocated)"},
+    {"ranks-per-node", "G", "1", "hierarchical: ranks per node, dividing the rank count"},
+    {"inter", "NAME", "ring", "hierarchical: the allreduce across nodes (ring, tree, butterfly, rabenseifner, direct)"},
 }};
 
 struct RunSettings {
@@ -29,7 +31,7 @@ struct RunSettings {
   bool real_payload = false;
 };
 
-// Reads --bandwidth, --latency, --reduce-rate, --backend, --network-model, --servers and --ps-placement.
+// Reads the run_flags.
 RunSettings parse_run_settings(const Flags& flags);
 
 // Builds the algorithm's schedule; an option it cannot use is a UsageError naming the option's flag, a schedule too

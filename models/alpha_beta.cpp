@@ -74,14 +74,31 @@ double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, cons
   return 2.0 * (cost.alpha_s + workers * shard / cost.bandwidth_Bps) + workers * shard / cost.reduce_Bps;
 }
 
+double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost, int ranks_per_node,
+                                      std::string_view inter_algorithm) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double g = ranks_per_node;
+  const double block = static_cast<double>(bytes) / g;
+  const auto block_bytes = static_cast<std::uint64_t>(block);
+  const double inter = allreduce_closed_form_seconds(inter_algorithm, ranks / ranks_per_node, block_bytes, cost);
+  if (inter < 0) return -1.0;
+  const double intra = (g - 1.0) * (2.0 * cost.alpha_s + 2.0 * block / cost.bandwidth_Bps + block / cost.reduce_Bps);
+  return intra + inter;
+}
+
 double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
-                                     const AlphaBetaGamma& cost, std::uint32_t servers, bool colocated) {
+                                     const AlphaBetaGamma& cost, const ClosedFormOptions& options) {
   if (algorithm == "ring") return ring_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "tree") return binomial_tree_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "butterfly") return recursive_doubling_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "direct") return direct_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "rabenseifner") return rabenseifner_allreduce_seconds(ranks, bytes, cost);
-  if (algorithm == "ps") return parameter_server_seconds(ranks, bytes, cost, servers, colocated);
+  if (algorithm == "ps") {
+    return parameter_server_seconds(ranks, bytes, cost, options.servers, options.colocated_servers);
+  }
+  if (algorithm == "hierarchical") {
+    return hierarchical_allreduce_seconds(ranks, bytes, cost, options.ranks_per_node, options.inter_algorithm);
+  }
   return -1.0;
 }
 
@@ -93,9 +110,8 @@ double bus_factor(std::string_view collective, int ranks) {
 }
 
 double closed_form_seconds(std::string_view collective, std::string_view algorithm, int ranks, std::uint64_t bytes,
-                           const AlphaBetaGamma& cost, std::uint32_t servers, bool colocated) {
-  if (collective == "allreduce")
-    return allreduce_closed_form_seconds(algorithm, ranks, bytes, cost, servers, colocated);
+                           const AlphaBetaGamma& cost, const ClosedFormOptions& options) {
+  if (collective == "allreduce") return allreduce_closed_form_seconds(algorithm, ranks, bytes, cost, options);
   if (ranks <= 1 || bytes == 0) return 0.0;
   const double n = static_cast<double>(bytes);
   const double block = n / ranks;

@@ -16,6 +16,14 @@ struct AlphaBetaGamma {
   double reduce_seconds(std::uint64_t bytes) const { return static_cast<double>(bytes) / reduce_Bps; }
 };
 
+// The algorithm options a closed form depends on (the same meaning as algorithms/options.hpp).
+struct ClosedFormOptions {
+  std::uint32_t servers = 1;
+  bool colocated_servers = false;
+  int ranks_per_node = 1;
+  std::string_view inter_algorithm = "ring";
+};
+
 // Ring allreduce closed form: 2(P-1)(alpha + n/(P B)) + (P-1) n/(P R) (Patarasuk and Yuan 2009; Thakur et al. 2005).
 // Exact when P divides n; otherwise each step is bounded by its largest chunk and this is a lower bound.
 double ring_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
@@ -30,6 +38,11 @@ double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, cons
 // Rabenseifner: 2 log2(p') alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma, plus 2 (alpha + n beta) + n gamma when
 // P != p' (Thakur et al. 2005, 4.5). Exact when p' divides n.
 double rabenseifner_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+
+// Hierarchical with G ranks per node: (G-1)(alpha + n/G beta + n/G gamma) + [inter allreduce of n/G on P/G ranks]
+// + (G-1)(alpha + n/G beta); negative when the inter algorithm has no closed form.
+double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost, int ranks_per_node,
+                                      std::string_view inter_algorithm);
 
 // Direct allreduce without contention: 2 (alpha + n/P beta) + (P-1) n/P gamma.
 double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
@@ -49,7 +62,7 @@ double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, cons
 // The closed form of a registered allreduce algorithm by its name (without contention), or a negative value when it
 // has none.
 double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
-                                     const AlphaBetaGamma& cost, std::uint32_t servers = 1, bool colocated = false);
+                                     const AlphaBetaGamma& cost, const ClosedFormOptions& options = {});
 
 // Bus bandwidth as nccl-tests defines it for allreduce: algbw * 2(P-1)/P.
 double allreduce_bus_factor(int ranks);
@@ -61,6 +74,6 @@ double bus_factor(std::string_view collective, int ranks);
 // when there is none. Ring reduce-scatter (P-1)(alpha + n/P beta + n/P gamma); ring allgather (P-1)(alpha + n/P beta);
 // binomial reduce ceil(log2 P)(alpha + n beta + n gamma); binomial broadcast ceil(log2 P)(alpha + n beta).
 double closed_form_seconds(std::string_view collective, std::string_view algorithm, int ranks, std::uint64_t bytes,
-                           const AlphaBetaGamma& cost, std::uint32_t servers = 1, bool colocated = false);
+                           const AlphaBetaGamma& cost, const ClosedFormOptions& options = {});
 
 }  // namespace dtsim

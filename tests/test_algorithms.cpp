@@ -127,7 +127,8 @@ TEST_CASE("parameter server: sharded, on server hosts or co-located; verified, e
         AnalyticalOptions an;
         an.cost = cost;
         CHECK(rel_diff(run_analytical(s, an).time_s,
-                       allreduce_closed_form_seconds("ps", ranks, bytes, cost, servers, colocated)) < 1e-9);
+                       allreduce_closed_form_seconds("ps", ranks, bytes, cost, ClosedFormOptions{servers, colocated})) <
+              1e-9);
         SimGridOptions sg;
         sg.cost = cost;
         const double shared = parameter_server_shared_link_seconds(ranks, bytes, cost, servers, colocated);
@@ -202,4 +203,46 @@ TEST_CASE("the verifier holds each collective to its own postcondition") {
   CHECK_THAT(verify(broadcast).error, Catch::Contains("broadcast postcondition"));
   options.root = 5;
   CHECK_THROWS_AS(find_algorithm("tree", Collective::reduce).build(5, 1000, options), OptionError);
+}
+
+TEST_CASE("hierarchical: node-local reduce-scatter, any allreduce across nodes, node-local allgather") {
+  AlphaBetaGamma cost;
+  cost.alpha_s = 2e-6;
+  const std::uint64_t bytes = 1680ULL * 600;
+  for (const char* inter : {"ring", "tree", "butterfly", "rabenseifner", "direct"}) {
+    for (const auto& [ranks, per_node] : std::vector<std::pair<int, std::uint32_t>>{
+             {8, 1}, {8, 2}, {8, 4}, {8, 8}, {12, 4}, {12, 3}, {6, 2}, {16, 4}}) {
+      CAPTURE(inter, ranks, per_node);
+      AlgorithmOptions options;
+      options.ranks_per_node = per_node;
+      options.inter_algorithm = inter;
+      for (std::uint64_t small : {0ULL, 1ULL, 999ULL}) {
+        CAPTURE(small);
+        const VerifyReport tiny = verify(find_algorithm("hierarchical").build(ranks, small, options));
+        CAPTURE(tiny.error);
+        CHECK(tiny.ok);
+      }
+      const Schedule s = find_algorithm("hierarchical").build(ranks, bytes, options);
+      const VerifyReport report = verify(s);
+      CAPTURE(report.error);
+      CHECK(report.ok);
+      const double formula = allreduce_closed_form_seconds(
+          "hierarchical", ranks, bytes, cost, ClosedFormOptions{1, false, static_cast<int>(per_node), inter});
+      AnalyticalOptions an;
+      an.cost = cost;
+      CHECK(rel_diff(run_analytical(s, an).time_s, formula) < 1e-9);
+      SimGridOptions sg;
+      sg.cost = cost;
+      if (std::string(inter) != "direct") CHECK(rel_diff(run_simgrid(s, sg).time_s, formula) < 1e-9);
+      options.element_bytes = 4;
+      sg.real_payload = true;
+      CHECK(run_simgrid(find_algorithm("hierarchical").build(ranks, 4000, options), sg).payload_ok);
+    }
+  }
+  AlgorithmOptions bad;
+  bad.ranks_per_node = 3;
+  CHECK_THROWS_WITH(find_algorithm("hierarchical").build(8, 100, bad), Catch::Contains("expected a divisor of the 8"));
+  bad.ranks_per_node = 2;
+  bad.inter_algorithm = "ps";
+  CHECK_THROWS_AS(find_algorithm("hierarchical").build(8, 100, bad), OptionError);
 }

@@ -1,0 +1,97 @@
+// Hierarchical (two-level) allreduce, G ranks per node and N = P/G nodes; rank r is local rank r mod G of node r / G.
+// Phases: the buffer is cut into G blocks, block l for local rank l. Intra-node reduce-scatter: a ring over the node's
+//   G ranks, moving whole blocks, leaves local rank l with block l summed over its node. Inter-node allreduce: the N
+//   ranks with local rank l run the chosen allreduce (any registered one, its schedule embedded unchanged) on block l.
+//   Intra-node allgather: a ring over the node's ranks spreads the blocks back.
+// Cost, with a ring across nodes: (G-1)(alpha + n/G beta + n/G gamma) + 2(N-1)(alpha + n/(GN) beta)
+//   + (N-1) n/(GN) gamma + (G-1)(alpha + n/G beta). Its point is where the two levels differ (NVLink inside a node,
+//   the NIC between nodes): only n/G per rank crosses the slower network (Horovod's and NCCL's hierarchical modes;
+//   Jia et al. 2018, "Highly scalable deep learning training system with mixed-precision", arXiv:1807.11205).
+#include "algorithms/hierarchical.hpp"
+
+#include <stdexcept>
+
+#include "algorithms/registry.hpp"
+
+namespace dtsim {
+
+Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  const std::uint32_t p = checked_ranks("hierarchical", ranks);
+  const std::uint32_t g = options.ranks_per_node;
+  if (g < 1 || p % g != 0) {
+    throw OptionError("ranks-per-node",
+                      "expected a divisor of the " + std::to_string(p) + " ranks, got " + std::to_string(g));
+  }
+  if (options.inter_algorithm == "hierarchical" || options.inter_algorithm == "ps") {
+    throw OptionError("inter",
+                      "expected an allreduce without helper ranks or nesting (ring, tree, butterfly, "
+                      "rabenseifner, direct), got '" +
+                          options.inter_algorithm + "'");
+  }
+  const AlgorithmInfo* inter_info = nullptr;
+  try {
+    inter_info = &find_algorithm(options.inter_algorithm);
+  } catch (const std::invalid_argument& e) {
+    throw OptionError("inter", e.what());
+  }
+  const std::uint32_t nodes = p / g;
+  // The blocks, and the inter-node schedule of each (they differ only where blocks differ in size).
+  const std::vector<Chunk> blocks = buffer_chunks(bytes, g, options.element_bytes);
+  std::vector<Schedule> inter;
+  std::vector<Chunk> chunks;
+  std::vector<std::uint32_t> block_first;  // first global chunk of each block
+  for (const Chunk& block : blocks) {
+    // An empty block (fewer bytes than ranks per node) still runs the inner schedule, on zero-byte chunks, like the
+    // ring's empty chunks, so that every rank ends holding every (empty) block reduced.
+    const bool empty = block.size_bytes == 0;
+    inter.push_back(
+        inter_info->build(static_cast<int>(nodes), empty ? options.element_bytes : block.size_bytes, options));
+    block_first.push_back(static_cast<std::uint32_t>(chunks.size()));
+    for (const Chunk& c : inter.back().chunks) {
+      chunks.push_back(empty ? Chunk{block.offset_bytes, 0} : Chunk{block.offset_bytes + c.offset_bytes, c.size_bytes});
+    }
+  }
+  std::vector<std::uint32_t> block_span;
+  ScheduleBuilder builder(Collective::allreduce, "hierarchical", ranks, bytes, chunks);
+  for (std::uint32_t l = 0; l < blocks.size(); ++l) {
+    const std::uint32_t end = l + 1 < blocks.size() ? block_first[l + 1] : static_cast<std::uint32_t>(chunks.size());
+    block_span.push_back(builder.add_span(block_first[l], end - block_first[l]));
+  }
+  const bool nothing_to_send = bytes == 0 || p == 1;
+  for (std::uint32_t r = 0; r < p; ++r) {
+    builder.begin_rank(static_cast<int>(r));
+    if (nothing_to_send) continue;
+    const std::uint32_t node = r / g, local = r % g;
+    const int next = static_cast<int>(node * g + (local + 1) % g);
+    const int prev = static_cast<int>(node * g + (local + g - 1) % g);
+    // intra-node reduce-scatter over blocks: local rank l ends with block l
+    for (std::uint32_t s = 0; s + 1 < g; ++s) {
+      builder.begin_step();
+      builder.add(Op::send(next, block_span[(local + 2 * g - s - 1) % g]));
+      builder.add(Op::recv_reduce(prev, block_span[(local + 2 * g - s - 2) % g]));
+    }
+    // inter-node allreduce of block `local`, the inner schedule's ops with ranks and spans translated
+    const Schedule& inner = inter[local];
+    for (const Op& op : inner.rank_ops(static_cast<int>(node))) {
+      if (op.starts_step()) builder.begin_step();
+      const Span& sp = inner.spans[op.span()];
+      const std::uint32_t span = builder.add_span(block_first[local] + sp.first_chunk, sp.chunk_count);
+      const int peer = op.peer() * static_cast<int>(g) + static_cast<int>(local);
+      switch (op.kind()) {
+        case OpKind::send: builder.add(Op::send(peer, span)); break;
+        case OpKind::recv_reduce: builder.add(Op::recv_reduce(peer, span)); break;
+        case OpKind::recv_copy: builder.add(Op::recv_copy(peer, span)); break;
+        case OpKind::compute: throw std::logic_error("hierarchical: inner allreduce with compute ops");
+      }
+    }
+    // intra-node allgather of the blocks
+    for (std::uint32_t s = 0; s + 1 < g; ++s) {
+      builder.begin_step();
+      builder.add(Op::send(next, block_span[(local + g - s) % g]));
+      builder.add(Op::recv_copy(prev, block_span[(local + 2 * g - s - 1) % g]));
+    }
+  }
+  return builder.finish();
+}
+
+}  // namespace dtsim
