@@ -5,8 +5,12 @@
 //   allgather       participant r starts with its data in block r only; everyone ends with block b from rank b
 //   broadcast       the root starts with its data in every chunk; everyone ends with it
 //   reduce          as allreduce at the start; the root ends with the sum
-// Block b is the chunks whose Schedule::chunk_block is b (the buffer cut into P blocks; an algorithm may cut a block
-// into several chunks).
+//   gather          participant r starts with block r; the root ends with block b from rank b
+//   scatter         the root starts with every block; participant r ends with block r from the root
+//   all-to-all      the buffer is P x P blocks, block i*P + j from rank i to rank j: rank i starts with blocks i*P + j
+//                   (all j), rank j ends with blocks i*P + j (all i) from rank i
+// Block b is the chunks whose Schedule::chunk_block is b (the buffer cut into P blocks, P x P for all-to-all; an
+// algorithm may cut a block into several chunks).
 #pragma once
 
 #include <cstdint>

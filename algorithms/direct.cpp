@@ -37,4 +37,67 @@ Schedule direct_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions
   return builder.finish();
 }
 
+namespace {
+
+// Gather (to_root) or scatter (from the root): block r of P moves between rank r and the root in one step.
+Schedule linear_root(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  const std::uint32_t p = checked_ranks("direct", ranks);
+  ScheduleBuilder builder(collective, "direct", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
+  if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p));
+  builder.set_root(static_cast<int>(options.root));
+  const bool to_root = collective == Collective::gather;
+  const auto root = static_cast<int>(options.root);
+  for (std::uint32_t r = 0; r < p; ++r) {
+    builder.begin_rank(static_cast<int>(r));
+    if (bytes == 0 || p == 1) continue;
+    builder.begin_step();
+    if (static_cast<int>(r) != root) {
+      builder.add(to_root ? Op::send(root, r) : Op::recv_copy(root, r));
+      continue;
+    }
+    for (std::uint32_t q = 0; q < p; ++q) {
+      if (q != r) builder.add(to_root ? Op::recv_copy(static_cast<int>(q), q) : Op::send(static_cast<int>(q), q));
+    }
+  }
+  return builder.finish();
+}
+
+}  // namespace
+
+// Gather: cost alpha + n/P beta without contention; the root's link carries (P-1) n/P, so alpha + (P-1) n/P beta on a
+// star (Thakur et al. 2005 use a binomial tree for short messages; linear is MPICH's choice for long ones).
+Schedule direct_gather(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  return linear_root(Collective::gather, ranks, bytes, options);
+}
+
+// Scatter: the mirror image of gather, with the same costs.
+Schedule direct_scatter(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  return linear_root(Collective::scatter, ranks, bytes, options);
+}
+
+// All-to-all: the buffer is P x P blocks (block i*P + j goes from rank i to rank j); every rank sends its P-1 outgoing
+// blocks and receives its P-1 incoming ones in one step. Cost alpha + n/P^2 beta without contention and
+// alpha + (P-1) n/P^2 beta with one link per host (Thakur et al. 2005, section 3.5, long messages).
+Schedule direct_alltoall(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  const std::uint32_t p = checked_ranks("direct", ranks);
+  if (static_cast<std::uint64_t>(p) * p > ScheduleBuilder::max_ops) {
+    throw std::invalid_argument("direct all-to-all for " + std::to_string(p) + " ranks needs more blocks than the " +
+                                std::to_string(ScheduleBuilder::max_ops) + " supported");
+  }
+  ScheduleBuilder builder(Collective::alltoall, "direct", ranks, bytes,
+                          buffer_chunks(bytes, p * p, options.element_bytes));
+  if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p * p));
+  for (std::uint32_t r = 0; r < p; ++r) {
+    builder.begin_rank(static_cast<int>(r));
+    if (bytes == 0 || p == 1) continue;
+    builder.begin_step();
+    for (std::uint32_t q = 0; q < p; ++q) {
+      if (q == r) continue;
+      builder.add(Op::send(static_cast<int>(q), r * p + q));
+      builder.add(Op::recv_copy(static_cast<int>(q), q * p + r));
+    }
+  }
+  return builder.finish();
+}
+
 }  // namespace dtsim

@@ -14,7 +14,7 @@
 namespace dtsim {
 namespace {
 
-const std::array<AlgorithmInfo, 11> registry{{
+const std::array<AlgorithmInfo, 14> registry{{
     {"ring", Collective::allreduce, "ring reduce-scatter then ring allgather (bandwidth-optimal)", &ring_allreduce},
     {"tree", Collective::allreduce, "binomial-tree reduce to rank 0, then binomial broadcast",
      &binomial_tree_allreduce},
@@ -33,6 +33,9 @@ const std::array<AlgorithmInfo, 11> registry{{
     {"ring", Collective::allgather, "ring allgather of the ranks' blocks", &ring_allgather},
     {"tree", Collective::broadcast, "binomial broadcast from --root", &binomial_broadcast},
     {"tree", Collective::reduce, "binomial reduce to --root", &binomial_reduce},
+    {"direct", Collective::gather, "every rank sends its block straight to --root", &direct_gather},
+    {"direct", Collective::scatter, "--root sends every rank its block directly", &direct_scatter},
+    {"direct", Collective::alltoall, "every rank sends each block straight to its destination", &direct_alltoall},
 }};
 
 }  // namespace
@@ -59,11 +62,13 @@ const AlgorithmInfo& find_algorithm(std::string_view name, Collective collective
 
 Collective parse_collective(std::string_view name) {
   for (Collective c : {Collective::allreduce, Collective::reduce_scatter, Collective::allgather, Collective::broadcast,
-                       Collective::reduce}) {
+                       Collective::reduce, Collective::gather, Collective::scatter, Collective::alltoall}) {
     if (name == to_string(c)) return c;
   }
-  throw std::invalid_argument("expected allreduce, reduce-scatter, allgather, broadcast or reduce, got '" +
-                              std::string(name) + "'");
+  throw std::invalid_argument(
+      "expected allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or "
+      "all-to-all, got '" +
+      std::string(name) + "'");
 }
 
 }  // namespace dtsim

@@ -37,24 +37,13 @@ Schedule ring_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& 
   return builder.finish();
 }
 
-namespace {
-
-std::vector<int> one_block_per_chunk(std::uint32_t chunks) {
-  std::vector<int> block(chunks);
-  for (std::uint32_t c = 0; c < chunks; ++c)
-    block[c] = static_cast<int>(c);
-  return block;
-}
-
-}  // namespace
-
 // Ring reduce-scatter, shifted so that rank r ends with block r: in step s rank r sends chunk (r-s-1) mod P to r+1
 // and adds chunk (r-s-2) mod P from r-1. Cost (P-1)(alpha + n/P beta + n/P gamma).
 Schedule ring_reduce_scatter(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("ring", ranks);
   ScheduleBuilder builder(Collective::reduce_scatter, "ring", ranks, bytes,
                           buffer_chunks(bytes, p, options.element_bytes));
-  if (bytes > 0) builder.set_chunk_blocks(one_block_per_chunk(p));
+  if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p));
   const bool nothing_to_send = ranks == 1 || bytes == 0;
   for (std::uint32_t r = 0; r < p; ++r) {
     builder.begin_rank(static_cast<int>(r));
@@ -73,7 +62,7 @@ Schedule ring_reduce_scatter(int ranks, std::uint64_t bytes, const AlgorithmOpti
 Schedule ring_allgather(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("ring", ranks);
   ScheduleBuilder builder(Collective::allgather, "ring", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
-  if (bytes > 0) builder.set_chunk_blocks(one_block_per_chunk(p));
+  if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p));
   const bool nothing_to_send = ranks == 1 || bytes == 0;
   for (std::uint32_t r = 0; r < p; ++r) {
     builder.begin_rank(static_cast<int>(r));

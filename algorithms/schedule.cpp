@@ -24,6 +24,9 @@ const char* to_string(Collective collective) {
     case Collective::allgather: return "allgather";
     case Collective::broadcast: return "broadcast";
     case Collective::reduce: return "reduce";
+    case Collective::gather: return "gather";
+    case Collective::scatter: return "scatter";
+    case Collective::alltoall: return "all-to-all";
   }
   return "?";
 }
@@ -56,6 +59,13 @@ std::vector<Chunk> split_even(std::uint64_t bytes, std::uint32_t parts, std::uin
 
 std::vector<Chunk> buffer_chunks(std::uint64_t bytes, std::uint32_t parts, std::uint32_t element_bytes) {
   return bytes == 0 ? std::vector<Chunk>{} : split_even(bytes, parts, element_bytes);
+}
+
+std::vector<int> identity_blocks(std::uint32_t count) {
+  std::vector<int> block(count);
+  for (std::uint32_t c = 0; c < count; ++c)
+    block[c] = static_cast<int>(c);
+  return block;
 }
 
 std::uint32_t checked_ranks(const char* algorithm, int ranks) {

@@ -71,7 +71,16 @@ struct Span {
 };
 
 // What the collective computes; the verifier checks the matching postcondition.
-enum class Collective : std::uint8_t { allreduce, reduce_scatter, allgather, broadcast, reduce };
+enum class Collective : std::uint8_t {
+  allreduce,
+  reduce_scatter,
+  allgather,
+  broadcast,
+  reduce,
+  gather,
+  scatter,
+  alltoall
+};
 
 const char* to_string(Collective collective);
 
@@ -111,6 +120,8 @@ struct Schedule {
 std::vector<Chunk> split_even(std::uint64_t bytes, std::uint32_t parts, std::uint32_t element_bytes);
 // split_even for a collective's buffer: no chunks at all when the buffer is empty.
 std::vector<Chunk> buffer_chunks(std::uint64_t bytes, std::uint32_t parts, std::uint32_t element_bytes);
+// Block b for chunk b, b = 0..count-1 (one chunk per block).
+std::vector<int> identity_blocks(std::uint32_t count);
 // `ranks` as an unsigned count; throws std::invalid_argument naming the algorithm when it is below 1.
 std::uint32_t checked_ranks(const char* algorithm, int ranks);
 

@@ -25,10 +25,14 @@ std::string check_well_formed(const Schedule& s) {
   }
   if (offset != s.bytes) return "chunks cover " + std::to_string(offset) + " bytes of " + std::to_string(s.bytes);
   if (s.spans.size() < s.chunks.size()) return "schedule has fewer spans than chunks";
-  const bool blocks = s.collective == Collective::reduce_scatter || s.collective == Collective::allgather;
+  const bool blocks = s.collective == Collective::reduce_scatter || s.collective == Collective::allgather ||
+                      s.collective == Collective::gather || s.collective == Collective::scatter ||
+                      s.collective == Collective::alltoall;
   if (blocks && s.chunk_block.size() != s.chunks.size()) return "schedule does not say which block each chunk is in";
+  const long long block_count =
+      s.collective == Collective::alltoall ? static_cast<long long>(s.participants) * s.participants : s.participants;
   for (int b : s.chunk_block) {
-    if (b < 0 || b >= s.participants) return "a chunk's block is not a participating rank";
+    if (b < 0 || b >= block_count) return "a chunk's block is out of range";
   }
   if (s.root < 0 || s.root >= s.participants) return "root is not a participating rank";
   for (std::size_t i = 0; i < s.spans.size(); ++i) {

@@ -105,7 +105,10 @@ double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std:
 double bus_factor(std::string_view collective, int ranks) {
   if (ranks <= 1) return 0.0;
   if (collective == "allreduce") return allreduce_bus_factor(ranks);
-  if (collective == "reduce-scatter" || collective == "allgather") return (ranks - 1.0) / ranks;
+  if (collective == "reduce-scatter" || collective == "allgather" || collective == "gather" ||
+      collective == "scatter" || collective == "all-to-all") {
+    return (ranks - 1.0) / ranks;
+  }
   return 1.0;
 }
 
@@ -123,8 +126,13 @@ double closed_form_seconds(std::string_view collective, std::string_view algorit
   if (collective == "reduce" && algorithm == "tree") {
     return ceil_log2(ranks) * (cost.alpha_s + n / cost.bandwidth_Bps + n / cost.reduce_Bps);
   }
-  if (collective == "broadcast" && algorithm == "tree")
+  if (collective == "broadcast" && algorithm == "tree") {
     return ceil_log2(ranks) * (cost.alpha_s + n / cost.bandwidth_Bps);
+  }
+  if ((collective == "gather" || collective == "scatter") && algorithm == "direct") {
+    return cost.alpha_s + block / cost.bandwidth_Bps;
+  }
+  if (collective == "all-to-all" && algorithm == "direct") return cost.alpha_s + block / ranks / cost.bandwidth_Bps;
   return -1.0;
 }
 

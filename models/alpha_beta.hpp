@@ -66,13 +66,14 @@ double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std:
 
 // Bus bandwidth as nccl-tests defines it for allreduce: algbw * 2(P-1)/P.
 double allreduce_bus_factor(int ranks);
-// The nccl-tests bus factor of a collective by name: allreduce 2(P-1)/P, reduce-scatter and allgather (P-1)/P,
-// broadcast and reduce 1.
+// The nccl-tests bus factor of a collective by name: allreduce 2(P-1)/P; reduce-scatter, allgather, gather, scatter
+// and all-to-all (P-1)/P; broadcast and reduce 1.
 double bus_factor(std::string_view collective, int ranks);
 
 // The closed form of an algorithm of any collective (by the names the registry uses), without contention; negative
 // when there is none. Ring reduce-scatter (P-1)(alpha + n/P beta + n/P gamma); ring allgather (P-1)(alpha + n/P beta);
-// binomial reduce ceil(log2 P)(alpha + n beta + n gamma); binomial broadcast ceil(log2 P)(alpha + n beta).
+// binomial reduce ceil(log2 P)(alpha + n beta + n gamma); binomial broadcast ceil(log2 P)(alpha + n beta); direct
+// gather and scatter alpha + n/P beta; direct all-to-all alpha + n/P^2 beta (these three share links in practice).
 double closed_form_seconds(std::string_view collective, std::string_view algorithm, int ranks, std::uint64_t bytes,
                            const AlphaBetaGamma& cost, const ClosedFormOptions& options = {});
 

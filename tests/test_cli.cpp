@@ -161,7 +161,8 @@ TEST_CASE("collective --collective runs the other collectives and checks their o
   CHECK(run_dtsim("collective --collective broadcast --algorithm tree --root 3 --ranks 5 --real-payload").exit_code ==
         0);
   check_usage_errors({
-      {"collective --collective gather", "--collective: expected allreduce, reduce-scatter, allgather"},
+      {"collective --collective gathr", "--collective: expected allreduce, reduce-scatter, allgather"},
+      {"collective --collective all-to-all --algorithm ring", "--algorithm: unknown all-to-all algorithm 'ring'"},
       {"collective --collective broadcast --algorithm ring", "--algorithm: unknown broadcast algorithm 'ring'"},
       {"collective --collective reduce --algorithm tree --root 8 --ranks 8", "--root: expected a rank in [0, 7]"},
   });
