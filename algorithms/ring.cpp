@@ -12,6 +12,38 @@
 #include <stdexcept>
 
 namespace dtsim {
+namespace {
+
+// One pass around the ring for rank r: P-1 steps; in step s the rank sends chunk (r + shift - s) mod P to r+1 and
+// receives chunk (r + shift - s - 1) mod P from r-1 (adding or copying it). shift is taken mod P.
+void ring_pass(ScheduleBuilder& builder, std::uint32_t r, std::uint32_t p, std::uint32_t shift, bool reduce) {
+  const int next = static_cast<int>((r + 1) % p);
+  const int prev = static_cast<int>((r + p - 1) % p);
+  for (std::uint32_t s = 0; s + 1 < p; ++s) {
+    const std::uint32_t out = (r + shift + 2 * p - s) % p;
+    const std::uint32_t in = (out + p - 1) % p;
+    builder.begin_step();
+    builder.add(Op::send(next, out));
+    builder.add(reduce ? Op::recv_reduce(prev, in) : Op::recv_copy(prev, in));
+  }
+}
+
+// Reduce-scatter (ends with block r on rank r) or allgather (starts from it): one ring pass.
+Schedule ring_half(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  const std::uint32_t p = checked_ranks("ring", ranks);
+  ScheduleBuilder builder(collective, "ring", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
+  if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p));
+  const bool nothing_to_send = ranks == 1 || bytes == 0;
+  const bool reduce = collective == Collective::reduce_scatter;
+  for (std::uint32_t r = 0; r < p; ++r) {
+    builder.begin_rank(static_cast<int>(r));
+    if (nothing_to_send) continue;
+    ring_pass(builder, r, p, reduce ? p - 1 : 0, reduce);
+  }
+  return builder.finish();
+}
+
+}  // namespace
 
 Schedule ring_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("ring", ranks);
@@ -21,18 +53,8 @@ Schedule ring_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& 
   for (std::uint32_t r = 0; r < p; ++r) {
     builder.begin_rank(static_cast<int>(r));
     if (nothing_to_send) continue;
-    const int next = static_cast<int>((r + 1) % p);
-    const int prev = static_cast<int>((r + p - 1) % p);
-    for (std::uint32_t s = 0; s + 1 < p; ++s) {
-      builder.begin_step();
-      builder.add(Op::send(next, (r + p - s) % p));
-      builder.add(Op::recv_reduce(prev, (r + 2 * p - s - 1) % p));
-    }
-    for (std::uint32_t s = 0; s + 1 < p; ++s) {
-      builder.begin_step();
-      builder.add(Op::send(next, (r + 1 + p - s) % p));
-      builder.add(Op::recv_copy(prev, (r + p - s) % p));
-    }
+    ring_pass(builder, r, p, 0, true);   // rank r ends holding chunk r+1 reduced
+    ring_pass(builder, r, p, 1, false);  // and sends it on first
   }
   return builder.finish();
 }
@@ -40,40 +62,13 @@ Schedule ring_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& 
 // Ring reduce-scatter, shifted so that rank r ends with block r: in step s rank r sends chunk (r-s-1) mod P to r+1
 // and adds chunk (r-s-2) mod P from r-1. Cost (P-1)(alpha + n/P beta + n/P gamma).
 Schedule ring_reduce_scatter(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  const std::uint32_t p = checked_ranks("ring", ranks);
-  ScheduleBuilder builder(Collective::reduce_scatter, "ring", ranks, bytes,
-                          buffer_chunks(bytes, p, options.element_bytes));
-  if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p));
-  const bool nothing_to_send = ranks == 1 || bytes == 0;
-  for (std::uint32_t r = 0; r < p; ++r) {
-    builder.begin_rank(static_cast<int>(r));
-    if (nothing_to_send) continue;
-    for (std::uint32_t s = 0; s + 1 < p; ++s) {
-      builder.begin_step();
-      builder.add(Op::send(static_cast<int>((r + 1) % p), (r + 2 * p - s - 1) % p));
-      builder.add(Op::recv_reduce(static_cast<int>((r + p - 1) % p), (r + 2 * p - s - 2) % p));
-    }
-  }
-  return builder.finish();
+  return ring_half(Collective::reduce_scatter, ranks, bytes, options);
 }
 
 // Ring allgather: rank r starts with block r; in step s it sends chunk (r-s) mod P to r+1 and copies chunk
 // (r-s-1) mod P from r-1. Cost (P-1)(alpha + n/P beta).
 Schedule ring_allgather(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  const std::uint32_t p = checked_ranks("ring", ranks);
-  ScheduleBuilder builder(Collective::allgather, "ring", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
-  if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p));
-  const bool nothing_to_send = ranks == 1 || bytes == 0;
-  for (std::uint32_t r = 0; r < p; ++r) {
-    builder.begin_rank(static_cast<int>(r));
-    if (nothing_to_send) continue;
-    for (std::uint32_t s = 0; s + 1 < p; ++s) {
-      builder.begin_step();
-      builder.add(Op::send(static_cast<int>((r + 1) % p), (r + p - s) % p));
-      builder.add(Op::recv_copy(static_cast<int>((r + p - 1) % p), (r + 2 * p - s - 1) % p));
-    }
-  }
-  return builder.finish();
+  return ring_half(Collective::allgather, ranks, bytes, options);
 }
 
 }  // namespace dtsim
