@@ -70,8 +70,7 @@ std::vector<int> identity_blocks(std::uint32_t count) {
 
 std::uint32_t checked_ranks(const char* algorithm, int ranks) {
   if (ranks < 1) {
-    throw std::invalid_argument(std::string(algorithm) + " allreduce: ranks must be >= 1, got " +
-                                std::to_string(ranks));
+    throw std::invalid_argument(std::string(algorithm) + ": ranks must be >= 1, got " + std::to_string(ranks));
   }
   return static_cast<std::uint32_t>(ranks);
 }

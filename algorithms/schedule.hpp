@@ -122,7 +122,7 @@ std::vector<Chunk> split_even(std::uint64_t bytes, std::uint32_t parts, std::uin
 std::vector<Chunk> buffer_chunks(std::uint64_t bytes, std::uint32_t parts, std::uint32_t element_bytes);
 // Block b for chunk b, b = 0..count-1 (one chunk per block).
 std::vector<int> identity_blocks(std::uint32_t count);
-// `ranks` as an unsigned count; throws std::invalid_argument naming the algorithm when it is below 1.
+// `ranks` as an unsigned count; throws std::invalid_argument naming the algorithm (of any collective) below 1.
 std::uint32_t checked_ranks(const char* algorithm, int ranks);
 
 // Builds a Schedule rank by rank: begin_rank(r) for r = 0..ranks-1 in order, then steps of ops.

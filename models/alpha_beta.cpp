@@ -18,6 +18,16 @@ int ceil_log2(int ranks) {
   return levels;
 }
 
+// log2 of the largest power of two <= ranks.
+int floor_log2(int ranks) { return ceil_log2(ranks + 1) - 1; }
+
+// MPICH's fold for non-powers of two: the extra ranks hand their buffer in (alpha + n beta, then n gamma to add it)
+// and get the result back (alpha + n beta); nothing when ranks is a power of two.
+double fold_seconds(int ranks, double n, const AlphaBetaGamma& cost) {
+  if ((1LL << floor_log2(ranks)) == ranks) return 0.0;
+  return 2.0 * (cost.alpha_s + n / cost.bandwidth_Bps) + n / cost.reduce_Bps;
+}
+
 }  // namespace
 
 double binomial_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
@@ -29,21 +39,18 @@ double binomial_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const Alp
 double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
   if (ranks <= 1 || bytes == 0) return 0.0;
   const double n = static_cast<double>(bytes);
-  const int levels = ceil_log2(ranks + 1) - 1;  // log2 of the largest power of two <= ranks
   const double exchange = cost.alpha_s + n / cost.bandwidth_Bps + n / cost.reduce_Bps;
-  const bool folded = (1LL << levels) != ranks;
-  return levels * exchange + (folded ? 2.0 * (cost.alpha_s + n / cost.bandwidth_Bps) + n / cost.reduce_Bps : 0.0);
+  return floor_log2(ranks) * exchange + fold_seconds(ranks, n, cost);
 }
 
 double rabenseifner_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
   if (ranks <= 1 || bytes == 0) return 0.0;
   const double n = static_cast<double>(bytes);
-  const int levels = ceil_log2(ranks + 1) - 1;
+  const int levels = floor_log2(ranks);
   const double pof2 = static_cast<double>(1LL << levels);
   const double fraction = (pof2 - 1.0) / pof2;
-  const bool folded = (1LL << levels) != ranks;
   return 2.0 * levels * cost.alpha_s + 2.0 * fraction * n / cost.bandwidth_Bps + fraction * n / cost.reduce_Bps +
-         (folded ? 2.0 * (cost.alpha_s + n / cost.bandwidth_Bps) + n / cost.reduce_Bps : 0.0);
+         fold_seconds(ranks, n, cost);
 }
 
 double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
