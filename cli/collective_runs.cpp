@@ -11,21 +11,11 @@ RunSettings parse_run_settings(const Flags& flags) {
   settings.cost.bandwidth_Bps = flags.parse("bandwidth", [](const std::string& v) { return parse_bandwidth_Bps(v); });
   settings.cost.alpha_s = flags.parse("latency", [](const std::string& v) { return parse_seconds(v); });
   settings.cost.reduce_Bps = flags.parse("reduce-rate", [](const std::string& v) { return parse_bandwidth_Bps(v); });
-  settings.backend = flags.get("backend");
-  if (settings.backend != "simgrid" && settings.backend != "analytical") {
-    throw UsageError("--backend: expected simgrid or analytical, got '" + settings.backend + "'");
-  }
-  settings.network_model = flags.get("network-model");
-  if (settings.network_model != "CM02" && settings.network_model != "LV08") {
-    throw UsageError("--network-model: expected CM02 or LV08, got '" + settings.network_model + "'");
-  }
+  settings.backend = flags.choice("backend", {"simgrid", "analytical"});
+  settings.network_model = flags.choice("network-model", {"CM02", "LV08"});
   settings.algorithm.servers = static_cast<std::uint32_t>(
       flags.parse("servers", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
-  const std::string placement = flags.get("ps-placement");
-  if (placement != "hosts" && placement != "colocated") {
-    throw UsageError("--ps-placement: expected hosts or colocated, got '" + placement + "'");
-  }
-  settings.algorithm.colocated_servers = placement == "colocated";
+  settings.algorithm.colocated_servers = flags.choice("ps-placement", {"hosts", "colocated"}) == "colocated";
   settings.algorithm.ranks_per_node = static_cast<std::uint32_t>(
       flags.parse("ranks-per-node", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
   settings.algorithm.inter_algorithm = flags.get("inter");

@@ -58,6 +58,19 @@ std::string Flags::get(std::string_view name) const {
   return it != values_.end() ? it->second : std::string(s.default_value);
 }
 
+std::string Flags::choice(std::string_view name, std::initializer_list<std::string_view> accepted) const {
+  std::string value = get(name);
+  std::string list;
+  std::size_t i = 0;
+  for (std::string_view option : accepted) {
+    if (option == value) return value;
+    if (i > 0) list += i + 1 == accepted.size() ? " or " : ", ";
+    list += option;
+    ++i;
+  }
+  throw UsageError("--" + std::string(name) + ": expected " + list + ", got '" + value + "'");
+}
+
 std::string flags_help(std::span<const FlagSpec> specs) {
   std::ostringstream out;
   for (const FlagSpec& s : specs) {

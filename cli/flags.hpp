@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <span>
 #include <stdexcept>
@@ -30,6 +31,8 @@ public:
 
   bool has(std::string_view name) const;
   std::string get(std::string_view name) const;  // the given value, or the default
+  // The value, which must be one of `accepted` ("--NAME: expected A or B, got 'X'" otherwise).
+  std::string choice(std::string_view name, std::initializer_list<std::string_view> accepted) const;
   // Runs parse(value) and turns std::invalid_argument into a UsageError naming the flag.
   template <typename Parse>
   auto parse(std::string_view name, Parse parse_fn) const {
