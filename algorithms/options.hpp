@@ -21,6 +21,8 @@ struct AlgorithmOptions {
   // allreduce but hierarchical itself and ps).
   std::uint32_t ranks_per_node = 1;
   std::string inter_algorithm = "ring";
+  // Pipelined tree and double binary tree: the largest segment moved per step, >= 1 byte (rounded to whole elements).
+  std::uint64_t segment_bytes = 1ULL << 20;
 };
 
 // An option value the algorithm cannot use; `option` names it as users write it (e.g. "servers").

@@ -7,6 +7,7 @@
 #include "algorithms/direct.hpp"
 #include "algorithms/hierarchical.hpp"
 #include "algorithms/parameter_server.hpp"
+#include "algorithms/pipelined_tree.hpp"
 #include "algorithms/rabenseifner.hpp"
 #include "algorithms/recursive_doubling.hpp"
 #include "algorithms/ring.hpp"
@@ -14,10 +15,14 @@
 namespace dtsim {
 namespace {
 
-const std::array<AlgorithmInfo, 14> registry{{
+const std::array<AlgorithmInfo, 16> registry{{
     {"ring", Collective::allreduce, "ring reduce-scatter then ring allgather (bandwidth-optimal)", &ring_allreduce},
     {"tree", Collective::allreduce, "binomial-tree reduce to rank 0, then binomial broadcast",
      &binomial_tree_allreduce},
+    {"pipelined-tree", Collective::allreduce,
+     "binary tree, reduce and broadcast pipelined in segments of --segment-size", &pipelined_tree_allreduce},
+    {"dbtree", Collective::allreduce, "NCCL-style double binary tree, each tree pipelining half the buffer",
+     &double_binary_tree_allreduce},
     {"butterfly", Collective::allreduce, "recursive doubling, non-powers of two folded in as MPICH does",
      &recursive_doubling_allreduce},
     {"rabenseifner", Collective::allreduce,

@@ -17,28 +17,33 @@ namespace {
 constexpr long long max_ranks = 1'000'000;
 
 constexpr const char* algorithm_doc =
-    "allreduce: ring, tree, butterfly, rabenseifner, ps, direct, hierarchical; reduce-scatter and allgather: ring; "
-    "broadcast and reduce: tree";
+    "allreduce: ring, tree, pipelined-tree, dbtree, butterfly, rabenseifner, ps, direct, hierarchical; "
+    "reduce-scatter and allgather: ring; broadcast and reduce: tree; gather, scatter and all-to-all: direct";
 
 constexpr auto collective_flags = join_flags(
     std::array<FlagSpec, 8>{{
-        {"collective", "NAME", "allreduce", "allreduce, reduce-scatter, allgather, broadcast or reduce"},
+        {"collective", "NAME", "allreduce",
+         "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
         {"algorithm", "NAME", "ring", algorithm_doc},
         {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
         {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
-        {"root", "RANK", "0", "broadcast and reduce: the root rank"},
+        {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
         {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
         {"verify", "", "", "also run the symbolic verifier on the schedule"},
         {"json", "", "", "print one JSON object instead of text"},
     }},
     run_flags);
 
-constexpr std::array<FlagSpec, 4> verify_flags{{
-    {"collective", "NAME", "allreduce", "allreduce, reduce-scatter, allgather, broadcast or reduce"},
-    {"algorithm", "NAME", "ring", algorithm_doc},
-    {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
-    {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
-}};
+constexpr auto verify_flags = join_flags(
+    std::array<FlagSpec, 5>{{
+        {"collective", "NAME", "allreduce",
+         "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
+        {"algorithm", "NAME", "ring", algorithm_doc},
+        {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
+        {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
+        {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
+    }},
+    option_flags);
 
 struct ScheduleRequest {
   const AlgorithmInfo* algorithm;
@@ -55,6 +60,11 @@ ScheduleRequest parse_schedule_request(const Flags& flags) {
       static_cast<int>(flags.parse("ranks", [](const std::string& v) { return parse_integer(v, 1, max_ranks); }));
   request.bytes = flags.parse("bytes", [](const std::string& v) { return parse_bytes(v); });
   return request;
+}
+
+std::uint32_t parse_root(const Flags& flags) {
+  return static_cast<std::uint32_t>(
+      flags.parse("root", [](const std::string& v) { return parse_integer(v, 0, max_ranks - 1); }));
 }
 
 std::string usage_text(const char* head, std::span<const FlagSpec> specs) { return head + flags_help(specs); }
@@ -92,8 +102,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
                      std::to_string(request.bytes));
   }
   AlgorithmOptions options = settings.algorithm;
-  options.root = static_cast<std::uint32_t>(
-      flags.parse("root", [](const std::string& v) { return parse_integer(v, 0, max_ranks - 1); }));
+  options.root = parse_root(flags);
   if (settings.real_payload) options.element_bytes = 4;
   const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, options);
   bool verified = false;
@@ -119,7 +128,11 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
 int verify_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(verify_flags, args);
   const ScheduleRequest request = parse_schedule_request(flags);
-  const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, AlgorithmOptions{});
+  const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, [&flags] {
+    AlgorithmOptions options = parse_algorithm_options(flags);
+    options.root = parse_root(flags);
+    return options;
+  }());
   const VerifyReport report = verify(schedule);
   if (!report.ok) {
     out << request.algorithm->name << ": INVALID: " << report.error << '\n';

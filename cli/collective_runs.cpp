@@ -6,6 +6,22 @@
 
 namespace dtsim::cli {
 
+AlgorithmOptions parse_algorithm_options(const Flags& flags) {
+  AlgorithmOptions options;
+  options.servers = static_cast<std::uint32_t>(
+      flags.parse("servers", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
+  options.colocated_servers = flags.choice("ps-placement", {"hosts", "colocated"}) == "colocated";
+  options.ranks_per_node = static_cast<std::uint32_t>(
+      flags.parse("ranks-per-node", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
+  options.inter_algorithm = flags.get("inter");
+  options.segment_bytes = flags.parse("segment-size", [](const std::string& v) {
+    const std::uint64_t bytes = parse_bytes(v);
+    if (bytes == 0) throw std::invalid_argument("expected a size of at least 1 byte, got '" + v + "'");
+    return bytes;
+  });
+  return options;
+}
+
 RunSettings parse_run_settings(const Flags& flags) {
   RunSettings settings;
   settings.cost.bandwidth_Bps = flags.parse("bandwidth", [](const std::string& v) { return parse_bandwidth_Bps(v); });
@@ -13,12 +29,7 @@ RunSettings parse_run_settings(const Flags& flags) {
   settings.cost.reduce_Bps = flags.parse("reduce-rate", [](const std::string& v) { return parse_bandwidth_Bps(v); });
   settings.backend = flags.choice("backend", {"simgrid", "analytical"});
   settings.network_model = flags.choice("network-model", {"CM02", "LV08"});
-  settings.algorithm.servers = static_cast<std::uint32_t>(
-      flags.parse("servers", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
-  settings.algorithm.colocated_servers = flags.choice("ps-placement", {"hosts", "colocated"}) == "colocated";
-  settings.algorithm.ranks_per_node = static_cast<std::uint32_t>(
-      flags.parse("ranks-per-node", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
-  settings.algorithm.inter_algorithm = flags.get("inter");
+  settings.algorithm = parse_algorithm_options(flags);
   return settings;
 }
 
@@ -54,10 +65,11 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     an.cost = settings.cost;
     run.result = run_analytical(schedule, an);
   }
-  run.closed_form_s = closed_form_seconds(
-      run.collective, run.algorithm, run.ranks, run.bytes, settings.cost,
-      ClosedFormOptions{settings.algorithm.servers, settings.algorithm.colocated_servers,
-                        static_cast<int>(settings.algorithm.ranks_per_node), settings.algorithm.inter_algorithm});
+  run.closed_form_s =
+      closed_form_seconds(run.collective, run.algorithm, run.ranks, run.bytes, settings.cost,
+                          ClosedFormOptions{settings.algorithm.servers, settings.algorithm.colocated_servers,
+                                            static_cast<int>(settings.algorithm.ranks_per_node),
+                                            settings.algorithm.inter_algorithm, settings.algorithm.segment_bytes});
   return run;
 }
 

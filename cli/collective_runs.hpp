@@ -9,19 +9,28 @@
 
 namespace dtsim::cli {
 
-// The network, backend and algorithm-option flags that `collective` and `compare` share.
-inline constexpr std::array<FlagSpec, 9> run_flags{{
-    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
-    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
-    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
-    {"backend", "NAME", "simgrid",
-     "simgrid (SimGrid flow-level network, links shared max-min) or analytical (no contention)"},
-    {"network-model", "NAME", "CM02", "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
+// The algorithm-option flags that `collective`, `compare` and `verify` share.
+inline constexpr std::array<FlagSpec, 5> option_flags{{
     {"servers", "S", "1", "ps: number of server shards, 1 to 1000000"},
     {"ps-placement", "WHERE", "hosts", "ps: servers on hosts of their own (hosts) or on the first S ranks (colocated)"},
     {"ranks-per-node", "G", "1", "hierarchical: ranks per node, dividing the rank count"},
-    {"inter", "NAME", "ring", "hierarchical: the allreduce across nodes (ring, tree, butterfly, rabenseifner, direct)"},
+    {"inter", "NAME", "ring",
+     "hierarchical: the allreduce across nodes (ring, tree, pipelined-tree, dbtree, butterfly, rabenseifner, direct)"},
+    {"segment-size", "BYTES", "1MiB", "pipelined-tree, dbtree: largest segment per pipeline step, at least 1 byte"},
 }};
+
+// The network and backend flags of `collective` and `compare`, then the option flags.
+inline constexpr auto run_flags =
+    join_flags(std::array<FlagSpec, 5>{{
+                   {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
+                   {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
+                   {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
+                   {"backend", "NAME", "simgrid",
+                    "simgrid (SimGrid flow-level network, links shared max-min) or analytical (no contention)"},
+                   {"network-model", "NAME", "CM02",
+                    "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
+               }},
+               option_flags);
 
 struct RunSettings {
   AlgorithmOptions algorithm;
@@ -31,6 +40,8 @@ struct RunSettings {
   bool real_payload = false;
 };
 
+// Reads the option_flags.
+AlgorithmOptions parse_algorithm_options(const Flags& flags);
 // Reads the run_flags.
 RunSettings parse_run_settings(const Flags& flags);
 

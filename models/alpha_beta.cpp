@@ -1,5 +1,7 @@
 #include "models/alpha_beta.hpp"
 
+#include <algorithm>
+
 namespace dtsim {
 
 double ring_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
@@ -34,6 +36,56 @@ double binomial_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const Alp
   if (ranks <= 1 || bytes == 0) return 0.0;
   const double n = static_cast<double>(bytes);
   return ceil_log2(ranks) * (2.0 * cost.alpha_s + 2.0 * n / cost.bandwidth_Bps + n / cost.reduce_Bps);
+}
+
+namespace {
+
+// K segments of `segment` bytes each climbing and descending a tree of height H, one segment per step and link;
+// `lanes` segments share a host's link in each step.
+double pipeline_seconds(double k, double segment, double height, const AlphaBetaGamma& cost, double lanes = 1.0) {
+  return (k + 2.0 * height - 1.0) * (cost.alpha_s + lanes * segment / cost.bandwidth_Bps) +
+         (k + height - 1.0) * 2.0 * segment / cost.reduce_Bps;
+}
+
+double segments(std::uint64_t bytes, std::uint64_t segment_bytes) {
+  return static_cast<double>((bytes + segment_bytes - 1) / std::max<std::uint64_t>(segment_bytes, 1));
+}
+
+double pipelined_tree_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost, std::uint64_t segment_bytes,
+                              double lanes) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double k = segments(bytes, segment_bytes);
+  return pipeline_seconds(k, static_cast<double>(bytes) / k, floor_log2(ranks), cost, lanes);
+}
+
+double double_binary_tree_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                  std::uint64_t segment_bytes, double lanes) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const std::uint64_t half = (bytes + 1) / 2;
+  const double k = segments(half, segment_bytes);
+  return pipeline_seconds(k, static_cast<double>(half) / k, floor_log2(ranks - 1) + 1, cost, lanes);
+}
+
+}  // namespace
+
+double pipelined_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                        std::uint64_t segment_bytes) {
+  return pipelined_tree_seconds(ranks, bytes, cost, segment_bytes, 1.0);
+}
+
+double pipelined_tree_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                          std::uint64_t segment_bytes) {
+  return pipelined_tree_seconds(ranks, bytes, cost, segment_bytes, 3.0);
+}
+
+double double_binary_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                            std::uint64_t segment_bytes) {
+  return double_binary_tree_seconds(ranks, bytes, cost, segment_bytes, 1.0);
+}
+
+double double_binary_tree_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                              std::uint64_t segment_bytes) {
+  return double_binary_tree_seconds(ranks, bytes, cost, segment_bytes, 4.0);
 }
 
 double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
@@ -81,13 +133,15 @@ double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, cons
   return 2.0 * (cost.alpha_s + workers * shard / cost.bandwidth_Bps) + workers * shard / cost.reduce_Bps;
 }
 
-double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost, int ranks_per_node,
-                                      std::string_view inter_algorithm) {
+double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                      const ClosedFormOptions& options) {
+  if (options.inter_algorithm == "hierarchical" || options.ranks_per_node < 1) return -1.0;
   if (ranks <= 1 || bytes == 0) return 0.0;
-  const double g = ranks_per_node;
+  const double g = options.ranks_per_node;
   const double block = static_cast<double>(bytes) / g;
   const auto block_bytes = static_cast<std::uint64_t>(block);
-  const double inter = allreduce_closed_form_seconds(inter_algorithm, ranks / ranks_per_node, block_bytes, cost);
+  const double inter = allreduce_closed_form_seconds(options.inter_algorithm, ranks / options.ranks_per_node,
+                                                     block_bytes, cost, options);
   if (inter < 0) return -1.0;
   const double intra = (g - 1.0) * (2.0 * cost.alpha_s + 2.0 * block / cost.bandwidth_Bps + block / cost.reduce_Bps);
   return intra + inter;
@@ -100,11 +154,15 @@ double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std:
   if (algorithm == "butterfly") return recursive_doubling_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "direct") return direct_allreduce_seconds(ranks, bytes, cost);
   if (algorithm == "rabenseifner") return rabenseifner_allreduce_seconds(ranks, bytes, cost);
+  if (algorithm == "pipelined-tree") {
+    return pipelined_tree_allreduce_seconds(ranks, bytes, cost, options.segment_bytes);
+  }
+  if (algorithm == "dbtree") return double_binary_tree_allreduce_seconds(ranks, bytes, cost, options.segment_bytes);
   if (algorithm == "ps") {
     return parameter_server_seconds(ranks, bytes, cost, options.servers, options.colocated_servers);
   }
   if (algorithm == "hierarchical") {
-    return hierarchical_allreduce_seconds(ranks, bytes, cost, options.ranks_per_node, options.inter_algorithm);
+    return hierarchical_allreduce_seconds(ranks, bytes, cost, options);
   }
   return -1.0;
 }

@@ -22,6 +22,7 @@ struct ClosedFormOptions {
   bool colocated_servers = false;
   int ranks_per_node = 1;
   std::string_view inter_algorithm = "ring";
+  std::uint64_t segment_bytes = 1ULL << 20;
 };
 
 // Ring allreduce closed form: 2(P-1)(alpha + n/(P B)) + (P-1) n/(P R) (Patarasuk and Yuan 2009; Thakur et al. 2005).
@@ -41,8 +42,29 @@ double rabenseifner_allreduce_seconds(int ranks, std::uint64_t bytes, const Alph
 
 // Hierarchical with G ranks per node: (G-1)(alpha + n/G beta + n/G gamma) + [inter allreduce of n/G on P/G ranks]
 // + (G-1)(alpha + n/G beta); negative when the inter algorithm has no closed form.
-double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost, int ranks_per_node,
-                                      std::string_view inter_algorithm);
+// The inter-node algorithm and its options come from `options` (ranks_per_node, inter_algorithm, segment_bytes).
+double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                      const ClosedFormOptions& options);
+
+// Pipelined binary-tree allreduce over a heap-shaped tree of height H = floor(log2 P), K = ceil(n / segment) segments
+// of s = n/K bytes: (K + 2H - 1)(alpha + s beta) + (K + H - 1) 2 s gamma without contention. Exact when reductions
+// are free; with them it charges every step two segments' reduction, an upper bound that is exact for complete trees
+// (P = 2^k - 1) and at most (K + H - 1) s gamma high otherwise.
+double pipelined_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                        std::uint64_t segment_bytes);
+// Double binary tree: each of two in-order trees of height H = floor(log2(P-1)) + 1 pipelines n/2 bytes in
+// K = ceil(n/2 / segment) segments; the pipelined-tree formula with those K, s and H.
+double double_binary_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                            std::uint64_t segment_bytes);
+
+// The same two trees where each host has one link: an inner node of the single tree carries three segments each way
+// per step (two children and its parent), a rank of the double tree four (inner in one tree, leaf in the other), so
+// every transfer gets at least a third (a quarter) of the link: (K + 2H - 1)(alpha + c s beta) + (K + H - 1) 2 s gamma,
+// an upper bound on a max-min shared star.
+double pipelined_tree_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                          std::uint64_t segment_bytes);
+double double_binary_tree_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                              std::uint64_t segment_bytes);
 
 // Direct allreduce without contention: 2 (alpha + n/P beta) + (P-1) n/P gamma.
 double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);

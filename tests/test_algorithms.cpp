@@ -24,11 +24,13 @@ double analytical_time(const std::string& name, int ranks, std::uint64_t bytes, 
 }  // namespace
 
 TEST_CASE("every algorithm passes the verifier over ranks x bytes") {
+  AlgorithmOptions options;
+  options.segment_bytes = 100000;  // the pipelined trees cut 1 MB into 10 segments
   for (const AlgorithmInfo& algorithm : algorithms()) {
     for (int ranks : {1, 2, 3, 4, 5, 7, 8, 16, 33, 64}) {
       for (std::uint64_t bytes : {0ULL, 1ULL, 4ULL * static_cast<std::uint64_t>(ranks) - 1, 1000000ULL}) {
         CAPTURE(algorithm.name, ranks, bytes);
-        const VerifyReport report = verify(algorithm.build(ranks, bytes, AlgorithmOptions{}));
+        const VerifyReport report = verify(algorithm.build(ranks, bytes, options));
         CAPTURE(report.error);
         CHECK(report.ok);
       }
@@ -39,6 +41,7 @@ TEST_CASE("every algorithm passes the verifier over ranks x bytes") {
 TEST_CASE("every algorithm produces the exact sum on real payloads") {
   AlgorithmOptions options;
   options.element_bytes = 4;
+  options.segment_bytes = 40000;  // the pipelined trees cut 400 kB into 10 segments
   for (const AlgorithmInfo& algorithm : algorithms()) {
     for (int ranks : {2, 3, 5, 8, 33}) {
       for (std::uint64_t bytes : {4ULL, 4ULL * (4ULL * static_cast<std::uint64_t>(ranks) - 1), 400000ULL}) {
@@ -71,6 +74,7 @@ TEST_CASE("analytical and SimGrid times equal each algorithm's closed form on a 
       an.cost = cost;
       SimGridOptions sg;
       sg.cost = cost;
+      if (algorithm.name == "pipelined-tree" || algorithm.name == "dbtree") continue;  // their own test below
       CHECK(rel_diff(run_analytical(s, an).time_s, formula) < 1e-9);
       if (algorithm.name == "ps") {
         // every worker pushes its shard through the one server's link: the incast the analytical executor leaves out
@@ -253,4 +257,93 @@ TEST_CASE("hierarchical: node-local reduce-scatter, any allreduce across nodes, 
   bad.ranks_per_node = 2;
   bad.inter_algorithm = "ps";
   CHECK_THROWS_AS(find_algorithm("hierarchical").build(8, 100, bad), OptionError);
+}
+
+TEST_CASE("pipelined trees: segments verified, closed form exact without reduction cost, contention bounded") {
+  AlphaBetaGamma cost;
+  cost.alpha_s = 3e-6;
+  for (const char* name : {"pipelined-tree", "dbtree"}) {
+    const bool twin = std::string(name) == "dbtree";
+    for (int ranks : {2, 3, 4, 5, 7, 8, 16, 33}) {
+      for (std::uint64_t segment : {1ULL, 3ULL, 64ULL, 4096ULL}) {
+        const std::uint64_t bytes = 6144;  // whole and halved, every part splits into equal segments
+        CAPTURE(name, ranks, segment);
+        AlgorithmOptions options;
+        options.segment_bytes = segment;
+        const Schedule s = find_algorithm(name).build(ranks, bytes, options);
+        if (segment > 1) {  // 1-byte segments: 4096 chunks, verified by the smaller cases
+          const VerifyReport report = verify(s);
+          CAPTURE(report.error);
+          REQUIRE(report.ok);
+        }
+        // K segments per tree, each chunk at most one segment
+        const std::uint64_t part = twin ? bytes / 2 : bytes;
+        CHECK(s.chunks.size() == (twin ? 2 : 1) * ((part + segment - 1) / segment));
+        for (const Chunk& c : s.chunks)
+          CHECK(c.size_bytes <= segment);
+        const ClosedFormOptions form{1, false, 1, "ring", segment};
+        AnalyticalOptions an;
+        an.cost = cost;
+        an.cost.reduce_Bps = 1e300;  // reductions free: (K + 2H - 1)(alpha + s beta) is exact
+        const double free_reduce = allreduce_closed_form_seconds(name, ranks, bytes, an.cost, form);
+        CHECK(rel_diff(run_analytical(s, an).time_s, free_reduce) < 1e-8);  // sums over ~6000 steps
+        // with reduction cost the formula charges two segments per step: an upper bound within that charge
+        an.cost = cost;
+        const double formula = allreduce_closed_form_seconds(name, ranks, bytes, cost, form);
+        const double timed = run_analytical(s, an).time_s;
+        CHECK(timed <= formula * (1 + 1e-8));
+        CHECK(timed >= free_reduce * (1 - 1e-8));
+        if (segment >= 64) {
+          // SimGrid shares each host's link among the segments crossing it in one step: slower than the analytical
+          // executor, at most 3 segments per link per step for one tree and 4 for two
+          SimGridOptions sg;
+          sg.cost = cost;
+          const double simulated = run_simgrid(s, sg).time_s;
+          const double shared = twin ? double_binary_tree_shared_link_seconds(ranks, bytes, cost, segment)
+                                     : pipelined_tree_shared_link_seconds(ranks, bytes, cost, segment);
+          CHECK(simulated >= timed * (1 - 1e-9));
+          CHECK(simulated <= shared * (1 + 1e-9));
+        }
+      }
+    }
+  }
+  AlgorithmOptions zero;
+  zero.segment_bytes = 0;
+  CHECK_THROWS_AS(find_algorithm("pipelined-tree").build(4, 100, zero), OptionError);
+  CHECK_THROWS_AS(find_algorithm("dbtree").build(4, 100, zero), OptionError);
+  AlgorithmOptions tiny;
+  tiny.segment_bytes = 1;
+  CHECK_THROWS_WITH(find_algorithm("dbtree").build(1024, 1ULL << 30, tiny), Catch::Contains("use larger segments"));
+}
+
+TEST_CASE("the double binary tree: every rank forwards for at most one tree, and it beats one pipelined tree") {
+  for (int ranks : {4, 8, 16, 64}) {
+    CAPTURE(ranks);
+    AlgorithmOptions options;
+    options.segment_bytes = 1000;
+    const Schedule s = find_algorithm("dbtree").build(ranks, 2000, options);  // one segment per tree
+    // per rank, whether it receives reductions in each tree (chunk 0: the first tree's, chunk 1: the second's)
+    for (int r = 0; r < ranks; ++r) {
+      int inner = 0;
+      for (std::uint32_t chunk : {0U, 1U}) {
+        bool receives = false;
+        for (const Op& op : s.rank_ops(r))
+          receives |= op.kind() == OpKind::recv_reduce && op.span() == chunk;
+        inner += receives ? 1 : 0;
+      }
+      CAPTURE(r);
+      CHECK(inner <= 1);  // even P: inner nodes of one tree are leaves of the other
+    }
+  }
+  SimGridOptions sg;
+  AlgorithmOptions options;
+  const auto time = [&](const char* name, std::uint64_t bytes) {
+    return run_simgrid(find_algorithm(name).build(64, bytes, options), sg).time_s;
+  };
+  const double ring = time("ring", 100000000);
+  const double dbtree = time("dbtree", 100000000);
+  const double pipelined = time("pipelined-tree", 100000000);
+  CHECK(dbtree < 0.8 * pipelined);  // about 2 n beta against 3 n beta through an inner node's link
+  CHECK(dbtree < 1.25 * ring);
+  CHECK(time("dbtree", 1000) < time("ring", 1000));  // 2 log2 P steps against 2 (P-1)
 }

@@ -88,8 +88,8 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ranks 0", "--ranks: expected a whole number in [1, 1000000]"},
       {"collective --ranks abc", "--ranks: expected a whole number"},
       {"collective --algorithm rign",
-       "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, butterfly, rabenseifner, ps, direct, "
-       "hierarchical)"},
+       "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, pipelined-tree, dbtree, butterfly, "
+       "rabenseifner, ps, direct, hierarchical)"},
       {"collective --backend ns3", "--backend: expected simgrid or analytical"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
       {"collective --colour red", "unknown flag --colour"},
@@ -105,6 +105,11 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --algorithm hierarchical --ranks 8 --ranks-per-node 3", "--ranks-per-node: expected a divisor"},
       {"collective --algorithm hierarchical --inter rign", "--inter: unknown allreduce algorithm 'rign'"},
       {"collective --ranks 100000", "--ranks: ring schedule for 100000 ranks needs 39999600000 ops"},
+      {"collective --algorithm pipelined-tree --segment-size 0B", "--segment-size: expected a size of at least 1 byte"},
+      {"verify --algorithm dbtree --segment-size 0KB", "--segment-size: expected a size of at least 1 byte"},
+      {"collective --algorithm dbtree --segment-size 1B --bytes 1GB --ranks 1024",
+       "--segment-size: dbtree: 1-byte segments of 500000000 bytes over 1024 ranks need more than"},
+      {"verify --algorithm ps --servers 9 --ranks 8 --ps-placement colocated", "--servers: expected at most 8"},
   };
   check_usage_errors(cases);
 }
