@@ -1,6 +1,7 @@
 // `dtsim collective` and `dtsim verify`: one collective schedule, checked and/or timed.
 #include <array>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "algorithms/registry.hpp"
@@ -21,7 +22,7 @@ constexpr const char* algorithm_doc =
     "reduce-scatter and allgather: ring; broadcast and reduce: tree; gather, scatter and all-to-all: direct";
 
 constexpr auto collective_flags = join_flags(
-    std::array<FlagSpec, 8>{{
+    std::array<FlagSpec, 9>{{
         {"collective", "NAME", "allreduce",
          "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
         {"algorithm", "NAME", "ring", algorithm_doc},
@@ -31,8 +32,9 @@ constexpr auto collective_flags = join_flags(
         {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
         {"verify", "", "", "also run the symbolic verifier on the schedule"},
         {"json", "", "", "print one JSON object instead of text"},
+        {"nodes", "N", "from the file", "--cluster: number of nodes (ranks = nodes x accelerators per node)"},
     }},
-    run_flags);
+    join_flags(cluster_flags, run_flags));
 
 constexpr auto verify_flags = join_flags(
     std::array<FlagSpec, 5>{{
@@ -104,7 +106,16 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   AlgorithmOptions options = settings.algorithm;
   options.root = parse_root(flags);
   if (settings.real_payload) options.element_bytes = 4;
-  const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, options);
+  std::optional<ClusterInstance> cluster;
+  int ranks = request.ranks;
+  if (settings.cluster) {
+    if (flags.has("ranks")) {
+      throw UsageError("--ranks: not with --cluster (the ranks are the cluster's accelerators; use --nodes)");
+    }
+    cluster = instantiate_cluster(settings, parse_nodes(flags, *settings.cluster));
+    ranks = cluster->topology->accelerators();
+  }
+  const Schedule schedule = build_schedule(*request.algorithm, ranks, request.bytes, options);
   bool verified = false;
   if (flags.has("verify")) {
     const VerifyReport report = verify(schedule);
@@ -114,7 +125,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     }
     verified = true;
   }
-  CollectiveRun run = run_schedule(schedule, settings);
+  CollectiveRun run = run_schedule(schedule, settings, cluster ? &*cluster : nullptr);
   run.verified = verified;
 
   if (flags.has("json")) {

@@ -1,5 +1,10 @@
 #include "cli/collective_runs.hpp"
 
+#include <sstream>
+
+#include "reports/format.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/simgrid_executor.hpp"
@@ -30,7 +35,57 @@ RunSettings parse_run_settings(const Flags& flags) {
   settings.backend = flags.choice("backend", {"simgrid", "analytical"});
   settings.network_model = flags.choice("network-model", {"CM02", "LV08"});
   settings.algorithm = parse_algorithm_options(flags);
+  if (!flags.accepts("cluster") || !flags.has("cluster")) {
+    for (const char* name : {"placement", "order", "nodes"}) {
+      if (flags.accepts(name) && flags.has(name)) throw UsageError("--" + std::string(name) + ": needs --cluster");
+    }
+    return settings;
+  }
+  for (const char* name : {"bandwidth", "latency", "reduce-rate"}) {
+    if (flags.has(name)) {
+      throw UsageError("--" + std::string(name) +
+                       ": not with --cluster (the cluster file gives every link and the "
+                       "reduce rate)");
+    }
+  }
+  try {
+    settings.cluster = load_cluster_file(flags.get("cluster"));
+  } catch (const ScenarioError& e) {
+    throw UsageError(std::string("--cluster: ") + e.what());
+  }
+  settings.placement =
+      flags.choice("placement", {"block", "round-robin"}) == "block" ? Placement::block : Placement::round_robin;
+  settings.order = flags.choice("order", {"topology", "rank"}) == "topology" ? RankOrder::topology : RankOrder::rank;
+  settings.cost.reduce_Bps = settings.cluster->node.reduce_Bps;
+  if (!flags.has("ranks-per-node")) {
+    settings.algorithm.ranks_per_node = static_cast<std::uint32_t>(settings.cluster->node.accelerators);
+  }
   return settings;
+}
+
+int parse_nodes(const Flags& flags, const ClusterSpec& cluster) {
+  if (!flags.has("nodes")) return cluster.nodes;
+  return static_cast<int>(flags.parse("nodes", [](const std::string& v) { return parse_integer(v, 1, 1 << 20); }));
+}
+
+ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes) {
+  ClusterSpec spec = *settings.cluster;
+  spec.nodes = nodes;
+  ClusterInstance instance;
+  try {
+    instance.topology = std::make_shared<const Topology>(spec);
+  } catch (const TopologyError& e) {
+    throw UsageError("--nodes " + std::to_string(nodes) + ": " + e.what());
+  }
+  instance.accelerator_of = place_positions(*instance.topology, settings.placement, settings.order);
+  std::ostringstream line;
+  line << spec.name << ": " << nodes << " nodes x " << spec.node.accelerators << ' ' << spec.node.accelerator << ", "
+       << to_string(spec.node.intra_kind) << ", " << spec.node.nics << " x "
+       << format_bits_per_s(spec.node.nic.bandwidth_Bps) << " NICs, " << to_string(spec.fabric.kind) << ", placement "
+       << (settings.placement == Placement::block ? "block" : "round-robin") << ", order "
+       << (settings.order == RankOrder::topology ? "topology" : "rank");
+  instance.description = line.str();
+  return instance;
 }
 
 Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
@@ -44,7 +99,16 @@ Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t
   }
 }
 
-CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings) {
+CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings, const ClusterInstance* cluster) {
+  if (cluster != nullptr && static_cast<std::size_t>(schedule.ranks) != cluster->accelerator_of.size()) {
+    if (schedule.ranks > schedule.participants) {
+      throw UsageError(
+          "--ps-placement: with --cluster the parameter servers must be colocated (the cluster has no "
+          "spare hosts)");
+    }
+    throw UsageError("--cluster: the schedule has " + std::to_string(schedule.ranks) + " ranks but the cluster " +
+                     std::to_string(cluster->accelerator_of.size()) + " accelerators");
+  }
   CollectiveRun run;
   run.algorithm = schedule.algorithm;
   run.collective = to_string(schedule.collective);
@@ -58,12 +122,24 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     sg.cost = settings.cost;
     sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
     sg.real_payload = settings.real_payload;
+    if (cluster != nullptr) {
+      sg.topology = cluster->topology.get();
+      sg.accelerator_of = cluster->accelerator_of;
+    }
     run.network_model = settings.network_model;
     run.result = run_simgrid(schedule, sg);
   } else {
     AnalyticalOptions an;
     an.cost = settings.cost;
+    if (cluster != nullptr) {
+      an.topology = cluster->topology.get();
+      an.accelerator_of = cluster->accelerator_of;
+    }
     run.result = run_analytical(schedule, an);
+  }
+  if (cluster != nullptr) {
+    run.cluster = cluster->description;
+    return run;  // the star's closed forms do not describe a routed cluster
   }
   run.closed_form_s =
       closed_form_seconds(run.collective, run.algorithm, run.ranks, run.bytes, settings.cost,

@@ -1,11 +1,15 @@
 // Shared by `dtsim collective` and `dtsim compare`: the network flags and running one schedule on a backend.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "algorithms/registry.hpp"
 #include "cli/flags.hpp"
 #include "reports/collective_report.hpp"
+#include "sim/topology.hpp"
 
 namespace dtsim::cli {
 
@@ -17,6 +21,19 @@ inline constexpr std::array<FlagSpec, 5> option_flags{{
     {"inter", "NAME", "ring",
      "hierarchical: the allreduce across nodes (ring, tree, pipelined-tree, dbtree, butterfly, rabenseifner, direct)"},
     {"segment-size", "BYTES", "1MiB", "pipelined-tree, dbtree: largest segment per pipeline step, at least 1 byte"},
+}};
+
+// Cluster flags of `collective` and `compare` (each adds its own --nodes).
+inline constexpr std::array<FlagSpec, 3> cluster_flags{{
+    {"cluster", "FILE", "",
+     "a cluster file (e.g. scenarios/clusters/dgx-a100.json): ranks are its accelerators and messages take its "
+     "routes; replaces --bandwidth, --latency and --reduce-rate"},
+    {"placement", "HOW", "block",
+     "--cluster: ranks fill nodes one by one (block) or go to the nodes in turn "
+     "(round-robin)"},
+    {"order", "ORDER", "topology",
+     "--cluster: algorithms order ranks by the topology, node neighbours first as NCCL builds its rings "
+     "(topology), or by rank number wherever ranks were placed (rank)"},
 }};
 
 // The network and backend flags of `collective` and `compare`, then the option flags.
@@ -35,6 +52,9 @@ inline constexpr auto run_flags =
 struct RunSettings {
   AlgorithmOptions algorithm;
   AlphaBetaGamma cost;
+  std::optional<ClusterSpec> cluster;  // --cluster
+  Placement placement = Placement::block;
+  RankOrder order = RankOrder::topology;
   std::string backend;        // "simgrid" or "analytical"
   std::string network_model;  // "CM02" or "LV08"
   bool real_payload = false;
@@ -42,15 +62,27 @@ struct RunSettings {
 
 // Reads the option_flags.
 AlgorithmOptions parse_algorithm_options(const Flags& flags);
-// Reads the run_flags.
+// Reads the run_flags and, where the command has them, the cluster_flags.
 RunSettings parse_run_settings(const Flags& flags);
+
+// A cluster scaled to some number of nodes, and where each algorithm position runs.
+struct ClusterInstance {
+  std::shared_ptr<const Topology> topology;
+  std::vector<int> accelerator_of;
+  std::string description;  // one line for reports
+};
+// Builds settings.cluster with `nodes` nodes; a cluster that cannot be built is a UsageError naming --nodes.
+ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes);
+// --nodes N (collective) or the cluster file's node count.
+int parse_nodes(const Flags& flags, const ClusterSpec& cluster);
 
 // Builds the algorithm's schedule; an option it cannot use is a UsageError naming the option's flag, a schedule too
 // large to build one naming --ranks.
 Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
                         const AlgorithmOptions& options);
 
-// Times the schedule on the chosen backend and fills in everything a report needs.
-CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings);
+// Times the schedule on the chosen backend (on `cluster` when given) and fills in everything a report needs.
+CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings,
+                           const ClusterInstance* cluster = nullptr);
 
 }  // namespace dtsim::cli

@@ -16,14 +16,16 @@ namespace dtsim::cli {
 namespace {
 
 constexpr auto compare_flags = join_flags(
-    std::array<FlagSpec, 4>{{
+    std::array<FlagSpec, 5>{{
         {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct", "allreduce algorithms to compare"},
         {"ranks", "LIST", "2,4,...,64",
          "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
         {"bytes", "LIST", "1KB,...,1GB", "buffer sizes: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
         {"json", "", "", "print a JSON array with one object per (algorithm, ranks, bytes)"},
+        {"nodes", "LIST", "from the file",
+         "--cluster: node counts, a list like --ranks (ranks = nodes x accelerators)"},
     }},
-    run_flags);
+    join_flags(cluster_flags, run_flags));
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;
@@ -94,7 +96,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     if (list.empty()) throw std::invalid_argument("expected at least one algorithm");
     return list;
   });
-  const auto ranks = flags.parse("ranks", [](const std::string& v) {
+  auto ranks = flags.parse("ranks", [](const std::string& v) {
     return parse_list<int>(
         v, [](const std::string& one) { return static_cast<int>(parse_integer(one, 1, 1000000)); }, 2.0);
   });
@@ -103,14 +105,36 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
         v, [](const std::string& one) { return parse_bytes(one); }, 10.0);
   });
   const RunSettings settings = parse_run_settings(flags);
+  std::vector<ClusterInstance> clusters;  // one per rank count with --cluster
+  if (settings.cluster) {
+    if (flags.has("ranks")) {
+      throw UsageError("--ranks: not with --cluster (the ranks are the cluster's accelerators; use --nodes)");
+    }
+    const std::vector<int> nodes =
+        flags.has("nodes")
+            ? flags.parse("nodes",
+                          [](const std::string& v) {
+                            return parse_list<int>(
+                                v,
+                                [](const std::string& one) { return static_cast<int>(parse_integer(one, 1, 1 << 20)); },
+                                2.0);
+                          })
+            : std::vector<int>{settings.cluster->nodes};
+    ranks.clear();
+    for (int n : nodes) {
+      clusters.push_back(instantiate_cluster(settings, n));
+      ranks.push_back(clusters.back().topology->accelerators());
+    }
+  }
 
   // runs[(p * sizes + b) * algorithms + a]
   std::vector<CollectiveRun> runs;
   runs.reserve(chosen.size() * ranks.size() * sizes.size());
-  for (int p : ranks) {
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
     for (std::uint64_t bytes : sizes) {
       for (const AlgorithmInfo* algorithm : chosen) {
-        runs.push_back(run_schedule(build_schedule(*algorithm, p, bytes, settings.algorithm), settings));
+        runs.push_back(run_schedule(build_schedule(*algorithm, ranks[i], bytes, settings.algorithm), settings,
+                                    clusters.empty() ? nullptr : &clusters[i]));
       }
     }
   }
@@ -133,9 +157,13 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     return 0;
   }
 
-  out << "allreduce on a star: " << format_bits_per_s(settings.cost.bandwidth_Bps) << " per host, latency "
-      << format_seconds(settings.cost.alpha_s) << ", reduce " << format_rate_Bps(settings.cost.reduce_Bps)
-      << ", backend " << settings.backend;
+  if (clusters.empty()) {
+    out << "allreduce on a star: " << format_bits_per_s(settings.cost.bandwidth_Bps) << " per host, latency "
+        << format_seconds(settings.cost.alpha_s) << ", reduce " << format_rate_Bps(settings.cost.reduce_Bps);
+  } else {
+    out << "allreduce on cluster " << clusters.front().description;
+  }
+  out << ", backend " << settings.backend;
   if (settings.backend == "simgrid") out << " (" << settings.network_model << ")";
   out << "\ncells: time (bus bandwidth); * the fastest\n";
   if (settings.backend == "analytical") {

@@ -47,6 +47,13 @@ const FlagSpec& Flags::spec(std::string_view name) const {
   throw std::logic_error("flag --" + std::string(name) + " is not declared");
 }
 
+bool Flags::accepts(std::string_view name) const {
+  for (const FlagSpec& s : specs_) {
+    if (s.name == name) return true;
+  }
+  return false;
+}
+
 bool Flags::has(std::string_view name) const {
   spec(name);
   return values_.find(name) != values_.end();

@@ -30,6 +30,8 @@ public:
   Flags(std::span<const FlagSpec> specs, std::span<char* const> args);
 
   bool has(std::string_view name) const;
+  // Whether the command declares the flag at all.
+  bool accepts(std::string_view name) const;
   std::string get(std::string_view name) const;  // the given value, or the default
   // The value, which must be one of `accepted` ("--NAME: expected A or B, got 'X'" otherwise).
   std::string choice(std::string_view name, std::initializer_list<std::string_view> accepted) const;

@@ -17,7 +17,8 @@ constexpr const char* usage =
     "               algorithm bandwidth and bus bandwidth\n"
     "  compare      time allreduce algorithms over rank counts and sizes; mark winners and crossovers\n"
     "  verify       prove a schedule correct: sends meet receives, no deadlock, each contribution reduced once\n"
-    "  help CMD     the flags of a command\n";
+    "  cluster FILE build a cluster file's network and print its size, diameter and bisection bandwidth\n"
+    "  help CMD     the flags of a command; `help cluster-file` the fields of cluster files\n";
 
 }  // namespace
 
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     if (command == "collective") return collective_command(rest, std::cout);
     if (command == "verify") return verify_command(rest, std::cout);
     if (command == "compare") return compare_command(rest, std::cout);
+    if (command == "cluster") return cluster_command(rest, std::cout);
     if (command == "help" || command == "--help" || command == "-h") {
       const std::string_view topic = argc > 2 ? argv[2] : "";
       if (topic == "collective") {
@@ -42,12 +44,16 @@ int main(int argc, char** argv) {
         std::cout << compare_usage();
       } else if (topic == "verify") {
         std::cout << verify_usage();
+      } else if (topic == "cluster") {
+        std::cout << cluster_usage();
+      } else if (topic == "cluster-file") {
+        std::cout << cluster_file_help();
       } else {
         std::cout << usage;
       }
       return 0;
     }
-    std::cerr << "dtsim: unknown command '" << command << "' (accepted: collective, compare, verify, help)\n";
+    std::cerr << "dtsim: unknown command '" << command << "' (accepted: collective, compare, verify, cluster, help)\n";
     return 2;
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';

@@ -23,8 +23,12 @@ std::string collective_text(const CollectiveRun& run) {
   out << run.algorithm << ' ' << run.collective << ": " << run.ranks << " ranks";
   if (run.helper_ranks > 0) out << " + " << run.helper_ranks << " server hosts";
   out << ", " << format_bytes(run.bytes) << " (" << run.bytes << " B)\n";
-  out << "  network    star, " << format_bits_per_s(run.cost.bandwidth_Bps) << " per host, latency "
-      << format_seconds(run.cost.alpha_s) << ", reduce " << format_rate_Bps(run.cost.reduce_Bps) << '\n';
+  if (run.cluster.empty()) {
+    out << "  network    star, " << format_bits_per_s(run.cost.bandwidth_Bps) << " per host, latency "
+        << format_seconds(run.cost.alpha_s) << ", reduce " << format_rate_Bps(run.cost.reduce_Bps) << '\n';
+  } else {
+    out << "  cluster    " << run.cluster << '\n';
+  }
   out << "  backend    " << run.backend;
   if (!run.network_model.empty()) out << " (" << run.network_model << ')';
   out << '\n';
@@ -58,14 +62,18 @@ nlohmann::json collective_json(const CollectiveRun& run) {
                    {"time_s", run.result.time_s},
                    {"algbw_Bps", algbw_Bps(run)},
                    {"busbw_Bps", busbw_Bps(run)},
-                   {"alpha_s", run.cost.alpha_s},
-                   {"bandwidth_Bps", run.cost.bandwidth_Bps},
                    {"reduce_Bps", run.cost.reduce_Bps},
                    {"messages", run.result.messages},
                    {"bytes_sent", run.result.bytes_sent},
                    {"verified", run.verified},
                    {"sim_wall_s", run.result.wall_s},
                    {"sim_peak_rss_bytes", run.result.peak_rss_bytes}};
+  if (run.cluster.empty()) {
+    j["alpha_s"] = run.cost.alpha_s;
+    j["bandwidth_Bps"] = run.cost.bandwidth_Bps;
+  } else {
+    j["cluster"] = run.cluster;
+  }
   if (!run.network_model.empty()) j["network_model"] = run.network_model;
   if (run.closed_form_s >= 0) j["closed_form_s"] = run.closed_form_s;
   if (run.result.payload_checked) {

@@ -17,7 +17,8 @@ struct CollectiveRun {
   std::uint64_t bytes = 0;
   std::string backend;        // "simgrid" or "analytical"
   std::string network_model;  // simgrid only
-  AlphaBetaGamma cost;
+  AlphaBetaGamma cost;        // the star's (unused with a cluster but for the reduce rate)
+  std::string cluster;        // non-empty: the run was on this cluster, not on a star
   ExecutionResult result;
   double closed_form_s = -1;  // < 0: no closed form for this algorithm
   bool verified = false;      // the symbolic verifier ran and passed

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "algorithms/step_walker.hpp"
 
@@ -15,7 +17,9 @@ public:
       : s_(s),
         o_(o),
         clock_(static_cast<std::size_t>(s.ranks), 0.0),
-        step_end_(static_cast<std::size_t>(s.ranks), 0.0) {}
+        step_end_(static_cast<std::size_t>(s.ranks), 0.0) {
+    if (o.topology != nullptr) route_pairs();
+  }
 
   std::uint32_t on_send_posted(std::size_t, const Op& send) {
     ++messages_;
@@ -25,7 +29,14 @@ public:
 
   void on_matched(std::size_t src, std::size_t dst, std::uint32_t, const Op& send, const Op&) {
     // Both sides have posted their current steps, so their clocks hold the post times.
-    const double end = std::max(clock_[src], clock_[dst]) + o_.cost.transfer_seconds(s_.span_bytes(send.span()));
+    double transfer_s = 0.0;
+    if (routes_.empty()) {
+      transfer_s = o_.cost.transfer_seconds(s_.span_bytes(send.span()));
+    } else {
+      const LinkSpec& path = routes_.at(src * clock_.size() + dst);
+      transfer_s = path.latency_s + static_cast<double>(s_.span_bytes(send.span())) / path.bandwidth_Bps;
+    }
+    const double end = std::max(clock_[src], clock_[dst]) + transfer_s;
     step_end_[src] = std::max(step_end_[src], end);
     step_end_[dst] = std::max(step_end_[dst], end);
   }
@@ -54,12 +65,45 @@ public:
   }
 
 private:
+  // Latency and narrowest bandwidth of the route of every (sender, receiver) pair the schedule uses.
+  void route_pairs() {
+    const auto p = static_cast<std::size_t>(s_.ranks);
+    std::vector<std::vector<int>> senders(p);
+    for (int r = 0; r < s_.ranks; ++r) {
+      for (const Op& op : s_.rank_ops(r)) {
+        if (op.kind() == OpKind::send) senders[static_cast<std::size_t>(op.peer())].push_back(r);
+      }
+    }
+    std::vector<int> rank_of(static_cast<std::size_t>(o_.topology->accelerators()), -1);
+    for (std::size_t r = 0; r < p; ++r)
+      rank_of[static_cast<std::size_t>(o_.accelerator_of[r])] = static_cast<int>(r);
+    std::vector<int> sources;
+    for (std::size_t dst = 0; dst < p; ++dst) {
+      auto& from = senders[dst];
+      std::sort(from.begin(), from.end());
+      from.erase(std::unique(from.begin(), from.end()), from.end());
+      sources.clear();
+      for (int src : from)
+        sources.push_back(o_.accelerator_of[static_cast<std::size_t>(src)]);
+      o_.topology->routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
+        LinkSpec path{std::numeric_limits<double>::infinity(), 0.0};
+        for (const RouteHop& hop : hops) {
+          const LinkSpec& link = o_.topology->links()[static_cast<std::size_t>(hop.link)].spec;
+          path.latency_s += link.latency_s;
+          path.bandwidth_Bps = std::min(path.bandwidth_Bps, link.bandwidth_Bps);
+        }
+        routes_[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(source)]) * p + dst] = path;
+      });
+    }
+  }
+
   const Schedule& s_;
   const AnalyticalOptions& o_;
   std::vector<double> clock_;     // post time of the rank's current step, or its finish time once done
   std::vector<double> step_end_;  // latest completion among the current step's transfers
   std::uint64_t messages_ = 0;
   std::uint64_t bytes_sent_ = 0;
+  std::unordered_map<std::size_t, LinkSpec> routes_;  // src * P + dst -> route; empty on the star
 };
 
 }  // namespace
@@ -68,8 +112,15 @@ ExecutionResult run_analytical(const Schedule& schedule, const AnalyticalOptions
   if (std::string problem = check_well_formed(schedule); !problem.empty()) {
     throw std::invalid_argument("analytical executor: " + problem);
   }
+  if (options.topology != nullptr && options.accelerator_of.size() != static_cast<std::size_t>(schedule.ranks)) {
+    throw std::invalid_argument("analytical executor: the schedule has " + std::to_string(schedule.ranks) +
+                                " ranks but " + std::to_string(options.accelerator_of.size()) +
+                                " are placed on the cluster");
+  }
   const auto started = std::chrono::steady_clock::now();
-  ClockHandler handler(schedule, options);
+  AnalyticalOptions effective = options;
+  if (options.topology != nullptr) effective.cost.reduce_Bps = options.topology->spec().node.reduce_Bps;
+  ClockHandler handler(schedule, effective);
   const WalkOutcome outcome = walk_schedule(schedule, handler);
   if (!outcome.error.empty()) throw std::runtime_error("analytical executor: " + outcome.error);
   ExecutionResult result = handler.result();

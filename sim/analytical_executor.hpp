@@ -1,18 +1,24 @@
 // The analytical executor: walks a Schedule with one clock per rank under alpha-beta-gamma costs and no contention.
 // A transfer starts when both its send and its receive are posted and takes alpha + bytes / bandwidth; a step ends
 // when its transfers and computes are done, then its reductions run at the reduce rate. This is exactly the timing
-// the SimGrid executor produces on a contention-free network (CM02, no cross-traffic).
+// the SimGrid executor produces on a contention-free network (CM02, no cross-traffic), on a star or on a cluster's
+// routes.
 #pragma once
 
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
 #include "sim/executor.hpp"
+#include "sim/topology.hpp"
 
 namespace dtsim {
 
 struct AnalyticalOptions {
   AlphaBetaGamma cost;
   double compute_flops_per_s = 1e12;  // speed of Compute ops
+  // A cluster instead of uniform costs: a transfer from position a to b takes the sum of its route's latencies plus
+  // bytes over the route's narrowest link (as alone on the network), and reductions run at the node's reduce rate.
+  const Topology* topology = nullptr;
+  std::vector<int> accelerator_of;  // position -> accelerator
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.

@@ -148,6 +148,59 @@ void build_star(const Schedule& s, const SimGridOptions& o, std::vector<sg4::Hos
   zone->seal();
 }
 
+// The cluster as a SimGrid full zone: one host per accelerator a position runs on, one split-duplex link per topology
+// link that some route crosses, and an explicit route for every (sender, receiver) pair the schedule uses.
+void build_cluster(const Schedule& s, const SimGridOptions& o, std::vector<sg4::Host*>& hosts) {
+  const Topology& topology = *o.topology;
+  auto* zone = sg4::create_full_zone("cluster");
+  hosts.reserve(static_cast<std::size_t>(s.ranks));
+  for (int r = 0; r < s.ranks; ++r) {
+    const int acc = o.accelerator_of[static_cast<std::size_t>(r)];
+    hosts.push_back(zone->create_host("a" + std::to_string(acc), topology.spec().node.reduce_Bps)->seal());
+  }
+  // senders of each receiver, grouped so that one BFS from the receiver routes them all
+  std::vector<std::vector<int>> senders(static_cast<std::size_t>(s.ranks));
+  for (int r = 0; r < s.ranks; ++r) {
+    for (const Op& op : s.rank_ops(r)) {
+      if (op.kind() == OpKind::send) senders[static_cast<std::size_t>(op.peer())].push_back(r);
+    }
+  }
+  std::vector<const sg4::Link*> links(topology.links().size(), nullptr);
+  std::vector<sg4::LinkInRoute> route;
+  std::vector<int> sources;
+  std::vector<int> rank_of_accelerator(static_cast<std::size_t>(topology.accelerators()), -1);
+  for (int r = 0; r < s.ranks; ++r)
+    rank_of_accelerator[static_cast<std::size_t>(o.accelerator_of[static_cast<std::size_t>(r)])] = r;
+  for (int dst = 0; dst < s.ranks; ++dst) {
+    std::vector<int>& from = senders[static_cast<std::size_t>(dst)];
+    std::sort(from.begin(), from.end());
+    from.erase(std::unique(from.begin(), from.end()), from.end());
+    if (from.empty()) continue;
+    sources.clear();
+    for (int src : from)
+      sources.push_back(o.accelerator_of[static_cast<std::size_t>(src)]);
+    topology.routes_to(
+        o.accelerator_of[static_cast<std::size_t>(dst)], sources, [&](int source, const std::vector<RouteHop>& hops) {
+          route.clear();
+          for (const RouteHop& hop : hops) {
+            const auto id = static_cast<std::size_t>(hop.link);
+            if (links[id] == nullptr) {
+              const TopologyLink& l = topology.links()[id];
+              links[id] = zone->create_split_duplex_link("L" + std::to_string(id), l.spec.bandwidth_Bps)
+                              ->set_latency(l.spec.latency_s)
+                              ->seal();
+            }
+            route.emplace_back(links[id],
+                               hop.a_to_b ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+          }
+          const int src_rank = rank_of_accelerator[static_cast<std::size_t>(source)];
+          zone->add_route(hosts[static_cast<std::size_t>(src_rank)]->get_netpoint(),
+                          hosts[static_cast<std::size_t>(dst)]->get_netpoint(), nullptr, nullptr, route, false);
+        });
+  }
+  zone->seal();
+}
+
 struct ChildHeader {
   std::int32_t status;  // 0 ok, 1 error
   std::uint32_t ranks;
@@ -206,7 +259,11 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
     sg4::Engine::set_config("surf/precision:1e-12");
   }
   std::vector<sg4::Host*> hosts;
-  build_star(s, o, hosts);
+  if (o.topology != nullptr) {
+    build_cluster(s, o, hosts);
+  } else {
+    build_star(s, o, hosts);
+  }
 
   Simulation sim{s, o, {}, {}, std::vector<double>(static_cast<std::size_t>(s.ranks), 0.0), 0};
   const auto p = static_cast<std::uint64_t>(s.ranks);
@@ -310,6 +367,20 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
   if (!(options.cost.bandwidth_Bps > 0) || !(options.cost.reduce_Bps > 0) || !(options.cost.alpha_s >= 0) ||
       !(options.compute_flops_per_s > 0)) {
     throw std::invalid_argument("simgrid executor: bandwidth, reduce rate and compute speed must be > 0, latency >= 0");
+  }
+  if (options.topology != nullptr) {
+    if (options.accelerator_of.size() != static_cast<std::size_t>(schedule.ranks)) {
+      throw std::invalid_argument("simgrid executor: the schedule has " + std::to_string(schedule.ranks) +
+                                  " ranks but " + std::to_string(options.accelerator_of.size()) +
+                                  " are placed on the cluster");
+    }
+    std::vector<char> used(static_cast<std::size_t>(options.topology->accelerators()), 0);
+    for (int acc : options.accelerator_of) {
+      if (acc < 0 || acc >= options.topology->accelerators() || used[static_cast<std::size_t>(acc)]) {
+        throw std::invalid_argument("simgrid executor: placement must put each rank on its own accelerator");
+      }
+      used[static_cast<std::size_t>(acc)] = 1;
+    }
   }
   if (options.real_payload && schedule.bytes % 4 != 0) {
     throw std::invalid_argument("simgrid executor: real-payload mode needs a whole number of floats, got " +

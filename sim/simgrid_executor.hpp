@@ -2,8 +2,9 @@
 // actor code: post the step's sends (Mailbox::put_async with the chunk's simulated size) and receives, wait for them
 // all, then run the step's reductions as a compute activity sized by the reduce rate.
 //
-// Platform (for now): a star. Every host has one split-duplex link (up and down) of the given bandwidth to one switch;
-// each link carries half of alpha, so a route between two hosts (sender's up + receiver's down) has latency alpha.
+// Platform: a star, or a cluster (SimGridOptions::topology) with explicit routes. The star: Every host has one
+// split-duplex link (up and down) of the given bandwidth to one switch; each link carries half of alpha, so a route
+// between two hosts (sender's up + receiver's down) has latency alpha.
 //
 // Network model: CM02 with cross-traffic off and TCP-gamma 0 (no window bound) by default, which reproduces the
 // alpha-beta closed forms on a contention-free star while still sharing links max-min fairly under contention.
@@ -19,6 +20,7 @@
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
 #include "sim/executor.hpp"
+#include "sim/topology.hpp"
 
 namespace dtsim {
 
@@ -35,6 +37,11 @@ struct SimGridOptions {
   // result is checked against the exact sum.
   bool real_payload = false;
   std::uint64_t payload_seed = 1;
+  // A cluster instead of the star: position p runs on accelerator accelerator_of[p], each accelerator is a host whose
+  // speed is the node's reduce rate, each topology link a split-duplex SimGrid link, and every (sender, receiver)
+  // pair of the schedule gets its explicit route (cost.alpha_s and cost.bandwidth_Bps are then unused).
+  const Topology* topology = nullptr;
+  std::vector<int> accelerator_of;
 };
 
 // Throws std::invalid_argument for a malformed schedule or options, std::runtime_error when the simulation fails

@@ -1,0 +1,156 @@
+// `dtsim cluster FILE`: what a cluster file describes, as dtsim builds it: sizes, diameter, bisection bandwidth,
+// and optionally the SimGrid platform file.
+#include <array>
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "cli/collective_runs.hpp"
+#include "cli/commands.hpp"
+#include "reports/format.hpp"
+#include "reports/output_file.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "scenarios/json_reader.hpp"
+#include "scenarios/units.hpp"
+#include "sim/platform_xml.hpp"
+
+namespace dtsim::cli {
+namespace {
+
+constexpr std::array<FlagSpec, 4> cluster_command_flags{{
+    {"nodes", "N", "from the file", "number of nodes to build"},
+    {"xml", "FILE", "", "also write the cluster as a SimGrid platform file (at most 1024 accelerators)"},
+    {"json", "", "", "print one JSON object instead of text"},
+    {"no-bisection", "", "", "skip the max-flow bisection and the diameter (large clusters)"},
+}};
+
+std::string link_text(const LinkSpec& link) {
+  return format_bits_per_s(link.bandwidth_Bps) + " (" + format_rate_Bps(link.bandwidth_Bps) + "), " +
+         format_seconds(link.latency_s);
+}
+
+std::string fabric_text(const FabricSpec& f) {
+  std::ostringstream out;
+  out << to_string(f.kind);
+  switch (f.kind) {
+    case FabricKind::fat_tree:
+      out << ", radix " << f.radix << ", " << (f.levels == 0 ? std::string("auto") : std::to_string(f.levels))
+          << " levels, oversubscription " << f.oversubscription << ":1";
+      break;
+    case FabricKind::torus:
+    case FabricKind::ring: {
+      out << ", dimensions ";
+      if (f.dimensions.empty()) out << "sized to the nodes";
+      for (std::size_t i = 0; i < f.dimensions.size(); ++i)
+        out << (i ? "x" : "") << f.dimensions[i];
+      out << ", " << f.endpoints_per_switch << " endpoints per switch";
+      break;
+    }
+    case FabricKind::dragonfly:
+      out << ", " << f.groups << " groups x " << f.routers_per_group << " routers, " << f.global_links_per_router
+          << " global links per router, " << f.endpoints_per_switch << " endpoints per router";
+      break;
+    case FabricKind::star: break;
+  }
+  if (f.kind != FabricKind::star) out << "; links " << link_text(f.link);
+  if (f.kind == FabricKind::dragonfly) out << "; global links " << link_text(f.global_link);
+  return out.str();
+}
+
+}  // namespace
+
+const char* cluster_usage() {
+  static const std::string text =
+      "usage: dtsim cluster FILE [flags]\n"
+      "Builds the cluster a cluster file describes (scenarios/clusters/*.json; `dtsim help cluster-file` lists every\n"
+      "field) and prints its size, the longest route between accelerators, and the bisection bandwidth: the max-flow\n"
+      "between the first and the second half of the accelerators.\n\n" +
+      flags_help(cluster_command_flags);
+  return text.c_str();
+}
+
+const char* cluster_file_help() {
+  static const std::string text =
+      "Cluster files: every field, its default and what it accepts.\n\n" + cluster_fields_markdown();
+  return text.c_str();
+}
+
+int cluster_command(std::span<char* const> args, std::ostream& out) {
+  if (args.empty() || std::string_view(args[0]).starts_with("--")) {
+    throw UsageError("expected a cluster file first, e.g. dtsim cluster scenarios/clusters/dgx-a100.json");
+  }
+  const std::string path = args[0];
+  const Flags flags(cluster_command_flags, args.subspan(1));
+  ClusterSpec spec;
+  try {
+    spec = load_cluster_file(path);
+  } catch (const ScenarioError& e) {
+    throw UsageError(e.what());
+  }
+  spec.nodes = parse_nodes(flags, spec);
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<Topology> topology;
+  try {
+    topology.emplace(spec);
+  } catch (const TopologyError& e) {
+    throw UsageError("--nodes " + std::to_string(spec.nodes) + ": " + e.what());
+  }
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const bool analyse = !flags.has("no-bisection");
+  const int diameter = analyse ? topology->diameter_hops() : -1;
+  const double bisection = analyse ? topology->bisection_Bps() : -1;
+  if (flags.has("xml")) {
+    const std::string xml = flags.get("xml");
+    try {
+      write_file_atomically(xml, [&](std::ostream& file) { write_platform_xml(*topology, file); });
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--xml: " + std::string(e.what()));
+    }
+  }
+  int counts[6] = {};
+  for (int v = 0; v < topology->vertex_count(); ++v)
+    ++counts[static_cast<int>(topology->vertex_kind(v))];
+  const NodeSpec& node = spec.node;
+  if (flags.has("json")) {
+    nlohmann::json j{{"name", spec.name},
+                     {"nodes", spec.nodes},
+                     {"accelerators", topology->accelerators()},
+                     {"accelerators_per_node", node.accelerators},
+                     {"nics_per_node", node.nics},
+                     {"fabric", to_string(spec.fabric.kind)},
+                     {"vertices", topology->vertex_count()},
+                     {"links", topology->links().size()},
+                     {"fabric_switches", topology->fabric_switches()},
+                     {"build_s", build_s}};
+    if (analyse) {
+      j["diameter_links"] = diameter;
+      j["bisection_Bps"] = bisection;
+    }
+    out << j.dump() << '\n';
+    return 0;
+  }
+  out << "cluster " << spec.name << ": " << spec.nodes << " nodes x " << node.accelerators << ' ' << node.accelerator
+      << " = " << topology->accelerators() << " accelerators\n";
+  out << "  node       " << to_string(node.intra_kind);
+  if (node.intra_kind != IntraKind::pcie) out << " " << link_text(node.intra);
+  out << "; pcie " << link_text(node.pcie) << "; " << node.nics << " NIC" << (node.nics > 1 ? "s " : " ")
+      << link_text(node.nic) << "; reduce " << format_rate_Bps(node.reduce_Bps) << '\n';
+  out << "  fabric     " << fabric_text(spec.fabric) << '\n';
+  out << "  graph      " << topology->vertex_count() << " vertices (" << counts[0] << " accelerators, " << counts[1]
+      << " PCIe switches, " << counts[2] << " CPUs, " << counts[3] << " NVSwitches, " << counts[4] << " NICs, "
+      << counts[5] << " fabric switches), " << topology->links().size() << " links, built in "
+      << format_seconds(build_s) << '\n';
+  if (analyse) {
+    out << "  diameter   " << diameter << " links between the farthest accelerators\n";
+    out << "  bisection  " << format_rate_Bps(bisection) << " (" << format_bits_per_s(bisection)
+        << ") one way between the two halves of the accelerators, "
+        << format_rate_Bps(bisection / (topology->accelerators() / 2)) << " per accelerator of a half\n";
+  }
+  if (flags.has("xml")) out << "  platform   written to " << flags.get("xml") << '\n';
+  out << "  source     " << spec.source << '\n';
+  return 0;
+}
+
+}  // namespace dtsim::cli

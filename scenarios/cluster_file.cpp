@@ -1,0 +1,227 @@
+#include "scenarios/cluster_file.hpp"
+
+#include <array>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "scenarios/json_reader.hpp"
+
+namespace dtsim {
+namespace {
+
+constexpr double max_count = 1 << 20;
+
+constexpr std::array<FieldSpec, 2> link_fields{{
+    value_field("bandwidth", FieldType::bandwidth, "",
+                "bandwidth of the link in each direction (links are full duplex)"),
+    value_field("latency", FieldType::duration, "0.5us", "one-way latency of the link, switch delay included"),
+}};
+
+constexpr std::array<FieldSpec, 3> intra_fields{{
+    choice_field("kind", "",
+                 "nvswitch: one link per accelerator to a switch; nvlink: a direct link between every pair; pcie: "
+                 "through the PCIe switches (the pcie links)",
+                 "nvswitch|nvlink|pcie"),
+    value_field("bandwidth", FieldType::bandwidth, "",
+                "nvswitch: each accelerator's link to the switch; nvlink: each pair's link (not for pcie)"),
+    value_field("latency", FieldType::duration, "0.5us", "one-way latency of an intra-node link"),
+}};
+
+constexpr std::array<FieldSpec, 3> nic_fields{{
+    ranged_field("count", FieldType::integer, "1",
+                 "NICs per node; NIC j serves accelerators [j A/count, (j+1) A/count)", 1, 64),
+    value_field("bandwidth", FieldType::bandwidth, "", "each NIC's bandwidth per direction"),
+    value_field("latency", FieldType::duration, "0.5us",
+                "one-way latency of the NIC and its cable to the first switch"),
+}};
+
+constexpr std::array<FieldSpec, 7> node_fields{{
+    value_field("accelerator", FieldType::text, "gpu", "what a rank runs on (a name for reports)"),
+    ranged_field("accelerators", FieldType::integer, "1", "accelerators (ranks) per node", 1, 1024),
+    value_field("reduce_rate", FieldType::bandwidth, "", "bytes one accelerator sums per second in a reduction"),
+    object_field("intra", true, "the interconnect between a node's accelerators", intra_fields),
+    object_field("pcie", true, "the PCIe links: accelerator to PCIe switch, PCIe switch to NIC", link_fields),
+    object_field("nics", true, "the network interfaces", nic_fields),
+    object_field("cpu_link", false, "between a node's PCIe switches (through the CPUs); default: the pcie link",
+                 link_fields),
+}};
+
+constexpr std::array<FieldSpec, 10> fabric_fields{{
+    choice_field("kind", "", "the network between nodes", "star|fat-tree|torus|dragonfly|ring"),
+    object_field("link", false, "switch-to-switch links (default: as fast as a NIC, 0.5us)", link_fields),
+    ranged_field("radix", FieldType::integer, "", "fat-tree: ports per switch (even): k/2 down and k/2 up", 2, 1024),
+    ranged_field("levels", FieldType::integer, "auto",
+                 "fat-tree: switch levels, 1 (one switch) to 3; auto: the fewest that hold the nodes", 1, 3),
+    ranged_field("oversubscription", FieldType::number, "1",
+                 "fat-tree: endpoint ports per uplink at the leaf switches (k/2 / oversubscription uplinks)", 1, 1024),
+    ranged_field("dimensions", FieldType::integer_list, "",
+                 "torus: switches along each of 2 or 3 dimensions; ring: one entry (default: enough switches for the "
+                 "nodes)",
+                 1, 4096),
+    ranged_field("endpoints_per_switch", FieldType::integer, "1", "torus, ring, dragonfly: NIC ports on each switch", 1,
+                 1024),
+    ranged_field("groups", FieldType::integer, "", "dragonfly: groups of routers", 2, 4096),
+    ranged_field("routers_per_group", FieldType::integer, "",
+                 "dragonfly: routers per group, all-to-all inside the group", 1, 1024),
+    ranged_field("global_links_per_router", FieldType::integer, "",
+                 "dragonfly: links from each router to other groups; routers_per_group x this >= groups - 1", 1, 1024),
+}};
+
+constexpr std::array<FieldSpec, 6> cluster_fields{{
+    value_field("name", FieldType::text, "cluster", "a name for reports"),
+    value_field("source", FieldType::text, "unspecified", "where the numbers come from (datasheets, papers)"),
+    ranged_field("nodes", FieldType::integer, "1", "number of nodes (dtsim's --nodes overrides it)", 1, max_count),
+    object_field("node", true, "every node's hardware", node_fields),
+    object_field("fabric", true, "the network between nodes", fabric_fields),
+    object_field("global_link", false, "dragonfly: links between groups (default: the fabric link)", link_fields),
+}};
+
+constexpr std::array<FieldSpec, 1> document_fields{{
+    object_field("cluster", true, "the cluster", cluster_fields),
+}};
+
+LinkSpec read_link(const JsonObject& o) { return LinkSpec{o.bandwidth_Bps("bandwidth"), o.seconds("latency")}; }
+
+// Fields that belong to other fabric kinds are errors, not silently ignored.
+void refuse_foreign(const JsonObject& fabric, std::string_view kind, std::initializer_list<std::string_view> keys,
+                    std::string_view owner) {
+  for (std::string_view key : keys) {
+    if (fabric.has(key)) {
+      throw ScenarioError(fabric.path_of(key) + ": only for " + std::string(owner) + " fabrics, this one is " +
+                          std::string(kind));
+    }
+  }
+}
+
+FabricSpec read_fabric(const JsonObject& f, const JsonObject& cluster, const NodeSpec& node) {
+  FabricSpec fabric;
+  const std::string kind = f.choice("kind");
+  fabric.link = f.has("link") ? read_link(f.object("link")) : LinkSpec{node.nic.bandwidth_Bps, 0.5e-6};
+  fabric.endpoints_per_switch = static_cast<int>(f.integer("endpoints_per_switch"));
+  const auto fat_keys = {std::string_view("radix"), std::string_view("levels"), std::string_view("oversubscription")};
+  const auto torus_keys = {std::string_view("dimensions")};
+  const auto fly_keys = {std::string_view("groups"), std::string_view("routers_per_group"),
+                         std::string_view("global_links_per_router")};
+  if (kind != "dragonfly" && cluster.has("global_link")) {
+    throw ScenarioError(cluster.path_of("global_link") + ": only for dragonfly fabrics, this one is " + kind);
+  }
+  if (kind == "star" || kind == "fat-tree") {
+    if (f.has("endpoints_per_switch")) {
+      throw ScenarioError(f.path_of("endpoints_per_switch") + ": only for torus, ring and dragonfly fabrics");
+    }
+  }
+  if (kind == "star") {
+    fabric.kind = FabricKind::star;
+    refuse_foreign(f, kind, fat_keys, "fat-tree");
+    refuse_foreign(f, kind, torus_keys, "torus and ring");
+    refuse_foreign(f, kind, fly_keys, "dragonfly");
+  } else if (kind == "fat-tree") {
+    fabric.kind = FabricKind::fat_tree;
+    refuse_foreign(f, kind, torus_keys, "torus and ring");
+    refuse_foreign(f, kind, fly_keys, "dragonfly");
+    fabric.radix = static_cast<int>(f.integer("radix"));
+    fabric.levels = f.has("levels") ? static_cast<int>(f.integer("levels")) : 0;  // 0: the fewest that fit
+    fabric.oversubscription = f.number("oversubscription");
+    if (fabric.radix % 2 != 0) {
+      throw ScenarioError(f.path_of("radix") + ": expected an even number of ports, got " +
+                          std::to_string(fabric.radix));
+    }
+    const double up = fabric.radix / 2 / fabric.oversubscription;
+    if (fabric.levels != 1 && (up < 1 || up != static_cast<int>(up))) {
+      std::ostringstream msg;
+      msg << f.path_of("oversubscription") << ": expected a divisor of radix/2 = " << fabric.radix / 2
+          << " (leaf uplinks must be whole), got " << fabric.oversubscription;
+      throw ScenarioError(msg.str());
+    }
+  } else if (kind == "torus" || kind == "ring") {
+    fabric.kind = kind == "torus" ? FabricKind::torus : FabricKind::ring;
+    refuse_foreign(f, kind, fat_keys, "fat-tree");
+    refuse_foreign(f, kind, fly_keys, "dragonfly");
+    if (kind == "torus" || f.has("dimensions")) {
+      for (long long d : f.integer_list("dimensions"))
+        fabric.dimensions.push_back(static_cast<int>(d));
+    }
+    const std::size_t want_min = kind == "torus" ? 2 : 1;
+    const std::size_t want_max = kind == "torus" ? 3 : 1;
+    if (!fabric.dimensions.empty() && (fabric.dimensions.size() < want_min || fabric.dimensions.size() > want_max)) {
+      throw ScenarioError(f.path_of("dimensions") + ": expected " +
+                          (kind == "torus" ? std::string("2 or 3 entries") : std::string("1 entry")) + ", got " +
+                          std::to_string(fabric.dimensions.size()));
+    }
+  } else {
+    fabric.kind = FabricKind::dragonfly;
+    refuse_foreign(f, kind, fat_keys, "fat-tree");
+    refuse_foreign(f, kind, torus_keys, "torus and ring");
+    fabric.groups = static_cast<int>(f.integer("groups"));
+    fabric.routers_per_group = static_cast<int>(f.integer("routers_per_group"));
+    fabric.global_links_per_router = static_cast<int>(f.integer("global_links_per_router"));
+    if (fabric.routers_per_group * fabric.global_links_per_router < fabric.groups - 1) {
+      throw ScenarioError(f.path_of("global_links_per_router") +
+                          ": expected routers_per_group x this >= groups - 1 = " + std::to_string(fabric.groups - 1) +
+                          " so that every pair of groups is linked, got " +
+                          std::to_string(fabric.global_links_per_router));
+    }
+    fabric.global_link = cluster.has("global_link") ? read_link(cluster.object("global_link")) : fabric.link;
+  }
+  return fabric;
+}
+
+}  // namespace
+
+ClusterSpec parse_cluster(const nlohmann::json& document) {
+  const JsonObject root(document, "", document_fields);
+  const JsonObject c = root.object("cluster");
+  // errors name paths from "cluster", as users read them
+  ClusterSpec spec;
+  spec.name = c.text("name");
+  spec.source = c.text("source");
+  spec.nodes = static_cast<int>(c.integer("nodes"));
+  const JsonObject n = c.object("node");
+  NodeSpec& node = spec.node;
+  node.accelerator = n.text("accelerator");
+  node.accelerators = static_cast<int>(n.integer("accelerators"));
+  node.reduce_Bps = n.bandwidth_Bps("reduce_rate");
+  const JsonObject intra = n.object("intra");
+  const std::string kind = intra.choice("kind");
+  node.intra_kind = kind == "nvswitch" ? IntraKind::nvswitch : kind == "nvlink" ? IntraKind::nvlink : IntraKind::pcie;
+  if (node.intra_kind == IntraKind::pcie) {
+    if (intra.has("bandwidth")) {
+      throw ScenarioError(intra.path_of("bandwidth") + ": not for kind \"pcie\" (the pcie links carry that traffic)");
+    }
+    node.intra = LinkSpec{0.0, intra.seconds("latency")};
+  } else {
+    node.intra = read_link(intra);
+  }
+  node.pcie = read_link(n.object("pcie"));
+  node.cpu_link = n.has("cpu_link") ? read_link(n.object("cpu_link")) : node.pcie;
+  const JsonObject nics = n.object("nics");
+  node.nics = static_cast<int>(nics.integer("count"));
+  node.nic = read_link(nics);
+  if (node.nics > node.accelerators) {
+    throw ScenarioError(nics.path_of("count") + ": expected at most one NIC per accelerator (" +
+                        std::to_string(node.accelerators) + "), got " + std::to_string(node.nics));
+  }
+  spec.fabric = read_fabric(c.object("fabric"), c, node);
+  return spec;
+}
+
+ClusterSpec load_cluster_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot read the file");
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  try {
+    return parse_cluster(document);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(path + ": " + e.what());
+  }
+}
+
+std::string cluster_fields_markdown() { return fields_markdown("cluster", cluster_fields); }
+
+}  // namespace dtsim

@@ -1,0 +1,99 @@
+// Strict reading of scenario JSON: every object is read against a table of its fields (name, type, default, range,
+// documentation, as ns-3 attributes keep them together). An unknown key, a wrong type, a bad unit or a value out of
+// range is a ScenarioError whose one-line message names the JSON path and what is accepted, e.g.
+//   cluster.fabric.oversubscription: expected a number >= 1, got 0.5
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json_fwd.hpp>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtsim {
+
+struct ScenarioError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class FieldType : std::uint8_t { text, choice, integer, number, bandwidth, duration, size, integer_list, object };
+
+struct FieldSpec {
+  std::string_view key;
+  FieldType type = FieldType::text;
+  std::string_view default_value;  // in the field's own notation; empty: the field is required
+  std::string_view doc;
+  double min = -std::numeric_limits<double>::infinity();  // integer, number, integer_list entries
+  double max = std::numeric_limits<double>::infinity();
+  std::string_view choices;                // choice: the accepted values separated by '|'
+  std::span<const FieldSpec> fields = {};  // object: its own fields
+};
+
+// Table entries, one helper per kind of field.
+constexpr FieldSpec value_field(std::string_view key, FieldType type, std::string_view default_value,
+                                std::string_view doc) {
+  FieldSpec f;
+  f.key = key;
+  f.type = type;
+  f.default_value = default_value;
+  f.doc = doc;
+  return f;
+}
+constexpr FieldSpec ranged_field(std::string_view key, FieldType type, std::string_view default_value,
+                                 std::string_view doc, double min, double max) {
+  FieldSpec f = value_field(key, type, default_value, doc);
+  f.min = min;
+  f.max = max;
+  return f;
+}
+constexpr FieldSpec choice_field(std::string_view key, std::string_view default_value, std::string_view doc,
+                                 std::string_view choices) {
+  FieldSpec f = value_field(key, FieldType::choice, default_value, doc);
+  f.choices = choices;
+  return f;
+}
+// required: the object must be present; otherwise an absent object reads as {} (its fields' defaults).
+constexpr FieldSpec object_field(std::string_view key, bool required, std::string_view doc,
+                                 std::span<const FieldSpec> fields) {
+  FieldSpec f = value_field(key, FieldType::object, required ? "required" : "", doc);
+  f.fields = fields;
+  return f;
+}
+
+class JsonObject {
+public:
+  // Throws ScenarioError unless `value` is an object whose keys are all in `fields`.
+  JsonObject(const nlohmann::json& value, std::string path, std::span<const FieldSpec> fields);
+
+  bool has(std::string_view key) const;
+  std::string text(std::string_view key) const;
+  std::string choice(std::string_view key) const;
+  long long integer(std::string_view key) const;
+  double number(std::string_view key) const;
+  double bandwidth_Bps(std::string_view key) const;
+  double seconds(std::string_view key) const;
+  std::uint64_t bytes(std::string_view key) const;
+  std::vector<long long> integer_list(std::string_view key) const;
+  // The nested object (an empty one when absent and not required, so its fields take their defaults).
+  JsonObject object(std::string_view key) const;
+  // The path of a field, e.g. "cluster.fabric.radix", for errors found after reading.
+  std::string path_of(std::string_view key) const;
+
+private:
+  const FieldSpec& spec(std::string_view key) const;
+  // The field's JSON value, or its default parsed as JSON-ish text; nullptr for an absent object.
+  const nlohmann::json* value(std::string_view key) const;
+  [[noreturn]] void fail(std::string_view key, const std::string& expected, const nlohmann::json& got) const;
+
+  const nlohmann::json* json_;
+  std::string path_;
+  std::span<const FieldSpec> fields_;
+};
+
+// Markdown table of an object's fields (and, below it, of its nested objects'), for docs and `--help`.
+std::string fields_markdown(std::string_view path, std::span<const FieldSpec> fields);
+
+}  // namespace dtsim

@@ -1,0 +1,406 @@
+#include "sim/topology.hpp"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/push_relabel_max_flow.hpp>
+#include <cmath>
+#include <numeric>
+
+namespace dtsim {
+
+const char* to_string(IntraKind kind) {
+  switch (kind) {
+    case IntraKind::nvswitch: return "nvswitch";
+    case IntraKind::nvlink: return "nvlink";
+    case IntraKind::pcie: return "pcie";
+  }
+  return "?";
+}
+
+const char* to_string(FabricKind kind) {
+  switch (kind) {
+    case FabricKind::star: return "star";
+    case FabricKind::fat_tree: return "fat-tree";
+    case FabricKind::torus: return "torus";
+    case FabricKind::dragonfly: return "dragonfly";
+    case FabricKind::ring: return "ring";
+  }
+  return "?";
+}
+
+const char* to_string(VertexKind kind) {
+  switch (kind) {
+    case VertexKind::accelerator: return "accelerator";
+    case VertexKind::pcie_switch: return "pcie switch";
+    case VertexKind::cpu: return "cpu";
+    case VertexKind::nvswitch: return "nvswitch";
+    case VertexKind::nic: return "nic";
+    case VertexKind::fabric_switch: return "fabric switch";
+  }
+  return "?";
+}
+
+const char* to_string(LinkClass kind) {
+  switch (kind) {
+    case LinkClass::intra: return "intra-node";
+    case LinkClass::pcie: return "pcie";
+    case LinkClass::cpu: return "cpu";
+    case LinkClass::nic: return "nic";
+    case LinkClass::fabric: return "fabric";
+    case LinkClass::global: return "global";
+  }
+  return "?";
+}
+
+// Undirected graph; each edge carries its index into links_.
+struct Topology::Graph {
+  using Type = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+                                     boost::property<boost::edge_index_t, int>>;
+  Type g;
+};
+
+namespace {
+
+class Builder {
+public:
+  Builder(std::vector<VertexKind>& kinds, std::vector<TopologyLink>& links) : kinds_(kinds), links_(links) {}
+  int vertex(VertexKind kind) {
+    kinds_.push_back(kind);
+    return static_cast<int>(kinds_.size()) - 1;
+  }
+  void link(int a, int b, LinkSpec spec, LinkClass link_class) {
+    links_.push_back(TopologyLink{a, b, spec, link_class});
+  }
+
+private:
+  std::vector<VertexKind>& kinds_;
+  std::vector<TopologyLink>& links_;
+};
+
+// Fabric builders return the switch each NIC port attaches to.
+std::vector<int> build_star(Builder& b, int ports) {
+  const int hub = b.vertex(VertexKind::fabric_switch);
+  return std::vector<int>(static_cast<std::size_t>(ports), hub);
+}
+
+// Extended generalised fat tree XGFT(L; m_1..m_L; w_1..w_L): a level-i switch has m_i children and level-(i-1)
+// nodes have w_i parents. A level-(i-1) node labelled (upper digits A, lower digits B) links to the level-i switches
+// (A / m_i, b, B) for b < w_i.
+// Endpoint ports of a fat-tree of radix k: k, k^2/2, k^3/4 for 1, 2, 3 levels.
+long long fat_tree_capacity(int k, int levels) {
+  long long capacity = k;
+  for (int l = 1; l < levels; ++l)
+    capacity *= k / 2;
+  return capacity;
+}
+
+std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports) {
+  const int k = f.radix;
+  if (f.levels == 0) {  // auto: the fewest levels that hold the ports
+    f.levels = 1;
+    while (f.levels < 3 && fat_tree_capacity(k, f.levels) < ports)
+      ++f.levels;
+  }
+  std::vector<long long> m;
+  std::vector<long long> w;
+  if (f.levels == 1) {
+    m = {k};
+    w = {1};
+  } else {
+    const auto up = static_cast<long long>(std::llround(k / 2 / f.oversubscription));
+    m.assign(static_cast<std::size_t>(f.levels), k / 2);
+    m.back() = k;
+    w.assign(static_cast<std::size_t>(f.levels), k / 2);
+    w[0] = 1;
+    w[1] = up;
+  }
+  long long capacity = 1;
+  for (long long x : m)
+    capacity *= x;
+  if (ports > capacity) {
+    throw TopologyError("cluster.fabric: " + std::to_string(ports) + " NIC ports do not fit a " +
+                        std::to_string(f.levels) + "-level fat-tree of radix " + std::to_string(k) + " (at most " +
+                        std::to_string(capacity) + "); raise radix or levels (at most 3)");
+  }
+  // keep only as many top-level subtrees as the ports need
+  long long below = capacity / m.back();
+  m.back() = (ports + below - 1) / below;
+  const std::size_t levels = m.size();
+  std::vector<long long> upper(levels + 1, 1);  // upper[i]: nodes' upper-digit count at level i = prod m_{i+1..L}
+  for (std::size_t i = levels; i-- > 0;)
+    upper[i] = upper[i + 1] * m[i];
+  std::vector<long long> lower(levels + 1, 1);  // lower[i] = prod w_1..w_i
+  for (std::size_t i = 1; i <= levels; ++i)
+    lower[i] = lower[i - 1] * w[i - 1];
+  std::vector<std::vector<int>> level(levels + 1);
+  for (std::size_t i = 1; i <= levels; ++i) {
+    level[i].resize(static_cast<std::size_t>(upper[i] * lower[i]));
+    for (int& v : level[i])
+      v = b.vertex(VertexKind::fabric_switch);
+  }
+  for (std::size_t i = 2; i <= levels; ++i) {  // links between switch levels i-1 and i
+    for (long long node = 0; node < upper[i - 1] * lower[i - 1]; ++node) {
+      const long long a = node / lower[i - 1];
+      const long long low = node % lower[i - 1];
+      for (long long up = 0; up < w[i - 1]; ++up) {
+        const long long parent = (a / m[i - 1]) * lower[i] + up * lower[i - 1] + low;
+        b.link(level[i - 1][static_cast<std::size_t>(node)], level[i][static_cast<std::size_t>(parent)], f.link,
+               LinkClass::fabric);
+      }
+    }
+  }
+  std::vector<int> attach(static_cast<std::size_t>(ports));
+  for (int e = 0; e < ports; ++e)
+    attach[static_cast<std::size_t>(e)] = level[1][static_cast<std::size_t>(e / m[0])];
+  return attach;
+}
+
+std::vector<int> build_torus(Builder& b, const FabricSpec& f, int ports) {
+  std::vector<int> dims = f.dimensions;
+  const int per = f.endpoints_per_switch;
+  if (dims.empty()) dims = {(ports + per - 1) / per};  // a ring sized to the nodes
+  long long switches = 1;
+  for (int d : dims)
+    switches *= d;
+  if (static_cast<long long>(ports) > switches * per) {
+    throw TopologyError("cluster.fabric.dimensions: " + std::to_string(ports) + " NIC ports do not fit " +
+                        std::to_string(switches) + " switches x " + std::to_string(per) +
+                        " endpoints_per_switch; enlarge the dimensions");
+  }
+  std::vector<int> vertex(static_cast<std::size_t>(switches));
+  for (int& v : vertex)
+    v = b.vertex(VertexKind::fabric_switch);
+  long long stride = 1;
+  for (int d : dims) {
+    for (long long s = 0; s < switches; ++s) {
+      const long long coordinate = (s / stride) % d;
+      if (d == 1 || (d == 2 && coordinate == 1)) continue;  // size 2: one link between the pair, not two
+      const long long next = s + (((coordinate + 1) % d) - coordinate) * stride;
+      b.link(vertex[static_cast<std::size_t>(s)], vertex[static_cast<std::size_t>(next)], f.link, LinkClass::fabric);
+    }
+    stride *= d;
+  }
+  std::vector<int> attach(static_cast<std::size_t>(ports));
+  for (int e = 0; e < ports; ++e)
+    attach[static_cast<std::size_t>(e)] = vertex[static_cast<std::size_t>(e / per)];
+  return attach;
+}
+
+std::vector<int> build_dragonfly(Builder& b, const FabricSpec& f, int ports) {
+  const int g = f.groups;
+  const int a = f.routers_per_group;
+  const int h = f.global_links_per_router;
+  const long long capacity = static_cast<long long>(g) * a * f.endpoints_per_switch;
+  if (ports > capacity) {
+    throw TopologyError("cluster.fabric: " + std::to_string(ports) + " NIC ports do not fit a dragonfly of " +
+                        std::to_string(capacity) +
+                        " endpoints; raise groups, routers_per_group or "
+                        "endpoints_per_switch");
+  }
+  std::vector<int> router(static_cast<std::size_t>(g * a));
+  for (int& v : router)
+    v = b.vertex(VertexKind::fabric_switch);
+  auto at = [&](int group, int r) { return router[static_cast<std::size_t>(group * a + r)]; };
+  for (int group = 0; group < g; ++group) {
+    for (int r = 0; r < a; ++r) {
+      for (int s = r + 1; s < a; ++s)
+        b.link(at(group, r), at(group, s), f.link, LinkClass::fabric);
+    }
+  }
+  // group G's global port q (0..g-2) leads to group G + q + 1; port q sits on router q / h
+  for (int g1 = 0; g1 < g; ++g1) {
+    for (int g2 = g1 + 1; g2 < g; ++g2) {
+      const int q1 = g2 - g1 - 1;
+      const int q2 = g - 1 - (g2 - g1);
+      b.link(at(g1, q1 / h), at(g2, q2 / h), f.global_link, LinkClass::global);
+    }
+  }
+  std::vector<int> attach(static_cast<std::size_t>(ports));
+  for (int e = 0; e < ports; ++e) {
+    attach[static_cast<std::size_t>(e)] = router[static_cast<std::size_t>(e / f.endpoints_per_switch)];
+  }
+  return attach;
+}
+
+}  // namespace
+
+Topology::Topology(const ClusterSpec& spec) : spec_(spec), graph_(std::make_unique<Graph>()) {
+  const NodeSpec& node = spec.node;
+  if (spec.nodes < 1 || node.accelerators < 1 || node.nics < 1 || node.nics > node.accelerators) {
+    throw TopologyError("cluster: needs >= 1 node, >= 1 accelerator per node and 1 to A NICs per node");
+  }
+  Builder b(kinds_, links_);
+  std::vector<int> nic_vertex;
+  accelerator_vertex_.reserve(static_cast<std::size_t>(spec.accelerators()));
+  for (int n = 0; n < spec.nodes; ++n) {
+    std::vector<int> pcie(static_cast<std::size_t>(node.nics));
+    for (int i = 0; i < node.accelerators; ++i)
+      accelerator_vertex_.push_back(b.vertex(VertexKind::accelerator));
+    const int first = n * node.accelerators;
+    for (int j = 0; j < node.nics; ++j) {
+      pcie[static_cast<std::size_t>(j)] = b.vertex(VertexKind::pcie_switch);
+      nic_vertex.push_back(b.vertex(VertexKind::nic));
+      b.link(pcie[static_cast<std::size_t>(j)], nic_vertex.back(), node.pcie, LinkClass::pcie);
+    }
+    for (int i = 0; i < node.accelerators; ++i) {
+      const int j = i * node.nics / node.accelerators;
+      b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)], pcie[static_cast<std::size_t>(j)], node.pcie,
+             LinkClass::pcie);
+    }
+    if (node.nics > 1) {
+      const int cpu = b.vertex(VertexKind::cpu);
+      for (int j = 0; j < node.nics; ++j)
+        b.link(pcie[static_cast<std::size_t>(j)], cpu, node.cpu_link, LinkClass::cpu);
+    }
+    if (node.intra_kind == IntraKind::nvswitch && node.accelerators > 1) {
+      const int hub = b.vertex(VertexKind::nvswitch);
+      for (int i = 0; i < node.accelerators; ++i) {
+        b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)], hub, node.intra, LinkClass::intra);
+      }
+    } else if (node.intra_kind == IntraKind::nvlink) {
+      for (int i = 0; i < node.accelerators; ++i) {
+        for (int k = i + 1; k < node.accelerators; ++k) {
+          b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)],
+                 accelerator_vertex_[static_cast<std::size_t>(first + k)], node.intra, LinkClass::intra);
+        }
+      }
+    }
+  }
+  const int ports = spec.nic_ports();
+  std::vector<int> attach;
+  switch (spec.fabric.kind) {
+    case FabricKind::star: attach = build_star(b, ports); break;
+    case FabricKind::fat_tree: attach = build_fat_tree(b, spec.fabric, ports); break;
+    case FabricKind::torus:
+    case FabricKind::ring: attach = build_torus(b, spec.fabric, ports); break;
+    case FabricKind::dragonfly: attach = build_dragonfly(b, spec.fabric, ports); break;
+  }
+  for (int e = 0; e < ports; ++e) {
+    b.link(nic_vertex[static_cast<std::size_t>(e)], attach[static_cast<std::size_t>(e)], node.nic, LinkClass::nic);
+  }
+
+  graph_->g = Graph::Type(kinds_.size());
+  for (std::size_t id = 0; id < links_.size(); ++id) {
+    boost::add_edge(static_cast<std::size_t>(links_[id].a), static_cast<std::size_t>(links_[id].b),
+                    static_cast<int>(id), graph_->g);
+  }
+  std::vector<std::int32_t> distance;
+  bfs_from(accelerator_vertex_[0], distance);
+  for (int acc = 1; acc < accelerators(); ++acc) {
+    if (distance[static_cast<std::size_t>(accelerator_vertex_[static_cast<std::size_t>(acc)])] < 0) {
+      throw TopologyError("cluster: accelerator " + std::to_string(acc) + " (node " + std::to_string(node_of(acc)) +
+                          ") cannot be reached from accelerator 0 (node 0)");
+    }
+  }
+}
+
+Topology::~Topology() = default;
+
+int Topology::fabric_switches() const {
+  return static_cast<int>(std::count(kinds_.begin(), kinds_.end(), VertexKind::fabric_switch));
+}
+
+void Topology::bfs_from(int vertex, std::vector<std::int32_t>& distance) const {
+  distance.assign(kinds_.size(), -1);
+  distance[static_cast<std::size_t>(vertex)] = 0;
+  boost::breadth_first_search(
+      graph_->g, static_cast<std::size_t>(vertex),
+      boost::visitor(boost::make_bfs_visitor(boost::record_distances(distance.data(), boost::on_tree_edge()))));
+}
+
+void Topology::routes_to(int destination, const std::vector<int>& sources,
+                         const std::function<void(int, const std::vector<RouteHop>&)>& visit) const {
+  std::vector<std::int32_t> distance;
+  bfs_from(accelerator_vertex(destination), distance);
+  const auto edge_index = boost::get(boost::edge_index, graph_->g);
+  std::vector<RouteHop> hops;
+  std::vector<std::pair<std::size_t, int>> candidates;  // (next vertex, link)
+  for (int source : sources) {
+    hops.clear();
+    auto v = static_cast<std::size_t>(accelerator_vertex(source));
+    while (distance[v] > 0) {
+      candidates.clear();
+      for (auto [e, end] = boost::out_edges(v, graph_->g); e != end; ++e) {
+        const std::size_t w = boost::target(*e, graph_->g);
+        if (distance[w] == distance[v] - 1) candidates.emplace_back(w, edge_index[*e]);
+      }
+      const auto& [next, link] = candidates[static_cast<std::size_t>(destination) % candidates.size()];
+      hops.push_back(RouteHop{link, links_[static_cast<std::size_t>(link)].a == static_cast<int>(v)});
+      v = next;
+    }
+    visit(source, hops);
+  }
+}
+
+std::vector<RouteHop> Topology::route(int source, int destination) const {
+  std::vector<RouteHop> out;
+  routes_to(destination, {source}, [&out](int, const std::vector<RouteHop>& hops) { out = hops; });
+  return out;
+}
+
+int Topology::diameter_hops() const {
+  int worst = 0;
+  std::vector<std::int32_t> distance;
+  for (int acc = 0; acc < accelerators(); ++acc) {
+    bfs_from(accelerator_vertex(acc), distance);
+    for (int other : accelerator_vertex_)
+      worst = std::max(worst, distance[static_cast<std::size_t>(other)]);
+  }
+  return worst;
+}
+
+double Topology::bisection_Bps() const {
+  if (accelerators() < 2) return 0.0;
+  using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+  using Flow = boost::adjacency_list<
+      boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+      boost::property<boost::edge_capacity_t, long long,
+                      boost::property<boost::edge_residual_capacity_t, long long,
+                                      boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
+  const std::size_t source = kinds_.size();
+  const std::size_t sink = source + 1;
+  Flow flow(kinds_.size() + 2);
+  auto capacity = boost::get(boost::edge_capacity, flow);
+  auto reverse = boost::get(boost::edge_reverse, flow);
+  auto arc = [&](std::size_t u, std::size_t v, long long c) {
+    const auto there = boost::add_edge(u, v, flow).first;
+    const auto back = boost::add_edge(v, u, flow).first;
+    capacity[there] = c;
+    capacity[back] = 0;
+    reverse[there] = back;
+    reverse[back] = there;
+  };
+  long long total = 1;
+  for (const TopologyLink& l : links_) {
+    const auto c = static_cast<long long>(std::llround(l.spec.bandwidth_Bps));
+    arc(static_cast<std::size_t>(l.a), static_cast<std::size_t>(l.b), c);
+    arc(static_cast<std::size_t>(l.b), static_cast<std::size_t>(l.a), c);
+    total += c;
+  }
+  const int half = accelerators() / 2;
+  for (int acc = 0; acc < accelerators(); ++acc) {
+    const auto v = static_cast<std::size_t>(accelerator_vertex(acc));
+    if (acc < half) {
+      arc(source, v, total);
+    } else if (acc >= accelerators() - half) {
+      arc(v, sink, total);
+    }
+  }
+  return static_cast<double>(boost::push_relabel_max_flow(flow, source, sink));
+}
+
+std::vector<int> place_positions(const Topology& topology, Placement placement, RankOrder order) {
+  const int p = topology.accelerators();
+  std::vector<int> accelerator_of(static_cast<std::size_t>(p));
+  std::iota(accelerator_of.begin(), accelerator_of.end(), 0);
+  if (order == RankOrder::topology || placement == Placement::block) return accelerator_of;
+  const int nodes = topology.spec().nodes;
+  const int per_node = topology.spec().node.accelerators;
+  for (int rank = 0; rank < p; ++rank) {
+    accelerator_of[static_cast<std::size_t>(rank)] = (rank % nodes) * per_node + rank / nodes;
+  }
+  return accelerator_of;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,101 @@
+// A cluster as a Boost.Graph graph of accelerators, PCIe switches, CPUs, NVSwitches, NICs and fabric switches joined
+// by full-duplex links, with routes between accelerators.
+//
+// Inside a node: accelerator i hangs off PCIe switch j = i * nics / A together with NIC j; PCIe switches meet at the
+// CPU (cpu_link) when there are several; NVSwitch adds one switch linked to every accelerator, NVLink a link between
+// every pair. NIC port e = node * nics + j attaches to the fabric: a star (one switch), a fat-tree (an extended
+// generalised fat tree, Ohring et al. 1995, from radix-k switches: k/2 endpoint ports per leaf, k/(2r) uplinks for an
+// oversubscription r, k/2 up and down above, the top level all k down), a torus or ring (one switch per coordinate,
+// wrap-around links), or a dragonfly (Kim et al. 2008: all-to-all routers in a group, one global link per pair of
+// groups, consecutive arrangement).
+//
+// Routes are shortest in hops. Where several next hops are equally short (a fat-tree's uplinks, a torus' dimensions)
+// the choice is deterministic: the candidate numbered (destination accelerator mod count), D-mod-k routing (Zahavi
+// 2010), which spreads distinct destinations evenly over a leaf's uplinks. In a fat-tree shortest routes are up/down
+// routes: up to a common ancestor, then down.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/cluster.hpp"
+
+namespace dtsim {
+
+// A cluster the graph cannot be built from (too many nodes for the fabric, an unreachable pair). The message starts
+// with the JSON path of the offending part, e.g. "cluster.fabric: ...".
+struct TopologyError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class VertexKind : std::uint8_t { accelerator, pcie_switch, cpu, nvswitch, nic, fabric_switch };
+enum class LinkClass : std::uint8_t { intra, pcie, cpu, nic, fabric, global };
+
+const char* to_string(VertexKind kind);
+const char* to_string(LinkClass kind);
+
+struct TopologyLink {
+  int a = 0;  // vertex ids; the link's "up" direction goes from a to b
+  int b = 0;
+  LinkSpec spec;
+  LinkClass link_class = LinkClass::fabric;
+};
+
+// One link of a route and the direction it is crossed in.
+struct RouteHop {
+  int link = 0;
+  bool a_to_b = true;
+};
+
+class Topology {
+public:
+  explicit Topology(const ClusterSpec& spec);
+  ~Topology();
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+
+  const ClusterSpec& spec() const { return spec_; }
+  int accelerators() const { return spec_.accelerators(); }
+  int node_of(int accelerator) const { return accelerator / spec_.node.accelerators; }
+  int vertex_count() const { return static_cast<int>(kinds_.size()); }
+  VertexKind vertex_kind(int vertex) const { return kinds_[static_cast<std::size_t>(vertex)]; }
+  int accelerator_vertex(int accelerator) const { return accelerator_vertex_[static_cast<std::size_t>(accelerator)]; }
+  const std::vector<TopologyLink>& links() const { return links_; }
+  int fabric_switches() const;
+
+  // Routes from each of `sources` to `destination` (accelerator numbers), one BFS for all of them; calls
+  // visit(source, hops) for each.
+  void routes_to(int destination, const std::vector<int>& sources,
+                 const std::function<void(int, const std::vector<RouteHop>&)>& visit) const;
+  std::vector<RouteHop> route(int source, int destination) const;
+
+  // Longest shortest route between two accelerators, in links.
+  int diameter_hops() const;
+  // Max-flow between the first and the second half of the accelerators (node-major order), bytes per second one
+  // way: the bisection bandwidth of the cluster as cut between its two halves of nodes.
+  double bisection_Bps() const;
+
+private:
+  struct Graph;
+  void bfs_from(int vertex, std::vector<std::int32_t>& distance) const;
+
+  ClusterSpec spec_;
+  std::vector<VertexKind> kinds_;
+  std::vector<int> accelerator_vertex_;
+  std::vector<TopologyLink> links_;
+  std::unique_ptr<Graph> graph_;
+};
+
+// Which accelerator runs each schedule position.
+//   placement: ranks fill accelerators node by node ("block") or one per node in turn ("round-robin").
+//   order: the algorithm's positions follow the topology (position p on accelerator p: ring and tree neighbours
+//   share a node first, as NCCL builds its rings), or the rank numbers (position p is rank p wherever it was placed).
+enum class Placement : std::uint8_t { block, round_robin };
+enum class RankOrder : std::uint8_t { topology, rank };
+std::vector<int> place_positions(const Topology& topology, Placement placement, RankOrder order);
+
+}  // namespace dtsim
