@@ -105,7 +105,7 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
     const std::string xml = flags.get("xml");
     try {
       write_file_atomically(xml, [&](std::ostream& file) { write_platform_xml(*topology, file); });
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {  // too many routes, or a path that cannot be written
       throw UsageError("--xml: " + std::string(e.what()));
     }
   }

@@ -130,7 +130,9 @@ double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, cons
   if (bytes == 0 || (colocated && ranks <= 1)) return 0.0;
   const double shard = static_cast<double>(bytes) / servers;
   const double workers = colocated ? ranks - 1.0 : ranks;
-  return 2.0 * (cost.alpha_s + workers * shard / cost.bandwidth_Bps) + workers * shard / cost.reduce_Bps;
+  // a server link carries W shards, a worker link S of them (co-located: W >= S - 1 always)
+  const double busiest = colocated ? workers : std::max(workers, static_cast<double>(servers));
+  return 2.0 * (cost.alpha_s + busiest * shard / cost.bandwidth_Bps) + workers * shard / cost.reduce_Bps;
 }
 
 double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,

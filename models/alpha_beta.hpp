@@ -76,8 +76,8 @@ double direct_allreduce_shared_link_seconds(int ranks, std::uint64_t bytes, cons
 // server hosts of their own and P-1 co-located.
 double parameter_server_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost, std::uint32_t servers,
                                 bool colocated);
-// The same where each host has one link (a star): every server link carries W shards each way,
-// 2 (alpha + W n/(S B)) + W n/S gamma.
+// The same where each host has one link (a star): every server link carries W shards each way and every worker link
+// S of them, 2 (alpha + max(W, S) n/(S B)) + W n/S gamma (co-located servers: W = P-1 >= S-1, so W).
 double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                             std::uint32_t servers, bool colocated);
 

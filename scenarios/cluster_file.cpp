@@ -2,6 +2,7 @@
 
 #include <array>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -54,7 +55,8 @@ constexpr std::array<FieldSpec, 10> fabric_fields{{
     ranged_field("levels", FieldType::integer, "auto",
                  "fat-tree: switch levels, 1 (one switch) to 3; auto: the fewest that hold the nodes", 1, 3),
     ranged_field("oversubscription", FieldType::number, "1",
-                 "fat-tree: endpoint ports per uplink at the leaf switches (k/2 / oversubscription uplinks)", 1, 1024),
+                 "fat-tree: endpoint ports per uplink at the leaf switches (k/2 / oversubscription uplinks)", 1,
+                 std::numeric_limits<double>::infinity()),
     ranged_field("dimensions", FieldType::integer_list, "",
                  "torus: switches along each of 2 or 3 dimensions; ring: one entry (default: enough switches for the "
                  "nodes)",

@@ -320,10 +320,18 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
     hops.clear();
     auto v = static_cast<std::size_t>(accelerator_vertex(source));
     while (distance[v] > 0) {
+      // among the next hops that stay on a shortest route, the widest links (NVSwitch before PCIe), then D-mod-k
       candidates.clear();
+      double widest = 0.0;
       for (auto [e, end] = boost::out_edges(v, graph_->g); e != end; ++e) {
         const std::size_t w = boost::target(*e, graph_->g);
-        if (distance[w] == distance[v] - 1) candidates.emplace_back(w, edge_index[*e]);
+        if (distance[w] != distance[v] - 1) continue;
+        const int link = edge_index[*e];
+        const double bandwidth = links_[static_cast<std::size_t>(link)].spec.bandwidth_Bps;
+        if (bandwidth < widest) continue;
+        if (bandwidth > widest) candidates.clear();
+        widest = bandwidth;
+        candidates.emplace_back(w, link);
       }
       const auto& [next, link] = candidates[static_cast<std::size_t>(destination) % candidates.size()];
       hops.push_back(RouteHop{link, links_[static_cast<std::size_t>(link)].a == static_cast<int>(v)});

@@ -9,7 +9,8 @@
 // wrap-around links), or a dragonfly (Kim et al. 2008: all-to-all routers in a group, one global link per pair of
 // groups, consecutive arrangement).
 //
-// Routes are shortest in hops. Where several next hops are equally short (a fat-tree's uplinks, a torus' dimensions)
+// Routes are shortest in hops. Where several next hops are equally short, the widest links win (NVSwitch over the
+// PCIe switch between two GPUs of a node), and among equally wide ones (a fat-tree's uplinks, a torus' dimensions)
 // the choice is deterministic: the candidate numbered (destination accelerator mod count), D-mod-k routing (Zahavi
 // 2010), which spreads distinct destinations evenly over a leaf's uplinks. In a fat-tree shortest routes are up/down
 // routes: up to a common ancestor, then down.

@@ -110,7 +110,7 @@ TEST_CASE(
   CHECK(analytical_time("tree", 64, 1000, cost) < ring_small);
 }
 
-TEST_CASE("parameter server: sharded, on server hosts or co-located; verified, exact, and its incast timed") {
+TEST_CASE("parameter server: sharded, on server hosts or co-located, verified, exact, and its incast timed") {
   AlphaBetaGamma cost;
   cost.alpha_s = 2e-6;
   const std::uint64_t bytes = 1680ULL * 600;

@@ -1,9 +1,13 @@
 // Runs the built dtsim binary as a user would.
 #include <sys/wait.h>
 
+#include <unistd.h>
 #include <array>
 #include <catch2/catch.hpp>
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -171,4 +175,44 @@ TEST_CASE("collective --collective runs the other collectives and checks their o
       {"collective --collective broadcast --algorithm ring", "--algorithm: unknown broadcast algorithm 'ring'"},
       {"collective --collective reduce --algorithm tree --root 8 --ranks 8", "--root: expected a rank in [0, 7]"},
   });
+}
+
+TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input exits 2 naming the JSON path") {
+  const std::string dgx = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json";
+  const Run summary = run_dtsim("cluster " + dgx + " --nodes 4 --json");
+  REQUIRE(summary.exit_code == 0);
+  const auto j = nlohmann::json::parse(summary.output);
+  CHECK(j["accelerators"] == 32);
+  CHECK(j["bisection_Bps"].get<double>() == Approx(16 * 25e9));  // 16 NICs of 200 Gb/s on each side
+  CHECK(j["diameter_links"] == 6);
+
+  const Run run = run_dtsim("collective --cluster " + dgx + " --nodes 2 --algorithm hierarchical --bytes 64MB --json");
+  REQUIRE(run.exit_code == 0);
+  const auto r = nlohmann::json::parse(run.output);
+  CHECK(r["ranks"] == 16);
+  CHECK_THAT(r["cluster"].get<std::string>(), Catch::StartsWith("dgx-a100: 2 nodes x 8 A100-SXM4-80GB"));
+  CHECK(r["time_s"].get<double>() > 0);
+
+  const std::string bad =
+      (std::filesystem::temp_directory_path() / ("dtsim-bad-cluster-" + std::to_string(::getpid()) + ".json")).string();
+  {
+    std::ofstream out(bad);
+    out << R"({"cluster": {"node": {"reduce_rate": "1GBps", "intra": {"kind": "pcie"}, "pcie": {"bandwidth": "1GBps"},
+              "nics": {"bandwidth": "10Gbps"}}, "fabric": {"kind": "fat-tree", "radix": 8,
+              "oversubscription": 0.5}}})";
+  }
+  check_usage_errors({
+      {"cluster " + bad, "cluster.fabric.oversubscription: expected a number >= 1, got 0.5"},
+      {"collective --cluster " + bad, "--cluster: " + bad + ": cluster.fabric.oversubscription: expected"},
+      {"cluster /nonexistent.json", "/nonexistent.json: cannot read the file"},
+      {"collective --cluster " + dgx + " --ranks 4", "--ranks: not with --cluster"},
+      {"collective --cluster " + dgx + " --bandwidth 1Gbps", "--bandwidth: not with --cluster"},
+      {"collective --nodes 4", "--nodes: needs --cluster"},
+      {"collective --cluster " + dgx + " --nodes 5000", "--nodes 5000: cluster.fabric: 40000 NIC ports do not fit"},
+      {"collective --cluster " + dgx + " --placement diagonal", "--placement: expected block or round-robin"},
+      {"collective --cluster " + dgx + " --algorithm ps", "--ps-placement: with --cluster the parameter servers"},
+      {"compare --cluster " + dgx + " --ranks 8", "--ranks: not with --cluster"},
+      {"cluster " + dgx + " --xml /nonexistent-dir/x.xml", "--xml: /nonexistent-dir/x.xml: cannot write"},
+  });
+  std::filesystem::remove(bad);
 }

@@ -1,0 +1,313 @@
+// Clusters: strict cluster files, the Boost.Graph topology (routes, bisection, diameter), and collectives simulated
+// on routed fabrics with contention where it really occurs.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "algorithms/registry.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "scenarios/json_reader.hpp"
+#include "sim/analytical_executor.hpp"
+#include "sim/platform_xml.hpp"
+#include "sim/simgrid_executor.hpp"
+#include "sim/topology.hpp"
+
+using namespace dtsim;
+
+namespace {
+
+constexpr double gbps = 1e9 / 8;  // bytes per second in one Gbit/s
+
+// One CPU per node, NIC and fabric links of `link_gbps`, PCIe far faster so that only the network matters.
+ClusterSpec simple_cluster(int nodes, FabricSpec fabric, double link_gbps = 100) {
+  ClusterSpec c;
+  c.name = "test";
+  c.nodes = nodes;
+  c.node.accelerators = 1;
+  c.node.reduce_Bps = 1e12;
+  c.node.pcie = LinkSpec{1e12, 0.0};
+  c.node.cpu_link = c.node.pcie;
+  c.node.nic = LinkSpec{link_gbps * gbps, 1e-6};
+  fabric.link = LinkSpec{link_gbps * gbps, 0.5e-6};
+  fabric.global_link = fabric.link;
+  c.fabric = fabric;
+  return c;
+}
+
+FabricSpec fat_tree(int radix, int levels, double oversubscription) {
+  FabricSpec f;
+  f.kind = FabricKind::fat_tree;
+  f.radix = radix;
+  f.levels = levels;
+  f.oversubscription = oversubscription;
+  return f;
+}
+
+FabricSpec torus(std::vector<int> dims) {
+  FabricSpec f;
+  f.kind = FabricKind::torus;
+  f.dimensions = std::move(dims);
+  return f;
+}
+
+std::string expect_error(const std::string& text) {
+  try {
+    parse_cluster(nlohmann::json::parse(text));
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  FAIL("no error for " << text);
+  return "";
+}
+
+const char* valid_cluster = R"({"cluster": {"nodes": 4,
+  "node": {"accelerators": 2, "reduce_rate": "100GBps", "intra": {"kind": "nvlink", "bandwidth": "50GBps"},
+           "pcie": {"bandwidth": "16GBps"}, "nics": {"bandwidth": "100Gbps"}},
+  "fabric": {"kind": "fat-tree", "radix": 8, "oversubscription": 2}}})";
+
+}  // namespace
+
+TEST_CASE("cluster files: values with units, defaults, and one-line errors naming the JSON path") {
+  const ClusterSpec c = parse_cluster(nlohmann::json::parse(valid_cluster));
+  CHECK(c.nodes == 4);
+  CHECK(c.node.accelerators == 2);
+  CHECK(c.node.intra_kind == IntraKind::nvlink);
+  CHECK(c.node.intra.bandwidth_Bps == Approx(50e9));
+  CHECK(c.node.intra.latency_s == Approx(0.5e-6));  // the documented default
+  CHECK(c.node.nic.bandwidth_Bps == Approx(12.5e9));
+  CHECK(c.fabric.oversubscription == 2.0);
+  CHECK(c.fabric.levels == 0);  // auto
+
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string text = valid_cluster;
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+  CHECK(expect_error(with("\"oversubscription\": 2", "\"oversubscription\": 0.5")) ==
+        "cluster.fabric.oversubscription: expected a number >= 1, got 0.5");
+  CHECK(expect_error(with("\"radix\": 8", "\"radix\": 8, \"colour\": 1")) ==
+        "cluster.fabric.colour: unknown key (accepted: kind, link, radix, levels, oversubscription, dimensions, "
+        "endpoints_per_switch, groups, routers_per_group, global_links_per_router)");
+  CHECK_THAT(expect_error(with("\"100Gbps\"", "\"100Gbs\"")), Catch::StartsWith("cluster.node.nics.bandwidth: "));
+  CHECK_THAT(expect_error(with("\"100Gbps\"", "100")),
+             Catch::Equals("cluster.node.nics.bandwidth: expected a bandwidth string like \"100Gbps\" or \"25GBps\", "
+                           "got 100"));
+  CHECK_THAT(expect_error(with("\"accelerators\": 2", "\"accelerators\": 0")),
+             Catch::Equals("cluster.node.accelerators: expected a whole number in [1, 1024], got 0"));
+  CHECK_THAT(expect_error(with("\"fat-tree\"", "\"hypercube\"")),
+             Catch::StartsWith("cluster.fabric.kind: expected \"star\", \"fat-tree\", \"torus\", \"dragonfly\" or "
+                               "\"ring\", got \"hypercube\""));
+  CHECK_THAT(expect_error(with("\"radix\": 8", "\"radix\": 8, \"dimensions\": [4, 4]")),
+             Catch::StartsWith("cluster.fabric.dimensions: only for torus and ring fabrics"));
+  CHECK_THAT(expect_error(with("\"oversubscription\": 2", "\"oversubscription\": 3")),
+             Catch::StartsWith("cluster.fabric.oversubscription: expected a divisor of radix/2 = 4"));
+  CHECK_THAT(expect_error(with("\"reduce_rate\": \"100GBps\", ", "")),
+             Catch::StartsWith("cluster.node.reduce_rate: missing"));
+  CHECK_THAT(expect_error("[1, 2]"), Catch::StartsWith("top level: expected an object"));
+  // the documentation table is generated from the same field specs the loader uses
+  const std::string doc = cluster_fields_markdown();
+  CHECK_THAT(doc, Catch::Contains("| `oversubscription` | a number >= 1 | `1` |"));
+  CHECK_THAT(doc, Catch::Contains("`cluster.node.nics`"));
+}
+
+TEST_CASE("every built-in cluster loads, routes, and runs a collective on both executors") {
+  const std::filesystem::path dir = std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios" / "clusters";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    CAPTURE(entry.path().string());
+    ++files;
+    ClusterSpec spec = load_cluster_file(entry.path().string());
+    CHECK(spec.source.size() > 40);  // every number says where it comes from
+    spec.nodes = 3;
+    const Topology topology(spec);
+    CHECK(topology.accelerators() == 3 * spec.node.accelerators);
+    CHECK(!topology.route(0, topology.accelerators() - 1).empty());
+    const Schedule ring = find_algorithm("ring").build(topology.accelerators(), 64000000, AlgorithmOptions{});
+    AnalyticalOptions an;
+    an.topology = &topology;
+    an.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    SimGridOptions sg;
+    sg.topology = &topology;
+    sg.accelerator_of = an.accelerator_of;
+    const double analytical = run_analytical(ring, an).time_s;
+    const double simulated = run_simgrid(ring, sg).time_s;
+    CHECK(analytical > 0);
+    // a ring in topology order crosses each link once per direction: no contention, both executors agree
+    CHECK(simulated == Approx(analytical).epsilon(1e-6));
+    // and it is bounded by its slowest hop: the NIC (or PCIe behind it) carrying 2 (P-1)/P n
+    const double p = topology.accelerators();
+    const double slowest = std::min(spec.node.nic.bandwidth_Bps, spec.node.pcie.bandwidth_Bps);
+    CHECK(simulated >= 2 * (p - 1) / p * 64e6 / slowest);
+  }
+  CHECK(files == 6);
+}
+
+TEST_CASE("bisection bandwidth matches the textbook formulas for star, fat-tree and torus") {
+  FabricSpec star;
+  star.kind = FabricKind::star;
+  // star: each half's endpoints limited by their own links, E/2 B
+  CHECK(Topology(simple_cluster(16, star)).bisection_Bps() == Approx(8 * 100 * gbps));
+  // non-blocking 2-level fat-tree of radix 8 (4 endpoints and 4 uplinks per leaf): E/2 B
+  CHECK(Topology(simple_cluster(16, fat_tree(8, 2, 1))).bisection_Bps() == Approx(8 * 100 * gbps));
+  // 4:1 oversubscribed: one uplink per leaf of 4 endpoints, E/2 B / 4
+  CHECK(Topology(simple_cluster(16, fat_tree(8, 2, 4))).bisection_Bps() == Approx(2 * 100 * gbps));
+  // 3-level non-blocking from radix 4 (k^3/4 = 16 endpoints)
+  CHECK(Topology(simple_cluster(16, fat_tree(4, 3, 1))).bisection_Bps() == Approx(8 * 100 * gbps));
+  // k-ary n-cube with wrap-around links: 2 k^(n-1) links cross the cut (NICs 8x faster than torus links so that they
+  // do not limit it)
+  ClusterSpec t2 = simple_cluster(64, torus({8, 8}), 800);
+  t2.fabric.link.bandwidth_Bps = 100 * gbps;
+  CHECK(Topology(t2).bisection_Bps() == Approx(2 * 8 * 100 * gbps));
+  ClusterSpec t3 = simple_cluster(64, torus({4, 4, 4}), 800);
+  t3.fabric.link.bandwidth_Bps = 100 * gbps;
+  CHECK(Topology(t3).bisection_Bps() == Approx(2 * 16 * 100 * gbps));
+}
+
+TEST_CASE("torus routes have Manhattan hop counts with wrap-around, fat-tree routes go up and down") {
+  const Topology t(simple_cluster(48, torus({4, 3, 4})));
+  const int dims[3] = {4, 3, 4};
+  for (int a = 0; a < 48; a += 5) {
+    for (int b = 0; b < 48; b += 3) {
+      if (a == b) continue;
+      int manhattan = 0;
+      int stride = 1;
+      for (int d : dims) {
+        const int delta = std::abs((a / stride) % d - (b / stride) % d);
+        manhattan += std::min(delta, d - delta);
+        stride *= d;
+      }
+      CAPTURE(a, b);
+      // accelerator, PCIe switch, NIC, then switch to switch, then NIC, PCIe switch, accelerator
+      CHECK(static_cast<int>(t.route(a, b).size()) == 6 + manhattan);
+    }
+  }
+  CHECK(t.diameter_hops() == 6 + 2 + 1 + 2);
+  // radix 4, 3 levels: same leaf (2 endpoints) 2 switch hops, same pod 4, across pods 6 (plus the 6 endpoint links)
+  const Topology f(simple_cluster(16, fat_tree(4, 3, 1)));
+  CHECK(f.route(0, 1).size() == 6 + 0);
+  CHECK(f.route(0, 2).size() == 6 + 2);
+  CHECK(f.route(0, 15).size() == 6 + 4);
+  CHECK(f.diameter_hops() == 10);
+  // a dragonfly: local, global, local at most
+  FabricSpec fly;
+  fly.kind = FabricKind::dragonfly;
+  fly.groups = 5;
+  fly.routers_per_group = 2;
+  fly.global_links_per_router = 2;
+  fly.endpoints_per_switch = 2;
+  const Topology d(simple_cluster(20, fly));
+  CHECK(d.diameter_hops() <= 6 + 3);
+  int global = 0;
+  for (const TopologyLink& l : d.links())
+    global += l.link_class == LinkClass::global ? 1 : 0;
+  CHECK(global == 5 * 4 / 2);  // one per pair of groups
+}
+
+TEST_CASE("clusters too large for their fabric are refused naming the fabric") {
+  CHECK_THROWS_WITH(Topology(simple_cluster(100, fat_tree(8, 2, 1))),
+                    Catch::StartsWith("cluster.fabric: 100 NIC ports do not fit a 2-level fat-tree of radix 8 (at "
+                                      "most 32)"));
+  CHECK_THROWS_WITH(Topology(simple_cluster(17, torus({4, 4}))),
+                    Catch::StartsWith("cluster.fabric.dimensions: 17 NIC ports do not fit 16 switches"));
+  // auto levels pick the fewest that fit
+  FabricSpec autotree = fat_tree(8, 0, 1);
+  CHECK(Topology(simple_cluster(8, autotree)).fabric_switches() == 1);
+  CHECK(Topology(simple_cluster(32, autotree)).fabric_switches() == 8 + 4);
+}
+
+TEST_CASE("a 4:1 oversubscribed fat-tree slows a cross-leaf ring allreduce by the factor its uplinks imply") {
+  // radix 8, 2 levels: leaves of 4 endpoints with 4 uplinks (non-blocking) or 1 (4:1); 8 nodes on 2 leaves.
+  // Positions alternate between the leaves, so every ring hop leaves its leaf: 4 flows share each leaf's uplinks.
+  std::vector<int> interleaved;
+  for (int p = 0; p < 8; ++p)
+    interleaved.push_back((p % 2) * 4 + p / 2);
+  auto time = [&](double oversubscription) {
+    const Topology topology(simple_cluster(8, fat_tree(8, 2, oversubscription)));
+    SimGridOptions sg;
+    sg.topology = &topology;
+    sg.accelerator_of = interleaved;
+    return run_simgrid(find_algorithm("ring").build(8, 400000000, AlgorithmOptions{}), sg).time_s;
+  };
+  const double blocking = time(4);
+  const double full = time(1);
+  CHECK(blocking / full == Approx(4.0).epsilon(0.02));
+  // in topology order the ring crosses each leaf boundary once and oversubscription costs (almost) nothing
+  const Topology topology(simple_cluster(8, fat_tree(8, 2, 4)));
+  SimGridOptions sg;
+  sg.topology = &topology;
+  sg.accelerator_of = place_positions(topology, Placement::round_robin, RankOrder::topology);
+  CHECK(run_simgrid(find_algorithm("ring").build(8, 400000000, AlgorithmOptions{}), sg).time_s / full < 1.01);
+}
+
+TEST_CASE("hierarchical allreduce beats the flat ring on 8-GPU NVSwitch nodes with a single NIC") {
+  ClusterSpec c = simple_cluster(2, fat_tree(8, 0, 1));
+  c.node.accelerators = 8;
+  c.node.intra_kind = IntraKind::nvswitch;
+  c.node.intra = LinkSpec{300e9, 0.7e-6};
+  c.node.pcie = LinkSpec{25e9, 0.3e-6};
+  c.node.nic = LinkSpec{25e9, 0.6e-6};
+  for (int nodes : {2, 4}) {
+    CAPTURE(nodes);
+    c.nodes = nodes;
+    const Topology topology(c);
+    SimGridOptions sg;
+    sg.topology = &topology;
+    sg.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    const int p = topology.accelerators();
+    AlgorithmOptions options;
+    options.ranks_per_node = 8;
+    const double ring = run_simgrid(find_algorithm("ring").build(p, 256000000, options), sg).time_s;
+    const double hierarchical = run_simgrid(find_algorithm("hierarchical").build(p, 256000000, options), sg).time_s;
+    // the flat ring pushes 2 (P-1)/P n through each NIC, the hierarchical one 2 (N-1)/N n after a node-local
+    // reduce-scatter and before a node-local allgather, (G-1) steps of n/G each over NVSwitch
+    const double n = 256e6;
+    const double flat = 2.0 * (p - 1) / p * n / 25e9;
+    const double two_level = 2.0 * (nodes - 1) / nodes * n / 25e9 + 2.0 * 7 * (n / 8) / 300e9;
+    CHECK(ring / hierarchical == Approx(flat / two_level).epsilon(0.03));
+    CHECK(hierarchical < ring);
+  }
+}
+
+TEST_CASE("placement: block fills nodes, round-robin deals ranks to nodes, topology order ignores the numbering") {
+  ClusterSpec c = simple_cluster(3, fat_tree(8, 0, 1));
+  c.node.accelerators = 2;
+  c.node.intra_kind = IntraKind::nvswitch;
+  c.node.intra = LinkSpec{300e9, 0.7e-6};
+  const Topology t(c);
+  CHECK(place_positions(t, Placement::block, RankOrder::rank) == std::vector<int>{0, 1, 2, 3, 4, 5});
+  CHECK(place_positions(t, Placement::round_robin, RankOrder::rank) == std::vector<int>{0, 2, 4, 1, 3, 5});
+  CHECK(place_positions(t, Placement::round_robin, RankOrder::topology) == std::vector<int>{0, 1, 2, 3, 4, 5});
+  // NVSwitch inside a node: two links; across nodes through PCIe, NIC and switch: six
+  CHECK(t.route(0, 1).size() == 2);
+  CHECK(t.route(0, 2).size() == 6);
+}
+
+TEST_CASE("the SimGrid platform file lists every host, link and ordered pair's route") {
+  ClusterSpec c = simple_cluster(4, torus({2, 2}));
+  const Topology t(c);
+  std::ostringstream xml;
+  write_platform_xml(t, xml);
+  const std::string text = xml.str();
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(count("<host ") == 4);
+  CHECK(count("<link ") == static_cast<int>(t.links().size()));
+  CHECK(count("<route ") == 4 * 3);
+  CHECK(count("<link_ctn ") == [&] {
+    int hops = 0;
+    for (int a = 0; a < 4; ++a) {
+      for (int b = 0; b < 4; ++b)
+        hops += a == b ? 0 : static_cast<int>(t.route(a, b).size());
+    }
+    return hops;
+  }());
+  CHECK_THAT(text, Catch::Contains("sharing_policy=\"SPLITDUPLEX\""));
+}
