@@ -42,8 +42,9 @@ std::string collective_text(const CollectiveRun& run) {
     out << "  formula    " << format_seconds(run.closed_form_s)
         << " without contention (simulated / formula = " << ratio << ")\n";
   }
-  out << "  sim cost   " << format_seconds(run.result.wall_s) << " wall, peak memory "
-      << format_bytes(run.result.peak_rss_bytes) << '\n';
+  out << "  sim cost   " << format_seconds(run.result.wall_s) << " wall";
+  if (run.result.setup_wall_s > 0) out << " (" << format_seconds(run.result.setup_wall_s) << " building the platform)";
+  out << ", peak memory " << format_bytes(run.result.peak_rss_bytes) << '\n';
   if (run.verified) out << "  verified   every send meets its receive, no deadlock, each contribution reduced once\n";
   if (run.result.payload_checked) {
     out << "  payload    " << (run.result.payload_ok ? "exact result on every rank" : "WRONG RESULT")
@@ -67,6 +68,7 @@ nlohmann::json collective_json(const CollectiveRun& run) {
                    {"bytes_sent", run.result.bytes_sent},
                    {"verified", run.verified},
                    {"sim_wall_s", run.result.wall_s},
+                   {"sim_setup_wall_s", run.result.setup_wall_s},
                    {"sim_peak_rss_bytes", run.result.peak_rss_bytes}};
   if (run.cluster.empty()) {
     j["alpha_s"] = run.cost.alpha_s;

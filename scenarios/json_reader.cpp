@@ -10,6 +10,7 @@ namespace dtsim {
 namespace {
 
 std::string number_text(double v) {
+  if (std::fabs(v) < 1e15 && v == std::floor(v)) return std::to_string(static_cast<long long>(v));
   std::ostringstream out;
   out << v;
   return out.str();

@@ -19,6 +19,7 @@ struct ExecutionResult {
   // What the simulation itself cost: wall-clock seconds and the peak resident memory of the process that ran it
   // (for SimGrid, the forked child).
   double wall_s = 0.0;
+  double setup_wall_s = 0.0;  // of wall_s, building the platform, routes and mailboxes (SimGrid)
   std::uint64_t peak_rss_bytes = 0;
 };
 

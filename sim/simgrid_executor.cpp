@@ -211,6 +211,7 @@ struct ChildHeader {
   std::int32_t payload_ok;
   double payload_max_abs_error;
   double wall_s;
+  double setup_wall_s;
   std::uint64_t peak_rss_bytes;
 };
 
@@ -247,6 +248,7 @@ void send_error_to_parent(int fd, const std::string& message) {
 // Runs inside the child process; returns the result for the parent. SimGrid aborts the process on a deadlock, so
 // the deadlock callback reports it to the parent itself and ends the child.
 ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_fd) {
+  const auto started = std::chrono::steady_clock::now();
   xbt_log_control_set("xbt_cfg.thresh:warning");
   int argc = 1;
   char name[] = "dtsim";
@@ -310,6 +312,7 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
       }
     }
   }
+  result.setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   sg4::Engine::on_deadlock_cb([&sim, result_fd] {
     send_error_to_parent(result_fd, "simgrid executor: deadlock: " + std::to_string(sim.schedule.ranks - sim.finished) +
                                         " ranks never finished");
@@ -417,6 +420,7 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
                                r.payload_ok ? 1 : 0,
                                r.payload_max_abs_error,
                                wall.count(),
+                               r.setup_wall_s,
                                peak_rss_bytes()};
       write_all(fds[1], &header, sizeof header);
       write_all(fds[1], r.rank_finish_s.data(), r.rank_finish_s.size() * sizeof(double));
@@ -449,6 +453,7 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
   result.payload_ok = header.payload_ok != 0;
   result.payload_max_abs_error = header.payload_max_abs_error;
   result.wall_s = header.wall_s;
+  result.setup_wall_s = header.setup_wall_s;
   result.peak_rss_bytes = header.peak_rss_bytes;
   result.rank_finish_s.resize(header.ranks);
   if (bytes.size() != sizeof header + header.ranks * sizeof(double)) {

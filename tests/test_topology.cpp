@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -112,6 +114,10 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
   const std::string doc = cluster_fields_markdown();
   CHECK_THAT(doc, Catch::Contains("| `oversubscription` | a number >= 1 | `1` |"));
   CHECK_THAT(doc, Catch::Contains("`cluster.node.nics`"));
+  // docs/clusters.md carries the same reference: regenerate it with `dtsim help cluster-file` when fields change
+  std::ifstream file(std::string(DTSIM_SOURCE_DIR) + "/docs/clusters.md");
+  const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK_THAT(committed, Catch::Contains(doc));
 }
 
 TEST_CASE("every built-in cluster loads, routes, and runs a collective on both executors") {
