@@ -1,5 +1,8 @@
 // Clusters: strict cluster files, the Boost.Graph topology (routes, bisection, diameter), and collectives simulated
 // on routed fabrics with contention where it really occurs.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -7,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <simgrid/s4u.hpp>
 #include <sstream>
 
 #include "algorithms/registry.hpp"
@@ -316,4 +320,41 @@ TEST_CASE("the SimGrid platform file lists every host, link and ordered pair's r
     return hops;
   }());
   CHECK_THAT(text, Catch::Contains("sharing_policy=\"SPLITDUPLEX\""));
+}
+
+TEST_CASE("SimGrid itself loads the platform file, with the routes dtsim simulates") {
+  const Topology t(simple_cluster(4, torus({2, 2})));
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("dtsim-platform-" + std::to_string(::getpid()) + ".xml")).string();
+  {
+    std::ofstream out(path);
+    write_platform_xml(t, out);
+  }
+  // SimGrid allows one engine per process: load the file in a child and report through the exit code
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int code = 1;
+    try {
+      int argc = 1;
+      char name[] = "platform-check";
+      char* argv[] = {name, nullptr};
+      simgrid::s4u::Engine engine(&argc, argv);
+      engine.load_platform(path);
+      std::vector<simgrid::s4u::Link*> links;
+      double latency = 0;
+      engine.host_by_name("a0")->route_to(engine.host_by_name("a3"), links, &latency);
+      const bool hosts_ok = engine.get_host_count() == 4;
+      const bool route_ok = links.size() == t.route(0, 3).size();
+      code = hosts_ok && route_ok ? 0 : 3;
+    } catch (...) {
+      code = 4;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::filesystem::remove(path);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
