@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <simgrid/s4u.hpp>
+#include <span>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -59,15 +61,11 @@ struct Simulation {
   int finished = 0;
 };
 
-// One rank's program: for each step, post everything, wait for everything, then reduce.
-void run_rank(Simulation& sim, int rank) {
-  const Schedule& s = sim.schedule;
-  const bool real = sim.options.real_payload;
-  const double host_flops_per_compute_flop = sim.options.cost.reduce_Bps / sim.options.compute_flops_per_s;
-  const auto ops = s.rank_ops(rank);
-  const RankMailboxes& mailboxes = sim.mailboxes[static_cast<std::size_t>(rank)];
+// One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
+// then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode).
+void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
+                   double host_flops_per_compute_flop) {
   static int dummy_payload = 0;  // SimGrid refuses null payloads; simulated-size mode sends this
-
   std::vector<sg4::CommPtr> comms;
   std::vector<Payload*> landed;  // real mode: one slot per receive of the step
   std::vector<const Op*> recv_ops;
@@ -96,9 +94,9 @@ void run_rank(Simulation& sim, int rank) {
       const Op& op = ops[k];
       if (op.kind() == OpKind::send) {
         void* payload = &dummy_payload;
-        if (real) {
+        if (buffer != nullptr) {
           const Chunk c = s.span_extent(op.span());
-          const float* from = sim.buffers[static_cast<std::size_t>(rank)].data() + c.offset_bytes / 4;
+          const float* from = buffer->data() + c.offset_bytes / 4;
           payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
         }
         comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, s.span_bytes(op.span())));
@@ -113,30 +111,65 @@ void run_rank(Simulation& sim, int rank) {
     if (compute) compute->wait();
     if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));  // host speed = reduce rate
 
-    if (real) {
-      Payload& buffer = sim.buffers[static_cast<std::size_t>(rank)];
-      for (std::size_t k = 0; k < recv_ops.size(); ++k) {
-        const std::unique_ptr<Payload> incoming(landed[k]);
-        const Chunk c = s.span_extent(recv_ops[k]->span());
-        float* to = buffer.data() + c.offset_bytes / 4;
-        if (recv_ops[k]->kind() == OpKind::recv_copy) {
-          std::copy(incoming->begin(), incoming->end(), to);
-        } else {
-          for (std::size_t e = 0; e < incoming->size(); ++e)
-            to[e] += (*incoming)[e];
-        }
+    for (std::size_t k = 0; k < recv_ops.size(); ++k) {
+      const std::unique_ptr<Payload> incoming(buffer != nullptr ? landed[k] : nullptr);
+      if (!incoming) continue;
+      const Chunk c = s.span_extent(recv_ops[k]->span());
+      float* to = buffer->data() + c.offset_bytes / 4;
+      if (recv_ops[k]->kind() == OpKind::recv_copy) {
+        std::copy(incoming->begin(), incoming->end(), to);
+      } else {
+        for (std::size_t e = 0; e < incoming->size(); ++e)
+          to[e] += (*incoming)[e];
       }
     }
     i = end;
   }
+}
+
+void run_rank(Simulation& sim, int rank) {
+  const double host_flops_per_compute_flop = sim.options.cost.reduce_Bps / sim.options.compute_flops_per_s;
+  Payload* buffer = sim.options.real_payload ? &sim.buffers[static_cast<std::size_t>(rank)] : nullptr;
+  execute_steps(sim.schedule, sim.schedule.rank_ops(rank), sim.mailboxes[static_cast<std::size_t>(rank)], buffer,
+                host_flops_per_compute_flop);
   sim.finish_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
   ++sim.finished;
 }
 
-void build_star(const Schedule& s, const SimGridOptions& o, std::vector<sg4::Host*>& hosts) {
+// One mailbox per (sender, receiver) pair that any of the schedules uses; FIFO per pair is the matching rule, also
+// across schedules run one after the other.
+std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks) {
+  std::vector<RankMailboxes> mailboxes(static_cast<std::size_t>(ranks));
+  std::vector<int> out_peers;
+  std::vector<int> in_peers;
+  auto link = [](std::vector<int>& peers, std::vector<std::pair<int, sg4::Mailbox*>>& list, auto mailbox_name) {
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    list.reserve(peers.size());
+    for (int peer : peers)
+      list.emplace_back(peer, sg4::Mailbox::by_name(mailbox_name(peer)));
+  };
+  for (int r = 0; r < ranks; ++r) {
+    out_peers.clear();
+    in_peers.clear();
+    for (const Schedule* s : schedules) {
+      for (const Op& op : s->rank_ops(r)) {
+        if (op.kind() == OpKind::send) out_peers.push_back(op.peer());
+        if (op.is_recv()) in_peers.push_back(op.peer());
+      }
+    }
+    RankMailboxes& mb = mailboxes[static_cast<std::size_t>(r)];
+    const std::string self = std::to_string(r);
+    link(out_peers, mb.out, [&](int peer) { return self + ">" + std::to_string(peer); });
+    link(in_peers, mb.in, [&](int peer) { return std::to_string(peer) + ">" + self; });
+  }
+  return mailboxes;
+}
+
+void build_star(int ranks, const SimGridOptions& o, std::vector<sg4::Host*>& hosts) {
   auto* zone = sg4::create_star_zone("star");
-  hosts.reserve(static_cast<std::size_t>(s.ranks));
-  for (int r = 0; r < s.ranks; ++r) {
+  hosts.reserve(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
     const std::string id = std::to_string(r);
     sg4::Host* host = zone->create_host("h" + id, o.cost.reduce_Bps)->seal();
     const sg4::Link* link =
@@ -150,28 +183,31 @@ void build_star(const Schedule& s, const SimGridOptions& o, std::vector<sg4::Hos
 
 // The cluster as a SimGrid full zone: one host per accelerator a position runs on, one split-duplex link per topology
 // link that some route crosses, and an explicit route for every (sender, receiver) pair the schedule uses.
-void build_cluster(const Schedule& s, const SimGridOptions& o, std::vector<sg4::Host*>& hosts) {
+void build_cluster(std::span<const Schedule* const> schedules, int ranks, const SimGridOptions& o,
+                   std::vector<sg4::Host*>& hosts) {
   const Topology& topology = *o.topology;
   auto* zone = sg4::create_full_zone("cluster");
-  hosts.reserve(static_cast<std::size_t>(s.ranks));
-  for (int r = 0; r < s.ranks; ++r) {
+  hosts.reserve(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
     const int acc = o.accelerator_of[static_cast<std::size_t>(r)];
     hosts.push_back(zone->create_host("a" + std::to_string(acc), topology.spec().node.reduce_Bps)->seal());
   }
   // senders of each receiver, grouped so that one BFS from the receiver routes them all
-  std::vector<std::vector<int>> senders(static_cast<std::size_t>(s.ranks));
-  for (int r = 0; r < s.ranks; ++r) {
-    for (const Op& op : s.rank_ops(r)) {
-      if (op.kind() == OpKind::send) senders[static_cast<std::size_t>(op.peer())].push_back(r);
+  std::vector<std::vector<int>> senders(static_cast<std::size_t>(ranks));
+  for (const Schedule* s : schedules) {
+    for (int r = 0; r < ranks; ++r) {
+      for (const Op& op : s->rank_ops(r)) {
+        if (op.kind() == OpKind::send) senders[static_cast<std::size_t>(op.peer())].push_back(r);
+      }
     }
   }
   std::vector<const sg4::Link*> links(topology.links().size(), nullptr);
   std::vector<sg4::LinkInRoute> route;
   std::vector<int> sources;
   std::vector<int> rank_of_accelerator(static_cast<std::size_t>(topology.accelerators()), -1);
-  for (int r = 0; r < s.ranks; ++r)
+  for (int r = 0; r < ranks; ++r)
     rank_of_accelerator[static_cast<std::size_t>(o.accelerator_of[static_cast<std::size_t>(r)])] = r;
-  for (int dst = 0; dst < s.ranks; ++dst) {
+  for (int dst = 0; dst < ranks; ++dst) {
     std::vector<int>& from = senders[static_cast<std::size_t>(dst)];
     std::sort(from.begin(), from.end());
     from.erase(std::unique(from.begin(), from.end()), from.end());
@@ -247,6 +283,26 @@ void send_error_to_parent(int fd, const std::string& message) {
 
 // Runs inside the child process; returns the result for the parent. SimGrid aborts the process on a deadlock, so
 // the deadlock callback reports it to the parent itself and ends the child.
+// The engine's network model settings (see the header), before the platform is built.
+void configure_engine(const SimGridOptions& o) {
+  sg4::Engine::set_config(std::string("network/model:") + to_string(o.network_model));
+  if (o.network_model == NetworkModel::cm02) {
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("network/TCP-gamma:0");
+    sg4::Engine::set_config("surf/precision:1e-12");
+  }
+}
+
+std::vector<sg4::Host*> build_platform(std::span<const Schedule* const> schedules, int ranks, const SimGridOptions& o) {
+  std::vector<sg4::Host*> hosts;
+  if (o.topology != nullptr) {
+    build_cluster(schedules, ranks, o, hosts);
+  } else {
+    build_star(ranks, o, hosts);
+  }
+  return hosts;
+}
+
 ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_fd) {
   const auto started = std::chrono::steady_clock::now();
   xbt_log_control_set("xbt_cfg.thresh:warning");
@@ -254,49 +310,18 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
   char name[] = "dtsim";
   char* argv[] = {name, nullptr};
   sg4::Engine engine(&argc, argv);
-  sg4::Engine::set_config(std::string("network/model:") + to_string(o.network_model));
-  if (o.network_model == NetworkModel::cm02) {
-    sg4::Engine::set_config("network/crosstraffic:0");
-    sg4::Engine::set_config("network/TCP-gamma:0");
-    sg4::Engine::set_config("surf/precision:1e-12");
-  }
-  std::vector<sg4::Host*> hosts;
-  if (o.topology != nullptr) {
-    build_cluster(s, o, hosts);
-  } else {
-    build_star(s, o, hosts);
-  }
+  configure_engine(o);
+  const Schedule* const only[] = {&s};
+  const std::vector<sg4::Host*> hosts = build_platform(only, s.ranks, o);
 
-  Simulation sim{s, o, {}, {}, std::vector<double>(static_cast<std::size_t>(s.ranks), 0.0), 0};
+  Simulation sim{s, o, make_mailboxes(only, s.ranks), {}, std::vector<double>(static_cast<std::size_t>(s.ranks), 0.0),
+                 0};
   const auto p = static_cast<std::uint64_t>(s.ranks);
   ExecutionResult result;
-  sim.mailboxes.resize(p);
-  std::vector<int> out_peers;
-  std::vector<int> in_peers;
-  auto link_mailboxes = [](std::vector<int>& peers, std::vector<std::pair<int, sg4::Mailbox*>>& list,
-                           auto mailbox_name) {
-    std::sort(peers.begin(), peers.end());
-    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
-    list.reserve(peers.size());
-    for (int peer : peers)
-      list.emplace_back(peer, sg4::Mailbox::by_name(mailbox_name(peer)));
-  };
-  for (int r = 0; r < s.ranks; ++r) {
-    out_peers.clear();
-    in_peers.clear();
-    for (const Op& op : s.rank_ops(r)) {
-      if (op.kind() == OpKind::send) {
-        ++result.messages;
-        result.bytes_sent += s.span_bytes(op.span());
-        out_peers.push_back(op.peer());
-      } else if (op.is_recv()) {
-        in_peers.push_back(op.peer());
-      }
-    }
-    RankMailboxes& mb = sim.mailboxes[static_cast<std::size_t>(r)];
-    const std::string self = std::to_string(r);
-    link_mailboxes(out_peers, mb.out, [&](int peer) { return self + ">" + std::to_string(peer); });
-    link_mailboxes(in_peers, mb.in, [&](int peer) { return std::to_string(peer) + ">" + self; });
+  for (const Op& op : s.ops) {
+    if (op.kind() != OpKind::send) continue;
+    ++result.messages;
+    result.bytes_sent += s.span_bytes(op.span());
   }
   if (o.real_payload) {
     sim.buffers.resize(p);
@@ -361,6 +386,42 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
   return result;
 }
 
+// Runs body(fd) in a forked child (SimGrid allows one engine per process and may abort) and returns what it wrote to
+// fd; an exception in the child is sent back as an error record. `status` receives the child's wait status.
+std::string run_in_child(const std::function<void(int)>& body, int& status) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("simgrid executor: pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("simgrid executor: fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    try {
+      body(fds[1]);
+    } catch (const std::exception& e) {
+      send_error_to_parent(fds[1], e.what());
+    }
+    ::close(fds[1]);
+    ::_exit(0);  // the child must not run the parent's exit handlers or destructors
+  }
+  ::close(fds[1]);
+  std::string bytes = read_all(fds[0]);
+  ::close(fds[0]);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return bytes;
+}
+
+std::string child_failure(int status) {
+  return "simgrid executor: SimGrid stopped without a result (" +
+         std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                         : "exit code " + std::to_string(WEXITSTATUS(status))) +
+         "; SimGrid's own message is above)";
+}
+
 }  // namespace
 
 ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& options) {
@@ -397,51 +458,28 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
     }
   }
 
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("simgrid executor: pipe: ") + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("simgrid executor: fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    try {
-      const auto started = std::chrono::steady_clock::now();
-      const ExecutionResult r = simulate(schedule, options, fds[1]);
-      const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
-      const ChildHeader header{0,
-                               static_cast<std::uint32_t>(schedule.ranks),
-                               r.time_s,
-                               r.messages,
-                               r.bytes_sent,
-                               r.payload_checked ? 1 : 0,
-                               r.payload_ok ? 1 : 0,
-                               r.payload_max_abs_error,
-                               wall.count(),
-                               r.setup_wall_s,
-                               peak_rss_bytes()};
-      write_all(fds[1], &header, sizeof header);
-      write_all(fds[1], r.rank_finish_s.data(), r.rank_finish_s.size() * sizeof(double));
-    } catch (const std::exception& e) {
-      send_error_to_parent(fds[1], e.what());
-    }
-    ::close(fds[1]);
-    ::_exit(0);  // the child must not run the parent's exit handlers or destructors
-  }
-  ::close(fds[1]);
-  const std::string bytes = read_all(fds[0]);
-  ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (bytes.size() < sizeof(ChildHeader)) {
-    throw std::runtime_error("simgrid executor: SimGrid stopped without a result (" +
-                             std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
-                                                             : "exit code " + std::to_string(WEXITSTATUS(status))) +
-                             "; SimGrid's own message is above)");
-  }
+  const std::string bytes = run_in_child(
+      [&](int fd) {
+        const auto started = std::chrono::steady_clock::now();
+        const ExecutionResult r = simulate(schedule, options, fd);
+        const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
+        const ChildHeader header{0,
+                                 static_cast<std::uint32_t>(schedule.ranks),
+                                 r.time_s,
+                                 r.messages,
+                                 r.bytes_sent,
+                                 r.payload_checked ? 1 : 0,
+                                 r.payload_ok ? 1 : 0,
+                                 r.payload_max_abs_error,
+                                 wall.count(),
+                                 r.setup_wall_s,
+                                 peak_rss_bytes()};
+        write_all(fd, &header, sizeof header);
+        write_all(fd, r.rank_finish_s.data(), r.rank_finish_s.size() * sizeof(double));
+      },
+      status);
+  if (bytes.size() < sizeof(ChildHeader)) throw std::runtime_error(child_failure(status));
   ChildHeader header;
   std::memcpy(&header, bytes.data(), sizeof header);
   if (header.status != 0) throw std::runtime_error(bytes.substr(sizeof header));
