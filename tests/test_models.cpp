@@ -34,7 +34,7 @@ TEST_CASE("model zoo totals match the published parameter counts and multiply-ad
   CHECK_THROWS_WITH(find_model("resnet51"), Catch::Contains("accepted: mlp-784-95-10, alexnet, vgg16, resnet50"));
 }
 
-TEST_CASE("layer time is the slower of math and memory plus the overhead; backward twice forward") {
+TEST_CASE("layer time is the slower of math and memory plus the overhead, backward twice forward") {
   const Device& v100 = find_device("v100");
   Layer conv;
   conv.params = 1e6;
