@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <simgrid/s4u.hpp>
 #include <span>
 #include <stdexcept>
@@ -498,6 +499,178 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
     throw std::runtime_error("simgrid executor: truncated result from the simulation");
   }
   std::memcpy(result.rank_finish_s.data(), bytes.data() + sizeof header, header.ranks * sizeof(double));
+  return result;
+}
+
+namespace {
+
+// Per rank: times of the last step, written by the compute actor.
+struct StepRecord {
+  double start = 0;
+  double input_stall = 0;
+  double exposed_comm = 0;
+  double comm = 0;
+  double end = 0;
+};
+
+TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimGridOptions& o, int result_fd) {
+  xbt_log_control_set("xbt_cfg.thresh:warning");
+  int argc = 1;
+  char name[] = "dtsim";
+  char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  configure_engine(o);
+  std::vector<const Schedule*> schedules;
+  for (const Schedule& b : t.buckets)
+    schedules.push_back(&b);
+  const std::vector<sg4::Host*> hosts = build_platform(schedules, ranks, o);
+  const std::vector<RankMailboxes> mailboxes = make_mailboxes(schedules, ranks);
+  const double forward_total = std::accumulate(t.forward_s.begin(), t.forward_s.end(), 0.0);
+  const double backward_total = std::accumulate(t.backward_s.begin(), t.backward_s.end(), 0.0);
+  std::vector<StepRecord> last(static_cast<std::size_t>(ranks));
+  int finished = 0;
+  const double host_flops_per_compute_flop = o.cost.reduce_Bps / o.compute_flops_per_s;
+
+  for (int r = 0; r < ranks; ++r) {
+    auto ready = sg4::Semaphore::create(0);   // released once per bucket whose gradients are complete
+    auto done = sg4::Semaphore::create(0);    // released when a step's allreduces are all done
+    auto filled = sg4::Semaphore::create(0);  // batches ready
+    auto free = sg4::Semaphore::create(static_cast<unsigned>(t.prefetch));
+    auto comm_time = std::make_shared<double>(0.0);
+    sg4::Host* host = hosts[static_cast<std::size_t>(r)];
+    if (t.batch_s > 0) {
+      sg4::Actor::create("loader" + std::to_string(r), host, [&t, filled, free] {
+        for (int step = 0; step < t.steps; ++step) {
+          free->acquire();
+          sg4::this_actor::sleep_for(t.batch_s);
+          filled->release();
+        }
+      });
+    }
+    sg4::Actor::create(
+        "compute" + std::to_string(r), host, [&t, &last, &finished, r, ready, done, filled, free, comm_time] {
+          StepRecord record;
+          for (int step = 0; step < t.steps; ++step) {
+            record.start = sg4::Engine::get_clock();
+            if (t.batch_s > 0) {
+              filled->acquire();
+              free->release();
+            }
+            record.input_stall = sg4::Engine::get_clock() - record.start;
+            for (double f : t.forward_s)
+              sg4::this_actor::sleep_for(f);
+            std::size_t next = 0;  // the next bucket to hand to the communication actor
+            for (std::size_t l = t.backward_s.size(); l-- > 0;) {
+              sg4::this_actor::sleep_for(t.backward_s[l]);
+              while (t.overlap && next < t.bucket_ready_after.size() && t.bucket_ready_after[next] == l) {
+                ready->release();
+                ++next;
+              }
+            }
+            for (; next < t.bucket_ready_after.size(); ++next)
+              ready->release();
+            const double backward_end = sg4::Engine::get_clock();
+            *comm_time = 0.0;
+            if (!t.buckets.empty()) done->acquire();
+            record.exposed_comm = sg4::Engine::get_clock() - backward_end;
+            record.comm = *comm_time;
+            sg4::this_actor::sleep_for(t.optimizer_s);
+            record.end = sg4::Engine::get_clock();
+          }
+          last[static_cast<std::size_t>(r)] = record;
+          ++finished;
+        });
+    if (!t.buckets.empty()) {
+      sg4::Actor::create("comm" + std::to_string(r), host,
+                         [&t, &mailboxes, r, ready, done, comm_time, host_flops_per_compute_flop] {
+                           for (int step = 0; step < t.steps; ++step) {
+                             for (const Schedule& bucket : t.buckets) {
+                               ready->acquire();
+                               if (t.fusion_cycle_s > 0) {
+                                 const double now = sg4::Engine::get_clock();
+                                 sg4::this_actor::sleep_until(std::ceil(now / t.fusion_cycle_s) * t.fusion_cycle_s);
+                               }
+                               const double started = sg4::Engine::get_clock();
+                               execute_steps(bucket, bucket.rank_ops(r), mailboxes[static_cast<std::size_t>(r)],
+                                             nullptr, host_flops_per_compute_flop);
+                               *comm_time += sg4::Engine::get_clock() - started;
+                             }
+                             done->release();
+                           }
+                         });
+    }
+  }
+  sg4::Engine::on_deadlock_cb([&finished, ranks, result_fd] {
+    send_error_to_parent(result_fd, "simgrid executor: training step deadlocked: " + std::to_string(ranks - finished) +
+                                        " ranks never finished");
+    ::_exit(0);
+  });
+  engine.run();
+  if (finished != ranks) {
+    throw std::runtime_error("simgrid executor: training step deadlocked: " + std::to_string(ranks - finished) +
+                             " ranks never finished");
+  }
+  TrainingResult result;
+  std::size_t slowest = 0;
+  for (std::size_t r = 1; r < last.size(); ++r) {
+    if (last[r].end - last[r].start > last[slowest].end - last[slowest].start) slowest = r;
+  }
+  const StepRecord& rec = last[slowest];
+  result.step_s = rec.end - rec.start;
+  result.input_stall_s = rec.input_stall;
+  result.forward_s = forward_total;
+  result.backward_s = backward_total;
+  result.exposed_comm_s = rec.exposed_comm;
+  result.optimizer_s = t.optimizer_s;
+  result.comm_s = rec.comm;
+  return result;
+}
+
+}  // namespace
+
+TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options) {
+  if (ranks < 1) throw std::invalid_argument("training step: needs at least 1 rank");
+  if (program.forward_s.size() != program.backward_s.size()) {
+    throw std::invalid_argument("training step: forward and backward times for different layer counts");
+  }
+  if (program.bucket_ready_after.size() != program.buckets.size()) {
+    throw std::invalid_argument("training step: one ready layer per bucket");
+  }
+  for (std::size_t b = 0; b < program.buckets.size(); ++b) {
+    if (program.buckets[b].ranks != ranks) throw std::invalid_argument("training step: bucket over other ranks");
+    if (program.bucket_ready_after[b] >= program.backward_s.size() ||
+        (b > 0 && program.bucket_ready_after[b] > program.bucket_ready_after[b - 1])) {
+      throw std::invalid_argument("training step: buckets must become ready in backward order");
+    }
+    if (std::string problem = check_well_formed(program.buckets[b]); !problem.empty()) {
+      throw std::invalid_argument("training step: " + problem);
+    }
+  }
+  if (program.steps < 1 || program.prefetch < 1) throw std::invalid_argument("training step: steps, prefetch >= 1");
+  if (options.topology != nullptr && options.accelerator_of.size() != static_cast<std::size_t>(ranks)) {
+    throw std::invalid_argument("training step: " + std::to_string(ranks) + " ranks but " +
+                                std::to_string(options.accelerator_of.size()) + " placed on the cluster");
+  }
+  int status = 0;
+  const auto started = std::chrono::steady_clock::now();
+  const std::string bytes = run_in_child(
+      [&](int fd) {
+        const TrainingResult r = simulate_training(program, ranks, options, fd);
+        const std::int32_t ok = 0;
+        write_all(fd, &ok, sizeof ok);
+        write_all(fd, &r, sizeof r);
+      },
+      status);
+  if (bytes.size() < sizeof(std::int32_t)) throw std::runtime_error(child_failure(status));
+  std::int32_t code = 0;
+  std::memcpy(&code, bytes.data(), sizeof code);
+  if (code != 0) throw std::runtime_error(bytes.substr(sizeof(ChildHeader)));
+  if (bytes.size() != sizeof code + sizeof(TrainingResult)) {
+    throw std::runtime_error("simgrid executor: truncated training result");
+  }
+  TrainingResult result;
+  std::memcpy(&result, bytes.data() + sizeof code, sizeof result);
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

@@ -1,0 +1,33 @@
+#include "models/training.hpp"
+
+namespace dtsim {
+
+const char* to_string(ScalingMode mode) { return mode == ScalingMode::weak ? "weak" : "strong"; }
+const char* to_string(FrameworkPreset preset) {
+  return preset == FrameworkPreset::ddp ? "ddp" : preset == FrameworkPreset::horovod ? "horovod" : "none";
+}
+
+void apply_preset(TrainingSetup& setup, FrameworkPreset preset) {
+  setup.framework = preset;
+  setup.fusion_cycle_s = 0;
+  if (preset == FrameworkPreset::ddp) setup.bucket_bytes = 25e6;  // torch.nn.parallel.DistributedDataParallel
+  if (preset == FrameworkPreset::horovod) {
+    setup.bucket_bytes = 64e6;    // HOROVOD_FUSION_THRESHOLD default, 64 MiB in Horovod's docs (taken as 64 MB here)
+    setup.fusion_cycle_s = 5e-3;  // HOROVOD_CYCLE_TIME default
+  }
+}
+
+double gradient_bytes_per_param(Precision precision) { return precision == Precision::mixed ? 2 : 4; }
+
+MemoryUse memory_use(const TrainingSetup& setup, int local_batch) {
+  const double params = setup.model.params();
+  const double value = gradient_bytes_per_param(setup.compute.precision);
+  MemoryUse m;
+  m.weights_bytes = params * value;
+  m.gradient_bytes = params * value;
+  m.optimizer_bytes = params * optimizer_state_bytes_per_param(setup.compute.optimizer, setup.compute.precision);
+  m.activation_bytes = setup.model.activation_bytes() * local_batch * value / 4.0;
+  return m;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,60 @@
+// What a data-parallel training run is: a model on a device, a batch and how it scales, the framework's gradient
+// bucketing, and the input pipeline; and the memory it needs per accelerator. Plain values; sim/predict.cpp simulates.
+#pragma once
+
+#include <string>
+
+#include "models/devices.hpp"
+#include "models/model_zoo.hpp"
+
+namespace dtsim {
+
+enum class ScalingMode : std::uint8_t { weak, strong };  // weak: batch per accelerator fixed; strong: global batch
+enum class FrameworkPreset : std::uint8_t { ddp, horovod, none };
+
+const char* to_string(ScalingMode mode);
+const char* to_string(FrameworkPreset preset);
+
+// The input pipeline of a node, shared by its accelerators: storage read bandwidth, decoding on CPU cores, and a
+// prefetch queue per accelerator.
+struct InputPipeline {
+  bool enabled = false;
+  double storage_Bps = 0;
+  double sample_bytes = 0;  // one sample as stored (e.g. a JPEG)
+  double decode_samples_per_s_per_core = 0;
+  int cores = 1;
+  int prefetch = 2;  // batches
+};
+
+struct TrainingSetup {
+  Model model;
+  Device device;
+  ComputeSettings compute;
+  ScalingMode scaling = ScalingMode::weak;
+  int batch = 32;  // weak: per accelerator; strong: global
+  FrameworkPreset framework = FrameworkPreset::ddp;
+  double bucket_bytes = 25e6;  // DDP 25 MB, Horovod 64 MB
+  double fusion_cycle_s = 0;   // Horovod's cycle time
+  InputPipeline input;
+  int steps = 3;
+};
+
+// Framework presets: DDP 25 MB buckets in reverse layer order, overlapped; Horovod tensor fusion 64 MB with a 5 ms
+// cycle; none: one allreduce of all gradients after backward.
+void apply_preset(TrainingSetup& setup, FrameworkPreset preset);
+
+struct MemoryUse {
+  double weights_bytes = 0;
+  double gradient_bytes = 0;
+  double optimizer_bytes = 0;
+  double activation_bytes = 0;
+  double total_bytes() const { return weights_bytes + gradient_bytes + optimizer_bytes + activation_bytes; }
+};
+
+// Bytes of one gradient (and one working copy of a weight): 4 in fp32, 2 in mixed precision.
+double gradient_bytes_per_param(Precision precision);
+
+// Memory one accelerator needs for `local_batch` samples.
+MemoryUse memory_use(const TrainingSetup& setup, int local_batch);
+
+}  // namespace dtsim

@@ -1,0 +1,139 @@
+#include "sim/predict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "algorithms/registry.hpp"
+#include "sim/topology.hpp"
+
+namespace dtsim {
+
+TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_batch, const std::string& algorithm,
+                             const AlgorithmOptions& options, int accelerators_per_node) {
+  TrainingProgram program;
+  const Model& model = setup.model;
+  for (const Layer& layer : model.layers) {
+    program.forward_s.push_back(forward_seconds(layer, local_batch, setup.device, setup.compute.precision));
+    program.backward_s.push_back(backward_seconds(layer, local_batch, setup.device, setup.compute.precision));
+  }
+  program.optimizer_s = optimizer_seconds(model.params(), setup.device, setup.compute.optimizer);
+  program.steps = setup.steps;
+  program.fusion_cycle_s = setup.fusion_cycle_s;
+  program.overlap = setup.framework != FrameworkPreset::none;
+  if (setup.input.enabled) {
+    const InputPipeline& in = setup.input;
+    const int sharing = std::min(ranks, accelerators_per_node);  // accelerators fed by one node's pipeline
+    const double per_sample =
+        std::max(in.sample_bytes / in.storage_Bps, 1.0 / (in.decode_samples_per_s_per_core * in.cores));
+    program.batch_s = per_sample * local_batch * sharing;
+    program.prefetch = in.prefetch;
+  }
+  if (ranks == 1) return program;  // nothing to allreduce
+  // buckets of gradients in reverse layer order, closed once they hold bucket_bytes (none: one bucket)
+  const double value = gradient_bytes_per_param(setup.compute.precision);
+  const double limit = setup.framework == FrameworkPreset::none ? INFINITY : setup.bucket_bytes;
+  const AlgorithmInfo& info = find_algorithm(algorithm);
+  AlgorithmOptions o = options;
+  double pending = 0;
+  for (std::size_t l = model.layers.size(); l-- > 0;) {
+    pending += model.layers[l].params * value;
+    const bool last = l == 0;
+    if (pending > 0 && (pending >= limit || last)) {
+      program.buckets.push_back(info.build(ranks, static_cast<std::uint64_t>(std::llround(pending)), o));
+      program.bucket_ready_after.push_back(l);
+      pending = 0;
+    }
+  }
+  return program;
+}
+
+namespace {
+
+std::string percent(double part, double whole) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+  return text;
+}
+
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  return text;
+}
+
+std::string name_bottleneck(const Prediction& p) {
+  const TrainingResult& s = p.step;
+  const double compute = s.forward_s + s.backward_s + s.optimizer_s;
+  if (s.input_stall_s >= s.exposed_comm_s && s.input_stall_s > 0.1 * s.step_s) {
+    return "input pipeline: the step waits " + percent(s.input_stall_s, s.step_s) +
+           " of its time for data; faster storage or more decode cores would help";
+  }
+  if (s.exposed_comm_s > 0.1 * s.step_s) {
+    return "communication: " + percent(s.exposed_comm_s, s.step_s) +
+           " of the step waits for gradient allreduce that backward could not hide (allreduce busy " +
+           percent(s.comm_s, s.step_s) + " of the step)";
+  }
+  if (p.accelerators > 1 && s.comm_s > 0.5 * s.backward_s) {
+    return "compute, with communication nearly exposed: allreduce takes " + percent(s.comm_s, s.backward_s) +
+           " of the backward pass that hides it";
+  }
+  return "compute: forward, backward and optimizer are " + percent(compute, s.step_s) + " of the step";
+}
+
+}  // namespace
+
+Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
+                        const std::string& algorithm) {
+  if (accelerators < 1) throw std::invalid_argument("accelerators must be >= 1");
+  Prediction p;
+  p.accelerators = accelerators;
+  p.algorithm = algorithm;
+  const int per_node = cluster.node.accelerators;
+  p.nodes = (accelerators + per_node - 1) / per_node;
+  if (setup.scaling == ScalingMode::weak) {
+    p.local_batch = setup.batch;
+    p.global_batch = setup.batch * accelerators;
+  } else {
+    if (setup.batch % accelerators != 0) {
+      throw std::invalid_argument("a global batch of " + std::to_string(setup.batch) + " does not split evenly over " +
+                                  std::to_string(accelerators) + " accelerators");
+    }
+    p.local_batch = setup.batch / accelerators;
+    p.global_batch = setup.batch;
+  }
+  p.memory = memory_use(setup, p.local_batch);
+  if (p.memory.total_bytes() > setup.device.memory_bytes) {
+    p.fits = false;
+    p.bottleneck = "memory: needs " + gigabytes(p.memory.total_bytes()) + " per " + setup.device.name + ", has " +
+                   gigabytes(setup.device.memory_bytes) + " (lacks " +
+                   gigabytes(p.memory.total_bytes() - setup.device.memory_bytes) + "); not simulated";
+    return p;
+  }
+  ClusterSpec spec = cluster;
+  spec.nodes = p.nodes;
+  const Topology topology(spec);
+  SimGridOptions sg;
+  sg.topology = &topology;
+  sg.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  sg.accelerator_of.resize(static_cast<std::size_t>(accelerators));
+  sg.cost.reduce_Bps = cluster.node.reduce_Bps;
+  AlgorithmOptions options;
+  options.servers = static_cast<std::uint32_t>(p.nodes);  // ps: one server shard per node, on its first accelerator
+  options.colocated_servers = true;
+  options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
+  const TrainingProgram program = make_program(setup, accelerators, p.local_batch, algorithm, options, per_node);
+  p.step = run_simgrid_training(program, accelerators, sg);
+  p.samples_per_s = p.global_batch / p.step.step_s;
+  p.bottleneck = name_bottleneck(p);
+  return p;
+}
+
+void compare_to_baseline(Prediction& p, const Prediction& baseline) {
+  if (!p.fits || !baseline.fits || baseline.samples_per_s <= 0) return;
+  p.speedup = p.samples_per_s / baseline.samples_per_s;
+  p.efficiency = p.speedup / p.accelerators;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,43 @@
+// Predicting data-parallel training: one training step of a model on N accelerators of a cluster, simulated on
+// SimGrid (compute from the device model, gradients allreduced in buckets with the chosen algorithm over the routed
+// cluster), with memory checked first and the bottleneck named.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algorithms/options.hpp"
+#include "models/cluster.hpp"
+#include "models/training.hpp"
+#include "sim/simgrid_executor.hpp"
+
+namespace dtsim {
+
+// The step program of one accelerator (compute times, buckets) with every bucket's allreduce built by `algorithm`
+// over `ranks` ranks.
+TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_batch, const std::string& algorithm,
+                             const AlgorithmOptions& options, int accelerators_per_node);
+
+struct Prediction {
+  int accelerators = 0;
+  int nodes = 0;
+  std::string algorithm;
+  int local_batch = 0;
+  int global_batch = 0;
+  MemoryUse memory;
+  bool fits = true;
+  TrainingResult step;  // zero when it does not fit
+  double samples_per_s = 0;
+  double speedup = 0;     // over one accelerator (filled by the caller that has the baseline)
+  double efficiency = 0;  // speedup / accelerators
+  std::string bottleneck;
+};
+
+// One configuration on `accelerators` accelerators of `cluster` (nodes filled one by one). Throws
+// std::invalid_argument when a strong-scaling batch does not split evenly.
+Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
+                        const std::string& algorithm);
+// Fills speedup and efficiency from a one-accelerator baseline and names the bottleneck.
+void compare_to_baseline(Prediction& p, const Prediction& baseline);
+
+}  // namespace dtsim

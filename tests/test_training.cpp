@@ -1,0 +1,132 @@
+// The training-step simulation: compute from the device model, bucketed allreduce overlapping backward, the input
+// pipeline, and scaling.
+#include <catch2/catch.hpp>
+#include <numeric>
+
+#include "algorithms/registry.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "sim/predict.hpp"
+#include "sim/topology.hpp"
+
+using namespace dtsim;
+
+namespace {
+
+ClusterSpec builtin(const std::string& name) {
+  return load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/" + name + ".json");
+}
+
+TrainingSetup setup_for(const std::string& model, const std::string& device, int batch) {
+  TrainingSetup s;
+  s.model = find_model(model);
+  s.device = find_device(device);
+  s.batch = batch;
+  apply_preset(s, FrameworkPreset::ddp);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("one accelerator's step is the sum of its layer times and the optimizer") {
+  const TrainingSetup s = setup_for("resnet50", "v100", 32);
+  const Prediction p = predict_step(s, builtin("v100-nvlink-edr"), 1, "ring");
+  double sum = 0;
+  for (const Layer& layer : s.model.layers) {
+    sum +=
+        forward_seconds(layer, 32, s.device, Precision::fp32) + backward_seconds(layer, 32, s.device, Precision::fp32);
+  }
+  sum += optimizer_seconds(s.model.params(), s.device, s.compute.optimizer);
+  CHECK(p.step.step_s == Approx(sum).epsilon(1e-9));
+  CHECK(p.step.exposed_comm_s == 0);
+  CHECK(p.samples_per_s == Approx(32 / sum));
+}
+
+TEST_CASE("with infinite bandwidth and zero latency weak scaling is linear") {
+  ClusterSpec c = builtin("v100-nvlink-edr");
+  for (LinkSpec* link : {&c.node.intra, &c.node.pcie, &c.node.cpu_link, &c.node.nic, &c.fabric.link}) {
+    *link = LinkSpec{1e18, 0.0};
+  }
+  c.node.reduce_Bps = 1e18;
+  const TrainingSetup s = setup_for("resnet50", "v100", 32);
+  const Prediction one = predict_step(s, c, 1, "ring");
+  for (int n : {4, 16}) {
+    Prediction p = predict_step(s, c, n, "ring");
+    compare_to_baseline(p, one);
+    CAPTURE(n);
+    CHECK(p.efficiency == Approx(1.0).epsilon(1e-6));
+    CHECK(p.speedup == Approx(n).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("without overlap the exposed communication is the allreduce, and overlap shortens the step") {
+  const ClusterSpec c = builtin("v100-nvlink-edr");
+  TrainingSetup s = setup_for("resnet50", "v100", 32);
+  apply_preset(s, FrameworkPreset::none);
+  const Prediction serial = predict_step(s, c, 16, "ring");
+  // the same allreduce alone on the same cluster
+  ClusterSpec four = c;
+  four.nodes = 4;
+  const Topology topology(four);
+  SimGridOptions sg;
+  sg.topology = &topology;
+  sg.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  const auto bytes = static_cast<std::uint64_t>(std::llround(s.model.params() * 4));
+  const double allreduce = run_simgrid(find_algorithm("ring").build(16, bytes, AlgorithmOptions{}), sg).time_s;
+  CHECK(serial.step.exposed_comm_s == Approx(allreduce).epsilon(1e-6));
+  CHECK(serial.step.comm_s == Approx(allreduce).epsilon(1e-6));
+
+  apply_preset(s, FrameworkPreset::ddp);
+  const Prediction overlapped = predict_step(s, c, 16, "ring");
+  CHECK(overlapped.step.step_s < serial.step.step_s);
+  CHECK(overlapped.step.exposed_comm_s < 0.5 * serial.step.exposed_comm_s);
+  apply_preset(s, FrameworkPreset::horovod);
+  const Prediction fused = predict_step(s, c, 16, "ring");
+  CHECK(fused.step.step_s < serial.step.step_s);
+}
+
+TEST_CASE("an input pipeline slower than compute caps throughput at its rate") {
+  TrainingSetup s = setup_for("resnet50", "v100", 32);
+  s.input.enabled = true;
+  s.input.storage_Bps = 10e9;
+  s.input.sample_bytes = 110e3;
+  s.input.decode_samples_per_s_per_core = 100;  // 4 cores: 400 images/s per node, far below 4 V100s
+  s.input.cores = 4;
+  s.steps = 4;
+  const Prediction p = predict_step(s, builtin("v100-nvlink-edr"), 4, "ring");
+  CHECK(p.samples_per_s == Approx(400).epsilon(1e-3));
+  CHECK(p.step.input_stall_s > 0);
+  CHECK_THAT(p.bottleneck, Catch::StartsWith("input pipeline"));
+  s.input.decode_samples_per_s_per_core = 1e6;  // a fast pipeline is hidden by prefetching
+  const Prediction fast = predict_step(s, builtin("v100-nvlink-edr"), 4, "ring");
+  CHECK(fast.step.input_stall_s == Approx(0).margin(1e-12));
+}
+
+TEST_CASE("strong scaling of the 784-95-10 MLP at a global batch of 20 gets slower with more accelerators") {
+  TrainingSetup s = setup_for("mlp-784-95-10", "xeon-8380", 20);
+  s.scaling = ScalingMode::strong;
+  const ClusterSpec c = builtin("cpu-10gbe");
+  double previous = 0;
+  std::vector<double> rates;
+  for (int n : {1, 2, 4, 5, 10, 20}) {
+    const Prediction p = predict_step(s, c, n, "ring");
+    rates.push_back(p.samples_per_s);
+    previous = p.step.step_s;
+  }
+  CHECK(previous > 0);
+  // the per-step allreduce latency (2 (P-1) messages of 10 us and more) exceeds the compute it saves
+  CHECK(rates.back() < rates[1]);
+  CHECK(rates.back() < rates.front());
+  CHECK_THROWS_WITH(predict_step(s, c, 3, "ring"), Catch::Contains("does not split evenly over 3"));
+}
+
+TEST_CASE("a configuration that does not fit in memory is reported with what it lacks, not simulated") {
+  TrainingSetup s = setup_for("gpt2-xl", "v100", 8);
+  s.compute.optimizer = Optimizer::adam;
+  const Prediction p = predict_step(s, builtin("v100-nvlink-edr"), 4, "ring");
+  CHECK_FALSE(p.fits);
+  CHECK(p.step.step_s == 0);
+  CHECK_THAT(p.bottleneck, Catch::StartsWith("memory: needs"));
+  CHECK_THAT(p.bottleneck, Catch::Contains("has 32.0 GB (lacks"));
+  // weights, gradients and Adam state alone: 1.56e9 x (4 + 4 + 8) bytes
+  CHECK(p.memory.weights_bytes + p.memory.gradient_bytes + p.memory.optimizer_bytes == Approx(s.model.params() * 16));
+}
