@@ -10,10 +10,13 @@ int collective_command(std::span<char* const> args, std::ostream& out);
 int verify_command(std::span<char* const> args, std::ostream& out);
 int compare_command(std::span<char* const> args, std::ostream& out);
 int cluster_command(std::span<char* const> args, std::ostream& out);
+int predict_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
 const char* compare_usage();
 const char* cluster_usage();
 const char* cluster_file_help();
+const char* predict_usage();
+const char* scenario_file_help();
 
 }  // namespace dtsim::cli

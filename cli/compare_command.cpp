@@ -27,49 +27,6 @@ constexpr auto compare_flags = join_flags(
     }},
     join_flags(cluster_flags, run_flags));
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ','))
-    parts.push_back(part);
-  if (!text.empty() && text.back() == ',') parts.emplace_back();
-  return parts;
-}
-
-// Expands "a,b,...,z" geometrically (ratio b/a) and "a,...,z" with `default_ratio`; plain lists pass through.
-template <typename T, typename Parse>
-std::vector<T> parse_list(const std::string& text, Parse parse_one, double default_ratio) {
-  const std::vector<std::string> parts = split(text);
-  if (parts.empty()) throw std::invalid_argument("expected a comma-separated list, got ''");
-  std::vector<T> values;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i] != "...") {
-      values.push_back(parse_one(parts[i]));
-      continue;
-    }
-    if (values.empty() || i + 1 != parts.size() - 1) {
-      throw std::invalid_argument("'...' needs a first value before it and exactly one last value after it, got '" +
-                                  text + "'");
-    }
-    const T last = parse_one(parts[i + 1]);
-    const double ratio =
-        values.size() >= 2 ? static_cast<double>(values.back()) / values[values.size() - 2] : default_ratio;
-    if (!(ratio > 1.0)) throw std::invalid_argument("'" + text + "' must grow before '...'");
-    double v = static_cast<double>(values.back());
-    while (v * ratio <= static_cast<double>(last) * (1 + 1e-9)) {
-      v *= ratio;
-      values.push_back(static_cast<T>(std::llround(v)));
-    }
-    if (values.back() != last) {
-      throw std::invalid_argument("'" + text + "' does not reach its last value by factors of " +
-                                  std::to_string(ratio));
-    }
-    break;
-  }
-  return values;
-}
-
 std::string cell(const CollectiveRun& run) {
   std::ostringstream out;
   out << format_seconds(run.result.time_s) << " (" << format_rate_Bps(busbw_Bps(run)) << ")";

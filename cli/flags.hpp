@@ -3,9 +3,11 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <initializer_list>
 #include <map>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -53,6 +55,50 @@ private:
 };
 
 std::string flags_help(std::span<const FlagSpec> specs);
+
+// Comma-separated values ("a,,b" keeps the empty middle entry, so that it is reported).
+inline std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ','))
+    parts.push_back(part);
+  if (!text.empty() && text.back() == ',') parts.emplace_back();
+  return parts;
+}
+
+// Expands "a,b,...,z" geometrically (ratio b/a) and "a,...,z" with `default_ratio`; plain lists pass through.
+template <typename T, typename Parse>
+std::vector<T> parse_list(const std::string& text, Parse parse_one, double default_ratio) {
+  const std::vector<std::string> parts = split(text);
+  if (parts.empty()) throw std::invalid_argument("expected a comma-separated list, got ''");
+  std::vector<T> values;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i] != "...") {
+      values.push_back(parse_one(parts[i]));
+      continue;
+    }
+    if (values.empty() || i + 1 != parts.size() - 1) {
+      throw std::invalid_argument("'...' needs a first value before it and exactly one last value after it, got '" +
+                                  text + "'");
+    }
+    const T last = parse_one(parts[i + 1]);
+    const double ratio =
+        values.size() >= 2 ? static_cast<double>(values.back()) / values[values.size() - 2] : default_ratio;
+    if (!(ratio > 1.0)) throw std::invalid_argument("'" + text + "' must grow before '...'");
+    double v = static_cast<double>(values.back());
+    while (v * ratio <= static_cast<double>(last) * (1 + 1e-9)) {
+      v *= ratio;
+      values.push_back(static_cast<T>(std::llround(v)));
+    }
+    if (values.back() != last) {
+      throw std::invalid_argument("'" + text + "' does not reach its last value by factors of " +
+                                  std::to_string(ratio));
+    }
+    break;
+  }
+  return values;
+}
 
 // One flag table from two (a command's own flags, then shared ones).
 template <std::size_t A, std::size_t B>

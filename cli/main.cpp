@@ -13,12 +13,14 @@ constexpr const char* usage =
     "usage: dtsim COMMAND [flags]\n"
     "\n"
     "commands:\n"
+    "  predict [SCENARIO]  training step time, throughput, speedup and bottleneck over accelerator counts and\n"
+    "               allreduce algorithms (default: ResNet-50 on 4x V100 NVLink nodes, 1 to 64 GPUs)\n"
     "  collective   simulate one collective (default: ring allreduce of 100 MB on 8 ranks) and print its time,\n"
     "               algorithm bandwidth and bus bandwidth\n"
     "  compare      time allreduce algorithms over rank counts and sizes; mark winners and crossovers\n"
     "  verify       prove a schedule correct: sends meet receives, no deadlock, each contribution reduced once\n"
     "  cluster FILE build a cluster file's network and print its size, diameter and bisection bandwidth\n"
-    "  help CMD     the flags of a command; `help cluster-file` the fields of cluster files\n";
+    "  help CMD     the flags of a command; `help cluster-file`, `help scenario-file` the file fields\n";
 
 }  // namespace
 
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
     if (command == "verify") return verify_command(rest, std::cout);
     if (command == "compare") return compare_command(rest, std::cout);
     if (command == "cluster") return cluster_command(rest, std::cout);
+    if (command == "predict") return predict_command(rest, std::cout);
     if (command == "help" || command == "--help" || command == "-h") {
       const std::string_view topic = argc > 2 ? argv[2] : "";
       if (topic == "collective") {
@@ -48,12 +51,17 @@ int main(int argc, char** argv) {
         std::cout << cluster_usage();
       } else if (topic == "cluster-file") {
         std::cout << cluster_file_help();
+      } else if (topic == "predict") {
+        std::cout << predict_usage();
+      } else if (topic == "scenario-file") {
+        std::cout << scenario_file_help();
       } else {
         std::cout << usage;
       }
       return 0;
     }
-    std::cerr << "dtsim: unknown command '" << command << "' (accepted: collective, compare, verify, cluster, help)\n";
+    std::cerr << "dtsim: unknown command '" << command
+              << "' (accepted: predict, collective, compare, verify, cluster, help)\n";
     return 2;
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';

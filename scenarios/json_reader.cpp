@@ -49,7 +49,10 @@ std::string expected_text(const FieldSpec& f) {
     case FieldType::bandwidth: return "a bandwidth string like \"100Gbps\" or \"25GBps\"";
     case FieldType::duration: return "a duration string like \"1us\" or \"0.5ms\"";
     case FieldType::size: return "a size string like \"100MB\" or \"64KiB\"";
-    case FieldType::integer_list: return "a list of " + range_text(f, true) + "s";
+    case FieldType::integer_list: {
+      std::string one = range_text(f, true);  // "a whole number in [..]" -> "whole numbers in [..]"
+      return "a non-empty list of whole numbers" + one.substr(std::string("a whole number").size());
+    }
     case FieldType::object: return "an object";
   }
   return "?";

@@ -552,6 +552,7 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
           StepRecord record;
           for (int step = 0; step < t.steps; ++step) {
             record.start = sg4::Engine::get_clock();
+            *comm_time = 0.0;  // the communication actor adds this step's allreduce time
             if (t.batch_s > 0) {
               filled->acquire();
               free->release();
@@ -570,7 +571,6 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
             for (; next < t.bucket_ready_after.size(); ++next)
               ready->release();
             const double backward_end = sg4::Engine::get_clock();
-            *comm_time = 0.0;
             if (!t.buckets.empty()) done->acquire();
             record.exposed_comm = sg4::Engine::get_clock() - backward_end;
             record.comm = *comm_time;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -215,4 +216,70 @@ TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input e
       {"cluster " + dgx + " --xml /nonexistent-dir/x.xml", "--xml: /nonexistent-dir/x.xml: cannot write"},
   });
   std::filesystem::remove(bad);
+}
+
+TEST_CASE("predict: the default scenario with no arguments, JSON results with the documented keys") {
+  const Run run = run_dtsim("predict --accelerators 1,8 --algorithm ring,ps --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  CHECK(j["model"] == "resnet50");
+  CHECK(j["cluster"] == "v100-nvlink-edr");
+  REQUIRE(j["results"].size() == 3);  // the baseline, then ring and ps on 8
+  for (const auto& r : j["results"]) {
+    for (const char* key : {"accelerators", "nodes", "algorithm", "local_batch", "global_batch", "fits", "step_time_s",
+                            "samples_per_s", "speedup", "efficiency", "breakdown", "comm_s", "memory", "bottleneck"}) {
+      CAPTURE(key);
+      CHECK(r.contains(key));
+    }
+    const auto& b = r["breakdown"];
+    const double sum = b["forward_s"].get<double>() + b["backward_s"].get<double>() +
+                       b["exposed_comm_s"].get<double>() + b["input_stall_s"].get<double>() +
+                       b["optimizer_s"].get<double>();
+    CHECK(r["step_time_s"].get<double>() == Approx(sum).epsilon(1e-9));
+  }
+  CHECK(j["results"][0]["speedup"] == 1.0);
+  CHECK(j["results"][1]["algorithm"] == "ring");
+  // one parameter server shard per node: its links carry far more than the ring's
+  CHECK(j["results"][2]["step_time_s"].get<double>() > j["results"][1]["step_time_s"].get<double>());
+
+  const Run text = run_dtsim("predict");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.output, Catch::Contains("predict resnet50-v100: resnet50 (25.6M parameters) on v100-nvlink-edr"));
+  CHECK(count_lines(text.output) == 4 + 1 + 6 * 4 + 2);  // header, baseline, 6 sizes x 4 algorithms, footer
+}
+
+TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-scenarios-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string good = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json";
+  std::ifstream in(good);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << t;
+    return path;
+  };
+  check_usage_errors({
+      {"predict " + variant("model.json", "\"mlp-784-95-10\"", "\"lenet\""),
+       "scenario.model: unknown model 'lenet' (accepted: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, "
+       "bert-large, gpt2-xl)"},
+      {"predict " + variant("device.json", "\"xeon-8380\"", "\"tpu-v4\""),
+       "scenario.device: unknown device 'tpu-v4' (accepted: v100, a100, h100, rtx3090, xeon-8380)"},
+      {"predict " + variant("cluster.json", "\"cpu-10gbe\"", "\"cray\""),
+       "scenario.cluster: unknown cluster 'cray' (built-in: cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, "
+       "v100-nvlink-edr; or a path to a .json cluster file)"},
+      {"predict " + variant("preset.json", "\"none\"", "\"deepspeed\""),
+       "scenario.framework.preset: expected \"ddp\", \"horovod\" or \"none\", got \"deepspeed\""},
+      {"predict " + variant("split.json", "[1, 2, 4, 5, 10, 20]", "[1, 3]"),
+       "scenario.batch.size: a global batch of 20 does not split evenly over 3 accelerators"},
+      {"predict " + variant("key.json", "\"optimizer\"", "\"optimiser\""), "scenario.optimiser: unknown key"},
+      {"predict " + good + " --accelerators 1,6", "--accelerators: a global batch of 20 does not split evenly over 6"},
+      {"predict " + good + " --algorithm rign", "--algorithm: unknown allreduce algorithm 'rign'"},
+      {"predict /nonexistent.json", "/nonexistent.json: cannot read the file"},
+  });
+  std::filesystem::remove_all(dir);
 }

@@ -1,10 +1,13 @@
 // The training-step simulation: compute from the device model, bucketed allreduce overlapping backward, the input
 // pipeline, and scaling.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <numeric>
 
 #include "algorithms/registry.hpp"
 #include "scenarios/cluster_file.hpp"
+#include "scenarios/scenario_file.hpp"
 #include "sim/predict.hpp"
 #include "sim/topology.hpp"
 
@@ -129,4 +132,10 @@ TEST_CASE("a configuration that does not fit in memory is reported with what it 
   CHECK_THAT(p.bottleneck, Catch::Contains("has 32.0 GB (lacks"));
   // weights, gradients and Adam state alone: 1.56e9 x (4 + 4 + 8) bytes
   CHECK(p.memory.weights_bytes + p.memory.gradient_bytes + p.memory.optimizer_bytes == Approx(s.model.params() * 16));
+}
+
+TEST_CASE("docs/predict.md carries the scenario field reference the loader uses") {
+  std::ifstream file(std::string(DTSIM_SOURCE_DIR) + "/docs/predict.md");
+  const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK_THAT(committed, Catch::Contains(scenario_fields_markdown()));
 }

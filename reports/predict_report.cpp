@@ -1,0 +1,106 @@
+#include "reports/predict_report.hpp"
+
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+#include "reports/format.hpp"
+
+namespace dtsim {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
+}
+
+std::string setup_line(const Scenario& sc) {
+  const TrainingSetup& s = sc.setup;
+  std::ostringstream out;
+  out << s.model.name << " (" << fixed(s.model.params() / 1e6, 1) << "M parameters) on " << sc.cluster.name << " ("
+      << sc.cluster.node.accelerators << " x " << s.device.name << " per node, "
+      << to_string(sc.cluster.node.intra_kind) << ", " << sc.cluster.node.nics << " x "
+      << format_bits_per_s(sc.cluster.node.nic.bandwidth_Bps) << " NIC, " << to_string(sc.cluster.fabric.kind)
+      << ")\n  " << to_string(s.scaling) << " scaling, batch " << s.batch
+      << (s.scaling == ScalingMode::weak ? " per accelerator" : " global") << ", " << to_string(s.framework);
+  if (s.framework != FrameworkPreset::none)
+    out << " (" << format_bytes(static_cast<std::uint64_t>(s.bucket_bytes)) << " buckets)";
+  out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer);
+  if (s.input.enabled) out << ", input pipeline on";
+  return out.str();
+}
+
+}  // namespace
+
+std::string predict_text(const Scenario& scenario, const std::vector<Prediction>& results) {
+  std::ostringstream out;
+  out << "predict " << scenario.name << ": " << setup_line(scenario) << "\n\n";
+  out << std::left << std::setw(6) << "accel" << std::setw(6) << "nodes" << std::setw(15) << "algorithm"
+      << std::setw(11) << "step" << std::setw(11) << "samples/s" << std::setw(9) << "speedup" << std::setw(7) << "eff."
+      << std::setw(11) << "forward" << std::setw(11) << "backward" << std::setw(11) << "exposed" << std::setw(11)
+      << "input" << std::setw(11) << "optimizer"
+      << "bottleneck\n";
+  for (const Prediction& p : results) {
+    out << std::setw(6) << p.accelerators << std::setw(6) << p.nodes << std::setw(15) << p.algorithm;
+    if (!p.fits) {
+      out << p.bottleneck << '\n';
+      continue;
+    }
+    const TrainingResult& s = p.step;
+    out << std::setw(11) << format_seconds(s.step_s) << std::setw(11) << fixed(p.samples_per_s, 0) << std::setw(9)
+        << fixed(p.speedup, 2) << std::setw(7) << fixed(p.efficiency, 2) << std::setw(11) << format_seconds(s.forward_s)
+        << std::setw(11) << format_seconds(s.backward_s) << std::setw(11) << format_seconds(s.exposed_comm_s)
+        << std::setw(11) << format_seconds(s.input_stall_s) << std::setw(11) << format_seconds(s.optimizer_s)
+        << p.bottleneck << '\n';
+  }
+  out << "\nstep = input + forward + backward + exposed communication + optimizer on the slowest accelerator; "
+         "speedup and efficiency against one accelerator\n";
+  return out.str();
+}
+
+nlohmann::json predict_json(const Scenario& scenario, const std::vector<Prediction>& results) {
+  const TrainingSetup& s = scenario.setup;
+  nlohmann::json list = nlohmann::json::array();
+  for (const Prediction& p : results) {
+    nlohmann::json r{{"accelerators", p.accelerators},
+                     {"nodes", p.nodes},
+                     {"algorithm", p.algorithm},
+                     {"local_batch", p.local_batch},
+                     {"global_batch", p.global_batch},
+                     {"fits", p.fits},
+                     {"step_time_s", p.step.step_s},
+                     {"samples_per_s", p.samples_per_s},
+                     {"speedup", p.speedup},
+                     {"efficiency", p.efficiency},
+                     {"breakdown",
+                      {{"forward_s", p.step.forward_s},
+                       {"backward_s", p.step.backward_s},
+                       {"exposed_comm_s", p.step.exposed_comm_s},
+                       {"input_stall_s", p.step.input_stall_s},
+                       {"optimizer_s", p.step.optimizer_s}}},
+                     {"comm_s", p.step.comm_s},
+                     {"memory",
+                      {{"weights_bytes", p.memory.weights_bytes},
+                       {"gradient_bytes", p.memory.gradient_bytes},
+                       {"optimizer_bytes", p.memory.optimizer_bytes},
+                       {"activation_bytes", p.memory.activation_bytes},
+                       {"total_bytes", p.memory.total_bytes()},
+                       {"capacity_bytes", s.device.memory_bytes}}},
+                     {"bottleneck", p.bottleneck},
+                     {"sim_wall_s", p.step.wall_s}};
+    list.push_back(r);
+  }
+  return nlohmann::json{{"scenario", scenario.name},
+                        {"model", s.model.name},
+                        {"device", s.device.name},
+                        {"cluster", scenario.cluster.name},
+                        {"scaling", to_string(s.scaling)},
+                        {"batch", s.batch},
+                        {"framework", to_string(s.framework)},
+                        {"precision", to_string(s.compute.precision)},
+                        {"optimizer", to_string(s.compute.optimizer)},
+                        {"results", list}};
+}
+
+}  // namespace dtsim

@@ -1,0 +1,225 @@
+#include "scenarios/scenario_file.hpp"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "algorithms/registry.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "scenarios/json_reader.hpp"
+
+namespace dtsim {
+namespace {
+
+constexpr double unbounded = std::numeric_limits<double>::infinity();
+
+constexpr std::array<FieldSpec, 2> batch_fields{{
+    choice_field("mode", "weak",
+                 "weak: the batch per accelerator stays fixed as accelerators are added; strong: the global batch "
+                 "stays fixed and is split",
+                 "weak|strong"),
+    ranged_field("size", FieldType::integer, "", "weak: samples per accelerator; strong: the global batch", 1, 1 << 24),
+}};
+
+constexpr std::array<FieldSpec, 3> framework_fields{{
+    choice_field("preset", "ddp",
+                 "ddp: PyTorch DDP, 25 MB buckets in reverse layer order, overlapped with backward; horovod: tensor "
+                 "fusion, 64 MB buffers started on a 5 ms cycle; none: one allreduce of all gradients after backward",
+                 "ddp|horovod|none"),
+    value_field("bucket", FieldType::size, "preset", "bucket (fusion buffer) size, overriding the preset's"),
+    value_field("cycle", FieldType::duration, "preset", "horovod: cycle time, overriding the preset's 5 ms"),
+}};
+
+constexpr std::array<FieldSpec, 5> input_fields{{
+    value_field("storage_bandwidth", FieldType::bandwidth, "", "read bandwidth of a node's storage"),
+    value_field("sample_size", FieldType::size, "", "one sample as stored (e.g. 110KB for an ImageNet JPEG)"),
+    ranged_field("decode_rate_per_core", FieldType::number, "", "samples one CPU core decodes and augments per second",
+                 1e-9, unbounded),
+    ranged_field("cores", FieldType::integer, "", "CPU cores of a node given to the input pipeline", 1, 4096),
+    ranged_field("prefetch", FieldType::integer, "2", "batches each accelerator's loader may prepare ahead", 1, 1024),
+}};
+
+constexpr std::array<FieldSpec, 15> scenario_fields{{
+    value_field("name", FieldType::text, "scenario", "a name for reports"),
+    value_field("description", FieldType::text, "(none)", "what the scenario shows"),
+    value_field("cluster", FieldType::text, "",
+                "a built-in cluster (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, v100-nvlink-edr) or a "
+                "path to a cluster file, relative to the scenario"),
+    value_field("device", FieldType::text, "", "the accelerator: v100, a100, h100, rtx3090 or xeon-8380"),
+    value_field("model", FieldType::text, "",
+                "mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large or gpt2-xl"),
+    object_field("batch", true, "the batch and how it scales", batch_fields),
+    choice_field("precision", "fp32", "fp32, or mixed (fp16 tensor math, fp32 master weights)", "fp32|mixed"),
+    choice_field("optimizer", "momentum", "the update: sgd, momentum or adam (sets optimizer state and update time)",
+                 "sgd|momentum|adam"),
+    object_field("framework", false, "how gradients are bucketed and when their allreduces start", framework_fields),
+    object_field("input", false, "the input pipeline of each node (absent: data is always ready)", input_fields),
+    ranged_field("accelerators", FieldType::integer_list, "", "accelerator counts to predict (1 is the baseline)", 1,
+                 1 << 20),
+    value_field("algorithms", FieldType::text, "", "allreduce algorithms, comma-separated (ring,tree,...) or all"),
+    ranged_field("efficiency", FieldType::number, "device", "achieved / peak FLOP/s, replacing the device default",
+                 1e-6, 1),
+    value_field("layer_overhead", FieldType::duration, "device",
+                "fixed time per layer and pass, replacing the device default"),
+    ranged_field("steps", FieldType::integer, "3", "simulated steps; the last is reported", 1, 100),
+}};
+
+constexpr std::array<FieldSpec, 1> document_fields{{
+    object_field("scenario", true, "the scenario", scenario_fields),
+}};
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string builtin_clusters(const std::string& data_dir) {
+  std::vector<std::string> names;
+  const std::filesystem::path dir = std::filesystem::path(data_dir) / "scenarios" / "clusters";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& n : names)
+    out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const nlohmann::json& document, const std::string& base_dir, const std::string& data_dir) {
+  const JsonObject root(document, "", document_fields);
+  const JsonObject o = root.object("scenario");
+  Scenario sc;
+  sc.name = o.text("name");
+  sc.description = o.text("description");
+  sc.cluster_name = o.text("cluster");
+  {
+    std::filesystem::path file;
+    if (sc.cluster_name.ends_with(".json")) {
+      file = std::filesystem::path(sc.cluster_name);
+      if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+    } else {
+      file = std::filesystem::path(data_dir) / "scenarios" / "clusters" / (sc.cluster_name + ".json");
+      if (!std::filesystem::exists(file)) {
+        throw ScenarioError(o.path_of("cluster") + ": unknown cluster '" + sc.cluster_name +
+                            "' (built-in: " + builtin_clusters(data_dir) + "; or a path to a .json cluster file)");
+      }
+    }
+    try {
+      sc.cluster = load_cluster_file(file.string());
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(o.path_of("cluster") + ": " + e.what());
+    }
+  }
+  TrainingSetup& setup = sc.setup;
+  try {
+    setup.model = find_model(o.text("model"));
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(o.path_of("model") + ": " + e.what());
+  }
+  try {
+    setup.device = find_device(o.text("device"));
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(o.path_of("device") + ": " + e.what());
+  }
+  if (o.has("efficiency")) setup.device.efficiency = o.number("efficiency");
+  if (o.has("layer_overhead")) setup.device.layer_overhead_s = o.seconds("layer_overhead");
+  const JsonObject batch = o.object("batch");
+  setup.scaling = batch.choice("mode") == "weak" ? ScalingMode::weak : ScalingMode::strong;
+  setup.batch = static_cast<int>(batch.integer("size"));
+  setup.compute.precision = o.choice("precision") == "fp32" ? Precision::fp32 : Precision::mixed;
+  const std::string optimizer = o.choice("optimizer");
+  setup.compute.optimizer = optimizer == "sgd"        ? Optimizer::sgd
+                            : optimizer == "momentum" ? Optimizer::momentum
+                                                      : Optimizer::adam;
+  const JsonObject framework = o.object("framework");
+  const std::string preset = framework.choice("preset");
+  apply_preset(setup, preset == "ddp"       ? FrameworkPreset::ddp
+                      : preset == "horovod" ? FrameworkPreset::horovod
+                                            : FrameworkPreset::none);
+  if (framework.has("bucket")) {
+    if (setup.framework == FrameworkPreset::none) {
+      throw ScenarioError(framework.path_of("bucket") + ": not with preset \"none\" (one allreduce of everything)");
+    }
+    setup.bucket_bytes = static_cast<double>(framework.bytes("bucket"));
+    if (setup.bucket_bytes <= 0) throw ScenarioError(framework.path_of("bucket") + ": expected a size > 0");
+  }
+  if (framework.has("cycle")) {
+    if (setup.framework != FrameworkPreset::horovod) {
+      throw ScenarioError(framework.path_of("cycle") + ": only for preset \"horovod\"");
+    }
+    setup.fusion_cycle_s = framework.seconds("cycle");
+  }
+  if (o.has("input")) {
+    const JsonObject in = o.object("input");
+    setup.input.enabled = true;
+    setup.input.storage_Bps = in.bandwidth_Bps("storage_bandwidth");
+    setup.input.sample_bytes = static_cast<double>(in.bytes("sample_size"));
+    setup.input.decode_samples_per_s_per_core = in.number("decode_rate_per_core");
+    setup.input.cores = static_cast<int>(in.integer("cores"));
+    setup.input.prefetch = static_cast<int>(in.integer("prefetch"));
+  }
+  setup.steps = static_cast<int>(o.integer("steps"));
+  for (long long a : o.integer_list("accelerators"))
+    sc.accelerators.push_back(static_cast<int>(a));
+  const std::string algorithms = o.text("algorithms");
+  if (algorithms == "all") {
+    for (const AlgorithmInfo& info : dtsim::algorithms()) {
+      if (info.collective == Collective::allreduce) sc.algorithms.emplace_back(info.name);
+    }
+  } else {
+    for (const std::string& name : split_names(algorithms)) {
+      try {
+        find_algorithm(name);
+      } catch (const std::invalid_argument& e) {
+        throw ScenarioError(o.path_of("algorithms") + ": " + e.what());
+      }
+      sc.algorithms.push_back(name);
+    }
+  }
+  check_batch_splits(sc, sc.accelerators, batch.path_of("size"));
+  return sc;
+}
+
+void check_batch_splits(const Scenario& scenario, const std::vector<int>& accelerators, const std::string& where) {
+  if (scenario.setup.scaling != ScalingMode::strong) return;
+  for (int a : accelerators) {
+    if (scenario.setup.batch % a != 0) {
+      throw ScenarioError(where + ": a global batch of " + std::to_string(scenario.setup.batch) +
+                          " does not split evenly over " + std::to_string(a) + " accelerators");
+    }
+  }
+}
+
+Scenario load_scenario_file(const std::string& path, const std::string& data_dir) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot read the file");
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  try {
+    return parse_scenario(document, std::filesystem::path(path).parent_path().string(), data_dir);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(path + ": " + e.what());
+  }
+}
+
+std::string scenario_fields_markdown() { return fields_markdown("scenario", scenario_fields); }
+
+}  // namespace dtsim
