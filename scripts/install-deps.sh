@@ -10,6 +10,7 @@ packages=(
   libeigen3-dev           # SGD kernel and least-squares fits
   catch2                  # tests (Catch2 2.13)
   zlib1g-dev              # gzip IDX data files
+  dataset-fashion-mnist   # Fashion-MNIST (gzip IDX) for dtsim train
   clang-format            # the style check among the tests
 )
 

@@ -20,6 +20,7 @@
 
 #include "algorithms/collectives.hpp"
 #include "algorithms/step_walker.hpp"
+#include "sim/simgrid_internal.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -36,21 +37,7 @@ float payload_value(std::uint64_t seed, int rank, std::uint64_t element) {
   return static_cast<float>(static_cast<int>(z % 129) - 64);
 }
 
-namespace {
-
-using Payload = std::vector<float>;
-
-// The mailboxes a rank uses, one per (sender, receiver) pair, sorted by peer for lookup.
-struct RankMailboxes {
-  std::vector<std::pair<int, sg4::Mailbox*>> out;  // (receiver, mailbox "rank>receiver")
-  std::vector<std::pair<int, sg4::Mailbox*>> in;   // (sender, mailbox "sender>rank")
-
-  static sg4::Mailbox* find(const std::vector<std::pair<int, sg4::Mailbox*>>& list, int peer) {
-    const auto it = std::lower_bound(list.begin(), list.end(), peer,
-                                     [](const std::pair<int, sg4::Mailbox*>& e, int p) { return e.first < p; });
-    return it->second;  // present by construction: built from the same ops
-  }
-};
+namespace simgrid_detail {
 
 // Shared by all actors of one simulation (they run one at a time inside SimGrid, so no locking).
 struct Simulation {
@@ -238,8 +225,8 @@ void build_cluster(std::span<const Schedule* const> schedules, int ranks, const 
   zone->seal();
 }
 
+// What the child sends after its int32 status 0.
 struct ChildHeader {
-  std::int32_t status;  // 0 ok, 1 error
   std::uint32_t ranks;
   double time_s;
   std::uint64_t messages;
@@ -276,10 +263,18 @@ std::string read_all(int fd) {
 }
 
 void send_error_to_parent(int fd, const std::string& message) {
-  ChildHeader header{};
-  header.status = 1;
-  write_all(fd, &header, sizeof header);
+  const std::int32_t status = 1;
+  write_all(fd, &status, sizeof status);
   write_all(fd, message.data(), message.size());
+}
+
+void read_child_result(const std::string& bytes, int status, void* out, std::size_t size) {
+  std::int32_t code = 0;
+  if (bytes.size() < sizeof code) throw std::runtime_error(child_failure(status));
+  std::memcpy(&code, bytes.data(), sizeof code);
+  if (code != 0) throw std::runtime_error(bytes.substr(sizeof code));
+  if (bytes.size() < sizeof code + size) throw std::runtime_error("simgrid executor: truncated result from the child");
+  std::memcpy(out, bytes.data() + sizeof code, size);
 }
 
 // Runs inside the child process; returns the result for the parent. SimGrid aborts the process on a deadlock, so
@@ -423,7 +418,9 @@ std::string child_failure(int status) {
          "; SimGrid's own message is above)";
 }
 
-}  // namespace
+}  // namespace simgrid_detail
+
+using namespace simgrid_detail;
 
 ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& options) {
   if (std::string problem = check_well_formed(schedule); !problem.empty()) {
@@ -465,8 +462,7 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
         const auto started = std::chrono::steady_clock::now();
         const ExecutionResult r = simulate(schedule, options, fd);
         const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
-        const ChildHeader header{0,
-                                 static_cast<std::uint32_t>(schedule.ranks),
+        const ChildHeader header{static_cast<std::uint32_t>(schedule.ranks),
                                  r.time_s,
                                  r.messages,
                                  r.bytes_sent,
@@ -476,14 +472,14 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
                                  wall.count(),
                                  r.setup_wall_s,
                                  peak_rss_bytes()};
+        const std::int32_t ok = 0;
+        write_all(fd, &ok, sizeof ok);
         write_all(fd, &header, sizeof header);
         write_all(fd, r.rank_finish_s.data(), r.rank_finish_s.size() * sizeof(double));
       },
       status);
-  if (bytes.size() < sizeof(ChildHeader)) throw std::runtime_error(child_failure(status));
   ChildHeader header;
-  std::memcpy(&header, bytes.data(), sizeof header);
-  if (header.status != 0) throw std::runtime_error(bytes.substr(sizeof header));
+  read_child_result(bytes, status, &header, sizeof header);
   ExecutionResult result;
   result.time_s = header.time_s;
   result.messages = header.messages;
@@ -495,10 +491,11 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
   result.setup_wall_s = header.setup_wall_s;
   result.peak_rss_bytes = header.peak_rss_bytes;
   result.rank_finish_s.resize(header.ranks);
-  if (bytes.size() != sizeof header + header.ranks * sizeof(double)) {
+  const std::size_t at = sizeof(std::int32_t) + sizeof header;
+  if (bytes.size() != at + header.ranks * sizeof(double)) {
     throw std::runtime_error("simgrid executor: truncated result from the simulation");
   }
-  std::memcpy(result.rank_finish_s.data(), bytes.data() + sizeof header, header.ranks * sizeof(double));
+  std::memcpy(result.rank_finish_s.data(), bytes.data() + at, header.ranks * sizeof(double));
   return result;
 }
 
@@ -661,15 +658,8 @@ TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, c
         write_all(fd, &r, sizeof r);
       },
       status);
-  if (bytes.size() < sizeof(std::int32_t)) throw std::runtime_error(child_failure(status));
-  std::int32_t code = 0;
-  std::memcpy(&code, bytes.data(), sizeof code);
-  if (code != 0) throw std::runtime_error(bytes.substr(sizeof(ChildHeader)));
-  if (bytes.size() != sizeof code + sizeof(TrainingResult)) {
-    throw std::runtime_error("simgrid executor: truncated training result");
-  }
   TrainingResult result;
-  std::memcpy(&result, bytes.data() + sizeof code, sizeof result);
+  read_child_result(bytes, status, &result, sizeof result);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

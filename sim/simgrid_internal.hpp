@@ -1,0 +1,54 @@
+// Pieces of the SimGrid executor that its entry points share (sim/simgrid_executor.cpp for schedules and training
+// steps, sim/sgd_training.cpp for real SGD training). Not an interface for other folders.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <simgrid/s4u.hpp>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "algorithms/schedule.hpp"
+#include "sim/simgrid_executor.hpp"
+
+namespace dtsim::simgrid_detail {
+
+namespace sg4 = simgrid::s4u;
+
+using Payload = std::vector<float>;
+
+// The mailboxes a rank uses, one per (sender, receiver) pair, sorted by peer for lookup.
+struct RankMailboxes {
+  std::vector<std::pair<int, sg4::Mailbox*>> out;  // (receiver, mailbox "rank>receiver")
+  std::vector<std::pair<int, sg4::Mailbox*>> in;   // (sender, mailbox "sender>rank")
+
+  static sg4::Mailbox* find(const std::vector<std::pair<int, sg4::Mailbox*>>& list, int peer) {
+    const auto it = std::lower_bound(list.begin(), list.end(), peer,
+                                     [](const std::pair<int, sg4::Mailbox*>& e, int p) { return e.first < p; });
+    return it->second;  // present by construction: built from the same ops
+  }
+};
+
+// One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
+// then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode).
+void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
+                   double host_flops_per_compute_flop);
+// One mailbox per (sender, receiver) pair that any of the schedules uses.
+std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks);
+// The network model settings, after the engine exists and before the platform is built.
+void configure_engine(const SimGridOptions& o);
+// A star of `ranks` hosts, or the cluster of o.topology routed for the pairs the schedules use.
+std::vector<sg4::Host*> build_platform(std::span<const Schedule* const> schedules, int ranks, const SimGridOptions& o);
+void write_all(int fd, const void* data, std::size_t size);
+// An error record for the parent: a nonzero int32 status, then the message.
+void send_error_to_parent(int fd, const std::string& message);
+// Runs body(fd) in a forked child and returns what it wrote; `status` receives the child's wait status.
+std::string run_in_child(const std::function<void(int)>& body, int& status);
+std::string child_failure(int status);
+// Reads what run_in_child returned: the int32 status, then either `size` bytes into `out` or an error message that
+// is thrown as std::runtime_error.
+void read_child_result(const std::string& bytes, int status, void* out, std::size_t size);
+
+}  // namespace dtsim::simgrid_detail
