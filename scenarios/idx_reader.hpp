@@ -1,0 +1,32 @@
+// IDX files (the MNIST format), gzip-compressed, read with zlib: images as floats in [0, 1], labels as bytes.
+// Errors are one-line DataErrors naming the file and what is wrong (missing, corrupt, truncated).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+struct DataError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+struct Dataset {
+  int count = 0;
+  int features = 0;           // rows x columns of an image
+  std::vector<float> images;  // count x features, sample after sample, scaled to [0, 1]
+  std::vector<std::uint8_t> labels;
+};
+
+// Reads an images file (magic 0x00000803) and its labels file (0x00000801); they must agree on the count.
+// A missing file names `package` (the Debian package that provides it).
+Dataset read_idx_dataset(const std::string& images_path, const std::string& labels_path, const std::string& package);
+
+// Fashion-MNIST from Debian's dataset-fashion-mnist package (or `directory` holding the same four files).
+inline constexpr const char* fashion_mnist_directory = "/usr/share/datasets/fashion-mnist";
+Dataset fashion_mnist_train(const std::string& directory = fashion_mnist_directory);
+Dataset fashion_mnist_test(const std::string& directory = fashion_mnist_directory);
+
+}  // namespace dtsim
