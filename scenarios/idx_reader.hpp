@@ -7,17 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "models/dataset.hpp"
+
 namespace dtsim {
 
 struct DataError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
-};
-
-struct Dataset {
-  int count = 0;
-  int features = 0;           // rows x columns of an image
-  std::vector<float> images;  // count x features, sample after sample, scaled to [0, 1]
-  std::vector<std::uint8_t> labels;
 };
 
 // Reads an images file (magic 0x00000803) and its labels file (0x00000801); they must agree on the count.

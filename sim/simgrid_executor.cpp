@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -387,6 +388,7 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
 std::string run_in_child(const std::function<void(int)>& body, int& status) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("simgrid executor: pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);  // or the child could write the parent's buffered output a second time
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);

@@ -8,8 +8,10 @@
 #include <fstream>
 #include <numeric>
 
+#include "algorithms/registry.hpp"
 #include "models/mlp.hpp"
 #include "scenarios/idx_reader.hpp"
+#include "sim/sgd_training.hpp"
 
 using namespace dtsim;
 
@@ -102,4 +104,85 @@ TEST_CASE("IDX files: a missing file names the package, corrupt and truncated fi
   CHECK_THROWS_AS(read_idx_dataset((dir / "cut.gz").string(), labels, "p"), DataError);
   CHECK_THROWS_WITH(read_idx_dataset((dir / "cut.gz").string(), labels, "p"), Catch::Contains("cut.gz: "));
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+const Dataset& train_set() {
+  static const Dataset d = fashion_mnist_train();
+  return d;
+}
+const Dataset& test_set() {
+  static const Dataset d = fashion_mnist_test();
+  return d;
+}
+
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double diff = 0;
+  double norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    norm += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+}  // namespace
+
+TEST_CASE("synchronous data parallelism on W workers gives one worker's weights, for every allreduce algorithm") {
+  TrainConfig c;
+  c.batch = 240;    // splits over 1, 3, 4, 5, 8 workers
+  c.epochs = 0.04;  // 10 steps
+  c.eval_every_epochs = 1;
+  c.sgd = SgdSettings{0.01, 0.9, 1e-4};
+  c.workers = 1;
+  const TrainReport one = run_sgd_training(c, train_set(), test_set());
+  REQUIRE(one.updates == 10);
+  for (const AlgorithmInfo& algorithm : algorithms()) {
+    if (algorithm.collective != Collective::allreduce) continue;
+    for (int workers : {3, 8}) {
+      CAPTURE(algorithm.name, workers);
+      c.workers = workers;
+      c.algorithm = std::string(algorithm.name);
+      const TrainReport many = run_sgd_training(c, train_set(), test_set());
+      CHECK(many.updates == 10);
+      const double difference = relative_difference(many.final_parameters, one.final_parameters);
+      CHECK(difference < 1e-5);
+    }
+  }
+  c.workers = 8;
+  c.mode = TrainMode::sync_ps;
+  CHECK(relative_difference(run_sgd_training(c, train_set(), test_set()).final_parameters, one.final_parameters) <
+        1e-5);
+}
+
+TEST_CASE("an asynchronous parameter server with 16 workers trains on stale gradients and needs more epochs") {
+  // the same updates (16 samples each, the same learning rate and momentum); the synchronous reference is one worker
+  // with a batch of 16, which the test above shows equal to 16 synchronous workers of one sample each
+  TrainConfig c;
+  c.sgd = SgdSettings{0.01, 0.5, 1e-4};
+  c.epochs = 1.5;
+  c.eval_every_epochs = 0.25;
+  c.target_accuracy = 0.80;
+  c.workers = 1;
+  c.batch = 16;
+  const TrainReport sync = run_sgd_training(c, train_set(), test_set());
+  c.workers = 16;
+  c.batch = 256;
+  c.mode = TrainMode::async_ps;
+  const TrainReport async = run_sgd_training(c, train_set(), test_set());
+  CHECK(async.updates == sync.updates);
+  std::uint64_t stale = 0;
+  std::uint64_t total = 0;
+  for (std::size_t s = 0; s < async.staleness_histogram.size(); ++s) {
+    total += async.staleness_histogram[s];
+    stale += s > 0 ? async.staleness_histogram[s] : 0;
+  }
+  CHECK(total == async.updates);
+  CHECK(stale > total / 2);  // the server's link serves the workers in turn: most gradients are W-1 versions old
+  CHECK(async.staleness_histogram.size() >= 16);
+  REQUIRE(sync.epochs_to_target > 0);
+  CHECK((async.epochs_to_target < 0 || async.epochs_to_target > sync.epochs_to_target));
+  WARN("epochs to 80%: synchronous " << sync.epochs_to_target << ", asynchronous " << async.epochs_to_target);
 }
