@@ -55,8 +55,10 @@ struct Run {
   }
 
   // Records an evaluation point when `epoch` has passed the next one.
-  void maybe_evaluate(const Mlp& model, double epoch) {
-    if (epoch + 1e-9 < next_eval_epoch) return;
+  void maybe_evaluate(const Mlp& model, double epoch, bool force = false) {
+    if (epoch + 1e-9 < next_eval_epoch && !(force && (report.points.empty() || report.points.back().epoch < epoch))) {
+      return;
+    }
     EvalPoint p;
     p.epoch = epoch;
     p.time_s = sg4::Engine::get_clock();
@@ -160,6 +162,9 @@ void run_allreduce(Run& run, int ranks, const std::vector<sg4::Host*>& hosts, co
             }
           }
           if (r == 0) {
+            const double end =
+                static_cast<double>(total_steps * static_cast<std::uint64_t>(cfg.batch)) / run.train.count;
+            run.maybe_evaluate(w->model, end, true);  // the end of training is always a point
             const auto p = w->model.parameters();
             run.report.final_parameters.assign(p.begin(), p.end());
           }
@@ -282,6 +287,7 @@ void run_parameter_server(Run& run, const std::vector<sg4::Host*>& hosts,
         }
         for (const sg4::CommPtr& comm : sends)
           comm->wait();
+        run.maybe_evaluate(model, epoch_now(), true);
         const auto p = model.parameters();
         run.report.final_parameters.assign(p.begin(), p.end());
       });
