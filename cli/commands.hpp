@@ -11,6 +11,7 @@ int verify_command(std::span<char* const> args, std::ostream& out);
 int compare_command(std::span<char* const> args, std::ostream& out);
 int cluster_command(std::span<char* const> args, std::ostream& out);
 int predict_command(std::span<char* const> args, std::ostream& out);
+int train_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
 const char* compare_usage();
@@ -18,5 +19,7 @@ const char* cluster_usage();
 const char* cluster_file_help();
 const char* predict_usage();
 const char* scenario_file_help();
+const char* train_usage();
+const char* train_file_help();
 
 }  // namespace dtsim::cli

@@ -15,12 +15,15 @@ constexpr const char* usage =
     "commands:\n"
     "  predict [SCENARIO]  training step time, throughput, speedup and bottleneck over accelerator counts and\n"
     "               allreduce algorithms (default: ResNet-50 on 4x V100 NVLink nodes, 1 to 64 GPUs)\n"
+    "  train FILE   real SGD on Fashion-MNIST by simulated workers (allreduce or parameter server, synchronous or\n"
+    "               not): accuracy against simulated time\n"
     "  collective   simulate one collective (default: ring allreduce of 100 MB on 8 ranks) and print its time,\n"
     "               algorithm bandwidth and bus bandwidth\n"
     "  compare      time allreduce algorithms over rank counts and sizes; mark winners and crossovers\n"
     "  verify       prove a schedule correct: sends meet receives, no deadlock, each contribution reduced once\n"
     "  cluster FILE build a cluster file's network and print its size, diameter and bisection bandwidth\n"
-    "  help CMD     the flags of a command; `help cluster-file`, `help scenario-file` the file fields\n";
+    "  help CMD     the flags of a command; `help cluster-file`, `help scenario-file`, `help train-file` the file "
+    "fields\n";
 
 }  // namespace
 
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
     if (command == "compare") return compare_command(rest, std::cout);
     if (command == "cluster") return cluster_command(rest, std::cout);
     if (command == "predict") return predict_command(rest, std::cout);
+    if (command == "train") return train_command(rest, std::cout);
     if (command == "help" || command == "--help" || command == "-h") {
       const std::string_view topic = argc > 2 ? argv[2] : "";
       if (topic == "collective") {
@@ -51,6 +55,10 @@ int main(int argc, char** argv) {
         std::cout << cluster_usage();
       } else if (topic == "cluster-file") {
         std::cout << cluster_file_help();
+      } else if (topic == "train") {
+        std::cout << train_usage();
+      } else if (topic == "train-file") {
+        std::cout << train_file_help();
       } else if (topic == "predict") {
         std::cout << predict_usage();
       } else if (topic == "scenario-file") {
@@ -61,7 +69,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::cerr << "dtsim: unknown command '" << command
-              << "' (accepted: predict, collective, compare, verify, cluster, help)\n";
+              << "' (accepted: predict, train, collective, compare, verify, cluster, help)\n";
     return 2;
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';

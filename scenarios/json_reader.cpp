@@ -54,6 +54,7 @@ std::string expected_text(const FieldSpec& f) {
       return "a non-empty list of whole numbers" + one.substr(std::string("a whole number").size());
     }
     case FieldType::object: return "an object";
+    case FieldType::object_list: return "a list of objects";
   }
   return "?";
 }
@@ -222,6 +223,17 @@ JsonObject JsonObject::object(std::string_view key) const {
   return JsonObject(*it, path_of(key), f.fields);
 }
 
+std::vector<JsonObject> JsonObject::objects(std::string_view key) const {
+  const FieldSpec& f = spec(key);
+  std::vector<JsonObject> out;
+  const auto it = json_->find(key);
+  if (it == json_->end()) return out;
+  if (!it->is_array()) fail(key, expected_text(f), *it);
+  for (std::size_t i = 0; i < it->size(); ++i)
+    out.emplace_back((*it)[i], path_of(key) + "[" + std::to_string(i) + "]", f.fields);
+  return out;
+}
+
 std::string fields_markdown(std::string_view path, std::span<const FieldSpec> fields) {
   // appends rather than operator+ chains: GCC 12 warns falsely (-Wrestrict) on those
   std::string out = "`";
@@ -237,9 +249,9 @@ std::string fields_markdown(std::string_view path, std::span<const FieldSpec> fi
       out.append("`").append(f.default_value).append("`");
     }
     out.append(" | ").append(f.doc).append(" |\n");
-    if (f.type == FieldType::object) {
+    if (f.type == FieldType::object || f.type == FieldType::object_list) {
       std::string inner(path);
-      inner.append(".").append(f.key);
+      inner.append(".").append(f.key).append(f.type == FieldType::object_list ? "[]" : "");
       nested.append("\n").append(fields_markdown(inner, f.fields));
     }
   }

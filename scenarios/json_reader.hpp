@@ -19,7 +19,18 @@ struct ScenarioError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-enum class FieldType : std::uint8_t { text, choice, integer, number, bandwidth, duration, size, integer_list, object };
+enum class FieldType : std::uint8_t {
+  text,
+  choice,
+  integer,
+  number,
+  bandwidth,
+  duration,
+  size,
+  integer_list,
+  object,
+  object_list
+};
 
 struct FieldSpec {
   std::string_view key;
@@ -63,6 +74,13 @@ constexpr FieldSpec object_field(std::string_view key, bool required, std::strin
   return f;
 }
 
+// A list of objects, each read against `fields`; absent reads as an empty list.
+constexpr FieldSpec object_list_field(std::string_view key, std::string_view doc, std::span<const FieldSpec> fields) {
+  FieldSpec f = value_field(key, FieldType::object_list, "[]", doc);
+  f.fields = fields;
+  return f;
+}
+
 class JsonObject {
 public:
   // Throws ScenarioError unless `value` is an object whose keys are all in `fields`.
@@ -79,6 +97,7 @@ public:
   std::vector<long long> integer_list(std::string_view key) const;
   // The nested object (an empty one when absent and not required, so its fields take their defaults).
   JsonObject object(std::string_view key) const;
+  std::vector<JsonObject> objects(std::string_view key) const;
   // The path of a field, e.g. "cluster.fabric.radix", for errors found after reading.
   std::string path_of(std::string_view key) const;
 

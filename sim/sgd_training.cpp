@@ -13,16 +13,6 @@
 
 namespace dtsim {
 
-const char* to_string(TrainMode mode) {
-  switch (mode) {
-    case TrainMode::allreduce: return "allreduce";
-    case TrainMode::sync_ps: return "sync-ps";
-    case TrainMode::async_ps: return "async-ps";
-    case TrainMode::ssp: return "ssp";
-  }
-  return "?";
-}
-
 namespace {
 
 using namespace simgrid_detail;

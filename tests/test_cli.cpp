@@ -283,3 +283,51 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
   });
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 naming the path") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-train-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string sync = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/fashion-mnist-sync.json";
+  std::ifstream in(sync);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << t;
+    return path;
+  };
+  const std::string quick = variant("quick.json", "\"epochs\": 5", "\"epochs\": 0.2");
+  const std::string csv = (dir / "points.csv").string();
+  const Run run = run_dtsim("train " + quick + " --json --csv " + csv);
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  CHECK(j["workers"] == 8);
+  CHECK(j["mode"] == "allreduce");
+  REQUIRE(j["points"].size() == 1);
+  CHECK(j["points"][0]["test_accuracy"].get<double>() > 0.5);
+  CHECK(j["points"][0]["time_s"].get<double>() > 0);
+  std::ifstream points(csv);
+  std::string header;
+  std::getline(points, header);
+  CHECK(header == "epoch,time_s,train_loss,test_accuracy");
+  check_usage_errors({
+      {"train " + variant("mode.json", "\"allreduce\"", "\"gossip\""),
+       "train.mode: expected \"allreduce\", \"sync-ps\", \"async-ps\" or \"ssp\", got \"gossip\""},
+      {"train " + variant("batch.json", "\"batch\": 256", "\"batch\": 100"),
+       "train.batch: a batch of 100 does not split evenly over 8 workers"},
+      {"train " + variant("algo.json", "\"ring\"", "\"rign\""), "train.algorithm: unknown allreduce algorithm 'rign'"},
+      {"train " + variant("data.json", "\"workers\": 8", "\"workers\": 8, \"data\": \"/nonexistent\""),
+       "/nonexistent/train-images-idx3-ubyte.gz: not found; install Debian's dataset-fashion-mnist package"},
+      {"train " + variant("layers.json", "\"workers\": 8", "\"workers\": 8, \"layers\": [100, 10]"),
+       "train.layers: expected 784 inputs first and 10 classes last"},
+      {"train " + variant("straggler.json", "\"workers\": 8",
+                          "\"workers\": 8, \"stragglers\": [{\"worker\": 9, "
+                          "\"slowdown\": 2}]"),
+       "train.stragglers[0].worker: expected a worker in [0, 7], got 9"},
+      {"train", "expected a training file first"},
+  });
+  std::filesystem::remove_all(dir);
+}

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <numeric>
 
 #include "algorithms/registry.hpp"
 #include "models/mlp.hpp"
 #include "scenarios/idx_reader.hpp"
+#include "scenarios/train_file.hpp"
 #include "sim/sgd_training.hpp"
 
 using namespace dtsim;
@@ -185,4 +187,10 @@ TEST_CASE("an asynchronous parameter server with 16 workers trains on stale grad
   REQUIRE(sync.epochs_to_target > 0);
   CHECK((async.epochs_to_target < 0 || async.epochs_to_target > sync.epochs_to_target));
   WARN("epochs to 80%: synchronous " << sync.epochs_to_target << ", asynchronous " << async.epochs_to_target);
+}
+
+TEST_CASE("docs/train.md carries the training file reference the loader uses") {
+  std::ifstream file(std::string(DTSIM_SOURCE_DIR) + "/docs/train.md");
+  const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK_THAT(committed, Catch::Contains(train_fields_markdown()));
 }

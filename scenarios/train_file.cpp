@@ -1,0 +1,180 @@
+#include "scenarios/train_file.hpp"
+
+#include <array>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "algorithms/registry.hpp"
+#include "models/devices.hpp"
+#include "scenarios/idx_reader.hpp"
+#include "scenarios/json_reader.hpp"
+
+namespace dtsim {
+namespace {
+
+constexpr double unbounded = std::numeric_limits<double>::infinity();
+
+constexpr std::array<FieldSpec, 3> compute_fields{{
+    choice_field("source", "model",
+                 "model: FLOPs of a step over the device's peak x efficiency, plus its per-layer overheads "
+                 "(reproducible); measured: the kernel's own wall time on this machine (not reproducible)",
+                 "model|measured"),
+    value_field("device", FieldType::text, "xeon-8380", "the compute model's device (see dtsim predict's catalogue)"),
+    ranged_field("efficiency", FieldType::number, "device", "achieved / peak FLOP/s, replacing the device default",
+                 1e-6, 1),
+}};
+
+constexpr std::array<FieldSpec, 3> network_fields{{
+    value_field("bandwidth", FieldType::bandwidth, "10Gbps", "each host's link bandwidth (a star)"),
+    value_field("latency", FieldType::duration, "5us", "one-way latency between two hosts"),
+    value_field("reduce_rate", FieldType::bandwidth, "10GBps", "bytes a host sums per second in a reduction"),
+}};
+
+constexpr std::array<FieldSpec, 2> straggler_fields{{
+    ranged_field("worker", FieldType::integer, "", "the slow worker", 0, 1 << 20),
+    ranged_field("slowdown", FieldType::number, "", "its compute time factor", 1, 1e6),
+}};
+
+constexpr std::array<FieldSpec, 22> train_fields{{
+    value_field("name", FieldType::text, "train", "a name for reports"),
+    value_field("description", FieldType::text, "(none)", "what the run shows"),
+    value_field("data", FieldType::text, "/usr/share/datasets/fashion-mnist",
+                "directory of the Fashion-MNIST IDX files (Debian package dataset-fashion-mnist)"),
+    ranged_field("layers", FieldType::integer_list, "[784, 95, 10]", "MLP layer sizes: 784 inputs, hidden..., 10", 1,
+                 1 << 16),
+    ranged_field("seed", FieldType::integer, "1", "initial weights and data order", 0, 9e15),
+    ranged_field("workers", FieldType::integer, "8", "simulated workers", 1, 4096),
+    choice_field("mode", "allreduce",
+                 "allreduce: synchronous, gradients allreduced every step; sync-ps: synchronous parameter server; "
+                 "async-ps: asynchronous parameter server; ssp: stale-synchronous parameter server",
+                 "allreduce|sync-ps|async-ps|ssp"),
+    value_field("algorithm", FieldType::text, "ring", "allreduce mode: any allreduce algorithm of dtsim"),
+    ranged_field("staleness_bound", FieldType::integer, "2", "ssp: how many steps a worker may run ahead", 0, 1 << 20),
+    ranged_field("batch", FieldType::integer, "256",
+                 "samples per synchronous step over all workers (each takes batch / workers, also in async modes)", 1,
+                 60000),
+    ranged_field("learning_rate", FieldType::number, "0.01", "the base learning rate", 0, 100),
+    ranged_field("momentum", FieldType::number, "0.9", "SGD momentum", 0, 0.999999),
+    ranged_field("weight_decay", FieldType::number, "1e-4", "L2 weight decay", 0, 1),
+    ranged_field("linear_scaling_base", FieldType::integer, "0",
+                 "when > 0: learning rate x batch / this (Goyal et al. 2017's linear scaling rule)", 0, 60000),
+    ranged_field("warmup_epochs", FieldType::number, "0",
+                 "ramp the learning rate linearly from the base to the scaled one over these epochs", 0, 1000),
+    ranged_field("epochs", FieldType::number, "5", "how long to train", 1e-6, 1000),
+    ranged_field("eval_every_epochs", FieldType::number, "0.5", "test accuracy is measured this often", 1e-6, 1000),
+    ranged_field("target_accuracy", FieldType::number, "0.85", "the accuracy time-to-accuracy is measured to", 0, 1),
+    object_field("compute", false, "the simulated compute time of a worker's step", compute_fields),
+    object_field("network", false, "the star network between workers and servers", network_fields),
+    object_list_field("stragglers", "workers whose compute takes `slowdown` times as long", straggler_fields),
+    ranged_field("step_overhead", FieldType::duration, "device",
+                 "fixed time per step, replacing the device's per-layer overhead x 2 x layers", 0, unbounded),
+}};
+
+constexpr std::array<FieldSpec, 1> document_fields{{
+    object_field("train", true, "the training run", train_fields),
+}};
+
+}  // namespace
+
+TrainScenario parse_train_scenario(const nlohmann::json& document) {
+  const JsonObject root(document, "", document_fields);
+  const JsonObject o = root.object("train");
+  TrainScenario sc;
+  TrainConfig& c = sc.config;
+  sc.name = o.text("name");
+  sc.description = o.text("description");
+  sc.data_directory = o.text("data");
+  c.layers.clear();
+  for (long long size : o.integer_list("layers"))
+    c.layers.push_back(static_cast<int>(size));
+  if (c.layers.size() < 2 || c.layers.front() != 784 || c.layers.back() != 10) {
+    throw ScenarioError(o.path_of("layers") + ": expected 784 inputs first and 10 classes last, e.g. [784, 95, 10]");
+  }
+  c.seed = static_cast<std::uint64_t>(o.integer("seed"));
+  c.workers = static_cast<int>(o.integer("workers"));
+  const std::string mode = o.choice("mode");
+  c.mode = mode == "allreduce"  ? TrainMode::allreduce
+           : mode == "sync-ps"  ? TrainMode::sync_ps
+           : mode == "async-ps" ? TrainMode::async_ps
+                                : TrainMode::ssp;
+  c.algorithm = o.text("algorithm");
+  try {
+    find_algorithm(c.algorithm);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(o.path_of("algorithm") + ": " + e.what());
+  }
+  if (o.has("algorithm") && c.mode != TrainMode::allreduce) {
+    throw ScenarioError(o.path_of("algorithm") + ": only for mode \"allreduce\"");
+  }
+  c.staleness_bound = static_cast<int>(o.integer("staleness_bound"));
+  if (o.has("staleness_bound") && c.mode != TrainMode::ssp) {
+    throw ScenarioError(o.path_of("staleness_bound") + ": only for mode \"ssp\"");
+  }
+  c.batch = static_cast<int>(o.integer("batch"));
+  if (c.batch % c.workers != 0) {
+    throw ScenarioError(o.path_of("batch") + ": a batch of " + std::to_string(c.batch) +
+                        " does not split evenly over " + std::to_string(c.workers) + " workers");
+  }
+  c.sgd = SgdSettings{o.number("learning_rate"), o.number("momentum"), o.number("weight_decay")};
+  const auto base = static_cast<int>(o.integer("linear_scaling_base"));
+  c.linear_scaling = base > 0;
+  c.base_batch = base > 0 ? base : c.batch;
+  c.warmup_epochs = o.number("warmup_epochs");
+  c.epochs = o.number("epochs");
+  c.eval_every_epochs = o.number("eval_every_epochs");
+  c.target_accuracy = o.number("target_accuracy");
+
+  const JsonObject compute = o.object("compute");
+  sc.compute_source = compute.choice("source");
+  sc.device = compute.text("device");
+  Device device;
+  try {
+    device = find_device(sc.device);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(compute.path_of("device") + ": " + e.what());
+  }
+  if (compute.has("efficiency")) device.efficiency = compute.number("efficiency");
+  const Mlp shape(c.layers, c.seed);
+  const auto layers = static_cast<double>(c.layers.size() - 1);
+  c.step_overhead_s = o.has("step_overhead") ? o.seconds("step_overhead") : device.layer_overhead_s * 2 * layers;
+  c.seconds_per_sample =
+      sc.compute_source == "measured" ? -1.0 : shape.flops_per_sample() / (device.fp32_flops_per_s * device.efficiency);
+
+  const JsonObject network = o.object("network");
+  c.network.bandwidth_Bps = network.bandwidth_Bps("bandwidth");
+  c.network.alpha_s = network.seconds("latency");
+  c.network.reduce_Bps = network.bandwidth_Bps("reduce_rate");
+
+  const std::vector<JsonObject> stragglers = o.objects("stragglers");
+  if (!stragglers.empty()) c.slowdown.assign(static_cast<std::size_t>(c.workers), 1.0);
+  for (const JsonObject& s : stragglers) {
+    const long long worker = s.integer("worker");
+    if (worker >= c.workers) {
+      throw ScenarioError(s.path_of("worker") + ": expected a worker in [0, " + std::to_string(c.workers - 1) +
+                          "], got " + std::to_string(worker));
+    }
+    c.slowdown[static_cast<std::size_t>(worker)] = s.number("slowdown");
+  }
+  return sc;
+}
+
+TrainScenario load_train_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot read the file");
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  try {
+    return parse_train_scenario(document);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(path + ": " + e.what());
+  }
+}
+
+std::string train_fields_markdown() { return fields_markdown("train", train_fields); }
+
+}  // namespace dtsim
