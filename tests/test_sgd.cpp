@@ -194,3 +194,36 @@ TEST_CASE("docs/train.md carries the training file reference the loader uses") {
   const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   CHECK_THAT(committed, Catch::Contains(train_fields_markdown()));
 }
+
+#ifdef DTSIM_HAVE_CUDA
+#include "models/mlp_cuda.hpp"
+#endif
+
+TEST_CASE("the CUDA MLP step computes the CPU kernel's gradient (where a GPU is present)") {
+#ifndef DTSIM_HAVE_CUDA
+  WARN("skipped: dtsim was built without CUDA (no nvcc found, or -DDTSIM_CUDA=OFF)");
+#else
+  std::string why;
+  if (!cuda_device_available(why)) {
+    WARN("skipped: " << why);
+    return;
+  }
+  const Dataset& train = train_set();
+  const Mlp mlp({784, 95, 10}, 3);
+  const int batch = 128;
+  std::vector<float> cpu(mlp.parameter_count(), 0.5F);  // both add to the same starting values
+  std::vector<float> gpu = cpu;
+  Mlp::Workspace w;
+  const double cpu_loss = mlp.accumulate_gradient(train.images.data(), train.labels.data(), batch, cpu, w);
+  CudaMlp device(mlp, batch);
+  const double gpu_loss = device.accumulate_gradient(mlp, train.images.data(), train.labels.data(), batch, gpu);
+  CHECK(gpu_loss == Approx(cpu_loss).epsilon(1e-5));
+  std::vector<float> cpu_delta(cpu.size());
+  std::vector<float> gpu_delta(gpu.size());
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    cpu_delta[i] = cpu[i] - 0.5F;
+    gpu_delta[i] = gpu[i] - 0.5F;
+  }
+  CHECK(relative_difference(gpu_delta, cpu_delta) < 1e-4);
+#endif
+}
