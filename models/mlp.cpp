@@ -47,7 +47,8 @@ double Mlp::flops_per_sample() const {
   double macs = 0;
   for (std::size_t l = 1; l < sizes_.size(); ++l)
     macs += static_cast<double>(sizes_[l]) * sizes_[l - 1];
-  return 2.0 * macs * 3.0;  // forward, input gradient, weight gradient
+  // forward, weight gradient and input gradient of every layer but the first (nothing needs the input's gradient)
+  return 2.0 * (3.0 * macs - static_cast<double>(sizes_[1]) * sizes_[0]);
 }
 
 void Mlp::forward(const float* inputs, int batch, Workspace& w) const {

@@ -20,7 +20,8 @@ public:
   std::size_t parameter_count() const { return parameters_.size(); }
   std::span<float> parameters() { return parameters_; }
   std::span<const float> parameters() const { return parameters_; }
-  // FLOPs of forward plus backward for one sample (2 per multiply-add; weight and input gradients).
+  // FLOPs of forward plus backward for one sample (2 per multiply-add; weight gradients, and input gradients above the
+  // first layer), the three GEMMs per layer that dominate the step.
   double flops_per_sample() const;
 
   // Scratch space for one batch size, so that the step allocates nothing.
