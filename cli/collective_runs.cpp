@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "reports/format.hpp"
+#include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
@@ -35,6 +36,25 @@ RunSettings parse_run_settings(const Flags& flags) {
   settings.backend = flags.choice("backend", {"simgrid", "analytical"});
   settings.network_model = flags.choice("network-model", {"CM02", "LV08"});
   settings.algorithm = parse_algorithm_options(flags);
+  if (flags.has("calibration")) {
+    Calibration calibration;
+    try {
+      calibration = load_calibration_file(flags.get("calibration"));
+    } catch (const ScenarioError& e) {
+      throw UsageError(std::string("--calibration: ") + e.what());
+    }
+    if (calibration.network.empty()) {
+      throw UsageError("--calibration: " + flags.get("calibration") +
+                       " has no network fits (it was measured with "
+                       "--no-network)");
+    }
+    settings.factors = network_factors(calibration.network);
+    const NetworkRange reference = reference_network(calibration.network);
+    const bool star = !flags.accepts("cluster") || !flags.has("cluster");
+    if (star && !flags.has("latency")) settings.cost.alpha_s = reference.alpha_s;
+    if (star && !flags.has("bandwidth")) settings.cost.bandwidth_Bps = reference.bandwidth_Bps;
+    if (star && !flags.has("reduce-rate")) settings.cost.reduce_Bps = calibration.reduce_Bps;
+  }
   if (!flags.accepts("cluster") || !flags.has("cluster")) {
     for (const char* name : {"placement", "order", "nodes"}) {
       if (flags.accepts(name) && flags.has(name)) throw UsageError("--" + std::string(name) + ": needs --cluster");
@@ -122,6 +142,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     sg.cost = settings.cost;
     sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
     sg.real_payload = settings.real_payload;
+    sg.factors = settings.factors;
     if (cluster != nullptr) {
       sg.topology = cluster->topology.get();
       sg.accelerator_of = cluster->accelerator_of;
@@ -131,6 +152,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   } else {
     AnalyticalOptions an;
     an.cost = settings.cost;
+    an.factors = settings.factors;
     if (cluster != nullptr) {
       an.topology = cluster->topology.get();
       an.accelerator_of = cluster->accelerator_of;
@@ -141,6 +163,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     run.cluster = cluster->description;
     return run;  // the star's closed forms do not describe a routed cluster
   }
+  if (!settings.factors.empty()) return run;  // nor a calibrated piecewise network
   run.closed_form_s =
       closed_form_seconds(run.collective, run.algorithm, run.ranks, run.bytes, settings.cost,
                           ClosedFormOptions{settings.algorithm.servers, settings.algorithm.colocated_servers,

@@ -8,6 +8,7 @@
 
 #include "algorithms/registry.hpp"
 #include "cli/flags.hpp"
+#include "models/calibration.hpp"
 #include "reports/collective_report.hpp"
 #include "sim/topology.hpp"
 
@@ -38,7 +39,7 @@ inline constexpr std::array<FlagSpec, 3> cluster_flags{{
 
 // The network and backend flags of `collective` and `compare`, then the option flags.
 inline constexpr auto run_flags =
-    join_flags(std::array<FlagSpec, 5>{{
+    join_flags(std::array<FlagSpec, 6>{{
                    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
                    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
                    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
@@ -46,6 +47,10 @@ inline constexpr auto run_flags =
                     "simgrid (SimGrid flow-level network, links shared max-min) or analytical (no contention)"},
                    {"network-model", "NAME", "CM02",
                     "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
+                   {"calibration", "FILE", "",
+                    "a calibration file (dtsim calibrate): its piecewise network fits correct latency and bandwidth "
+                    "by message size; on the star its largest-message fit and reduction rate replace the defaults of "
+                    "--latency, --bandwidth and --reduce-rate"},
                }},
                option_flags);
 
@@ -55,8 +60,9 @@ struct RunSettings {
   std::optional<ClusterSpec> cluster;  // --cluster
   Placement placement = Placement::block;
   RankOrder order = RankOrder::topology;
-  std::string backend;        // "simgrid" or "analytical"
-  std::string network_model;  // "CM02" or "LV08"
+  std::vector<FactorRange> factors;  // --calibration
+  std::string backend;               // "simgrid" or "analytical"
+  std::string network_model;         // "CM02" or "LV08"
   bool real_payload = false;
 };
 

@@ -12,6 +12,7 @@ int compare_command(std::span<char* const> args, std::ostream& out);
 int cluster_command(std::span<char* const> args, std::ostream& out);
 int predict_command(std::span<char* const> args, std::ostream& out);
 int train_command(std::span<char* const> args, std::ostream& out);
+int calibrate_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
 const char* compare_usage();
@@ -21,5 +22,6 @@ const char* predict_usage();
 const char* scenario_file_help();
 const char* train_usage();
 const char* train_file_help();
+const char* calibrate_usage();
 
 }  // namespace dtsim::cli

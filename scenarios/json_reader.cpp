@@ -55,6 +55,7 @@ std::string expected_text(const FieldSpec& f) {
     }
     case FieldType::object: return "an object";
     case FieldType::object_list: return "a list of objects";
+    case FieldType::raw: return "any JSON value (kept as measured)";
   }
   return "?";
 }

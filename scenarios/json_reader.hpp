@@ -29,7 +29,8 @@ enum class FieldType : std::uint8_t {
   size,
   integer_list,
   object,
-  object_list
+  object_list,
+  raw  // any JSON value, kept for reference and not interpreted (raw samples, residuals)
 };
 
 struct FieldSpec {

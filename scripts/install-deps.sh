@@ -11,6 +11,7 @@ packages=(
   catch2                  # tests (Catch2 2.13)
   zlib1g-dev              # gzip IDX data files
   dataset-fashion-mnist   # Fashion-MNIST (gzip IDX) for dtsim train
+  openmpi-bin libopenmpi-dev  # MPI ping-pong calibration and real MPI validation runs
   clang-format            # the style check among the tests
 )
 

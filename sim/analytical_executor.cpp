@@ -29,12 +29,14 @@ public:
 
   void on_matched(std::size_t src, std::size_t dst, std::uint32_t, const Op& send, const Op&) {
     // Both sides have posted their current steps, so their clocks hold the post times.
+    const auto bytes = static_cast<double>(s_.span_bytes(send.span()));
+    const FactorRange f = factors_for(o_.factors, bytes);
     double transfer_s = 0.0;
     if (routes_.empty()) {
-      transfer_s = o_.cost.transfer_seconds(s_.span_bytes(send.span()));
+      transfer_s = o_.cost.alpha_s * f.latency_factor + bytes / (o_.cost.bandwidth_Bps * f.bandwidth_factor);
     } else {
       const LinkSpec& path = routes_.at(src * clock_.size() + dst);
-      transfer_s = path.latency_s + static_cast<double>(s_.span_bytes(send.span())) / path.bandwidth_Bps;
+      transfer_s = path.latency_s * f.latency_factor + bytes / (path.bandwidth_Bps * f.bandwidth_factor);
     }
     const double end = std::max(clock_[src], clock_[dst]) + transfer_s;
     step_end_[src] = std::max(step_end_[src], end);

@@ -7,6 +7,7 @@
 
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
+#include "models/calibration.hpp"
 #include "sim/executor.hpp"
 #include "sim/topology.hpp"
 
@@ -19,6 +20,7 @@ struct AnalyticalOptions {
   // bytes over the route's narrowest link (as alone on the network), and reductions run at the node's reduce rate.
   const Topology* topology = nullptr;
   std::vector<int> accelerator_of;  // position -> accelerator
+  std::vector<FactorRange> factors;  // calibrated latency and bandwidth factors by message size
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.

@@ -19,6 +19,7 @@
 
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
+#include "models/calibration.hpp"
 #include "sim/executor.hpp"
 #include "sim/topology.hpp"
 
@@ -42,6 +43,8 @@ struct SimGridOptions {
   // pair of the schedule gets its explicit route (cost.alpha_s and cost.bandwidth_Bps are then unused).
   const Topology* topology = nullptr;
   std::vector<int> accelerator_of;
+  // Calibrated piecewise corrections by message size (SimGrid's latency and bandwidth factor callbacks).
+  std::vector<FactorRange> factors;
 };
 
 // Throws std::invalid_argument for a malformed schedule or options, std::runtime_error when the simulation fails

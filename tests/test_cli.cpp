@@ -331,3 +331,55 @@ TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 
   });
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("calibrate: a quick run writes a file that --calibration uses; external CSV samples are fitted alike") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-calibrate-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string measured = (dir / "measured.json").string();
+  const Run run = run_dtsim("calibrate --quick --out " + measured);
+  REQUIRE(run.exit_code == 0);
+  std::ifstream in(measured);
+  const auto j = nlohmann::json::parse(in);
+  const auto& c = j["calibration"];
+  CHECK(c["compute"]["gemm_flops_per_s"].get<double>() > 1e8);
+  CHECK(c["compute"]["kernel"]["per_sample_s"].get<double>() > 0);
+  CHECK(c["memory"]["triad_Bps"].get<double>() > 1e8);
+  CHECK(c["reduction"]["Bps"].get<double>() > 1e8);
+  REQUIRE(c["network"]["ranges"].size() == 3);  // MPI ping-pong between two processes, three size ranges
+  CHECK(c["network"]["samples"].size() > 30);
+  const Run used = run_dtsim("collective --ranks 4 --bytes 1MB --json --calibration " + measured);
+  REQUIRE(used.exit_code == 0);
+  CHECK(nlohmann::json::parse(used.output)["time_s"].get<double>() > 0);
+
+  // samples measured elsewhere: alpha 3 us, 2 GB/s below 8 KB; 5 us, 8 GB/s above
+  const std::string csv = (dir / "osu.csv").string();
+  {
+    std::ofstream out(csv);
+    out << "bytes,seconds\n";
+    for (double b = 1; b <= 64 * 1024 * 1024; b *= 2) {
+      const double seconds = b < 8192 ? 3e-6 + b / 2e9 : 5e-6 + b / 8e9;
+      out << b << ',' << seconds << '\n';
+    }
+  }
+  const std::string fitted = (dir / "fitted.json").string();
+  REQUIRE(run_dtsim("calibrate --quick --network-csv " + csv + " --out " + fitted).exit_code == 0);
+  std::ifstream fin(fitted);
+  const auto f = nlohmann::json::parse(fin)["calibration"]["network"]["ranges"];
+  CHECK(f[0]["alpha_s"].get<double>() == Approx(3e-6).epsilon(1e-3));
+  CHECK(f[0]["bandwidth_Bps"].get<double>() == Approx(2e9).epsilon(1e-3));
+  CHECK(f[2]["bandwidth_Bps"].get<double>() == Approx(8e9).epsilon(1e-3));
+
+  std::ofstream(dir / "bad.csv") << "1,1e-6\n2,oops\n";
+  std::ofstream(dir / "broken.json") << R"({"calibration": {"date": "x"}})";
+  check_usage_errors({
+      {"calibrate --quick --network-csv " + (dir / "bad.csv").string() + " --out " + fitted,
+       "--network-csv: " + (dir / "bad.csv").string() + ":2: expected \"bytes,seconds\""},
+      {"collective --calibration " + (dir / "broken.json").string(),
+       "--calibration: " + (dir / "broken.json").string() + ": calibration.machine: missing"},
+      {"collective --calibration /nonexistent.json", "--calibration: /nonexistent.json: cannot read the file"},
+  });
+  // a failed run leaves the earlier file intact
+  std::ifstream again(fitted);
+  CHECK(nlohmann::json::parse(again)["calibration"]["network"]["ranges"].size() == 3);
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,96 @@
+#include "calibrate/microbench.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+#include "models/mlp.hpp"
+
+namespace dtsim {
+namespace {
+
+// Best seconds per call over 3 rounds of at least min_seconds / 3 each.
+template <typename F>
+double best_seconds(F&& body, double min_seconds) {
+  body();  // warm caches and allocations
+  double best = INFINITY;
+  for (int round = 0; round < 3; ++round) {
+    int calls = 0;
+    const auto start = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    while (elapsed < min_seconds / 3 || calls < 2) {
+      body();
+      ++calls;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    best = std::min(best, elapsed / calls);
+  }
+  return best;
+}
+
+volatile float sink = 0;  // keeps results alive
+
+}  // namespace
+
+GemmMeasurement measure_gemm(int m, int n, int k, double min_seconds) {
+  const Eigen::MatrixXf a = Eigen::MatrixXf::Random(m, k);
+  const Eigen::MatrixXf b = Eigen::MatrixXf::Random(k, n);
+  Eigen::MatrixXf c(m, n);
+  const double seconds = best_seconds(
+      [&] {
+        c.noalias() = a * b;
+        sink = c(0, 0);
+      },
+      min_seconds);
+  return GemmMeasurement{m, n, k, 2.0 * m * n * k / seconds};
+}
+
+std::vector<Sample> measure_kernel_steps(const std::vector<int>& batches, double min_seconds) {
+  const Mlp mlp({784, 95, 10}, 1);
+  std::vector<Sample> samples;
+  for (int batch : batches) {
+    std::vector<float> inputs(static_cast<std::size_t>(batch) * 784);
+    std::vector<std::uint8_t> labels(static_cast<std::size_t>(batch));
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      inputs[i] = static_cast<float>((i * 2654435761U) % 256) / 255.0F;
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      labels[i] = static_cast<std::uint8_t>(i % 10);
+    std::vector<float> gradient(mlp.parameter_count());
+    Mlp::Workspace w;
+    const double seconds = best_seconds(
+        [&] { sink = static_cast<float>(mlp.accumulate_gradient(inputs.data(), labels.data(), batch, gradient, w)); },
+        min_seconds);
+    samples.push_back(Sample{static_cast<double>(batch), seconds});
+  }
+  return samples;
+}
+
+double measure_triad_Bps(std::size_t elements, double min_seconds) {
+  std::vector<float> a(elements, 0.0F);
+  const std::vector<float> b(elements, 1.0F);
+  const std::vector<float> c(elements, 2.0F);
+  const double seconds = best_seconds(
+      [&] {
+        for (std::size_t i = 0; i < elements; ++i)
+          a[i] = b[i] + 3.0F * c[i];
+        sink = a[elements / 2];
+      },
+      min_seconds);
+  return 12.0 * static_cast<double>(elements) / seconds;
+}
+
+double measure_reduce_Bps(std::size_t elements, double min_seconds) {
+  std::vector<float> a(elements, 0.0F);
+  const std::vector<float> b(elements, 1.0F);
+  const double seconds = best_seconds(
+      [&] {
+        for (std::size_t i = 0; i < elements; ++i)
+          a[i] += b[i];
+        sink = a[elements / 2];
+      },
+      min_seconds);
+  return 4.0 * static_cast<double>(elements) / seconds;
+}
+
+}  // namespace dtsim

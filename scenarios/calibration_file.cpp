@@ -1,0 +1,119 @@
+#include "scenarios/calibration_file.hpp"
+
+#include <array>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "scenarios/json_reader.hpp"
+
+namespace dtsim {
+namespace {
+
+constexpr double unbounded = std::numeric_limits<double>::infinity();
+constexpr double tiny = 1e-300;
+
+constexpr std::array<FieldSpec, 6> kernel_fields{{
+    value_field("model", FieldType::text, "", "what was timed"),
+    value_field("samples", FieldType::raw, "", "[batch, seconds] pairs"),
+    ranged_field("overhead_s", FieldType::number, "", "fitted fixed time of a step", 0, unbounded),
+    ranged_field("per_sample_s", FieldType::number, "", "fitted time per sample", tiny, unbounded),
+    ranged_field("r_squared", FieldType::number, "", "goodness of the fit", -unbounded, 1),
+    value_field("residuals", FieldType::raw, "", "measured minus fitted seconds, per sample"),
+}};
+
+constexpr std::array<FieldSpec, 3> compute_fields{{
+    value_field("gemm", FieldType::raw, "", "the GEMM shapes and their FLOP/s"),
+    ranged_field("gemm_flops_per_s", FieldType::number, "", "the best GEMM rate", tiny, unbounded),
+    object_field("kernel", true, "the SGD kernel's step time against batch size", kernel_fields),
+}};
+
+constexpr std::array<FieldSpec, 1> memory_fields{{
+    ranged_field("triad_Bps", FieldType::number, "", "STREAM-like triad bandwidth", tiny, unbounded),
+}};
+
+constexpr std::array<FieldSpec, 1> reduction_fields{{
+    ranged_field("Bps", FieldType::number, "", "bytes of float arrays summed per second", tiny, unbounded),
+}};
+
+constexpr std::array<FieldSpec, 5> range_fields{{
+    ranged_field("min_bytes", FieldType::number, "", "the range starts at this message size", 0, unbounded),
+    ranged_field("alpha_s", FieldType::number, "", "fitted latency", 0, unbounded),
+    ranged_field("bandwidth_Bps", FieldType::number, "", "fitted bandwidth (1 / slope)", tiny, unbounded),
+    ranged_field("r_squared", FieldType::number, "", "goodness of the fit", -unbounded, 1),
+    value_field("residuals", FieldType::raw, "", "measured minus fitted seconds, per sample"),
+}};
+
+constexpr std::array<FieldSpec, 3> network_fields{{
+    value_field("source", FieldType::text, "", "what was measured"),
+    value_field("samples", FieldType::raw, "", "[bytes, seconds] pairs"),
+    object_list_field("ranges", "the piecewise fits, by ascending min_bytes", range_fields),
+}};
+
+constexpr std::array<FieldSpec, 9> calibration_fields{{
+    value_field("machine", FieldType::raw, "", "hostname, cpu, cores, memory_bytes"),
+    value_field("date", FieldType::text, "", "when it was measured (UTC)"),
+    value_field("quick", FieldType::raw, "false", "whether --quick was used"),
+    value_field("versions", FieldType::raw, "", "dtsim, Eigen, SimGrid and MPI versions"),
+    object_field("compute", true, "compute rates", compute_fields),
+    object_field("memory", true, "memory bandwidth", memory_fields),
+    object_field("reduction", true, "reduction rate", reduction_fields),
+    object_field("network", false, "network fits (absent when not measured)", network_fields),
+    value_field("note", FieldType::text, "(none)", "free text"),
+}};
+
+constexpr std::array<FieldSpec, 1> document_fields{{
+    object_field("calibration", true, "the calibration", calibration_fields),
+}};
+
+}  // namespace
+
+Calibration parse_calibration(const nlohmann::json& document) {
+  const JsonObject root(document, "", document_fields);
+  const JsonObject c = root.object("calibration");
+  Calibration out;
+  const auto machine = document["calibration"].find("machine");
+  if (machine == document["calibration"].end()) throw ScenarioError("calibration.machine: missing; expected an object");
+  out.machine = machine->dump();
+  out.date = c.text("date");
+  const JsonObject compute = c.object("compute");
+  out.gemm_flops_per_s = compute.number("gemm_flops_per_s");
+  const JsonObject kernel = compute.object("kernel");
+  out.kernel_overhead_s = kernel.number("overhead_s");
+  out.kernel_per_sample_s = kernel.number("per_sample_s");
+  out.memory_Bps = c.object("memory").number("triad_Bps");
+  out.reduce_Bps = c.object("reduction").number("Bps");
+  if (c.has("network")) {
+    const JsonObject network = c.object("network");
+    const std::vector<JsonObject> ranges = network.objects("ranges");
+    if (ranges.empty()) throw ScenarioError(network.path_of("ranges") + ": expected at least one range");
+    for (const JsonObject& r : ranges) {
+      NetworkRange range{r.number("min_bytes"), r.number("alpha_s"), r.number("bandwidth_Bps")};
+      if (!out.network.empty() && range.min_bytes <= out.network.back().min_bytes) {
+        throw ScenarioError(r.path_of("min_bytes") + ": expected ranges by ascending min_bytes");
+      }
+      out.network.push_back(range);
+    }
+  }
+  return out;
+}
+
+Calibration load_calibration_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot read the file");
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  try {
+    return parse_calibration(document);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(path + ": " + e.what());
+  }
+}
+
+std::string calibration_fields_markdown() { return fields_markdown("calibration", calibration_fields); }
+
+}  // namespace dtsim
