@@ -41,8 +41,10 @@ LinearFit fit_line(std::span<const Sample> samples, const std::string& what) {
   // the slope's standard error: a slope below zero by less than twice it is noise around a flat line
   double spread = 0;
   double mean_x = 0;
-  for (const Sample& sample : samples) mean_x += sample.x / static_cast<double>(n);
-  for (const Sample& sample : samples) spread += (sample.x - mean_x) * (sample.x - mean_x);
+  for (const Sample& sample : samples)
+    mean_x += sample.x / static_cast<double>(n);
+  for (const Sample& sample : samples)
+    spread += (sample.x - mean_x) * (sample.x - mean_x);
   const double slope_error = std::sqrt(residual.squaredNorm() / static_cast<double>(n - 2) / spread);
   if (!(fit.slope >= -2 * slope_error)) {
     throw FitError(what + ": negative slope " + std::to_string(fit.slope) + range.str() +

@@ -29,8 +29,8 @@ struct LinearFit {
 };
 
 // Ordinary least squares over at least 3 samples with at least 2 distinct x; `what` names the fit in errors.
-// Refuses a slope below zero by more than twice its standard error (time must grow with size) and a negative intercept beyond the noise (a latency below
-// zero means the model does not fit).
+// Refuses a slope below zero by more than twice its standard error (time must grow with size) and a negative intercept
+// beyond the noise (a latency below zero means the model does not fit).
 LinearFit fit_line(std::span<const Sample> samples, const std::string& what);
 
 // One line per range [breakpoints[i], breakpoints[i+1]) (the last range unbounded); ranges with too few samples are

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "calibrate/calibration_run.hpp"
@@ -13,6 +14,7 @@
 #include "cli/flags.hpp"
 #include "reports/format.hpp"
 #include "reports/output_file.hpp"
+#include "scenarios/calibration_file.hpp"
 
 namespace dtsim::cli {
 namespace {
@@ -43,6 +45,12 @@ const char* calibrate_usage() {
       "with R-squared and residuals). Writes a calibration file that --calibration (collective, compare) and scenario\n"
       "files use instead of datasheet defaults.\n\n" +
       flags_help(calibrate_flags);
+  return text.c_str();
+}
+
+const char* calibration_file_help() {
+  static const std::string text =
+      "Calibration files: every field, its default and what it accepts.\n\n" + calibration_fields_markdown();
   return text.c_str();
 }
 
@@ -83,8 +91,10 @@ int calibrate_command(std::span<char* const> args, std::ostream& out) {
   const nlohmann::json& c = doc["calibration"];
   out << "calibration of " << c["machine"]["cpu"].get<std::string>() << " (" << c["machine"]["cores"] << " cores), "
       << c["date"].get<std::string>() << (options.quick ? ", quick" : "") << '\n';
-  out << "  compute    best GEMM " << format_rate_Bps(c["compute"]["gemm_flops_per_s"].get<double>())
-      << " (FLOP/s); SGD kernel step = " << format_seconds(c["compute"]["kernel"]["overhead_s"].get<double>()) << " + "
+  char flops[32];
+  std::snprintf(flops, sizeof flops, "%.2f GFLOP/s", c["compute"]["gemm_flops_per_s"].get<double>() / 1e9);
+  out << "  compute    best GEMM " << flops
+      << "; SGD kernel step = " << format_seconds(c["compute"]["kernel"]["overhead_s"].get<double>()) << " + "
       << format_seconds(c["compute"]["kernel"]["per_sample_s"].get<double>()) << " x batch (R^2 "
       << c["compute"]["kernel"]["r_squared"].get<double>() << ")\n";
   out << "  memory     triad " << format_rate_Bps(c["memory"]["triad_Bps"].get<double>()) << "; reduction "

@@ -23,5 +23,6 @@ const char* scenario_file_help();
 const char* train_usage();
 const char* train_file_help();
 const char* calibrate_usage();
+const char* calibration_file_help();
 
 }  // namespace dtsim::cli

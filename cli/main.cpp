@@ -23,8 +23,9 @@ constexpr const char* usage =
     "  compare      time allreduce algorithms over rank counts and sizes; mark winners and crossovers\n"
     "  verify       prove a schedule correct: sends meet receives, no deadlock, each contribution reduced once\n"
     "  cluster FILE build a cluster file's network and print its size, diameter and bisection bandwidth\n"
-    "  help CMD     the flags of a command; `help cluster-file`, `help scenario-file`, `help train-file` the file "
-    "fields\n";
+    "  help CMD     the flags of a command\n"
+    "  help cluster-file | scenario-file | train-file | calibration-file\n"
+    "               every field of those files, its default and what it accepts\n";
 
 }  // namespace
 
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
         std::cout << cluster_file_help();
       } else if (topic == "calibrate") {
         std::cout << calibrate_usage();
+      } else if (topic == "calibration-file") {
+        std::cout << calibration_file_help();
       } else if (topic == "train") {
         std::cout << train_usage();
       } else if (topic == "train-file") {

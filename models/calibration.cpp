@@ -1,14 +1,30 @@
 #include "models/calibration.hpp"
 
+#include "models/devices.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
 namespace dtsim {
 
+Device calibrated_device(const Calibration& c) {
+  Device d;
+  d.name = "calibrated";
+  d.source = "dtsim calibrate on " + c.cpu + ", " + c.date;
+  d.fp32_flops_per_s = c.gemm_flops_per_s;
+  d.mixed_flops_per_s = c.gemm_flops_per_s;
+  d.memory_Bps = c.memory_Bps;
+  d.memory_bytes = c.memory_bytes;
+  d.efficiency = 1.0;
+  d.layer_overhead_s = c.kernel_overhead_s / 4;
+  return d;
+}
+
 NetworkRange reference_network(const std::vector<NetworkRange>& ranges) {
   if (ranges.empty()) throw std::invalid_argument("calibration: no network ranges");
   NetworkRange reference{0, 0, ranges.back().bandwidth_Bps};
-  for (const NetworkRange& r : ranges) reference.alpha_s = std::max(reference.alpha_s, r.alpha_s);
+  for (const NetworkRange& r : ranges)
+    reference.alpha_s = std::max(reference.alpha_s, r.alpha_s);
   return reference;
 }
 

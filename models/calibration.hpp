@@ -25,7 +25,9 @@ struct FactorRange {
 };
 
 struct Calibration {
-  std::string machine;
+  std::string machine;      // the machine description, as recorded
+  std::string cpu;          // its processor
+  double memory_bytes = 0;  // its main memory (0: not recorded)
   std::string date;
   std::vector<NetworkRange> network;  // ascending min_bytes; empty when the network was not measured
   double gemm_flops_per_s = 0;        // the best GEMM rate measured
@@ -34,6 +36,11 @@ struct Calibration {
   double kernel_overhead_s = 0;       // SGD kernel step time = overhead + per_sample x batch
   double kernel_per_sample_s = 0;
 };
+
+// The calibrated machine as a device of the compute model: its best GEMM rate as peak with efficiency 1, its triad
+// bandwidth, its memory, and the SGD kernel's fixed step time spread over the kernel's 2 layers x 2 passes.
+struct Device;
+Device calibrated_device(const Calibration& calibration);
 
 // The nominal network a calibration describes: the largest latency of its ranges (so that every range's latency is a
 // factor of it, even when the large-message fit has none) and the bandwidth of the largest messages. Requires a

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/alpha_beta.hpp"
+#include "models/calibration.hpp"
 #include "models/mlp.hpp"
 
 namespace dtsim {
@@ -47,8 +48,9 @@ struct TrainConfig {
   // the kernel's measured wall time instead (not reproducible run to run)
   double seconds_per_sample = 1e-6;
   double step_overhead_s = 0;
-  std::vector<double> slowdown;  // per worker, default 1 (a straggler: 2 or more)
-  AlphaBetaGamma network;        // the star between workers (and the server)
+  std::vector<double> slowdown;              // per worker, default 1 (a straggler: 2 or more)
+  AlphaBetaGamma network;                    // the star between workers (and the server)
+  std::vector<FactorRange> network_factors;  // from a calibration: piecewise corrections by message size
 };
 
 }  // namespace dtsim

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "models/calibration.hpp"
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
 
@@ -37,6 +39,7 @@ struct TrainingSetup {
   double fusion_cycle_s = 0;   // Horovod's cycle time
   InputPipeline input;
   int steps = 3;
+  std::vector<FactorRange> network_factors;  // from a calibration: piecewise latency and bandwidth corrections
 };
 
 // Framework presets: DDP 25 MB buckets in reverse layer order, overlapped; Horovod tensor fusion 64 MB with a 5 ms

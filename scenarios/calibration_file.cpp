@@ -75,6 +75,15 @@ Calibration parse_calibration(const nlohmann::json& document) {
   const auto machine = document["calibration"].find("machine");
   if (machine == document["calibration"].end()) throw ScenarioError("calibration.machine: missing; expected an object");
   out.machine = machine->dump();
+  if (!machine->is_object()) throw ScenarioError("calibration.machine: expected an object");
+  out.cpu = machine->value("cpu", std::string("unknown"));
+  const auto memory = machine->find("memory_bytes");
+  if (memory != machine->end()) {
+    if (!memory->is_number() || memory->get<double>() < 0) {
+      throw ScenarioError("calibration.machine.memory_bytes: expected a number >= 0, got " + memory->dump());
+    }
+    out.memory_bytes = memory->get<double>();
+  }
   out.date = c.text("date");
   const JsonObject compute = c.object("compute");
   out.gemm_flops_per_s = compute.number("gemm_flops_per_s");

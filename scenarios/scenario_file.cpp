@@ -6,8 +6,10 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "algorithms/registry.hpp"
+#include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
 
@@ -42,13 +44,14 @@ constexpr std::array<FieldSpec, 5> input_fields{{
     ranged_field("prefetch", FieldType::integer, "2", "batches each accelerator's loader may prepare ahead", 1, 1024),
 }};
 
-constexpr std::array<FieldSpec, 15> scenario_fields{{
+constexpr std::array<FieldSpec, 16> scenario_fields{{
     value_field("name", FieldType::text, "scenario", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the scenario shows"),
     value_field("cluster", FieldType::text, "",
                 "a built-in cluster (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, v100-nvlink-edr) or a "
                 "path to a cluster file, relative to the scenario"),
-    value_field("device", FieldType::text, "", "the accelerator: v100, a100, h100, rtx3090 or xeon-8380"),
+    value_field("device", FieldType::text, "",
+                "the accelerator: v100, a100, h100, rtx3090, xeon-8380, or calibrated (the machine of `calibration`)"),
     value_field("model", FieldType::text, "",
                 "mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large or gpt2-xl"),
     object_field("batch", true, "the batch and how it scales", batch_fields),
@@ -65,6 +68,9 @@ constexpr std::array<FieldSpec, 15> scenario_fields{{
     value_field("layer_overhead", FieldType::duration, "device",
                 "fixed time per layer and pass, replacing the device default"),
     ranged_field("steps", FieldType::integer, "3", "simulated steps; the last is reported", 1, 100),
+    value_field("calibration", FieldType::text, "(none)",
+                "a calibration file (dtsim calibrate), relative to the scenario: its network factors apply to the "
+                "cluster, and device \"calibrated\" becomes the measured machine"),
 }};
 
 constexpr std::array<FieldSpec, 1> document_fields{{
@@ -130,10 +136,29 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(o.path_of("model") + ": " + e.what());
   }
-  try {
-    setup.device = find_device(o.text("device"));
-  } catch (const std::invalid_argument& e) {
-    throw ScenarioError(o.path_of("device") + ": " + e.what());
+  std::optional<Calibration> calibration;
+  if (o.has("calibration")) {
+    std::filesystem::path file(o.text("calibration"));
+    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+    try {
+      calibration = load_calibration_file(file.string());
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(o.path_of("calibration") + ": " + e.what());
+    }
+    setup.network_factors = network_factors(calibration->network);
+  }
+  if (o.text("device") == "calibrated") {
+    if (!calibration) throw ScenarioError(o.path_of("device") + ": \"calibrated\" needs a calibration file");
+    setup.device = calibrated_device(*calibration);
+    if (setup.device.memory_bytes <= 0) {
+      throw ScenarioError(o.path_of("calibration") + ": the calibration records no memory size for the device");
+    }
+  } else {
+    try {
+      setup.device = find_device(o.text("device"));
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(o.path_of("device") + ": " + e.what() + " (or calibrated, with a calibration file)");
+    }
   }
   if (o.has("efficiency")) setup.device.efficiency = o.number("efficiency");
   if (o.has("layer_overhead")) setup.device.layer_overhead_s = o.seconds("layer_overhead");

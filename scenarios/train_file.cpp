@@ -1,12 +1,14 @@
 #include "scenarios/train_file.hpp"
 
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "algorithms/registry.hpp"
 #include "models/devices.hpp"
+#include "scenarios/calibration_file.hpp"
 #include "scenarios/idx_reader.hpp"
 #include "scenarios/json_reader.hpp"
 
@@ -18,8 +20,9 @@ constexpr double unbounded = std::numeric_limits<double>::infinity();
 constexpr std::array<FieldSpec, 3> compute_fields{{
     choice_field("source", "model",
                  "model: FLOPs of a step over the device's peak x efficiency, plus its per-layer overheads "
-                 "(reproducible); measured: the kernel's own wall time on this machine (not reproducible)",
-                 "model|measured"),
+                 "(reproducible); calibrated: the kernel's fitted overhead + per-sample time from the `calibration` "
+                 "file; measured: the kernel's own wall time on this machine (not reproducible)",
+                 "model|calibrated|measured"),
     value_field("device", FieldType::text, "xeon-8380", "the compute model's device (see dtsim predict's catalogue)"),
     ranged_field("efficiency", FieldType::number, "device", "achieved / peak FLOP/s, replacing the device default",
                  1e-6, 1),
@@ -36,7 +39,7 @@ constexpr std::array<FieldSpec, 2> straggler_fields{{
     ranged_field("slowdown", FieldType::number, "", "its compute time factor", 1, 1e6),
 }};
 
-constexpr std::array<FieldSpec, 22> train_fields{{
+constexpr std::array<FieldSpec, 23> train_fields{{
     value_field("name", FieldType::text, "train", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the run shows"),
     value_field("data", FieldType::text, "/usr/share/datasets/fashion-mnist",
@@ -67,6 +70,10 @@ constexpr std::array<FieldSpec, 22> train_fields{{
     object_field("compute", false, "the simulated compute time of a worker's step", compute_fields),
     object_field("network", false, "the star network between workers and servers", network_fields),
     object_list_field("stragglers", "workers whose compute takes `slowdown` times as long", straggler_fields),
+    value_field("calibration", FieldType::text, "(none)",
+                "a calibration file (dtsim calibrate), relative to this file: compute source calibrated uses its SGD "
+                "kernel fit; its network fits set the star's latency and bandwidth (unless given) and correct them "
+                "by message size"),
     ranged_field("step_overhead", FieldType::duration, "device",
                  "fixed time per step, replacing the device's per-layer overhead x 2 x layers", 0, unbounded),
 }};
@@ -77,7 +84,7 @@ constexpr std::array<FieldSpec, 1> document_fields{{
 
 }  // namespace
 
-TrainScenario parse_train_scenario(const nlohmann::json& document) {
+TrainScenario parse_train_scenario(const nlohmann::json& document, const std::string& base_dir) {
   const JsonObject root(document, "", document_fields);
   const JsonObject o = root.object("train");
   TrainScenario sc;
@@ -145,6 +152,31 @@ TrainScenario parse_train_scenario(const nlohmann::json& document) {
   c.network.bandwidth_Bps = network.bandwidth_Bps("bandwidth");
   c.network.alpha_s = network.seconds("latency");
   c.network.reduce_Bps = network.bandwidth_Bps("reduce_rate");
+  if (o.has("calibration")) {
+    std::filesystem::path file(o.text("calibration"));
+    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+    Calibration calibration;
+    try {
+      calibration = load_calibration_file(file.string());
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(o.path_of("calibration") + ": " + e.what());
+    }
+    if (sc.compute_source == "calibrated") {
+      // the fit is of the 784-95-10 step: scale its per-sample cost by the FLOPs of these layers
+      const double reference = Mlp({784, 95, 10}, 1).flops_per_sample();
+      c.seconds_per_sample = calibration.kernel_per_sample_s * shape.flops_per_sample() / reference;
+      if (!o.has("step_overhead")) c.step_overhead_s = calibration.kernel_overhead_s;
+    }
+    if (!calibration.network.empty()) {
+      const NetworkRange reference = reference_network(calibration.network);
+      if (!network.has("latency")) c.network.alpha_s = reference.alpha_s;
+      if (!network.has("bandwidth")) c.network.bandwidth_Bps = reference.bandwidth_Bps;
+      c.network_factors = network_factors(calibration.network);
+    }
+    if (!network.has("reduce_rate")) c.network.reduce_Bps = calibration.reduce_Bps;
+  } else if (sc.compute_source == "calibrated") {
+    throw ScenarioError(compute.path_of("source") + ": \"calibrated\" needs a calibration file (train.calibration)");
+  }
 
   const std::vector<JsonObject> stragglers = o.objects("stragglers");
   if (!stragglers.empty()) c.slowdown.assign(static_cast<std::size_t>(c.workers), 1.0);
@@ -169,7 +201,7 @@ TrainScenario load_train_file(const std::string& path) {
     throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
   }
   try {
-    return parse_train_scenario(document);
+    return parse_train_scenario(document, std::filesystem::path(path).parent_path().string());
   } catch (const ScenarioError& e) {
     throw ScenarioError(path + ": " + e.what());
   }

@@ -19,7 +19,7 @@ struct TrainScenario {
 };
 
 // Reads {"train": {...}}; throws ScenarioError naming the JSON path of the first problem.
-TrainScenario parse_train_scenario(const nlohmann::json& document);
+TrainScenario parse_train_scenario(const nlohmann::json& document, const std::string& base_dir = ".");
 TrainScenario load_train_file(const std::string& path);
 std::string train_fields_markdown();
 

@@ -19,7 +19,7 @@ struct AnalyticalOptions {
   // A cluster instead of uniform costs: a transfer from position a to b takes the sum of its route's latencies plus
   // bytes over the route's narrowest link (as alone on the network), and reductions run at the node's reduce rate.
   const Topology* topology = nullptr;
-  std::vector<int> accelerator_of;  // position -> accelerator
+  std::vector<int> accelerator_of;   // position -> accelerator
   std::vector<FactorRange> factors;  // calibrated latency and bandwidth factors by message size
 };
 

@@ -119,6 +119,7 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   sg.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
   sg.accelerator_of.resize(static_cast<std::size_t>(accelerators));
   sg.cost.reduce_Bps = cluster.node.reduce_Bps;
+  sg.factors = setup.network_factors;
   AlgorithmOptions options;
   options.servers = static_cast<std::uint32_t>(p.nodes);  // ps: one server shard per node, on its first accelerator
   options.colocated_servers = true;

@@ -291,6 +291,7 @@ TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& 
   sg4::Engine engine(&argc, argv);
   SimGridOptions o;
   o.cost = c.network;
+  o.factors = c.network_factors;
   configure_engine(o);
   Run run(c, train, test);
   run.worker_batch = c.batch / c.workers;

@@ -15,9 +15,9 @@
 #include <numeric>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
-#include <unordered_set>
 #include <span>
 #include <stdexcept>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -302,14 +302,12 @@ std::vector<sg4::Host*> build_platform(std::span<const Schedule* const> schedule
   if (!o.factors.empty()) {
     auto* model = sg4::Engine::get_instance()->get_netzone_root()->get_network_model();
     const std::vector<FactorRange> factors = o.factors;
-    model->set_lat_factor_cb([factors](double size, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
-                                       const std::unordered_set<sg4::NetZone*>&) {
-      return factors_for(factors, size).latency_factor;
-    });
-    model->set_bw_factor_cb([factors](double size, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
-                                      const std::unordered_set<sg4::NetZone*>&) {
-      return factors_for(factors, size).bandwidth_factor;
-    });
+    model->set_lat_factor_cb(
+        [factors](double size, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
+                  const std::unordered_set<sg4::NetZone*>&) { return factors_for(factors, size).latency_factor; });
+    model->set_bw_factor_cb(
+        [factors](double size, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
+                  const std::unordered_set<sg4::NetZone*>&) { return factors_for(factors, size).bandwidth_factor; });
   }
   return hosts;
 }

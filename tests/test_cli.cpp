@@ -332,7 +332,7 @@ TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("calibrate: a quick run writes a file that --calibration uses; external CSV samples are fitted alike") {
+TEST_CASE("calibrate: a quick run writes a file that --calibration uses, and external CSV samples are fitted alike") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-calibrate-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string measured = (dir / "measured.json").string();
@@ -382,4 +382,20 @@ TEST_CASE("calibrate: a quick run writes a file that --calibration uses; externa
   std::ifstream again(fitted);
   CHECK(nlohmann::json::parse(again)["calibration"]["network"]["ranges"].size() == 3);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("predict on the calibrated machine: the scenario's device is what dtsim calibrate measured") {
+  const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-calibrated.json";
+  const Run run = run_dtsim("predict " + scenario + " --accelerators 1,2 --algorithm ring --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  CHECK(j["device"] == "calibrated");
+  REQUIRE(j["results"].size() == 2);
+  // one accelerator: the kernel's measured per-sample cost, within the compute model's reach (GEMM rate at
+  // efficiency 1 plus the fitted overhead): forward + backward of 20 samples between 0.1 and 10 ms
+  const double compute = j["results"][0]["breakdown"]["forward_s"].get<double>() +
+                         j["results"][0]["breakdown"]["backward_s"].get<double>();
+  CHECK(compute > 1e-4);
+  CHECK(compute < 1e-2);
+  CHECK(j["results"][1]["breakdown"]["exposed_comm_s"].get<double>() > 0);
 }
