@@ -7,7 +7,7 @@
 
 namespace dtsim {
 
-LinearFit fit_line(std::span<const Sample> samples, const std::string& what) {
+LinearFit fit_line(std::span<const Sample> samples, const std::string& what, bool slope_only) {
   std::set<double> distinct;
   for (const Sample& s : samples) {
     if (!std::isfinite(s.x) || !std::isfinite(s.y)) throw FitError(what + ": a sample is not a finite number");
@@ -51,6 +51,7 @@ LinearFit fit_line(std::span<const Sample> samples, const std::string& what) {
                    "; the time must grow with the size: measure longer or over a wider range");
   }
   const double noise = std::sqrt(residual.squaredNorm() / static_cast<double>(n));
+  if (slope_only) return fit;
   if (fit.intercept < -3 * noise && fit.intercept < -1e-12) {
     throw FitError(what + ": negative intercept " + std::to_string(fit.intercept) + range.str() +
                    "; a line does not describe these samples: split the range");

@@ -31,7 +31,9 @@ struct LinearFit {
 // Ordinary least squares over at least 3 samples with at least 2 distinct x; `what` names the fit in errors.
 // Refuses a slope below zero by more than twice its standard error (time must grow with size) and a negative intercept
 // beyond the noise (a latency below zero means the model does not fit).
-LinearFit fit_line(std::span<const Sample> samples, const std::string& what);
+// `slope_only`: the intercept may be negative and is kept as is (a token bucket lets its burst through for free,
+// which shows as a negative intercept of -burst/rate; only the slope is wanted then).
+LinearFit fit_line(std::span<const Sample> samples, const std::string& what, bool slope_only = false);
 
 // One line per range [breakpoints[i], breakpoints[i+1]) (the last range unbounded); ranges with too few samples are
 // an error naming them.

@@ -13,6 +13,7 @@ int cluster_command(std::span<char* const> args, std::ostream& out);
 int predict_command(std::span<char* const> args, std::ostream& out);
 int train_command(std::span<char* const> args, std::ostream& out);
 int calibrate_command(std::span<char* const> args, std::ostream& out);
+int validate_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
 const char* compare_usage();
@@ -24,5 +25,6 @@ const char* train_usage();
 const char* train_file_help();
 const char* calibrate_usage();
 const char* calibration_file_help();
+const char* validate_usage();
 
 }  // namespace dtsim::cli

@@ -18,6 +18,7 @@ constexpr const char* usage =
     "  train FILE   real SGD on Fashion-MNIST by simulated workers (allreduce or parameter server, synchronous or\n"
     "               not): accuracy against simulated time\n"
     "  calibrate    measure this machine (compute, memory, reduction, MPI ping-pong) into a calibration file\n"
+    "  validate     real MPI runs on an emulated cluster (network namespaces) against dtsim's predictions\n"
     "  collective   simulate one collective (default: ring allreduce of 100 MB on 8 ranks) and print its time,\n"
     "               algorithm bandwidth and bus bandwidth\n"
     "  compare      time allreduce algorithms over rank counts and sizes; mark winners and crossovers\n"
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
     if (command == "predict") return predict_command(rest, std::cout);
     if (command == "train") return train_command(rest, std::cout);
     if (command == "calibrate") return calibrate_command(rest, std::cout);
+    if (command == "validate") return validate_command(rest, std::cout);
     if (command == "help" || command == "--help" || command == "-h") {
       const std::string_view topic = argc > 2 ? argv[2] : "";
       if (topic == "collective") {
@@ -58,6 +60,8 @@ int main(int argc, char** argv) {
         std::cout << cluster_usage();
       } else if (topic == "cluster-file") {
         std::cout << cluster_file_help();
+      } else if (topic == "validate") {
+        std::cout << validate_usage();
       } else if (topic == "calibrate") {
         std::cout << calibrate_usage();
       } else if (topic == "calibration-file") {
@@ -76,7 +80,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::cerr << "dtsim: unknown command '" << command
-              << "' (accepted: predict, train, calibrate, collective, compare, verify, cluster, help)\n";
+              << "' (accepted: predict, train, calibrate, validate, collective, compare, verify, cluster, help)\n";
     return 2;
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';

@@ -12,6 +12,7 @@ packages=(
   zlib1g-dev              # gzip IDX data files
   dataset-fashion-mnist   # Fashion-MNIST (gzip IDX) for dtsim train
   openmpi-bin libopenmpi-dev  # MPI ping-pong calibration and real MPI validation runs
+  iproute2                # ip and tc: the emulated cluster of dtsim validate (network namespaces, tbf shaping)
   clang-format            # the style check among the tests
 )
 

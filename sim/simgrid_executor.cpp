@@ -286,7 +286,7 @@ void read_child_result(const std::string& bytes, int status, void* out, std::siz
 void configure_engine(const SimGridOptions& o) {
   sg4::Engine::set_config(std::string("network/model:") + to_string(o.network_model));
   if (o.network_model == NetworkModel::cm02) {
-    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config(std::string("network/crosstraffic:") + (o.ack_crosstraffic ? "1" : "0"));
     sg4::Engine::set_config("network/TCP-gamma:0");
     sg4::Engine::set_config("surf/precision:1e-12");
   }

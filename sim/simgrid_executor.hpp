@@ -43,6 +43,9 @@ struct SimGridOptions {
   // pair of the schedule gets its explicit route (cost.alpha_s and cost.bandwidth_Bps are then unused).
   const Topology* topology = nullptr;
   std::vector<int> accelerator_of;
+  // TCP acknowledgements: every flow also loads the reverse direction of its route with a small share of its rate
+  // (SimGrid's network/crosstraffic, CM02 only; LV08 always has it).
+  bool ack_crosstraffic = false;
   // Calibrated piecewise corrections by message size (SimGrid's latency and bandwidth factor callbacks).
   std::vector<FactorRange> factors;
 };

@@ -1,0 +1,95 @@
+// `dtsim validate`: real MPI runs on an emulated cluster against dtsim's predictions, into reports/validation.md and
+// reports/validation.json.
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
+#include "reports/format.hpp"
+#include "reports/output_file.hpp"
+#include "scenarios/units.hpp"
+#include "validation/validate.hpp"
+
+namespace dtsim::cli {
+namespace {
+
+constexpr std::array<FlagSpec, 3> validate_flags{{
+    {"quick", "", "",
+     "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about a minute); otherwise 4 and 8 ranks at 100 Mbit/s and "
+     "1 Gbit/s, 64 KB to 64 MB"},
+    {"out-dir", "DIR", "reports", "where validation.md and validation.json are written (atomically)"},
+    {"max-median-error", "FRACTION", "0.10", "exit 1 when the median absolute error over sizes >= 1 MB exceeds this"},
+}};
+
+std::string self_directory() {
+  char path[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  std::string s(path, n > 0 ? static_cast<std::size_t>(n) : 0);
+  return s.substr(0, s.rfind('/'));
+}
+
+}  // namespace
+
+const char* validate_usage() {
+  static const std::string text =
+      "usage: dtsim validate [flags]\n"
+      "Runs the schedules dtsim simulates for real: OpenMPI over TCP between ranks in network namespaces of their "
+      "own,\n"
+      "linked through a bridge with tbf shaping (needs root). Calibrates alpha and beta from an MPI ping-pong only,\n"
+      "predicts every case with the SimGrid executor, and writes the per-case errors with their median and 90th\n"
+      "percentile over sizes >= 1 MB.\n\n" +
+      flags_help(validate_flags);
+  return text.c_str();
+}
+
+int validate_command(std::span<char* const> args, std::ostream& out) {
+  const Flags flags(validate_flags, args);
+  const double limit = flags.parse("max-median-error", [](const std::string& v) {
+    std::size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used != v.size() || !(x > 0)) throw std::invalid_argument("expected a fraction > 0, got '" + v + "'");
+    return x;
+  });
+  if (::geteuid() != 0) throw UsageError("validate: needs root to create network namespaces (run it as root)");
+  ValidationPlan plan;
+  plan.bin_dir = self_directory();
+  plan.script = std::string(DTSIM_DATA_DIR) + "/validation/emulated-run.sh";
+  std::string command = "dtsim validate";
+  if (flags.has("quick")) {
+    plan.ranks = {4};
+    plan.rates_Mbps = {1000};
+    plan.sizes = {65536, 1048576, 4194304};
+    command += " --quick";
+  }
+  const std::string dir = flags.get("out-dir");
+  if (!std::filesystem::is_directory(dir)) throw UsageError("--out-dir: " + dir + " is not a directory");
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  const ValidationResult result = run_validation(plan, [&](const std::string& line) {
+    if (!terminal) return;
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::cerr << "\r\033[K[" << format_seconds(t) << "] " << line << std::flush;
+  });
+  if (terminal) std::cerr << "\r\033[K";
+  write_file_atomically(dir + "/validation.json",
+                        [&](std::ostream& f) { f << validation_json(plan, result, command).dump(2) << '\n'; });
+  write_file_atomically(dir + "/validation.md",
+                        [&](std::ostream& f) { f << validation_markdown(plan, result, command); });
+  bool all_exact = true;
+  for (const ValidationCase& c : result.cases)
+    all_exact = all_exact && c.result_ok;
+  char line[200];
+  std::snprintf(line, sizeof line, "validation: %zu cases, sizes >= 1 MB: median |error| %.1f%%, p90 %.1f%%%s\n",
+                result.cases.size(), 100 * result.median_abs_error, 100 * result.p90_abs_error,
+                all_exact ? "" : "; SOME RESULTS WRONG");
+  out << line << "  written to " << dir << "/validation.md and validation.json\n";
+  if (!all_exact) return 1;
+  return result.median_abs_error > limit ? 1 : 0;
+}
+
+}  // namespace dtsim::cli

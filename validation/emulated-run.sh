@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The emulated cluster of `dtsim validate`: N ranks, each in a network namespace of its own (own hostname), veth pairs
+# into a bridge in a switch namespace, tbf shaping at RATE in both directions of every link; OpenMPI over TCP started
+# through a namespace-aware launcher. Runs an MPI ping-pong between the first two nodes, then every (algorithm,
+# size) case, and writes result lines to OUT. Namespaces are torn down on exit, failure or interrupt; every mpirun is
+# bounded by a timeout; addresses live only on the veths it creates (10.77.0.0/24), so no traffic leaves them.
+# Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN). Facts behind the choices: ../shared/notes/emulated-cluster.md.
+#
+# usage: emulated-run.sh BIN_DIR N RATE_MBIT REPETITIONS OUT "ALGORITHMS" SIZES...
+# OUT lines:  pingpong BYTES SECONDS      case ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG
+set -euo pipefail
+bin=$(cd "$1" && pwd); n=$2; rate=$3; reps=$4; out=$5; algorithms=$6; shift 6; sizes=("$@")
+tag="dt$$"
+work=$(mktemp -d)
+made=()
+
+cleanup() {
+  for ns in "${made[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "${tag}sw"; made+=("${tag}sw")
+ip -n "${tag}sw" link add br0 type bridge
+ip -n "${tag}sw" link set br0 up
+# tbf: a bucket of 1 ms of traffic (at least 4 full frames), so that beta is fitted from sustained rates
+burst=$(( rate * 1000000 / 8 / 1000 )); (( burst < 6056 )) && burst=6056
+hosts="$work/hosts"
+echo "127.0.0.1 localhost" > "$hosts"
+for ((i = 0; i < n; i++)); do
+  ns="${tag}n$i"
+  ip netns add "$ns"; made+=("$ns")
+  ip link add "p$i" netns "${tag}sw" type veth peer name eth0 netns "$ns"
+  ip -n "${tag}sw" link set "p$i" master br0 up
+  ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  ip -n "$ns" link set lo up
+  tc -n "$ns" qdisc add dev eth0 root tbf rate "${rate}mbit" burst "$burst" latency 50ms
+  tc -n "${tag}sw" qdisc add dev "p$i" root tbf rate "${rate}mbit" burst "$burst" latency 50ms
+  echo "10.77.0.$((i + 1)) $ns" >> "$hosts"
+done
+
+# the launcher OpenMPI calls instead of ssh: run the command in that host's namespace, under its hostname
+launcher="$work/launch"
+cat > "$launcher" <<LAUNCH
+#!/bin/sh
+host=\$1; shift
+DTSIM_REMOTE="\$*" exec ip netns exec "\$host" unshare --uts --mount --propagation slave \\
+  sh -c 'hostname "\$0"; mount --bind "\$1" /etc/hosts; exec sh -c "\$DTSIM_REMOTE"' "\$host" "$hosts"
+LAUNCH
+chmod +x "$launcher"
+
+mca=(--mca plm_rsh_agent "$launcher" --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include eth0 --mca pml ob1
+     --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca mtl ^ofi --mca mpi_yield_when_idle 1
+     --mca btl_tcp_eager_limit 67108864 --mca btl_tcp_rndv_eager_limit 67108864 --mca btl_tcp_max_send_size 67108864
+     --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4)
+host_list=$(for ((i = 0; i < n; i++)); do printf '%s,' "${tag}n$i"; done); host_list=${host_list%,}
+
+run_mpi() {  # ranks, seconds allowed, program and arguments
+  local ranks=$1 limit=$2; shift 2
+  local hosts_used; hosts_used=$(echo "$host_list" | cut -d, -f1-"$ranks")
+  ip netns exec "${tag}n0" unshare --uts --mount --propagation slave sh -c \
+    "hostname ${tag}n0; mount --bind $hosts /etc/hosts; OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+     timeout $limit mpirun --oversubscribe -np $ranks --host $hosts_used ${mca[*]} $*"
+}
+
+: > "$out"
+run_mpi 2 120 "$bin/dtsim-mpi-pingpong" 5 1 1024 4096 16384 65536 262144 1048576 2097152 4194304 8388608 |
+  while read -r bytes seconds; do echo "pingpong $bytes $seconds" >> "$out"; done
+for algorithm in $algorithms; do
+  for bytes in "${sizes[@]}"; do
+    line=$(run_mpi "$n" 600 "$bin/dtsim-mpi-run" "$algorithm" "$bytes" "$reps" | tail -1)
+    echo "case $algorithm $bytes $line" >> "$out"
+  done
+done

@@ -1,0 +1,209 @@
+#include "validation/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "algorithms/registry.hpp"
+#include "calibrate/fit.hpp"
+#include "calibrate/microbench.hpp"
+#include "sim/simgrid_executor.hpp"
+
+namespace dtsim {
+namespace {
+
+struct RawRun {
+  std::vector<Sample> pingpong;
+  struct Case {
+    std::string algorithm;
+    std::uint64_t bytes;
+    double median_s;
+    bool ok;
+  };
+  std::vector<Case> cases;
+};
+
+RawRun run_emulated(const ValidationPlan& plan, int ranks, double rate_Mbps) {
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("dtsim-validate-" + std::to_string(::getpid()) + ".txt")).string();
+  std::ostringstream command;
+  command << "bash " << plan.script << ' ' << plan.bin_dir << ' ' << ranks << ' ' << static_cast<long>(rate_Mbps) << ' '
+          << plan.repetitions << ' ' << out << " \"";
+  for (std::size_t i = 0; i < plan.algorithms.size(); ++i)
+    command << (i ? " " : "") << plan.algorithms[i];
+  command << '"';
+  for (std::uint64_t s : plan.sizes)
+    command << ' ' << s;
+  command << " > " << out << ".log 2>&1";
+  const int status = std::system(command.str().c_str());
+  RawRun raw;
+  std::ifstream in(out);
+  std::string kind;
+  while (in >> kind) {
+    if (kind == "pingpong") {
+      Sample s;
+      in >> s.x >> s.y;
+      raw.pingpong.push_back(s);
+    } else if (kind == "case") {
+      RawRun::Case c;
+      double min_s = 0;
+      std::string ok;
+      in >> c.algorithm >> c.bytes >> c.median_s >> min_s >> ok;
+      c.ok = ok == "ok";
+      raw.cases.push_back(c);
+    } else {
+      std::string rest;
+      std::getline(in, rest);
+    }
+  }
+  std::string log;
+  {
+    std::ifstream l(out + ".log");
+    std::getline(l, log, '\0');
+  }
+  std::filesystem::remove(out);
+  std::filesystem::remove(out + ".log");
+  if (status != 0 || raw.cases.size() != plan.algorithms.size() * plan.sizes.size()) {
+    throw std::runtime_error("emulated cluster run (" + std::to_string(ranks) + " ranks, " +
+                             std::to_string(static_cast<long>(rate_Mbps)) +
+                             " Mbit/s) failed: " + log.substr(0, std::min<std::size_t>(log.size(), 600)));
+  }
+  return raw;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const auto hi = static_cast<std::size_t>(std::ceil(at));
+  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
+}
+
+}  // namespace
+
+ValidationResult run_validation(const ValidationPlan& plan, const std::function<void(const std::string&)>& progress) {
+  ValidationResult result;
+  // the ranks share this machine's cores: a reduction runs at the measured rate divided by the ranks per core
+  const double reduce_Bps = measure_reduce_Bps(std::size_t{1} << 22, 0.3);
+  const double cores = std::max(1U, std::thread::hardware_concurrency());
+  for (int ranks : plan.ranks) {
+    for (double rate : plan.rates_Mbps) {
+      progress(std::to_string(ranks) + " ranks at " + std::to_string(static_cast<long>(rate)) +
+               " Mbit/s: real MPI runs in network namespaces");
+      const RawRun raw = run_emulated(plan, ranks, rate);
+      // alpha from the small messages, beta from 1 MB and more (tbf's bucket lets short bursts through faster)
+      std::vector<Sample> small;
+      std::vector<Sample> large;
+      for (const Sample& s : raw.pingpong)
+        (s.x <= 16384 ? small : large).push_back(s);
+      std::erase_if(large, [](const Sample& s) { return s.x < 1048576; });
+      const LinearFit latency = fit_line(small, "ping-pong below 16 KB");
+      // a tbf bucket passes its burst at once: the line's intercept is about -burst/rate, only its slope is beta
+      const LinearFit bandwidth = fit_line(large, "ping-pong from 1 MB", true);
+      ValidationNetwork net;
+      net.ranks = ranks;
+      net.rate_bps = rate * 1e6;
+      net.cost.alpha_s = latency.intercept;
+      net.cost.bandwidth_Bps = 1.0 / bandwidth.slope;
+      net.cost.reduce_Bps = reduce_Bps / std::max(1.0, ranks / cores);
+      net.beta_r_squared = bandwidth.r_squared;
+      result.networks.push_back(net);
+      progress(std::to_string(ranks) + " ranks at " + std::to_string(static_cast<long>(rate)) +
+               " Mbit/s: SimGrid predictions");
+      for (const RawRun::Case& c : raw.cases) {
+        AlgorithmOptions options;
+        options.element_bytes = 4;
+        options.colocated_servers = true;
+        // the MPI library's allreduce is pinned to its ring (coll_tuned_allreduce_algorithm 4)
+        const std::string algorithm = c.algorithm == "mpi" ? "ring" : c.algorithm;
+        SimGridOptions sg;
+        sg.cost = net.cost;
+        sg.ack_crosstraffic = true;  // TCP's acknowledgements share the reverse direction of every link
+        const Schedule s = find_algorithm(algorithm).build(ranks, c.bytes / 4 * 4, options);
+        ValidationCase v;
+        v.ranks = ranks;
+        v.rate_bps = net.rate_bps;
+        v.algorithm = c.algorithm;
+        v.bytes = c.bytes;
+        v.measured_s = c.median_s;
+        v.predicted_s = run_simgrid(s, sg).time_s;
+        v.result_ok = c.ok;
+        result.cases.push_back(v);
+      }
+    }
+  }
+  std::vector<double> errors;
+  for (const ValidationCase& c : result.cases) {
+    if (c.bytes >= 1048576) errors.push_back(std::fabs(c.error()));
+  }
+  result.median_abs_error = percentile(errors, 0.5);
+  result.p90_abs_error = percentile(errors, 0.9);
+  return result;
+}
+
+nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResult& r, const std::string& command) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const ValidationCase& c : r.cases) {
+    cases.push_back({{"ranks", c.ranks},
+                     {"rate_bps", c.rate_bps},
+                     {"algorithm", c.algorithm},
+                     {"bytes", c.bytes},
+                     {"measured_s", c.measured_s},
+                     {"predicted_s", c.predicted_s},
+                     {"error", c.error()},
+                     {"result_ok", c.result_ok}});
+  }
+  nlohmann::json networks = nlohmann::json::array();
+  for (const ValidationNetwork& n : r.networks) {
+    networks.push_back({{"ranks", n.ranks},
+                        {"rate_bps", n.rate_bps},
+                        {"alpha_s", n.cost.alpha_s},
+                        {"bandwidth_Bps", n.cost.bandwidth_Bps},
+                        {"reduce_Bps", n.cost.reduce_Bps},
+                        {"beta_r_squared", n.beta_r_squared}});
+  }
+  return {{"command", command},
+          {"repetitions", plan.repetitions},
+          {"networks", networks},
+          {"cases", cases},
+          {"summary",
+           {{"sizes", ">= 1 MB"}, {"median_abs_error", r.median_abs_error}, {"p90_abs_error", r.p90_abs_error}}}};
+}
+
+std::string validation_markdown(const ValidationPlan& plan, const ValidationResult& r, const std::string& command) {
+  std::ostringstream out;
+  char line[256];
+  out << "# Validation: real MPI runs against dtsim's predictions\n\n"
+      << "Produced by `" << command << "` (median of " << plan.repetitions
+      << " repetitions per case). Each network's alpha and beta come from an MPI ping-pong on it only; every case is\n"
+      << "predicted by the SimGrid executor with the same schedule the MPI executor ran (`mpi`: OpenMPI's own\n"
+      << "MPI_Allreduce, pinned to its ring). Error = (predicted - measured) / measured.\n\n";
+  std::snprintf(line, sizeof line, "**Sizes >= 1 MB: median |error| %.1f%%, 90th percentile %.1f%%.**\n\n",
+                100 * r.median_abs_error, 100 * r.p90_abs_error);
+  out << line
+      << "| ranks | rate | ping-pong alpha | fitted bandwidth | beta R^2 | reduce rate used "
+         "|\n|---:|---:|---:|---:|---:|---:|\n";
+  for (const ValidationNetwork& n : r.networks) {
+    std::snprintf(line, sizeof line, "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.4f | %.2f GB/s |\n", n.ranks,
+                  n.rate_bps / 1e6, n.cost.alpha_s * 1e6, n.cost.bandwidth_Bps / 1e6, n.beta_r_squared,
+                  n.cost.reduce_Bps / 1e9);
+    out << line;
+  }
+  out << "\n| ranks | rate | algorithm | bytes | measured | predicted | error | result |\n"
+         "|---:|---:|---|---:|---:|---:|---:|---|\n";
+  for (const ValidationCase& c : r.cases) {
+    std::snprintf(line, sizeof line, "| %d | %.0f Mbit/s | %s | %llu | %.3f ms | %.3f ms | %+.1f%% | %s |\n", c.ranks,
+                  c.rate_bps / 1e6, c.algorithm.c_str(), static_cast<unsigned long long>(c.bytes), c.measured_s * 1e3,
+                  c.predicted_s * 1e3, 100 * c.error(), c.result_ok ? "exact" : "WRONG");
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace dtsim

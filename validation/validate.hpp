@@ -1,0 +1,53 @@
+// `dtsim validate`: the schedules dtsim simulates, run for real over MPI on an emulated cluster and compared with
+// SimGrid's predictions, whose alpha and beta come from an MPI ping-pong only (never from the collectives validated).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/alpha_beta.hpp"
+
+namespace dtsim {
+
+struct ValidationPlan {
+  std::vector<int> ranks{4, 8};
+  std::vector<double> rates_Mbps{100, 1000};
+  std::vector<std::string> algorithms{"ring", "tree", "butterfly", "rabenseifner", "ps", "mpi"};
+  std::vector<std::uint64_t> sizes{65536, 262144, 1048576, 4194304, 16777216, 67108864};
+  int repetitions = 3;
+  std::string bin_dir;  // dtsim-mpi-run, dtsim-mpi-pingpong
+  std::string script;   // validation/emulated-run.sh
+};
+
+struct ValidationCase {
+  int ranks = 0;
+  double rate_bps = 0;
+  std::string algorithm;
+  std::uint64_t bytes = 0;
+  double measured_s = 0;
+  double predicted_s = 0;
+  bool result_ok = false;
+  double error() const { return (predicted_s - measured_s) / measured_s; }
+};
+
+struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
+  int ranks = 0;
+  double rate_bps = 0;
+  AlphaBetaGamma cost;
+  double beta_r_squared = 0;
+};
+
+struct ValidationResult {
+  std::vector<ValidationNetwork> networks;
+  std::vector<ValidationCase> cases;
+  double median_abs_error = 0;  // over sizes >= 1 MB
+  double p90_abs_error = 0;
+};
+
+// Throws std::runtime_error when a run fails (the emulated cluster is torn down either way).
+ValidationResult run_validation(const ValidationPlan& plan, const std::function<void(const std::string&)>& progress);
+nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResult& result, const std::string& command);
+std::string validation_markdown(const ValidationPlan& plan, const ValidationResult& result, const std::string& command);
+
+}  // namespace dtsim
