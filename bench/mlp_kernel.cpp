@@ -2,30 +2,12 @@
 // with Eigen GEMMs of exactly the shapes the step multiplies (forward, weight gradient, input gradient), in one run.
 // usage: build/bench/mlp_kernel [BATCH...]   (default 32 128 512); prints a Markdown table.
 #include <Eigen/Dense>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "calibrate/microbench.hpp"
 #include "models/mlp.hpp"
-
-namespace {
-
-template <typename F>
-double seconds_per_call(F&& f) {
-  f();  // warm up
-  int calls = 0;
-  const auto start = std::chrono::steady_clock::now();
-  double elapsed = 0;
-  while (elapsed < 1.0 || calls < 5) {
-    f();
-    ++calls;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-  return elapsed / calls;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> batches;
@@ -46,7 +28,7 @@ int main(int argc, char** argv) {
     std::vector<float> gradient(mlp.parameter_count());
     dtsim::Mlp::Workspace w;
     const double step =
-        seconds_per_call([&] { mlp.accumulate_gradient(inputs.data(), labels.data(), batch, gradient, w); });
+        dtsim::best_seconds([&] { mlp.accumulate_gradient(inputs.data(), labels.data(), batch, gradient, w); }, 1.0);
     // the same GEMMs alone: per layer z = W x, dW += d x^T, and (above the first layer) dx = W^T d
     std::vector<Eigen::MatrixXf> weights, x, z, d, dw, dx;
     for (std::size_t l = 1; l < sizes.size(); ++l) {
@@ -57,13 +39,15 @@ int main(int argc, char** argv) {
       dw.push_back(Eigen::MatrixXf::Zero(sizes[l], sizes[l - 1]));
       dx.push_back(Eigen::MatrixXf(sizes[l - 1], batch));
     }
-    const double gemm = seconds_per_call([&] {
-      for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
-        z[l].noalias() = weights[l] * x[l];
-        dw[l].noalias() += d[l] * x[l].transpose();
-        if (l > 0) dx[l].noalias() = weights[l].transpose() * d[l];
-      }
-    });
+    const double gemm = dtsim::best_seconds(
+        [&] {
+          for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
+            z[l].noalias() = weights[l] * x[l];
+            dw[l].noalias() += d[l] * x[l].transpose();
+            if (l > 0) dx[l].noalias() = weights[l].transpose() * d[l];
+          }
+        },
+        1.0);
     double gemm_flops = 0;
     for (std::size_t l = 1; l < sizes.size(); ++l) {
       gemm_flops += 2.0 * sizes[l] * sizes[l - 1] * batch * (l > 1 ? 3 : 2);

@@ -10,9 +10,11 @@
 namespace dtsim {
 namespace {
 
-// Best seconds per call over 3 rounds of at least min_seconds / 3 each.
-template <typename F>
-double best_seconds(F&& body, double min_seconds) {
+volatile float sink = 0;  // keeps results alive
+
+}  // namespace
+
+double best_seconds(const std::function<void()>& body, double min_seconds) {
   body();  // warm caches and allocations
   double best = INFINITY;
   for (int round = 0; round < 3; ++round) {
@@ -28,10 +30,6 @@ double best_seconds(F&& body, double min_seconds) {
   }
   return best;
 }
-
-volatile float sink = 0;  // keeps results alive
-
-}  // namespace
 
 GemmMeasurement measure_gemm(int m, int n, int k, double min_seconds) {
   const Eigen::MatrixXf a = Eigen::MatrixXf::Random(m, k);

@@ -3,11 +3,15 @@
 // at least `min_seconds` and keeps the best time of several rounds (the least disturbed on a shared machine).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "calibrate/fit.hpp"
 
 namespace dtsim {
+
+// Best seconds per call of `body` over 3 rounds of at least min_seconds / 3 each (after one warm-up call).
+double best_seconds(const std::function<void()>& body, double min_seconds);
 
 struct GemmMeasurement {
   int m = 0;

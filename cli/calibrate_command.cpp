@@ -27,13 +27,6 @@ constexpr std::array<FlagSpec, 4> calibrate_flags{{
     {"no-network", "", "", "skip the network (no MPI ping-pong, no CSV)"},
 }};
 
-std::string self_directory() {
-  char path[4096] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  std::string s(path, n > 0 ? static_cast<std::size_t>(n) : 0);
-  return s.substr(0, s.rfind('/'));
-}
-
 }  // namespace
 
 const char* calibrate_usage() {
@@ -63,7 +56,7 @@ int calibrate_command(std::span<char* const> args, std::ostream& out) {
     if (flags.has("no-network")) throw UsageError("--network-csv: not with --no-network");
     options.network_csv = flags.get("network-csv");
   }
-  options.pingpong_binary = self_directory() + "/dtsim-mpi-pingpong";
+  options.pingpong_binary = executable_directory() + "/dtsim-mpi-pingpong";
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   const auto started = std::chrono::steady_clock::now();
   options.progress = [&](const std::string& line) {

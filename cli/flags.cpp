@@ -1,5 +1,7 @@
 #include "cli/flags.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <sstream>
 
@@ -89,6 +91,17 @@ std::string flags_help(std::span<const FlagSpec> specs) {
     out << '\n';
   }
   return out.str();
+}
+
+}  // namespace dtsim::cli
+
+namespace dtsim::cli {
+
+std::string executable_directory() {
+  char path[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  const std::string self(path, n > 0 ? static_cast<std::size_t>(n) : 0);
+  return self.substr(0, self.rfind('/'));
 }
 
 }  // namespace dtsim::cli

@@ -56,6 +56,9 @@ private:
 
 std::string flags_help(std::span<const FlagSpec> specs);
 
+// The directory of the running dtsim binary (where its helper programs are built).
+std::string executable_directory();
+
 // Comma-separated values ("a,,b" keeps the empty middle entry, so that it is reported).
 inline std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;

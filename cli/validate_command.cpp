@@ -18,20 +18,13 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 3> validate_flags{{
+constexpr std::array<FlagSpec, 6> validate_flags{{
     {"quick", "", "",
      "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about a minute); otherwise 4 and 8 ranks at 100 Mbit/s and "
      "1 Gbit/s, 64 KB to 64 MB"},
     {"out-dir", "DIR", "reports", "where validation.md and validation.json are written (atomically)"},
     {"max-median-error", "FRACTION", "0.10", "exit 1 when the median absolute error over sizes >= 1 MB exceeds this"},
 }};
-
-std::string self_directory() {
-  char path[4096] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  std::string s(path, n > 0 ? static_cast<std::size_t>(n) : 0);
-  return s.substr(0, s.rfind('/'));
-}
 
 }  // namespace
 
@@ -55,9 +48,35 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     if (used != v.size() || !(x > 0)) throw std::invalid_argument("expected a fraction > 0, got '" + v + "'");
     return x;
   });
+  if (flags.has("measured")) {
+    if (!flags.has("ranks")) throw UsageError("--ranks: needed with --measured");
+    const int ranks =
+        static_cast<int>(flags.parse("ranks", [](const std::string& v) { return parse_integer(v, 2, 1 << 20); }));
+    ValidationResult result;
+    try {
+      result = validate_measured(flags.get("measured"), ranks, flags.get("label"));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--measured: " + std::string(e.what()));
+    }
+    ValidationPlan plan;
+    plan.repetitions = 0;
+    const std::string command =
+        "dtsim validate --measured " + flags.get("measured") + " --ranks " + std::to_string(ranks);
+    const std::string dir = flags.get("out-dir");
+    write_file_atomically(dir + "/validation-measured.json",
+                          [&](std::ostream& f) { f << validation_json(plan, result, command).dump(2) << '\n'; });
+    write_file_atomically(dir + "/validation-measured.md",
+                          [&](std::ostream& f) { f << validation_markdown(plan, result, command); });
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "validation of %zu measured cases: sizes >= 1 MB: median |error| %.1f%%, p90 %.1f%%\n",
+                  result.cases.size(), 100 * result.median_abs_error, 100 * result.p90_abs_error);
+    out << line;
+    return result.median_abs_error > limit ? 1 : 0;
+  }
   if (::geteuid() != 0) throw UsageError("validate: needs root to create network namespaces (run it as root)");
   ValidationPlan plan;
-  plan.bin_dir = self_directory();
+  plan.bin_dir = executable_directory();
   plan.script = std::string(DTSIM_DATA_DIR) + "/validation/emulated-run.sh";
   std::string command = "dtsim validate";
   if (flags.has("quick")) {

@@ -108,19 +108,7 @@ Calibration parse_calibration(const nlohmann::json& document) {
 }
 
 Calibration load_calibration_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot read the file");
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
-  }
-  try {
-    return parse_calibration(document);
-  } catch (const ScenarioError& e) {
-    throw ScenarioError(path + ": " + e.what());
-  }
+  return parse_json_file(path, [&](const nlohmann::json& document) { return parse_calibration(document); });
 }
 
 std::string calibration_fields_markdown() { return fields_markdown("calibration", calibration_fields); }

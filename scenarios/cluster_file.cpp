@@ -209,19 +209,7 @@ ClusterSpec parse_cluster(const nlohmann::json& document) {
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot read the file");
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
-  }
-  try {
-    return parse_cluster(document);
-  } catch (const ScenarioError& e) {
-    throw ScenarioError(path + ": " + e.what());
-  }
+  return parse_json_file(path, [&](const nlohmann::json& document) { return parse_cluster(document); });
 }
 
 std::string cluster_fields_markdown() { return fields_markdown("cluster", cluster_fields); }

@@ -1,6 +1,7 @@
 #include "scenarios/json_reader.hpp"
 
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -233,6 +234,16 @@ std::vector<JsonObject> JsonObject::objects(std::string_view key) const {
   for (std::size_t i = 0; i < it->size(); ++i)
     out.emplace_back((*it)[i], path_of(key) + "[" + std::to_string(i) + "]", f.fields);
   return out;
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot read the file");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
+  }
 }
 
 std::string fields_markdown(std::string_view path, std::span<const FieldSpec> fields) {

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 #include <limits>
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -112,6 +112,20 @@ private:
   std::string path_;
   std::span<const FieldSpec> fields_;
 };
+
+// Reads and parses a JSON file: ScenarioError "PATH: cannot read the file" or "PATH: not valid JSON (...)".
+nlohmann::json read_json_file(const std::string& path);
+
+// Reads `path` and returns parse(document), with every ScenarioError prefixed by the path.
+template <typename Parse>
+auto parse_json_file(const std::string& path, Parse parse) {
+  const nlohmann::json document = read_json_file(path);
+  try {
+    return parse(document);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(path + ": " + e.what());
+  }
+}
 
 // Markdown table of an object's fields (and, below it, of its nested objects'), for docs and `--help`.
 std::string fields_markdown(std::string_view path, std::span<const FieldSpec> fields);

@@ -230,19 +230,9 @@ void check_batch_splits(const Scenario& scenario, const std::vector<int>& accele
 }
 
 Scenario load_scenario_file(const std::string& path, const std::string& data_dir) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot read the file");
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
-  }
-  try {
+  return parse_json_file(path, [&](const nlohmann::json& document) {
     return parse_scenario(document, std::filesystem::path(path).parent_path().string(), data_dir);
-  } catch (const ScenarioError& e) {
-    throw ScenarioError(path + ": " + e.what());
-  }
+  });
 }
 
 std::string scenario_fields_markdown() { return fields_markdown("scenario", scenario_fields); }

@@ -192,19 +192,9 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
 }
 
 TrainScenario load_train_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot read the file");
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
-  }
-  try {
+  return parse_json_file(path, [&](const nlohmann::json& document) {
     return parse_train_scenario(document, std::filesystem::path(path).parent_path().string());
-  } catch (const ScenarioError& e) {
-    throw ScenarioError(path + ": " + e.what());
-  }
+  });
 }
 
 std::string train_fields_markdown() { return fields_markdown("train", train_fields); }

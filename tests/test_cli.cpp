@@ -49,6 +49,18 @@ void check_usage_errors(const std::vector<std::pair<std::string, std::string>>& 
   }
 }
 
+// Writes `text` with its first `from` replaced by `to` into dir/name and returns the path.
+std::string write_variant(const std::filesystem::path& dir, const std::string& text, const std::string& name,
+                          const std::string& from, const std::string& to) {
+  std::string t = text;
+  const auto at = t.find(from);
+  REQUIRE(at != std::string::npos);
+  t.replace(at, from.size(), to);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << t;
+  return path;
+}
+
 }  // namespace
 
 TEST_CASE("collective --json prints one object with the documented fields") {
@@ -255,13 +267,7 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
   std::ifstream in(good);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
-    std::string t = text;
-    const auto at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    t.replace(at, from.size(), to);
-    const std::string path = (dir / name).string();
-    std::ofstream(path) << t;
-    return path;
+    return write_variant(dir, text, name, from, to);
   };
   check_usage_errors({
       {"predict " + variant("model.json", "\"mlp-784-95-10\"", "\"lenet\""),
@@ -291,13 +297,7 @@ TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 
   std::ifstream in(sync);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
-    std::string t = text;
-    const auto at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    t.replace(at, from.size(), to);
-    const std::string path = (dir / name).string();
-    std::ofstream(path) << t;
-    return path;
+    return write_variant(dir, text, name, from, to);
   };
   const std::string quick = variant("quick.json", "\"epochs\": 5", "\"epochs\": 0.2");
   const std::string csv = (dir / "points.csv").string();
@@ -398,4 +398,29 @@ TEST_CASE("predict on the calibrated machine: the scenario's device is what dtsi
   CHECK(compute > 1e-4);
   CHECK(compute < 1e-2);
   CHECK(j["results"][1]["breakdown"]["exposed_comm_s"].get<double>() > 0);
+}
+
+TEST_CASE("NCCL executor: the schedules over NCCL point-to-point give exact sums (where two GPUs are present)") {
+  const std::string binary = std::filesystem::path(DTSIM_BINARY).parent_path().string() + "/dtsim-nccl-run";
+  if (!std::filesystem::exists(binary)) {
+    WARN("skipped: dtsim-nccl-run was not built (CMake found no CUDA or no NCCL)");
+    return;
+  }
+  const std::string command = binary + " 2 1 ring,butterfly,nccl 65536 1048576 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr)
+    output += buf.data();
+  const int status = ::pclose(pipe);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 2 && output.find("needs 2 GPUs") != std::string::npos) {
+    WARN("skipped: " << output);
+    return;
+  }
+  REQUIRE(code == 0);
+  CHECK(count_lines(output) >= 6);  // ping-pong lines and six cases
+  CHECK(output.find("WRONG") == std::string::npos);
+  CHECK(output.find("case nccl 1048576") != std::string::npos);
 }

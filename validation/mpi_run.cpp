@@ -14,13 +14,9 @@
 
 #include "algorithms/collectives.hpp"
 #include "algorithms/registry.hpp"
+#include "validation/payload.hpp"
 
 namespace {
-
-// Small integers, so that every sum is exact in float whatever the order.
-float initial_value(int rank, std::uint64_t element) {
-  return static_cast<float>(static_cast<int>((static_cast<std::uint64_t>(rank) * 7 + element * 13) % 17) - 8);
-}
 
 void fill(const dtsim::Schedule& s, int rank, std::vector<float>& buffer) {
   std::fill(buffer.begin(), buffer.end(), 0.0F);
@@ -29,7 +25,7 @@ void fill(const dtsim::Schedule& s, int rank, std::vector<float>& buffer) {
     if (owner < 0) continue;
     for (std::uint64_t e = s.chunks[c].offset_bytes / 4; e < (s.chunks[c].offset_bytes + s.chunks[c].size_bytes) / 4;
          ++e) {
-      buffer[e] = initial_value(owner, e);
+      buffer[e] = dtsim::validation_value(owner, e);
     }
   }
 }
@@ -43,10 +39,10 @@ bool check(const dtsim::Schedule& s, int rank, const std::vector<float>& buffer)
          ++e) {
       double expected = 0;
       if (want.kind == dtsim::ExpectedChunk::Kind::one_rank) {
-        expected = initial_value(want.rank, e);
+        expected = dtsim::validation_value(want.rank, e);
       } else {
         for (int k = 0; k < s.participants; ++k)
-          expected += initial_value(k, e);
+          expected += dtsim::validation_value(k, e);
       }
       if (buffer[e] != static_cast<float>(expected)) return false;
     }

@@ -28,21 +28,8 @@ struct RawRun {
   std::vector<Case> cases;
 };
 
-RawRun run_emulated(const ValidationPlan& plan, int ranks, double rate_Mbps) {
-  const std::string out =
-      (std::filesystem::temp_directory_path() / ("dtsim-validate-" + std::to_string(::getpid()) + ".txt")).string();
-  std::ostringstream command;
-  command << "bash " << plan.script << ' ' << plan.bin_dir << ' ' << ranks << ' ' << static_cast<long>(rate_Mbps) << ' '
-          << plan.repetitions << ' ' << out << " \"";
-  for (std::size_t i = 0; i < plan.algorithms.size(); ++i)
-    command << (i ? " " : "") << plan.algorithms[i];
-  command << '"';
-  for (std::uint64_t s : plan.sizes)
-    command << ' ' << s;
-  command << " > " << out << ".log 2>&1";
-  const int status = std::system(command.str().c_str());
+RawRun parse_raw(std::istream& in) {
   RawRun raw;
-  std::ifstream in(out);
   std::string kind;
   while (in >> kind) {
     if (kind == "pingpong") {
@@ -61,6 +48,24 @@ RawRun run_emulated(const ValidationPlan& plan, int ranks, double rate_Mbps) {
       std::getline(in, rest);
     }
   }
+  return raw;
+}
+
+RawRun run_emulated(const ValidationPlan& plan, int ranks, double rate_Mbps) {
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("dtsim-validate-" + std::to_string(::getpid()) + ".txt")).string();
+  std::ostringstream command;
+  command << "bash " << plan.script << ' ' << plan.bin_dir << ' ' << ranks << ' ' << static_cast<long>(rate_Mbps) << ' '
+          << plan.repetitions << ' ' << out << " \"";
+  for (std::size_t i = 0; i < plan.algorithms.size(); ++i)
+    command << (i ? " " : "") << plan.algorithms[i];
+  command << '"';
+  for (std::uint64_t s : plan.sizes)
+    command << ' ' << s;
+  command << " > " << out << ".log 2>&1";
+  const int status = std::system(command.str().c_str());
+  std::ifstream in(out);
+  const RawRun raw = parse_raw(in);
   std::string log;
   {
     std::ifstream l(out + ".log");
@@ -85,7 +90,73 @@ double percentile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
 }
 
+void summarize(ValidationResult& result) {
+  std::vector<double> errors;
+  for (const ValidationCase& c : result.cases) {
+    if (c.bytes >= 1048576) errors.push_back(std::fabs(c.error()));
+  }
+  result.median_abs_error = percentile(errors, 0.5);
+  result.p90_abs_error = percentile(errors, 0.9);
+}
+
+// Fits alpha and beta from the ping-pong lines and predicts every case line on SimGrid.
+void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bps, bool tcp, ValidationResult& result,
+                 const std::function<void(const std::string&)>& progress) {
+  // alpha from the small messages, beta from 1 MB and more (tbf's bucket lets short bursts through faster)
+  std::vector<Sample> small;
+  std::vector<Sample> large;
+  for (const Sample& s : raw.pingpong)
+    (s.x <= 16384 ? small : large).push_back(s);
+  std::erase_if(large, [](const Sample& s) { return s.x < 1048576; });
+  const LinearFit latency = fit_line(small, "ping-pong below 16 KB");
+  // a tbf bucket passes its burst at once: the line's intercept is about -burst/rate, only its slope is beta
+  const LinearFit bandwidth = fit_line(large, "ping-pong from 1 MB", true);
+  ValidationNetwork net;
+  net.ranks = ranks;
+  net.rate_bps = rate_bps;
+  net.cost.alpha_s = latency.intercept;
+  net.cost.bandwidth_Bps = 1.0 / bandwidth.slope;
+  net.cost.reduce_Bps = reduce_Bps;
+  net.beta_r_squared = bandwidth.r_squared;
+  result.networks.push_back(net);
+  progress(std::to_string(ranks) + " ranks: SimGrid predictions");
+  for (const RawRun::Case& c : raw.cases) {
+    AlgorithmOptions options;
+    options.element_bytes = 4;
+    options.colocated_servers = true;
+    // the libraries' own allreduce is pinned to (OpenMPI) or mostly is (NCCL) a ring
+    const std::string algorithm = c.algorithm == "mpi" || c.algorithm == "nccl" ? "ring" : c.algorithm;
+    SimGridOptions sg;
+    sg.cost = net.cost;
+    sg.ack_crosstraffic = tcp;  // TCP's acknowledgements share the reverse direction of every link
+    const Schedule s = find_algorithm(algorithm).build(ranks, c.bytes / 4 * 4, options);
+    ValidationCase v;
+    v.ranks = ranks;
+    v.rate_bps = net.rate_bps;
+    v.algorithm = c.algorithm;
+    v.bytes = c.bytes;
+    v.measured_s = c.median_s;
+    v.predicted_s = run_simgrid(s, sg).time_s;
+    v.result_ok = c.ok;
+    result.cases.push_back(v);
+  }
+}
+
 }  // namespace
+
+ValidationResult validate_measured(const std::string& path, int ranks, const std::string& label) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot read the file");
+  const RawRun raw = parse_raw(in);
+  if (raw.cases.empty() || raw.pingpong.size() < 6) {
+    throw std::invalid_argument(path + ": expected \"pingpong BYTES SECONDS\" lines (6 or more) and \"case\" lines");
+  }
+  ValidationResult result;
+  predict_raw(raw, ranks, 0, 1e12, false, result, [](const std::string&) {});
+  result.label = label;
+  summarize(result);
+  return result;
+}
 
 ValidationResult run_validation(const ValidationPlan& plan, const std::function<void(const std::string&)>& progress) {
   ValidationResult result;
@@ -97,53 +168,10 @@ ValidationResult run_validation(const ValidationPlan& plan, const std::function<
       progress(std::to_string(ranks) + " ranks at " + std::to_string(static_cast<long>(rate)) +
                " Mbit/s: real MPI runs in network namespaces");
       const RawRun raw = run_emulated(plan, ranks, rate);
-      // alpha from the small messages, beta from 1 MB and more (tbf's bucket lets short bursts through faster)
-      std::vector<Sample> small;
-      std::vector<Sample> large;
-      for (const Sample& s : raw.pingpong)
-        (s.x <= 16384 ? small : large).push_back(s);
-      std::erase_if(large, [](const Sample& s) { return s.x < 1048576; });
-      const LinearFit latency = fit_line(small, "ping-pong below 16 KB");
-      // a tbf bucket passes its burst at once: the line's intercept is about -burst/rate, only its slope is beta
-      const LinearFit bandwidth = fit_line(large, "ping-pong from 1 MB", true);
-      ValidationNetwork net;
-      net.ranks = ranks;
-      net.rate_bps = rate * 1e6;
-      net.cost.alpha_s = latency.intercept;
-      net.cost.bandwidth_Bps = 1.0 / bandwidth.slope;
-      net.cost.reduce_Bps = reduce_Bps / std::max(1.0, ranks / cores);
-      net.beta_r_squared = bandwidth.r_squared;
-      result.networks.push_back(net);
-      progress(std::to_string(ranks) + " ranks at " + std::to_string(static_cast<long>(rate)) +
-               " Mbit/s: SimGrid predictions");
-      for (const RawRun::Case& c : raw.cases) {
-        AlgorithmOptions options;
-        options.element_bytes = 4;
-        options.colocated_servers = true;
-        // the MPI library's allreduce is pinned to its ring (coll_tuned_allreduce_algorithm 4)
-        const std::string algorithm = c.algorithm == "mpi" ? "ring" : c.algorithm;
-        SimGridOptions sg;
-        sg.cost = net.cost;
-        sg.ack_crosstraffic = true;  // TCP's acknowledgements share the reverse direction of every link
-        const Schedule s = find_algorithm(algorithm).build(ranks, c.bytes / 4 * 4, options);
-        ValidationCase v;
-        v.ranks = ranks;
-        v.rate_bps = net.rate_bps;
-        v.algorithm = c.algorithm;
-        v.bytes = c.bytes;
-        v.measured_s = c.median_s;
-        v.predicted_s = run_simgrid(s, sg).time_s;
-        v.result_ok = c.ok;
-        result.cases.push_back(v);
-      }
+      predict_raw(raw, ranks, rate * 1e6, reduce_Bps / std::max(1.0, ranks / cores), true, result, progress);
     }
   }
-  std::vector<double> errors;
-  for (const ValidationCase& c : result.cases) {
-    if (c.bytes >= 1048576) errors.push_back(std::fabs(c.error()));
-  }
-  result.median_abs_error = percentile(errors, 0.5);
-  result.p90_abs_error = percentile(errors, 0.9);
+  summarize(result);
   return result;
 }
 
@@ -179,7 +207,8 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
 std::string validation_markdown(const ValidationPlan& plan, const ValidationResult& r, const std::string& command) {
   std::ostringstream out;
   char line[256];
-  out << "# Validation: real MPI runs against dtsim's predictions\n\n"
+  out << "# Validation: real runs against dtsim's predictions" << (r.label.empty() ? "" : " (" + r.label + ")")
+      << "\n\n"
       << "Produced by `" << command << "` (median of " << plan.repetitions
       << " repetitions per case). Each network's alpha and beta come from an MPI ping-pong on it only; every case is\n"
       << "predicted by the SimGrid executor with the same schedule the MPI executor ran (`mpi`: OpenMPI's own\n"

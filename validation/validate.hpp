@@ -2,6 +2,7 @@
 // SimGrid's predictions, whose alpha and beta come from an MPI ping-pong only (never from the collectives validated).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -39,11 +40,16 @@ struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
 };
 
 struct ValidationResult {
+  std::string label;  // the machine, for measurements made elsewhere
   std::vector<ValidationNetwork> networks;
   std::vector<ValidationCase> cases;
   double median_abs_error = 0;  // over sizes >= 1 MB
   double p90_abs_error = 0;
 };
+
+// Predicts measurements made elsewhere (dtsim-nccl-run's output: "pingpong" and "case" lines) for `ranks` ranks,
+// exactly as run_validation predicts the emulated cluster's; `label` names the machine in reports.
+ValidationResult validate_measured(const std::string& path, int ranks, const std::string& label);
 
 // Throws std::runtime_error when a run fails (the emulated cluster is torn down either way).
 ValidationResult run_validation(const ValidationPlan& plan, const std::function<void(const std::string&)>& progress);
