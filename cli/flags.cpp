@@ -8,6 +8,10 @@
 namespace dtsim::cli {
 
 Flags::Flags(std::span<const FlagSpec> specs, std::span<char* const> args) : specs_(specs) {
+  for (const FlagSpec& s : specs) {
+    // a table declared larger than its entries leaves nameless flags behind: a programming error, caught at once
+    if (s.name.empty()) throw std::logic_error("flag table with an entry without a name");
+  }
   std::string accepted;
   for (const FlagSpec& s : specs)
     accepted += (accepted.empty() ? "--" : ", --") + std::string(s.name);

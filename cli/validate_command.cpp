@@ -24,6 +24,10 @@ constexpr std::array<FlagSpec, 6> validate_flags{{
      "1 Gbit/s, 64 KB to 64 MB"},
     {"out-dir", "DIR", "reports", "where validation.md and validation.json are written (atomically)"},
     {"max-median-error", "FRACTION", "0.10", "exit 1 when the median absolute error over sizes >= 1 MB exceeds this"},
+    {"measured", "FILE", "",
+     "instead of running: predict measurements made elsewhere (dtsim-nccl-run's output), no root needed"},
+    {"ranks", "P", "", "--measured: the ranks (GPUs) the measurements used"},
+    {"label", "TEXT", "", "--measured: the machine, for the report"},
 }};
 
 }  // namespace

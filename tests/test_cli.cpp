@@ -424,3 +424,35 @@ TEST_CASE("NCCL executor: the schedules over NCCL point-to-point give exact sums
   CHECK(output.find("WRONG") == std::string::npos);
   CHECK(output.find("case nccl 1048576") != std::string::npos);
 }
+
+TEST_CASE("validate --measured predicts measurements made elsewhere, and every command's flag table is whole") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-measured-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "measured.txt");  // a ping-pong of alpha 10 us, 12 GB/s, and two cases
+    for (double b : {4.0, 64.0, 1024.0, 1048576.0, 4194304.0, 16777216.0})
+      out << "pingpong " << b << ' ' << 10e-6 + b / 12e9 << '\n';
+    out << "case ring 4194304 1.0e-3 0.9e-3 ok\ncase nccl 16777216 3.0e-3 2.9e-3 ok\n";
+  }
+  const Run run = run_dtsim("validate --measured " + (dir / "measured.txt").string() +
+                            " --ranks 4 --max-median-error 100 --out-dir " + dir.string());
+  REQUIRE(run.exit_code == 0);
+  std::ifstream in(dir / "validation-measured.json");
+  const auto j = nlohmann::json::parse(in);
+  REQUIRE(j["cases"].size() == 2);
+  // the ring of 4 ranks moves 2 (P-1)/P n through each link: 6.29 MB at 12 GB/s plus 6 latencies, about 0.58 ms
+  CHECK(j["cases"][0]["predicted_s"].get<double>() == Approx(6 * (10e-6 + 1048576 / 12e9)).epsilon(0.02));
+  CHECK(j["networks"][0]["bandwidth_Bps"].get<double>() == Approx(12e9).epsilon(1e-6));
+  check_usage_errors({
+      {"validate --measured " + (dir / "measured.txt").string(), "--ranks: needed with --measured"},
+      {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},
+  });
+  for (const char* command :
+       {"collective", "compare", "verify", "predict", "train", "calibrate", "validate", "cluster"}) {
+    CAPTURE(command);
+    const Run help = run_dtsim(std::string("help ") + command);
+    CHECK(help.exit_code == 0);
+    CHECK(help.output.find("  -- ") == std::string::npos);  // no nameless flag
+  }
+  std::filesystem::remove_all(dir);
+}
