@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -18,7 +19,7 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 6> validate_flags{{
+constexpr std::array<FlagSpec, 7> validate_flags{{
     {"quick", "", "",
      "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about a minute); otherwise 4 and 8 ranks at 100 Mbit/s and "
      "1 Gbit/s, 64 KB to 64 MB"},
@@ -28,6 +29,9 @@ constexpr std::array<FlagSpec, 6> validate_flags{{
      "instead of running: predict measurements made elsewhere (dtsim-nccl-run's output), no root needed"},
     {"ranks", "P", "", "--measured: the ranks (GPUs) the measurements used"},
     {"label", "TEXT", "", "--measured: the machine, for the report"},
+    {"repredict", "FILE", "",
+     "predict the cases of an earlier validation.json again with the current model (same measurements, same "
+     "ping-pong fits) and write validation.md and .json to --out-dir"},
 }};
 
 }  // namespace
@@ -52,6 +56,33 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     if (used != v.size() || !(x > 0)) throw std::invalid_argument("expected a fraction > 0, got '" + v + "'");
     return x;
   });
+  if (flags.has("repredict")) {
+    const std::string path = flags.get("repredict");
+    std::ifstream in(path);
+    if (!in) throw UsageError("--repredict: " + path + ": cannot read the file");
+    ValidationResult result;
+    nlohmann::json previous;
+    try {
+      previous = nlohmann::json::parse(in);
+      result = repredict(previous);
+    } catch (const std::exception& e) {
+      throw UsageError("--repredict: " + path + ": " + e.what());
+    }
+    ValidationPlan plan;
+    plan.repetitions = previous.value("repetitions", 3);
+    const std::string command =
+        previous.value("command", std::string("dtsim validate")) + ", predictions redone by dtsim validate --repredict";
+    const std::string dir = flags.get("out-dir");
+    const nlohmann::json doc = validation_json(plan, result, command);  // built before the files are replaced
+    write_file_atomically(dir + "/validation.json", [&](std::ostream& f) { f << doc.dump(2) << '\n'; });
+    write_file_atomically(dir + "/validation.md",
+                          [&](std::ostream& f) { f << validation_markdown(plan, result, command); });
+    char line[160];
+    std::snprintf(line, sizeof line, "re-predicted %zu cases: sizes >= 1 MB: median |error| %.1f%%, p90 %.1f%%\n",
+                  result.cases.size(), 100 * result.median_abs_error, 100 * result.p90_abs_error);
+    out << line;
+    return 0;
+  }
   if (flags.has("measured")) {
     if (!flags.has("ranks")) throw UsageError("--ranks: needed with --measured");
     const int ranks =

@@ -352,8 +352,17 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
                                         " ranks never finished");
     ::_exit(0);
   });
+  std::vector<sg4::ActorPtr> actors;
   for (int r = 0; r < s.ranks; ++r) {
-    sg4::Actor::create("rank" + std::to_string(r), hosts[static_cast<std::size_t>(r)], [&sim, r] { run_rank(sim, r); });
+    actors.push_back(sg4::Actor::create("rank" + std::to_string(r), hosts[static_cast<std::size_t>(r)],
+                                        [&sim, r] { run_rank(sim, r); }));
+  }
+  if (o.eager) {  // a permanent receiver makes SimGrid start every put at once (its eager mode)
+    for (int r = 0; r < s.ranks; ++r) {
+      for (const auto& [peer, mailbox] : sim.mailboxes[static_cast<std::size_t>(r)].in) {
+        mailbox->set_receiver(actors[static_cast<std::size_t>(r)]);
+      }
+    }
   }
   engine.run();
   if (sim.finished != s.ranks) {

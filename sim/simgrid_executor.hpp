@@ -46,6 +46,9 @@ struct SimGridOptions {
   // TCP acknowledgements: every flow also loads the reverse direction of its route with a small share of its rate
   // (SimGrid's network/crosstraffic, CM02 only; LV08 always has it).
   bool ack_crosstraffic = false;
+  // Eager protocol: a send starts as soon as it is posted, before its receive (the data waits at the receiver), as
+  // MPI libraries send messages below their eager limit. Default: rendezvous, the Schedule's own semantics.
+  bool eager = false;
   // Calibrated piecewise corrections by message size (SimGrid's latency and bandwidth factor callbacks).
   std::vector<FactorRange> factors;
 };

@@ -160,3 +160,26 @@ TEST_CASE("compute ops overlap the step's transfers and delay the step when long
     CHECK(rel_diff(run_simgrid(s, sg).time_s, expected) < 1e-9);
   }
 }
+
+TEST_CASE("eager sends start before their receive is posted, rendezvous ones wait for it") {
+  // 3 ranks, chunks of 1 MB: ranks 0 and 1 each send a chunk to rank 2 at once; rank 2 receives rank 1's chunk in
+  // its first step and rank 0's only in its second. Rendezvous: 1 -> 2 runs alone, then 0 -> 2 (rank 1 done after
+  // one transfer time). Eager: both start at once and share rank 2's link, so rank 1's send ends only after two.
+  Schedule s = ring_allreduce(3, 3000000);
+  using test::step_start;
+  s = test::with_ops(s, {{step_start(Op::send(2, 0))},
+                         {step_start(Op::send(2, 1))},
+                         {step_start(Op::recv_copy(1, 1)), step_start(Op::recv_copy(0, 0))}});
+  SimGridOptions rendezvous;
+  rendezvous.cost.alpha_s = 0;
+  SimGridOptions eager = rendezvous;
+  eager.eager = true;
+  const ExecutionResult r = run_simgrid(s, rendezvous);
+  const ExecutionResult e = run_simgrid(s, eager);
+  const double one = 1e6 / rendezvous.cost.bandwidth_Bps;
+  CHECK(r.rank_finish_s[1] == Approx(one).epsilon(1e-6));
+  CHECK(r.rank_finish_s[0] == Approx(2 * one).epsilon(1e-6));
+  CHECK(e.rank_finish_s[1] == Approx(2 * one).epsilon(1e-6));
+  CHECK(e.rank_finish_s[0] == Approx(2 * one).epsilon(1e-6));
+  CHECK(e.time_s == Approx(r.time_s).epsilon(1e-6));
+}

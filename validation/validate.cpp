@@ -99,6 +99,22 @@ void summarize(ValidationResult& result) {
   result.p90_abs_error = percentile(errors, 0.9);
 }
 
+// One case on the SimGrid star. Over TCP (OpenMPI): acknowledgements load the reverse direction of every link, and
+// every message is sent eagerly (the eager limits are raised to 64 MiB), before its receive is posted.
+double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                    bool tcp) {
+  AlgorithmOptions options;
+  options.element_bytes = 4;
+  options.colocated_servers = true;
+  // the libraries' own allreduce is pinned to (OpenMPI) or mostly is (NCCL) a ring
+  const std::string algorithm = algorithm_name == "mpi" || algorithm_name == "nccl" ? "ring" : algorithm_name;
+  SimGridOptions sg;
+  sg.cost = cost;
+  sg.ack_crosstraffic = tcp;
+  sg.eager = tcp;
+  return run_simgrid(find_algorithm(algorithm).build(ranks, bytes / 4 * 4, options), sg).time_s;
+}
+
 // Fits alpha and beta from the ping-pong lines and predicts every case line on SimGrid.
 void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bps, bool tcp, ValidationResult& result,
                  const std::function<void(const std::string&)>& progress) {
@@ -121,22 +137,13 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
   result.networks.push_back(net);
   progress(std::to_string(ranks) + " ranks: SimGrid predictions");
   for (const RawRun::Case& c : raw.cases) {
-    AlgorithmOptions options;
-    options.element_bytes = 4;
-    options.colocated_servers = true;
-    // the libraries' own allreduce is pinned to (OpenMPI) or mostly is (NCCL) a ring
-    const std::string algorithm = c.algorithm == "mpi" || c.algorithm == "nccl" ? "ring" : c.algorithm;
-    SimGridOptions sg;
-    sg.cost = net.cost;
-    sg.ack_crosstraffic = tcp;  // TCP's acknowledgements share the reverse direction of every link
-    const Schedule s = find_algorithm(algorithm).build(ranks, c.bytes / 4 * 4, options);
     ValidationCase v;
     v.ranks = ranks;
     v.rate_bps = net.rate_bps;
     v.algorithm = c.algorithm;
     v.bytes = c.bytes;
     v.measured_s = c.median_s;
-    v.predicted_s = run_simgrid(s, sg).time_s;
+    v.predicted_s = predict_case(c.algorithm, ranks, c.bytes, net.cost, tcp);
     v.result_ok = c.ok;
     result.cases.push_back(v);
   }
@@ -154,6 +161,41 @@ ValidationResult validate_measured(const std::string& path, int ranks, const std
   ValidationResult result;
   predict_raw(raw, ranks, 0, 1e12, false, result, [](const std::string&) {});
   result.label = label;
+  summarize(result);
+  return result;
+}
+
+ValidationResult repredict(const nlohmann::json& previous) {
+  ValidationResult result;
+  try {
+    for (const auto& n : previous.at("networks")) {
+      ValidationNetwork net;
+      net.ranks = n.at("ranks").get<int>();
+      net.rate_bps = n.at("rate_bps").get<double>();
+      net.cost.alpha_s = n.at("alpha_s").get<double>();
+      net.cost.bandwidth_Bps = n.at("bandwidth_Bps").get<double>();
+      net.cost.reduce_Bps = n.at("reduce_Bps").get<double>();
+      net.beta_r_squared = n.at("beta_r_squared").get<double>();
+      result.networks.push_back(net);
+    }
+    for (const auto& c : previous.at("cases")) {
+      ValidationCase v;
+      v.ranks = c.at("ranks").get<int>();
+      v.rate_bps = c.at("rate_bps").get<double>();
+      v.algorithm = c.at("algorithm").get<std::string>();
+      v.bytes = c.at("bytes").get<std::uint64_t>();
+      v.measured_s = c.at("measured_s").get<double>();
+      v.result_ok = c.at("result_ok").get<bool>();
+      const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const ValidationNetwork& n) {
+        return n.ranks == v.ranks && n.rate_bps == v.rate_bps;
+      });
+      if (net == result.networks.end()) throw std::invalid_argument("a case without its network");
+      v.predicted_s = predict_case(v.algorithm, v.ranks, v.bytes, net->cost, v.rate_bps > 0);
+      result.cases.push_back(v);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("not a validation.json: ") + e.what());
+  }
   summarize(result);
   return result;
 }

@@ -51,6 +51,10 @@ struct ValidationResult {
 // exactly as run_validation predicts the emulated cluster's; `label` names the machine in reports.
 ValidationResult validate_measured(const std::string& path, int ranks, const std::string& label);
 
+// The cases of an earlier validation.json predicted again with the current model, from the same measurements and
+// the same ping-pong fits (to see what a model change does without measuring again).
+ValidationResult repredict(const nlohmann::json& previous);
+
 // Throws std::runtime_error when a run fails (the emulated cluster is torn down either way).
 ValidationResult run_validation(const ValidationPlan& plan, const std::function<void(const std::string&)>& progress);
 nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResult& result, const std::string& command);
