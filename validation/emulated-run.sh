@@ -66,7 +66,7 @@ run_mpi() {  # ranks, seconds allowed, program and arguments
 }
 
 : > "$out"
-run_mpi 2 120 "$bin/dtsim-mpi-pingpong" 5 1 1024 4096 16384 65536 262144 1048576 2097152 4194304 8388608 |
+run_mpi 2 120 "$bin/dtsim-mpi-pingpong" 5 1 64 256 1024 4096 16384 65536 262144 1048576 2097152 4194304 8388608 |
   while read -r bytes seconds; do echo "pingpong $bytes $seconds" >> "$out"; done
 for algorithm in $algorithms; do
   for bytes in "${sizes[@]}"; do

@@ -129,8 +129,9 @@ int main(int argc, char** argv) {
       check(cudaMalloc(&gpu.result, largest), "cudaMalloc");
     });
     // ping-pong between GPU 0 and GPU 1 for alpha and beta
-    for (std::uint64_t bytes : {std::uint64_t{4}, std::uint64_t{1024}, std::uint64_t{16384}, std::uint64_t{262144},
-                                std::uint64_t{1} << 20, std::uint64_t{4} << 20, std::uint64_t{16} << 20}) {
+    for (std::uint64_t bytes :
+         {std::uint64_t{4}, std::uint64_t{64}, std::uint64_t{256}, std::uint64_t{1024}, std::uint64_t{16384},
+          std::uint64_t{262144}, std::uint64_t{1} << 20, std::uint64_t{4} << 20, std::uint64_t{16} << 20}) {
       if (bytes > largest) break;
       double best = 1e30;
       for (int rep = 0; rep < repetitions + 1; ++rep) {

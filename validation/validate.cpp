@@ -118,13 +118,14 @@ double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t 
 // Fits alpha and beta from the ping-pong lines and predicts every case line on SimGrid.
 void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bps, bool tcp, ValidationResult& result,
                  const std::function<void(const std::string&)>& progress) {
-  // alpha from the small messages, beta from 1 MB and more (tbf's bucket lets short bursts through faster)
+  // beta from 1 MB and more (tbf's bucket lets short bursts through faster)
   std::vector<Sample> small;
   std::vector<Sample> large;
+  // alpha from messages up to 1 KB: larger ones already take several microseconds of wire time at 100 Mbit/s
   for (const Sample& s : raw.pingpong)
-    (s.x <= 16384 ? small : large).push_back(s);
+    (s.x <= 1024 ? small : large).push_back(s);
   std::erase_if(large, [](const Sample& s) { return s.x < 1048576; });
-  const LinearFit latency = fit_line(small, "ping-pong below 16 KB");
+  const LinearFit latency = fit_line(small, "ping-pong up to 1 KB");
   // a tbf bucket passes its burst at once: the line's intercept is about -burst/rate, only its slope is beta
   const LinearFit bandwidth = fit_line(large, "ping-pong from 1 MB", true);
   ValidationNetwork net;
