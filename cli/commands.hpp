@@ -14,6 +14,7 @@ int predict_command(std::span<char* const> args, std::ostream& out);
 int train_command(std::span<char* const> args, std::ostream& out);
 int calibrate_command(std::span<char* const> args, std::ostream& out);
 int validate_command(std::span<char* const> args, std::ostream& out);
+int explain_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
 const char* compare_usage();
@@ -26,5 +27,6 @@ const char* train_file_help();
 const char* calibrate_usage();
 const char* calibration_file_help();
 const char* validate_usage();
+const char* explain_usage();
 
 }  // namespace dtsim::cli

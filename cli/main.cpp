@@ -15,6 +15,8 @@ constexpr const char* usage =
     "commands:\n"
     "  predict [SCENARIO]  training step time, throughput, speedup and bottleneck over accelerator counts and\n"
     "               allreduce algorithms (default: ResNet-50 on 4x V100 NVLink nodes, 1 to 64 GPUs)\n"
+    "  explain [SCENARIO]  in words: what bounds the step at each size, where efficiency falls below 80%, and\n"
+    "               what would help, each claim re-simulated\n"
     "  train FILE   real SGD on Fashion-MNIST by simulated workers (allreduce or parameter server, synchronous or\n"
     "               not): accuracy against simulated time\n"
     "  calibrate    measure this machine (compute, memory, reduction, MPI ping-pong) into a calibration file\n"
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
     if (command == "train") return train_command(rest, std::cout);
     if (command == "calibrate") return calibrate_command(rest, std::cout);
     if (command == "validate") return validate_command(rest, std::cout);
+    if (command == "explain") return explain_command(rest, std::cout);
     if (command == "help" || command == "--help" || command == "-h") {
       const std::string_view topic = argc > 2 ? argv[2] : "";
       if (topic == "collective") {
@@ -60,6 +63,8 @@ int main(int argc, char** argv) {
         std::cout << cluster_usage();
       } else if (topic == "cluster-file") {
         std::cout << cluster_file_help();
+      } else if (topic == "explain") {
+        std::cout << explain_usage();
       } else if (topic == "validate") {
         std::cout << validate_usage();
       } else if (topic == "calibrate") {
@@ -79,8 +84,9 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    std::cerr << "dtsim: unknown command '" << command
-              << "' (accepted: predict, train, calibrate, validate, collective, compare, verify, cluster, help)\n";
+    std::cerr
+        << "dtsim: unknown command '" << command
+        << "' (accepted: predict, explain, train, calibrate, validate, collective, compare, verify, cluster, help)\n";
     return 2;
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';

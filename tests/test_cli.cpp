@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "scenarios/scenario_file.hpp"
+#include "sim/predict.hpp"
+
 namespace {
 
 struct Run {
@@ -455,4 +458,32 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
     CHECK(help.output.find("  -- ") == std::string::npos);  // no nameless flag
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("explain: in words per size, where efficiency falls below 80%, and re-simulated what-ifs") {
+  const std::string path = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/vgg16-pcie-horovod.json";
+  const Run run = run_dtsim("explain " + path + " --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  REQUIRE(j["sizes"].size() == 5);
+  REQUIRE(!j["efficiency_below_80_at"].is_null());
+  // the claims are the re-simulated what-ifs: check one against the simulator directly
+  const dtsim::Scenario scenario = dtsim::load_scenario_file(path, DTSIM_SOURCE_DIR);
+  const int largest = j["claims_at"].get<int>();
+  const double as_is = dtsim::predict_step(scenario.setup, scenario.cluster, largest, "ring").samples_per_s;
+  dtsim::TrainingSetup bigger = scenario.setup;
+  bigger.batch *= 2;
+  const double doubled = dtsim::predict_step(bigger, scenario.cluster, largest, "ring").samples_per_s;
+  bool found = false;
+  for (const auto& c : j["claims"]) {
+    if (c["what"].get<std::string>().rfind("per-accelerator batch 128", 0) == 0) {
+      found = true;
+      CHECK(c["factor"].get<double>() == Approx(doubled / as_is).epsilon(1e-9));
+    }
+  }
+  CHECK(found);
+  const Run text = run_dtsim("explain");  // the default scenario
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.output, Catch::Contains("At 64 accelerators, re-simulated:"));
+  CHECK_THAT(text.output, Catch::Contains("doubling NIC and fabric bandwidth: "));
 }

@@ -125,13 +125,18 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
   for (const Sample& s : raw.pingpong)
     (s.x <= 1024 ? small : large).push_back(s);
   std::erase_if(large, [](const Sample& s) { return s.x < 1048576; });
-  const LinearFit latency = fit_line(small, "ping-pong up to 1 KB");
+  // messages this small are pure latency (their sizes do not change the time measurably): alpha is their median
+  if (small.size() < 3)
+    throw FitError("ping-pong up to 1 KB: needs at least 3 sizes, got " + std::to_string(small.size()));
+  std::vector<double> small_times;
+  for (const Sample& s : small)
+    small_times.push_back(s.y);
   // a tbf bucket passes its burst at once: the line's intercept is about -burst/rate, only its slope is beta
   const LinearFit bandwidth = fit_line(large, "ping-pong from 1 MB", true);
   ValidationNetwork net;
   net.ranks = ranks;
   net.rate_bps = rate_bps;
-  net.cost.alpha_s = latency.intercept;
+  net.cost.alpha_s = percentile(small_times, 0.5);
   net.cost.bandwidth_Bps = 1.0 / bandwidth.slope;
   net.cost.reduce_Bps = reduce_Bps;
   net.beta_r_squared = bandwidth.r_squared;
