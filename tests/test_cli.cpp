@@ -52,6 +52,12 @@ void check_usage_errors(const std::vector<std::pair<std::string, std::string>>& 
   }
 }
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 // Writes `text` with its first `from` replaced by `to` into dir/name and returns the path.
 std::string write_variant(const std::filesystem::path& dir, const std::string& text, const std::string& name,
                           const std::string& from, const std::string& to) {
@@ -267,8 +273,7 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-scenarios-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string good = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json";
-  std::ifstream in(good);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_file(good);
   auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
     return write_variant(dir, text, name, from, to);
   };
@@ -297,8 +302,7 @@ TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-train-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string sync = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/fashion-mnist-sync.json";
-  std::ifstream in(sync);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_file(sync);
   auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
     return write_variant(dir, text, name, from, to);
   };
