@@ -54,8 +54,13 @@ struct Simulation {
 
 // One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
 // then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode).
+// Waits for the "ready" message of `receiver` to `sender`.
+void ready_mailbox_get(int sender, int receiver) {
+  sg4::Mailbox::by_name("ready" + std::to_string(receiver) + ">" + std::to_string(sender))->get<int>();
+}
+
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
-                   double host_flops_per_compute_flop) {
+                   double host_flops_per_compute_flop, bool ready_handshake) {
   static int dummy_payload = 0;  // SimGrid refuses null payloads; simulated-size mode sends this
   std::vector<sg4::CommPtr> comms;
   std::vector<Payload*> landed;  // real mode: one slot per receive of the step
@@ -81,9 +86,20 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     landed.assign(recv_ops.size(), nullptr);
 
     std::size_t recv_slot = 0;
+    if (ready_handshake) {  // post the receives, announce them, then send each message once its receiver is ready
+      auto ready_mailbox = [](int from, int to) {
+        return sg4::Mailbox::by_name("ready" + std::to_string(from) + ">" + std::to_string(to));
+      };
+      for (std::size_t k = i; k < end; ++k) {  // (SimGrid matches even an empty put with its get: wait at step end)
+        if (!ops[k].is_recv()) continue;
+        comms.push_back(RankMailboxes::find(mailboxes.in, ops[k].peer())->get_async<Payload>(&landed[recv_slot++]));
+        comms.push_back(ready_mailbox(mailboxes.rank, ops[k].peer())->put_async(&dummy_payload, 0));
+      }
+    }
     for (std::size_t k = i; k < end; ++k) {
       const Op& op = ops[k];
       if (op.kind() == OpKind::send) {
+        if (ready_handshake) ready_mailbox_get(mailboxes.rank, op.peer());
         void* payload = &dummy_payload;
         if (buffer != nullptr) {
           const Chunk c = s.span_extent(op.span());
@@ -91,7 +107,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
           payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
         }
         comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, s.span_bytes(op.span())));
-      } else if (op.is_recv()) {
+      } else if (op.is_recv() && !ready_handshake) {
         comms.push_back(RankMailboxes::find(mailboxes.in, op.peer())->get_async<Payload>(&landed[recv_slot++]));
       }
     }
@@ -122,7 +138,7 @@ void run_rank(Simulation& sim, int rank) {
   const double host_flops_per_compute_flop = sim.options.cost.reduce_Bps / sim.options.compute_flops_per_s;
   Payload* buffer = sim.options.real_payload ? &sim.buffers[static_cast<std::size_t>(rank)] : nullptr;
   execute_steps(sim.schedule, sim.schedule.rank_ops(rank), sim.mailboxes[static_cast<std::size_t>(rank)], buffer,
-                host_flops_per_compute_flop);
+                host_flops_per_compute_flop, sim.options.ready_handshake);
   sim.finish_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
   ++sim.finished;
 }
@@ -150,6 +166,7 @@ std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> sched
       }
     }
     RankMailboxes& mb = mailboxes[static_cast<std::size_t>(r)];
+    mb.rank = r;
     const std::string self = std::to_string(r);
     link(out_peers, mb.out, [&](int peer) { return self + ">" + std::to_string(peer); });
     link(in_peers, mb.in, [&](int peer) { return std::to_string(peer) + ">" + self; });

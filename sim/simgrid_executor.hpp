@@ -49,6 +49,9 @@ struct SimGridOptions {
   // Eager protocol: a send starts as soon as it is posted, before its receive (the data waits at the receiver), as
   // MPI libraries send messages below their eager limit. Default: rendezvous, the Schedule's own semantics.
   bool eager = false;
+  // Receiver-ready protocol (dtsim-mpi-run's): each receive first sends its sender an empty "ready" message and a
+  // send starts only when that has arrived, so a rank that runs ahead cannot load a link its receiver still needs.
+  bool ready_handshake = false;
   // Calibrated piecewise corrections by message size (SimGrid's latency and bandwidth factor callbacks).
   std::vector<FactorRange> factors;
 };

@@ -21,6 +21,7 @@ using Payload = std::vector<float>;
 
 // The mailboxes a rank uses, one per (sender, receiver) pair, sorted by peer for lookup.
 struct RankMailboxes {
+  int rank = -1;
   std::vector<std::pair<int, sg4::Mailbox*>> out;  // (receiver, mailbox "rank>receiver")
   std::vector<std::pair<int, sg4::Mailbox*>> in;   // (sender, mailbox "sender>rank")
 
@@ -32,9 +33,11 @@ struct RankMailboxes {
 };
 
 // One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
-// then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode).
+// then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode). `ready_handshake`: the
+// receiver-ready protocol of dtsim-mpi-run (each receive first sends its sender an empty "ready" message; a send
+// starts once its receiver is ready).
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
-                   double host_flops_per_compute_flop);
+                   double host_flops_per_compute_flop, bool ready_handshake = false);
 // One mailbox per (sender, receiver) pair that any of the schedules uses.
 std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks);
 // The network model settings, after the engine exists and before the platform is built.

@@ -183,3 +183,29 @@ TEST_CASE("eager sends start before their receive is posted, rendezvous ones wai
   CHECK(e.rank_finish_s[0] == Approx(2 * one).epsilon(1e-6));
   CHECK(e.time_s == Approx(r.time_s).epsilon(1e-6));
 }
+
+TEST_CASE("the receiver-ready handshake adds one latency per step and keeps early senders off a busy link") {
+  // dtsim-mpi-run's protocol: each receive first sends an empty ready message, each send waits for it.
+  SimGridOptions rendezvous;
+  rendezvous.cost.alpha_s = 1e-3;
+  SimGridOptions handshake = rendezvous;
+  handshake.ready_handshake = true;
+  const int ranks = 4;
+  const Schedule ring = ring_allreduce(ranks, 4000000);
+  const double steps = 2.0 * (ranks - 1);
+  CHECK(run_simgrid(ring, handshake).time_s ==
+        Approx(run_simgrid(ring, rendezvous).time_s + steps * rendezvous.cost.alpha_s).epsilon(1e-9));
+
+  // the schedule of the eager test above: rank 0's chunk must wait for rank 2's second step, as with rendezvous
+  using test::step_start;
+  const Schedule s =
+      test::with_ops(ring_allreduce(3, 3000000), {{step_start(Op::send(2, 0))},
+                                                  {step_start(Op::send(2, 1))},
+                                                  {step_start(Op::recv_copy(1, 1)), step_start(Op::recv_copy(0, 0))}});
+  handshake.cost.alpha_s = 0;
+  rendezvous.cost.alpha_s = 0;
+  const ExecutionResult h = run_simgrid(s, handshake);
+  const double one = 1e6 / handshake.cost.bandwidth_Bps;
+  CHECK(h.rank_finish_s[1] == Approx(one).epsilon(1e-6));
+  CHECK(h.rank_finish_s[0] == Approx(2 * one).epsilon(1e-6));
+}
