@@ -53,7 +53,7 @@ chmod +x "$launcher"
 
 mca=(--mca plm_rsh_agent "$launcher" --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include eth0 --mca pml ob1
      --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca mtl ^ofi --mca mpi_yield_when_idle 1
-     --mca btl_tcp_eager_limit 67108864 --mca btl_tcp_rndv_eager_limit 67108864 --mca btl_tcp_max_send_size 67108864
+     --mca btl_tcp_eager_limit 134217728 --mca btl_tcp_rndv_eager_limit 134217728 --mca btl_tcp_max_send_size 134217728
      --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4)
 host_list=$(for ((i = 0; i < n; i++)); do printf '%s,' "${tag}n$i"; done); host_list=${host_list%,}
 
