@@ -168,4 +168,38 @@ Schedule ScheduleBuilder::finish() {
   return std::move(schedule_);
 }
 
+Schedule replicate_groups(const Schedule& s, int groups) {
+  if (groups < 1) throw std::invalid_argument("replicate_groups: needs at least 1 group");
+  if (groups == 1) return s;
+  const auto total = static_cast<std::uint64_t>(s.ranks) * static_cast<std::uint64_t>(groups);
+  if (total > Op::max_peer) throw std::invalid_argument("replicate_groups: too many ranks");
+  if (s.ops.size() * static_cast<std::uint64_t>(groups) > ScheduleBuilder::max_ops) {
+    throw std::invalid_argument("replicate_groups: the copies would exceed " +
+                                std::to_string(ScheduleBuilder::max_ops) + " ops");
+  }
+  Schedule out = s;
+  out.ranks = static_cast<int>(total);
+  out.participants = static_cast<int>(total);
+  out.ops.clear();
+  out.ops.reserve(s.ops.size() * static_cast<std::size_t>(groups));
+  out.rank_begin.assign(1, 0);
+  for (int g = 0; g < groups; ++g) {
+    const int shift = g * s.ranks;
+    for (int r = 0; r < s.ranks; ++r) {
+      for (const Op& op : s.rank_ops(r)) {
+        Op copy = op;
+        if (op.kind() != OpKind::compute) {
+          copy = op.kind() == OpKind::send          ? Op::send(op.peer() + shift, op.span())
+                 : op.kind() == OpKind::recv_reduce ? Op::recv_reduce(op.peer() + shift, op.span())
+                                                    : Op::recv_copy(op.peer() + shift, op.span());
+          if (op.starts_step()) copy.mark_step_start();
+        }
+        out.ops.push_back(copy);
+      }
+      out.rank_begin.push_back(out.ops.size());
+    }
+  }
+  return out;
+}
+
 }  // namespace dtsim

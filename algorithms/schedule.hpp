@@ -125,6 +125,11 @@ std::vector<int> identity_blocks(std::uint32_t count);
 // `ranks` as an unsigned count; throws std::invalid_argument naming the algorithm (of any collective) below 1.
 std::uint32_t checked_ranks(const char* algorithm, int ranks);
 
+// `groups` independent copies of `s` side by side (e.g. the data-parallel allreduces of every tensor and pipeline
+// rank at once): rank g * s.ranks + r runs copy g of rank r's ops, its peers shifted alike. The copies share the
+// buffer layout and never talk to each other.
+Schedule replicate_groups(const Schedule& s, int groups);
+
 // Builds a Schedule rank by rank: begin_rank(r) for r = 0..ranks-1 in order, then steps of ops.
 class ScheduleBuilder {
 public:

@@ -22,7 +22,7 @@ constexpr const char* algorithm_doc =
     "reduce-scatter and allgather: ring; broadcast and reduce: tree; gather, scatter and all-to-all: direct";
 
 constexpr auto collective_flags = join_flags(
-    std::array<FlagSpec, 9>{{
+    std::array<FlagSpec, 10>{{
         {"collective", "NAME", "allreduce",
          "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
         {"algorithm", "NAME", "ring", algorithm_doc},
@@ -32,6 +32,9 @@ constexpr auto collective_flags = join_flags(
         {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
         {"verify", "", "", "also run the symbolic verifier on the schedule"},
         {"json", "", "", "print one JSON object instead of text"},
+        {"trace", "FILE", "",
+         "simgrid only: write the run's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing): a track "
+         "per rank (steps, reductions) and per busy link"},
         {"nodes", "N", "from the file", "--cluster: number of nodes (ranks = nodes x accelerators per node)"},
     }},
     join_flags(cluster_flags, run_flags));
@@ -103,6 +106,12 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     throw UsageError("--real-payload: --bytes must be a whole number of 4-byte floats, got " +
                      std::to_string(request.bytes));
   }
+  std::string trace_path;
+  if (flags.has("trace")) {
+    trace_path = flags.get("trace");
+    if (settings.backend != "simgrid") throw UsageError("--trace: needs --backend simgrid");
+    settings.record = true;
+  }
   AlgorithmOptions options = settings.algorithm;
   options.root = parse_root(flags);
   if (settings.real_payload) options.element_bytes = 4;
@@ -127,6 +136,11 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   }
   CollectiveRun run = run_schedule(schedule, settings, cluster ? &*cluster : nullptr);
   run.verified = verified;
+  if (!trace_path.empty()) {
+    write_trace_file(trace_path, run.result.trace, schedule.ranks, run.links,
+                     run.algorithm + " " + run.collective + ", " + std::to_string(run.ranks) + " ranks, " +
+                         std::to_string(run.bytes) + " B");
+  }
 
   if (flags.has("json")) {
     out << collective_json(run).dump() << '\n';

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "reports/format.hpp"
+#include "reports/trace_file.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
@@ -148,7 +149,15 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
       sg.accelerator_of = cluster->accelerator_of;
     }
     run.network_model = settings.network_model;
+    sg.record_trace = settings.record || (settings.auto_record && schedule.ops.size() <= record_ops_limit);
     run.result = run_simgrid(schedule, sg);
+    if (sg.record_trace) {
+      run.links_recorded = true;
+      run.links =
+          cluster != nullptr
+              ? cluster_link_usage(run.result.trace, *cluster->topology, cluster->accelerator_of, run.result.time_s)
+              : star_link_usage(run.result.trace, schedule.ranks, settings.cost.bandwidth_Bps, run.result.time_s);
+    }
   } else {
     AnalyticalOptions an;
     an.cost = settings.cost;
@@ -170,6 +179,15 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
                                             static_cast<int>(settings.algorithm.ranks_per_node),
                                             settings.algorithm.inter_algorithm, settings.algorithm.segment_bytes});
   return run;
+}
+
+void write_trace_file(const std::string& path, const RunTrace& trace, int ranks, const std::vector<LinkUsage>& links,
+                      const std::string& title) {
+  try {
+    dtsim::write_trace_file(path, trace, ranks, links, title);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(std::string("--trace: ") + e.what());
+  }
 }
 
 }  // namespace dtsim::cli

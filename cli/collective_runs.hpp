@@ -64,7 +64,12 @@ struct RunSettings {
   std::string backend;               // "simgrid" or "analytical"
   std::string network_model;         // "CM02" or "LV08"
   bool real_payload = false;
+  // simgrid: record the run (steps, messages) and list the links it loaded; `auto_record`: when the schedule is small
+  // enough (at most record_ops_limit ops) to record at little cost.
+  bool record = false;
+  bool auto_record = true;
 };
+inline constexpr std::size_t record_ops_limit = 1'000'000;
 
 // Reads the option_flags.
 AlgorithmOptions parse_algorithm_options(const Flags& flags);
@@ -90,5 +95,10 @@ Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t
 // Times the schedule on the chosen backend (on `cluster` when given) and fills in everything a report needs.
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings,
                            const ClusterInstance* cluster = nullptr);
+
+// --trace FILE: writes the timeline (reports/trace_file.hpp); a file that cannot be written is a UsageError naming
+// --trace.
+void write_trace_file(const std::string& path, const RunTrace& trace, int ranks, const std::vector<LinkUsage>& links,
+                      const std::string& title);
 
 }  // namespace dtsim::cli

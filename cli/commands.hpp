@@ -15,6 +15,7 @@ int train_command(std::span<char* const> args, std::ostream& out);
 int calibrate_command(std::span<char* const> args, std::ostream& out);
 int validate_command(std::span<char* const> args, std::ostream& out);
 int explain_command(std::span<char* const> args, std::ostream& out);
+int report_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
 const char* compare_usage();
@@ -28,5 +29,6 @@ const char* calibrate_usage();
 const char* calibration_file_help();
 const char* validate_usage();
 const char* explain_usage();
+const char* report_usage();
 
 }  // namespace dtsim::cli

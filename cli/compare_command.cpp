@@ -10,6 +10,7 @@
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "reports/format.hpp"
+#include "reports/progress.hpp"
 #include "scenarios/units.hpp"
 
 namespace dtsim::cli {
@@ -61,7 +62,8 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     return parse_list<std::uint64_t>(
         v, [](const std::string& one) { return parse_bytes(one); }, 10.0);
   });
-  const RunSettings settings = parse_run_settings(flags);
+  RunSettings settings = parse_run_settings(flags);
+  settings.auto_record = false;           // a sweep: no link lists
   std::vector<ClusterInstance> clusters;  // one per rank count with --cluster
   if (settings.cluster) {
     if (flags.has("ranks")) {
@@ -87,9 +89,12 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   // runs[(p * sizes + b) * algorithms + a]
   std::vector<CollectiveRun> runs;
   runs.reserve(chosen.size() * ranks.size() * sizes.size());
+  ProgressLine progress("compare", runs.capacity());
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     for (std::uint64_t bytes : sizes) {
       for (const AlgorithmInfo* algorithm : chosen) {
+        progress.next(std::string(algorithm->name) + ", " + std::to_string(ranks[i]) + " ranks, " +
+                      format_bytes(bytes));
         runs.push_back(run_schedule(build_schedule(*algorithm, ranks[i], bytes, settings.algorithm), settings,
                                     clusters.empty() ? nullptr : &clusters[i]));
       }

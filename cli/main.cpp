@@ -17,6 +17,8 @@ constexpr const char* usage =
     "               allreduce algorithms (default: ResNet-50 on 4x V100 NVLink nodes, 1 to 64 GPUs)\n"
     "  explain [SCENARIO]  in words: what bounds the step at each size, where efficiency falls below 80%, and\n"
     "               what would help, each claim re-simulated\n"
+    "  report RESULT.json... [-o FILE]  one self-contained HTML page of charts from predict, compare, train or\n"
+    "               validate results\n"
     "  train FILE   real SGD on Fashion-MNIST by simulated workers (allreduce or parameter server, synchronous or\n"
     "               not): accuracy against simulated time\n"
     "  calibrate    measure this machine (compute, memory, reduction, MPI ping-pong) into a calibration file\n"
@@ -51,6 +53,7 @@ int main(int argc, char** argv) {
     if (command == "calibrate") return calibrate_command(rest, std::cout);
     if (command == "validate") return validate_command(rest, std::cout);
     if (command == "explain") return explain_command(rest, std::cout);
+    if (command == "report") return report_command(rest, std::cout);
     if (command == "help" || command == "--help" || command == "-h") {
       const std::string_view topic = argc > 2 ? argv[2] : "";
       if (topic == "collective") {
@@ -65,6 +68,8 @@ int main(int argc, char** argv) {
         std::cout << cluster_file_help();
       } else if (topic == "explain") {
         std::cout << explain_usage();
+      } else if (topic == "report") {
+        std::cout << report_usage();
       } else if (topic == "validate") {
         std::cout << validate_usage();
       } else if (topic == "calibrate") {
@@ -84,9 +89,9 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    std::cerr
-        << "dtsim: unknown command '" << command
-        << "' (accepted: predict, explain, train, calibrate, validate, collective, compare, verify, cluster, help)\n";
+    std::cerr << "dtsim: unknown command '" << command
+              << "' (accepted: predict, explain, report, train, calibrate, validate, collective, compare, verify, "
+                 "cluster, help)\n";
     return 2;
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';

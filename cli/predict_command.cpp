@@ -1,15 +1,19 @@
 // `dtsim predict [SCENARIO]`: training throughput, speedup and bottleneck of a scenario over accelerator counts and
 // allreduce algorithms.
+#include <algorithm>
 #include <array>
 #include <iostream>
 
 #include "algorithms/registry.hpp"
+#include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "reports/predict_report.hpp"
+#include "reports/progress.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
+#include "sim/parallel.hpp"
 #include "sim/predict.hpp"
 
 namespace dtsim::cli {
@@ -17,19 +21,98 @@ namespace {
 
 constexpr const char* default_scenario = "scenarios/training/resnet50-v100.json";
 
-constexpr std::array<FlagSpec, 4> predict_flags{{
+constexpr std::array<FlagSpec, 6> predict_flags{{
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node), e.g. 1,2,...,16"},
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
     {"algorithm", "NAME", "from the scenario", "allreduce algorithms, comma-separated, or all"},
     {"json", "", "", "print one JSON object with a results list instead of the table"},
+    {"search", "", "",
+     "model parallelism: at each accelerator count try every data x tensor x pipeline layout (with the least ZeRO "
+     "sharding that fits in memory) and list them by samples per second, best first"},
+    {"trace", "FILE", "",
+     "write the timeline of the largest configuration (first algorithm) as Chrome trace-event JSON (Perfetto, "
+     "chrome://tracing): per rank its forward, backward, optimizer and allreduce intervals, per busy link its use"},
 }};
+
+// Above this many accelerators the largest configuration is recorded (for its busiest links) only with --trace.
+constexpr int record_accelerators_limit = 1024;
+
+double traced_run_s(const StepTrace& traced) {
+  double run_s = 0;
+  for (const SpanRecord& span : traced.run.spans)
+    run_s = std::max(run_s, span.end_s);
+  return run_s;
+}
 
 std::vector<int> parse_counts(const Flags& flags, const char* name) {
   return flags.parse(name, [](const std::string& v) {
     return parse_list<int>(
         v, [](const std::string& one) { return static_cast<int>(parse_integer(one, 1, 1 << 20)); }, 2.0);
   });
+}
+
+// Scenarios with "parallel" (or --search): one layout per accelerator count, or every layout that fits.
+int predict_parallel_command(const Scenario& scenario, const Flags& flags, const std::string& where,
+                             std::ostream& out) {
+  const bool search = flags.has("search") || (scenario.parallel && scenario.parallel->search);
+  const ParallelSpec spec = scenario.parallel.value_or(ParallelSpec{});
+  const std::string& algorithm = scenario.algorithms.front();
+  std::vector<std::pair<int, ParallelLayout>> todo;
+  for (int a : scenario.accelerators) {
+    if (search) {
+      const std::vector<ParallelLayout> layouts = candidate_layouts(scenario.setup, scenario.cluster, a);
+      if (layouts.empty()) {
+        throw UsageError(where + ": no layout of " + std::to_string(a) + " accelerators fits in the memory of a " +
+                         scenario.setup.device.name);
+      }
+      for (const ParallelLayout& l : layouts)
+        todo.emplace_back(a, l);
+    } else {
+      if (a % (spec.tensor * spec.pipeline) != 0) {
+        throw UsageError(where + ": " + std::to_string(a) +
+                         " is not a multiple of tensor x pipeline = " + std::to_string(spec.tensor * spec.pipeline));
+      }
+      todo.emplace_back(a, spec.layout(a));
+    }
+  }
+  std::vector<ParallelPrediction> results;
+  ProgressLine progress("predict", todo.size());
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    const auto& [a, layout] = todo[i];
+    progress.next(layout.describe());
+    const bool record = flags.has("trace") && i + 1 == todo.size();
+    try {
+      results.push_back(predict_parallel(scenario.setup, scenario.cluster, layout, algorithm, record));
+    } catch (const OptionError& e) {
+      throw UsageError(where + ": " + algorithm + " on " + std::to_string(a) + " accelerators: " + e.what());
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(where + ": " + std::to_string(a) + " accelerators, " + layout.describe() + ": " + e.what());
+    }
+  }
+  if (search) {  // per accelerator count, the most samples per second first (weak scaling: the batch grows with d)
+    std::stable_sort(results.begin(), results.end(), [](const ParallelPrediction& x, const ParallelPrediction& y) {
+      if (x.accelerators != y.accelerators) return x.accelerators < y.accelerators;
+      if (x.fits != y.fits) return x.fits;
+      return x.samples_per_s > y.samples_per_s;
+    });
+  }
+  if (flags.has("trace")) {
+    const auto traced = std::find_if(results.begin(), results.end(),
+                                     [](const ParallelPrediction& p) { return !p.pipeline_trace.spans.empty(); });
+    if (traced == results.end()) {
+      throw UsageError("--trace: the last layout, " + todo.back().second.describe() + ", does not fit in memory");
+    }
+    const ParallelPrediction& last = *traced;
+    write_trace_file(flags.get("trace"), last.pipeline_trace, last.layout.pipeline, {},
+                     scenario.name + ", " + last.layout.describe() + " (one replica's pipeline, a track per stage)");
+  }
+  if (flags.has("json")) {
+    out << parallel_json(scenario, results).dump() << '\n';
+  } else {
+    out << parallel_text(scenario, results);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -80,7 +163,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     where = "--nodes";
   }
   try {
-    check_batch_splits(scenario, scenario.accelerators, where);
+    if (!scenario.parallel && !flags.has("search")) check_batch_splits(scenario, scenario.accelerators, where);
   } catch (const ScenarioError& e) {
     throw UsageError(e.what());
   }
@@ -99,8 +182,17 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     }
   }
 
+  if (scenario.parallel || flags.has("search")) return predict_parallel_command(scenario, flags, where, out);
+
   const Prediction baseline = predict_step(scenario.setup, scenario.cluster, 1, scenario.algorithms.front());
+  const int largest = *std::max_element(scenario.accelerators.begin(), scenario.accelerators.end());
+  const bool record = largest > 1 && (flags.has("trace") || largest <= record_accelerators_limit);
+  StepTrace traced;
   std::vector<Prediction> results;
+  std::size_t configurations = 0;
+  for (int a : scenario.accelerators)
+    configurations += a == 1 ? 1 : scenario.algorithms.size();
+  ProgressLine progress("predict", configurations);
   for (int a : scenario.accelerators) {
     if (a == 1) {
       Prediction p = baseline;
@@ -111,8 +203,10 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     }
     for (const std::string& algorithm : scenario.algorithms) {
       Prediction p;
+      progress.next(algorithm + " on " + std::to_string(a) + " accelerators");
+      const bool record_this = record && a == largest && algorithm == scenario.algorithms.front();
       try {
-        p = predict_step(scenario.setup, scenario.cluster, a, algorithm);
+        p = predict_step(scenario.setup, scenario.cluster, a, algorithm, record_this ? &traced : nullptr);
       } catch (const OptionError& e) {
         throw UsageError(where + ": " + algorithm + " on " + std::to_string(a) + " accelerators: " + e.what());
       } catch (const std::invalid_argument& e) {
@@ -122,10 +216,27 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       results.push_back(p);
     }
   }
+  const std::string traced_what = std::to_string(largest) + " accelerators (" + scenario.algorithms.front() + ")";
+  const bool traced_ran = record && !traced.run.spans.empty();  // (a configuration that does not fit is not run)
+  if (flags.has("trace")) {
+    if (!traced_ran)
+      throw UsageError("--trace: the largest configuration, " + traced_what + ", does not fit in memory");
+    write_trace_file(flags.get("trace"), traced.run, largest, traced.links, scenario.name + ", " + traced_what);
+  }
   if (flags.has("json")) {
-    out << predict_json(scenario, results).dump() << '\n';
+    nlohmann::json doc = predict_json(scenario, results);
+    if (traced_ran) {
+      doc["links"] = {{"accelerators", largest},
+                      {"algorithm", scenario.algorithms.front()},
+                      {"busiest", links_json(traced.links, 20)}};
+    }
+    out << doc.dump() << '\n';
   } else {
     out << predict_text(scenario, results);
+    if (traced_ran) {
+      out << "\nLinks at " << traced_what << " over " << scenario.setup.steps << " simulated steps:\n";
+      out << links_text(traced.links, 5, traced_run_s(traced));
+    }
   }
   return 0;
 }

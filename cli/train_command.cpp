@@ -1,7 +1,9 @@
 // `dtsim train SCENARIO`: real SGD on Fashion-MNIST by simulated workers, with time-to-accuracy.
+#include <algorithm>
 #include <array>
 #include <iostream>
 
+#include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "reports/output_file.hpp"
@@ -14,9 +16,12 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 2> train_flags{{
+constexpr std::array<FlagSpec, 3> train_flags{{
     {"json", "", "", "print one JSON object instead of the table"},
     {"csv", "FILE", "", "also write the evaluation points as CSV (epoch,time_s,train_loss,test_accuracy)"},
+    {"trace", "FILE", "",
+     "write the run's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing): per worker its gradient "
+     "and allreduce (or push and pull) intervals, per busy link its use"},
 }};
 
 }  // namespace
@@ -60,7 +65,7 @@ int train_command(std::span<char* const> args, std::ostream& out) {
   }
   TrainReport report;
   try {
-    report = run_sgd_training(scenario.config, train, test);
+    report = run_sgd_training(scenario.config, train, test, flags.has("trace"));
   } catch (const std::invalid_argument& e) {
     throw UsageError(path + ": " + e.what());
   }
@@ -70,6 +75,15 @@ int train_command(std::span<char* const> args, std::ostream& out) {
     } catch (const std::exception& e) {
       throw UsageError("--csv: " + std::string(e.what()));
     }
+  }
+  if (flags.has("trace")) {
+    const TrainConfig& c = scenario.config;
+    const int ranks = c.workers + (c.mode == TrainMode::allreduce ? 0 : 1);  // + the parameter server
+    double run_s = 0;
+    for (const SpanRecord& span : report.trace.spans)
+      run_s = std::max(run_s, span.end_s);
+    const std::vector<LinkUsage> links = star_link_usage(report.trace, ranks, c.network.bandwidth_Bps, run_s);
+    write_trace_file(flags.get("trace"), report.trace, ranks, links, scenario.name);
   }
   if (flags.has("json")) {
     out << train_json(scenario, report).dump() << '\n';

@@ -265,11 +265,13 @@ void transformer_blocks(Model& m, const std::string& prefix, int blocks, int seq
     // projections 2 x 4 h^2 per token, scores Q K^T and their use on V: 2 x 2 s h per token
     attention.forward_flops = s * (8 * h * h + 4 * s * h);
     attention.activation_bytes = activations * 0.6;
+    attention.tensor_parallel_values = s * h;  // Megatron allreduces the attention output
     Layer mlp;
     mlp.name = n + ".mlp";
     mlp.params = h * ffn + ffn + ffn * h + h + 2 * h;  // two projections and a layer norm
     mlp.forward_flops = s * 4 * h * ffn;
     mlp.activation_bytes = activations * 0.4;
+    mlp.tensor_parallel_values = s * h;
     m.layers.push_back(attention);
     m.layers.push_back(mlp);
   }

@@ -17,6 +17,9 @@ struct Layer {
   double forward_flops = 0;         // per sample (a multiply-add counts 2)
   double activation_bytes = 0;      // per sample, kept for backward (fp32)
   double backward_flop_factor = 2;  // backward FLOPs = this x forward (input and weight gradients)
+  // Transformer layers (attention, MLP): the values per sample of the output that Megatron-style tensor parallelism
+  // allreduces (sequence x hidden); 0 for layers tensor parallelism does not split.
+  double tensor_parallel_values = 0;
 };
 
 struct Model {

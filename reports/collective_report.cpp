@@ -45,12 +45,40 @@ std::string collective_text(const CollectiveRun& run) {
   out << "  sim cost   " << format_seconds(run.result.wall_s) << " wall";
   if (run.result.setup_wall_s > 0) out << " (" << format_seconds(run.result.setup_wall_s) << " building the platform)";
   out << ", peak memory " << format_bytes(run.result.peak_rss_bytes) << '\n';
+  if (run.links_recorded) out << links_text(run.links, 5, run.result.time_s);
   if (run.verified) out << "  verified   every send meets its receive, no deadlock, each contribution reduced once\n";
   if (run.result.payload_checked) {
     out << "  payload    " << (run.result.payload_ok ? "exact result on every rank" : "WRONG RESULT")
         << " (max abs error " << run.result.payload_max_abs_error << ")\n";
   }
   return out.str();
+}
+
+std::string links_text(const std::vector<LinkUsage>& links, std::size_t most, double run_s) {
+  std::ostringstream out;
+  out << "  busiest links (of " << links.size()
+      << " loaded; busy = some message crossing it, util = bytes / (capacity x " << format_seconds(run_s) << "))\n";
+  for (std::size_t i = 0; i < links.size() && i < most; ++i) {
+    const LinkUsage& l = links[i];
+    char line[96];
+    std::snprintf(line, sizeof line, "busy %5.1f%%  util %5.1f%%  ", 100 * l.busy_fraction, 100 * l.utilisation);
+    out << "    " << line << format_bytes(l.bytes) << "  " << l.name << '\n';
+  }
+  return out.str();
+}
+
+nlohmann::json links_json(const std::vector<LinkUsage>& links, std::size_t most) {
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 0; i < links.size() && i < most; ++i) {
+    const LinkUsage& l = links[i];
+    list.push_back({{"name", l.name},
+                    {"capacity_Bps", l.capacity_Bps},
+                    {"bytes", l.bytes},
+                    {"busy_s", l.busy_s},
+                    {"busy_fraction", l.busy_fraction},
+                    {"utilisation", l.utilisation}});
+  }
+  return list;
 }
 
 nlohmann::json collective_json(const CollectiveRun& run) {
@@ -77,6 +105,7 @@ nlohmann::json collective_json(const CollectiveRun& run) {
     j["cluster"] = run.cluster;
   }
   if (!run.network_model.empty()) j["network_model"] = run.network_model;
+  if (run.links_recorded) j["links"] = links_json(run.links, 20);
   if (run.closed_form_s >= 0) j["closed_form_s"] = run.closed_form_s;
   if (run.result.payload_checked) {
     j["payload_ok"] = run.result.payload_ok;

@@ -103,4 +103,74 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"results", list}};
 }
 
+std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results) {
+  std::ostringstream out;
+  out << "predict " << scenario.name << ": " << setup_line(scenario) << "\n\n";
+  out << std::left << std::setw(7) << "accel" << std::setw(48) << "layout" << std::setw(11) << "step" << std::setw(11)
+      << "samples/s" << std::setw(10) << "memory" << std::setw(11) << "compute" << std::setw(11) << "tensor"
+      << std::setw(11) << "bubble" << std::setw(11) << "data exp."
+      << "bottleneck\n";
+  for (const ParallelPrediction& p : results) {
+    out << std::setw(7) << p.accelerators << std::setw(48) << p.layout.describe();
+    if (!p.fits) {
+      out << p.bottleneck << '\n';
+      continue;
+    }
+    out << std::setw(11) << format_seconds(p.step_s) << std::setw(11) << fixed(p.samples_per_s, 0) << std::setw(10)
+        << (fixed(p.memory.total_bytes() / 1e9, 1) + " GB") << std::setw(11) << format_seconds(p.compute_s)
+        << std::setw(11) << format_seconds(p.tensor_comm_s) << std::setw(11) << format_seconds(p.bubble_s)
+        << std::setw(11) << format_seconds(p.data_exposed_s) << p.bottleneck << '\n';
+  }
+  out << "\nstep = compute + tensor-parallel allreduces + pipeline bubble (with the activation transfers) + exposed "
+         "data-parallel communication + input stall + optimizer, for the stage that finishes last\n";
+  return out.str();
+}
+
+nlohmann::json parallel_json(const Scenario& scenario, const std::vector<ParallelPrediction>& results) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ParallelPrediction& p : results) {
+    list.push_back({{"accelerators", p.accelerators},
+                    {"nodes", p.nodes},
+                    {"data", p.layout.data},
+                    {"tensor", p.layout.tensor},
+                    {"pipeline", p.layout.pipeline},
+                    {"micro_batches", p.layout.micro_batches},
+                    {"schedule", to_string(p.layout.schedule)},
+                    {"sharding", to_string(p.layout.sharding)},
+                    {"replica_batch", p.replica_batch},
+                    {"global_batch", p.global_batch},
+                    {"fits", p.fits},
+                    {"step_time_s", p.step_s},
+                    {"samples_per_s", p.samples_per_s},
+                    {"breakdown",
+                     {{"compute_s", p.compute_s},
+                      {"tensor_comm_s", p.tensor_comm_s},
+                      {"bubble_s", p.bubble_s},
+                      {"bubble_fraction", p.bubble_fraction},
+                      {"data_exposed_s", p.data_exposed_s},
+                      {"input_stall_s", p.input_stall_s},
+                      {"optimizer_s", p.optimizer_s}}},
+                    {"data_comm_s", p.data_comm_s},
+                    {"memory",
+                     {{"weights_bytes", p.memory.weights_bytes},
+                      {"gradient_bytes", p.memory.gradient_bytes},
+                      {"optimizer_bytes", p.memory.optimizer_bytes},
+                      {"activation_bytes", p.memory.activation_bytes},
+                      {"total_bytes", p.memory.total_bytes()},
+                      {"capacity_bytes", scenario.setup.device.memory_bytes}}},
+                    {"bytes_sent_per_step",
+                     {{"data_parallel", p.volume.data_bytes},
+                      {"tensor_parallel", p.volume.tensor_bytes},
+                      {"pipeline", p.volume.pipeline_bytes}}},
+                    {"bottleneck", p.bottleneck},
+                    {"sim_wall_s", p.wall_s}});
+  }
+  return nlohmann::json{{"scenario", scenario.name},
+                        {"model", scenario.setup.model.name},
+                        {"device", scenario.setup.device.name},
+                        {"cluster", scenario.cluster.name},
+                        {"scaling", to_string(scenario.setup.scaling)},
+                        {"parallel_results", list}};
+}
+
 }  // namespace dtsim

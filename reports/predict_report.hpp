@@ -6,11 +6,17 @@
 #include <vector>
 
 #include "scenarios/scenario_file.hpp"
+#include "sim/parallel.hpp"
 #include "sim/predict.hpp"
 
 namespace dtsim {
 
 std::string predict_text(const Scenario& scenario, const std::vector<Prediction>& results);
 nlohmann::json predict_json(const Scenario& scenario, const std::vector<Prediction>& results);
+
+// Model-parallel predictions (a scenario with "parallel"): per layout the step, its breakdown (compute, tensor
+// allreduces, pipeline bubble, exposed data-parallel communication), memory and bytes sent per accelerator.
+std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results);
+nlohmann::json parallel_json(const Scenario& scenario, const std::vector<ParallelPrediction>& results);
 
 }  // namespace dtsim

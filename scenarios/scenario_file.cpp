@@ -44,7 +44,31 @@ constexpr std::array<FieldSpec, 5> input_fields{{
     ranged_field("prefetch", FieldType::integer, "2", "batches each accelerator's loader may prepare ahead", 1, 1024),
 }};
 
-constexpr std::array<FieldSpec, 16> scenario_fields{{
+constexpr std::array<FieldSpec, 7> parallel_fields{{
+    ranged_field("tensor", FieldType::integer, "1",
+                 "tensor-parallel ranks (Megatron: transformer layers split, an allreduce after attention and after "
+                 "the MLP in forward and in backward); must divide a node's accelerators",
+                 1, 1024),
+    ranged_field("pipeline", FieldType::integer, "1", "pipeline stages (contiguous layers of about equal FLOPs)", 1,
+                 4096),
+    ranged_field("micro_batches", FieldType::integer, "1",
+                 "micro-batches a replica's batch is cut into per step; must divide it", 1, 1 << 20),
+    choice_field("schedule", "1f1b",
+                 "pipeline schedule: gpipe (all forwards, then all backwards) or 1f1b "
+                 "(PipeDream-Flush: fewer activations in flight, the same bubble)",
+                 "gpipe|1f1b"),
+    choice_field("sharding", "none",
+                 "ZeRO stage over the data-parallel ranks: zero1 shards optimizer states, zero2 also gradients, zero3 "
+                 "(= fsdp) also parameters (allgathered before use)",
+                 "none|zero1|zero2|zero3|fsdp"),
+    choice_field("prefetch", "true", "zero3: gather the next layer's parameters while this one computes", "true|false"),
+    choice_field("search", "false",
+                 "true: ignore tensor, pipeline and micro_batches and try every layout that fits in memory at each "
+                 "accelerator count, the most samples per second first",
+                 "true|false"),
+}};
+
+constexpr std::array<FieldSpec, 17> scenario_fields{{
     value_field("name", FieldType::text, "scenario", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the scenario shows"),
     value_field("cluster", FieldType::text, "",
@@ -71,6 +95,10 @@ constexpr std::array<FieldSpec, 16> scenario_fields{{
     value_field("calibration", FieldType::text, "(none)",
                 "a calibration file (dtsim calibrate), relative to the scenario: its network factors apply to the "
                 "cluster, and device \"calibrated\" becomes the measured machine"),
+    object_field("parallel", false,
+                 "model parallelism: data x tensor x pipeline with optional ZeRO sharding (absent: plain data "
+                 "parallelism); the data-parallel degree is accelerators / (tensor x pipeline)",
+                 parallel_fields),
 }};
 
 constexpr std::array<FieldSpec, 1> document_fields{{
@@ -214,6 +242,40 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
       }
       sc.algorithms.push_back(name);
     }
+  }
+  if (o.has("parallel")) {
+    const JsonObject par = o.object("parallel");
+    ParallelSpec spec;
+    spec.tensor = static_cast<int>(par.integer("tensor"));
+    spec.pipeline = static_cast<int>(par.integer("pipeline"));
+    spec.micro_batches = static_cast<int>(par.integer("micro_batches"));
+    spec.schedule = par.choice("schedule") == "gpipe" ? PipelineSchedule::gpipe : PipelineSchedule::one_f_one_b;
+    const std::string sharding = par.choice("sharding");
+    spec.sharding = sharding == "none"    ? Sharding::none
+                    : sharding == "zero1" ? Sharding::zero1
+                    : sharding == "zero2" ? Sharding::zero2
+                                          : Sharding::zero3;
+    spec.prefetch = par.choice("prefetch") == "true";
+    spec.search = par.choice("search") == "true";
+    if (!spec.search) {
+      if (sc.cluster.node.accelerators % spec.tensor != 0) {
+        throw ScenarioError(par.path_of("tensor") + ": " + std::to_string(spec.tensor) + " does not divide a node's " +
+                            std::to_string(sc.cluster.node.accelerators) +
+                            " accelerators (tensor parallelism stays inside a node)");
+      }
+      if (static_cast<std::size_t>(spec.pipeline) > setup.model.layers.size()) {
+        throw ScenarioError(par.path_of("pipeline") + ": " + std::to_string(spec.pipeline) + " stages for " +
+                            std::to_string(setup.model.layers.size()) + " layers");
+      }
+      for (int a : sc.accelerators) {
+        if (a % (spec.tensor * spec.pipeline) != 0) {
+          throw ScenarioError(o.path_of("accelerators") + ": " + std::to_string(a) + " is not a multiple of tensor x " +
+                              "pipeline = " + std::to_string(spec.tensor * spec.pipeline));
+        }
+      }
+    }
+    sc.parallel = spec;
+    return sc;  // batches split per replica, checked when each layout is predicted
   }
   check_batch_splits(sc, sc.accelerators, batch.path_of("size"));
   return sc;

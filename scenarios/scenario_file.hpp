@@ -3,13 +3,38 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/cluster.hpp"
+#include "models/parallel.hpp"
 #include "models/training.hpp"
 
 namespace dtsim {
+
+// The scenario's "parallel" object: the layout at every accelerator count (data = accelerators / (tensor x
+// pipeline)), or a search over layouts.
+struct ParallelSpec {
+  int tensor = 1;
+  int pipeline = 1;
+  int micro_batches = 1;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  Sharding sharding = Sharding::none;
+  bool prefetch = true;
+  bool search = false;
+  ParallelLayout layout(int accelerators) const {
+    ParallelLayout l;
+    l.tensor = tensor;
+    l.pipeline = pipeline;
+    l.data = accelerators / (tensor * pipeline);
+    l.micro_batches = micro_batches;
+    l.schedule = schedule;
+    l.sharding = sharding;
+    l.prefetch = prefetch;
+    return l;
+  }
+};
 
 struct Scenario {
   std::string name;
@@ -19,6 +44,7 @@ struct Scenario {
   TrainingSetup setup;
   std::vector<int> accelerators;
   std::vector<std::string> algorithms;
+  std::optional<ParallelSpec> parallel;  // absent: plain data parallelism
 };
 
 // Reads {"scenario": {...}}. `base_dir` resolves relative cluster paths; `data_dir` holds the built-in clusters

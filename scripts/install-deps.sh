@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what dtsim needs from Debian 12 packages, and only what is missing (idempotent).
+# --test: also what only the tests need (Chromium, to render the HTML report headless).
 set -euo pipefail
 
 packages=(
@@ -15,6 +16,12 @@ packages=(
   iproute2                # ip and tc: the emulated cluster of dtsim validate (network namespaces, tbf shaping)
   clang-format            # the style check among the tests
 )
+if [[ ${1:-} == --test ]]; then
+  packages+=(chromium fonts-dejavu-core)  # the report rendering test (headless Chromium, with a font for its text)
+elif [[ -n ${1:-} ]]; then
+  echo "install-deps: unknown option $1 (accepted: --test)" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -7,6 +7,38 @@
 
 namespace dtsim {
 
+// What a run did and when, for traces and link utilisation; recorded only when asked for.
+struct TransferRecord {  // one message on the network (ranks are schedule positions)
+  std::int32_t src = 0;
+  std::int32_t dst = 0;
+  std::uint64_t bytes = 0;
+  double start_s = 0.0;
+  double end_s = 0.0;
+};
+enum class SpanKind : std::uint32_t {
+  step,
+  reduce,
+  forward,
+  backward,
+  optimizer,
+  allreduce,
+  input_stall,
+  gradient,  // forward and backward of one batch (dtsim train)
+  exchange,  // push a gradient to the parameter server and pull the weights (dtsim train)
+};
+const char* to_string(SpanKind kind);
+struct SpanRecord {  // one interval of a rank's timeline
+  std::int32_t rank = 0;
+  SpanKind kind = SpanKind::step;
+  std::uint64_t bytes = 0;  // step: bytes the rank received in it; allreduce: the bucket's bytes
+  double start_s = 0.0;
+  double end_s = 0.0;
+};
+struct RunTrace {
+  std::vector<TransferRecord> transfers;
+  std::vector<SpanRecord> spans;
+};
+
 struct ExecutionResult {
   double time_s = 0.0;                // simulated completion time of the last rank
   std::vector<double> rank_finish_s;  // per rank
@@ -21,6 +53,7 @@ struct ExecutionResult {
   double wall_s = 0.0;
   double setup_wall_s = 0.0;  // of wall_s, building the platform, routes and mailboxes (SimGrid)
   std::uint64_t peak_rss_bytes = 0;
+  RunTrace trace;  // filled when the executor was asked to record
 };
 
 // Peak resident set size of the calling process so far.

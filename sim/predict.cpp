@@ -85,7 +85,7 @@ std::string name_bottleneck(const Prediction& p) {
 }  // namespace
 
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
-                        const std::string& algorithm) {
+                        const std::string& algorithm, StepTrace* trace) {
   if (accelerators < 1) throw std::invalid_argument("accelerators must be >= 1");
   Prediction p;
   p.accelerators = accelerators;
@@ -125,7 +125,13 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   options.colocated_servers = true;
   options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
   const TrainingProgram program = make_program(setup, accelerators, p.local_batch, algorithm, options, per_node);
-  p.step = run_simgrid_training(program, accelerators, sg);
+  p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
+  if (trace != nullptr) {
+    double run_s = 0;
+    for (const SpanRecord& span : trace->run.spans)
+      run_s = std::max(run_s, span.end_s);
+    trace->links = cluster_link_usage(trace->run, topology, sg.accelerator_of, run_s);
+  }
   p.samples_per_s = p.global_batch / p.step.step_s;
   p.bottleneck = name_bottleneck(p);
   return p;

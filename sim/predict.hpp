@@ -9,6 +9,7 @@
 #include "algorithms/options.hpp"
 #include "models/cluster.hpp"
 #include "models/training.hpp"
+#include "sim/link_usage.hpp"
 #include "sim/simgrid_executor.hpp"
 
 namespace dtsim {
@@ -33,10 +34,16 @@ struct Prediction {
   std::string bottleneck;
 };
 
+// What a recorded step did: every rank's timeline over the simulated steps, and the links it loaded, busiest first.
+struct StepTrace {
+  RunTrace run;
+  std::vector<LinkUsage> links;
+};
+
 // One configuration on `accelerators` accelerators of `cluster` (nodes filled one by one). Throws
-// std::invalid_argument when a strong-scaling batch does not split evenly.
+// std::invalid_argument when a strong-scaling batch does not split evenly. `trace`: record the simulated steps.
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
-                        const std::string& algorithm);
+                        const std::string& algorithm, StepTrace* trace = nullptr);
 // Fills speedup and efficiency from a one-accelerator baseline and names the bottleneck.
 void compare_to_baseline(Prediction& p, const Prediction& baseline);
 

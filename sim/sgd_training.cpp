@@ -30,7 +30,15 @@ struct Run {
   double next_eval_epoch = 0;
   Mlp::Workspace eval_workspace;
 
+  RunTrace* trace = nullptr;  // recording: every rank's gradient and communication intervals, every message
   Run(const TrainConfig& c, const Dataset& tr, const Dataset& te) : config(c), train(tr), test(te) {}
+  void span(int rank, SpanKind kind, std::uint64_t bytes, double start_s) {
+    if (trace != nullptr) trace->spans.push_back({rank, kind, bytes, start_s, sg4::Engine::get_clock()});
+  }
+  void transfer(int src, int dst, std::uint64_t bytes, const sg4::CommPtr& comm) {
+    if (trace != nullptr)
+      trace->transfers.push_back({src, dst, bytes, comm->get_start_time(), comm->get_finish_time()});
+  }
 
   int sample(std::uint64_t stream_index) const {
     const auto n = static_cast<std::uint64_t>(train.count);
@@ -103,7 +111,9 @@ struct Worker {
     const TrainConfig& c = run.config;
     double seconds = c.seconds_per_sample < 0 ? measured : c.seconds_per_sample * batch + c.step_overhead_s;
     if (static_cast<std::size_t>(rank) < c.slowdown.size()) seconds *= c.slowdown[static_cast<std::size_t>(rank)];
+    const double start_s = sg4::Engine::get_clock();
     sg4::this_actor::sleep_for(seconds);
+    run.span(rank, SpanKind::gradient, 0, start_s);
   }
 };
 
@@ -139,7 +149,10 @@ void run_allreduce(Run& run, int ranks, const std::vector<sg4::Host*>& hosts, co
             } else {
               helper_buffer.assign(schedule.bytes / 4, 0.0F);
             }
-            execute_steps(schedule, schedule.rank_ops(r), mailboxes[static_cast<std::size_t>(r)], buffer, 1.0);
+            const double allreduce_start = sg4::Engine::get_clock();
+            execute_steps(schedule, schedule.rank_ops(r), mailboxes[static_cast<std::size_t>(r)], buffer, 1.0, false,
+                          run.trace);
+            run.span(r, SpanKind::allreduce, schedule.bytes, allreduce_start);
             if (w == nullptr) continue;
             const double epoch =
                 static_cast<double>((step + 1) * static_cast<std::uint64_t>(cfg.batch)) / run.train.count;
@@ -190,8 +203,12 @@ void run_parameter_server(Run& run, const std::vector<sg4::Host*>& hosts,
                            push->worker = r;
                            push->version = version;
                            push->values = w.gradient;
-                           inbox->put(push.release(), message_bytes);
+                           const double exchange_start = sg4::Engine::get_clock();
+                           const sg4::CommPtr pushed = inbox->put_async(push.release(), message_bytes);
+                           pushed->wait();
+                           run.transfer(r, run.config.workers, static_cast<std::uint64_t>(message_bytes), pushed);
                            const std::unique_ptr<Message> pulled(reply[static_cast<std::size_t>(r)]->get<Message>());
+                           run.span(r, SpanKind::exchange, static_cast<std::uint64_t>(message_bytes), exchange_start);
                            if (pulled->stop) return;
                            version = pulled->version;
                            std::copy(pulled->values.begin(), pulled->values.end(), w.model.parameters().begin());
@@ -208,6 +225,7 @@ void run_parameter_server(Run& run, const std::vector<sg4::Host*>& hosts,
         std::vector<std::uint64_t> clock(static_cast<std::size_t>(w_count), 0);
         std::deque<std::unique_ptr<Message>> held;  // ssp: replies waiting for slow workers
         std::vector<sg4::CommPtr> sends;
+        std::vector<std::pair<int, std::uint64_t>> sent_to;  // the worker and bytes of each of `sends`
         auto send = [&](int worker, bool stop) {
           auto m = std::make_unique<Message>();
           m->worker = worker;
@@ -215,6 +233,7 @@ void run_parameter_server(Run& run, const std::vector<sg4::Host*>& hosts,
           m->stop = stop;
           if (!stop) m->values.assign(model.parameters().begin(), model.parameters().end());
           sends.push_back(reply[static_cast<std::size_t>(worker)]->put_async(m.release(), stop ? 8.0 : message_bytes));
+          sent_to.emplace_back(worker, static_cast<std::uint64_t>(stop ? 8.0 : message_bytes));
         };
         auto epoch_now = [&] { return static_cast<double>(run.report.updates) * run.worker_batch / run.train.count; };
         Payload sum(model.parameter_count(), 0.0F);
@@ -275,15 +294,17 @@ void run_parameter_server(Run& run, const std::vector<sg4::Host*>& hosts,
             held.clear();
           }
         }
-        for (const sg4::CommPtr& comm : sends)
-          comm->wait();
+        for (std::size_t i = 0; i < sends.size(); ++i) {
+          sends[i]->wait();
+          run.transfer(w_count, sent_to[i].first, sent_to[i].second, sends[i]);
+        }
         run.maybe_evaluate(model, epoch_now(), true);
         const auto p = model.parameters();
         run.report.final_parameters.assign(p.begin(), p.end());
       });
 }
 
-TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& test, int result_fd) {
+TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& test, int result_fd, bool record) {
   xbt_log_control_set("xbt_cfg.thresh:warning");
   int argc = 1;
   char name[] = "dtsim";
@@ -294,6 +315,7 @@ TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& 
   o.factors = c.network_factors;
   configure_engine(o);
   Run run(c, train, test);
+  if (record) run.trace = &run.report.trace;
   run.worker_batch = c.batch / c.workers;
   const int epochs = static_cast<int>(std::ceil(c.epochs)) + 1;
   std::uint64_t state = c.seed * 0x9E3779B97F4A7C15ULL + 12345;
@@ -337,7 +359,8 @@ TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& 
 void write_report(int fd, const TrainReport& r) {
   const std::int32_t ok = 0;
   write_all(fd, &ok, sizeof ok);
-  const std::uint64_t sizes[3] = {r.points.size(), r.staleness_histogram.size(), r.final_parameters.size()};
+  const std::uint64_t sizes[5] = {r.points.size(), r.staleness_histogram.size(), r.final_parameters.size(),
+                                  r.trace.transfers.size(), r.trace.spans.size()};
   write_all(fd, sizes, sizeof sizes);
   const double scalars[2] = {r.time_to_target_s, r.epochs_to_target};
   write_all(fd, scalars, sizeof scalars);
@@ -345,10 +368,12 @@ void write_report(int fd, const TrainReport& r) {
   write_all(fd, r.points.data(), r.points.size() * sizeof(EvalPoint));
   write_all(fd, r.staleness_histogram.data(), r.staleness_histogram.size() * sizeof(std::uint64_t));
   write_all(fd, r.final_parameters.data(), r.final_parameters.size() * sizeof(float));
+  write_all(fd, r.trace.transfers.data(), r.trace.transfers.size() * sizeof(TransferRecord));
+  write_all(fd, r.trace.spans.data(), r.trace.spans.size() * sizeof(SpanRecord));
 }
 
 TrainReport read_report(const std::string& bytes, int status) {
-  std::uint64_t sizes[3];
+  std::uint64_t sizes[5];
   read_child_result(bytes, status, sizes, sizeof sizes);
   TrainReport r;
   std::size_t at = sizeof(std::int32_t) + sizeof sizes;
@@ -368,12 +393,17 @@ TrainReport read_report(const std::string& bytes, int status) {
   take(r.staleness_histogram.data(), sizes[1] * sizeof(std::uint64_t));
   r.final_parameters.resize(sizes[2]);
   take(r.final_parameters.data(), sizes[2] * sizeof(float));
+  r.trace.transfers.resize(sizes[3]);
+  take(r.trace.transfers.data(), sizes[3] * sizeof(TransferRecord));
+  r.trace.spans.resize(sizes[4]);
+  take(r.trace.spans.data(), sizes[4] * sizeof(SpanRecord));
+  if (at != bytes.size()) throw std::runtime_error("sgd training: trailing bytes in the result from the simulation");
   return r;
 }
 
 }  // namespace
 
-TrainReport run_sgd_training(const TrainConfig& c, const Dataset& train, const Dataset& test) {
+TrainReport run_sgd_training(const TrainConfig& c, const Dataset& train, const Dataset& test, bool record) {
   if (c.workers < 1) throw std::invalid_argument("workers must be >= 1");
   if (c.batch < c.workers || c.batch % c.workers != 0) {
     throw std::invalid_argument("a batch of " + std::to_string(c.batch) + " does not split evenly over " +
@@ -388,7 +418,8 @@ TrainReport run_sgd_training(const TrainConfig& c, const Dataset& train, const D
   if (c.mode == TrainMode::ssp && c.staleness_bound < 0) throw std::invalid_argument("staleness bound must be >= 0");
   int status = 0;
   const auto started = std::chrono::steady_clock::now();
-  const std::string bytes = run_in_child([&](int fd) { write_report(fd, simulate(c, train, test, fd)); }, status);
+  const std::string bytes =
+      run_in_child([&](int fd) { write_report(fd, simulate(c, train, test, fd, record)); }, status);
   TrainReport report = read_report(bytes, status);
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return report;

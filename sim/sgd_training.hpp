@@ -12,6 +12,7 @@
 #include "models/dataset.hpp"
 #include "models/mlp.hpp"
 #include "models/train_config.hpp"
+#include "sim/executor.hpp"
 
 namespace dtsim {
 
@@ -30,9 +31,11 @@ struct TrainReport {
   std::uint64_t updates = 0;
   std::vector<float> final_parameters;  // worker 0's (allreduce) or the server's
   double wall_s = 0;
+  RunTrace trace;  // recorded runs: every rank's gradient, allreduce or push/pull intervals and every message
 };
 
 // Throws std::invalid_argument for an inconsistent configuration (e.g. a batch the workers cannot split).
-TrainReport run_sgd_training(const TrainConfig& config, const Dataset& train, const Dataset& test);
+// `record`: fill TrainReport::trace (the parameter server is rank `workers`).
+TrainReport run_sgd_training(const TrainConfig& config, const Dataset& train, const Dataset& test, bool record = false);
 
 }  // namespace dtsim

@@ -17,6 +17,7 @@
 #include <simgrid/s4u.hpp>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -50,18 +51,26 @@ struct Simulation {
   std::vector<Payload> buffers;          // real-payload mode: one per rank
   std::vector<double> finish_s;
   int finished = 0;
+  RunTrace trace;  // options.record_trace only
 };
 
-// One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
-// then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode).
 // Waits for the "ready" message of `receiver` to `sender`.
 void ready_mailbox_get(int sender, int receiver) {
   sg4::Mailbox::by_name("ready" + std::to_string(receiver) + ">" + std::to_string(sender))->get<int>();
 }
 
+// One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
+// then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode).
+
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
-                   double host_flops_per_compute_flop, bool ready_handshake) {
+                   double host_flops_per_compute_flop, bool ready_handshake, RunTrace* trace) {
   static int dummy_payload = 0;  // SimGrid refuses null payloads; simulated-size mode sends this
+  struct SentMessage {
+    std::size_t comm;
+    int peer;
+    std::uint64_t bytes;
+  };
+  std::vector<SentMessage> sent;  // recording only
   std::vector<sg4::CommPtr> comms;
   std::vector<Payload*> landed;  // real mode: one slot per receive of the step
   std::vector<const Op*> recv_ops;
@@ -70,6 +79,9 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     comms.clear();
     recv_ops.clear();
     landed.clear();
+    sent.clear();
+    const double step_start_s = trace != nullptr ? sg4::Engine::get_clock() : 0.0;
+    std::uint64_t received_bytes = 0;
     std::uint64_t reduce_bytes = 0;
     double compute_flops = 0.0;
     std::size_t end = i;
@@ -77,6 +89,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
       const Op& op = ops[end];
       if (op.is_recv()) {
         recv_ops.push_back(&op);
+        received_bytes += s.span_bytes(op.span());
         if (op.kind() == OpKind::recv_reduce) reduce_bytes += s.span_bytes(op.span());
       } else if (op.kind() == OpKind::compute) {
         compute_flops += s.compute_flops[op.compute_index()];
@@ -106,6 +119,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
           const float* from = buffer->data() + c.offset_bytes / 4;
           payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
         }
+        if (trace != nullptr) sent.push_back({comms.size(), op.peer(), s.span_bytes(op.span())});
         comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, s.span_bytes(op.span())));
       } else if (op.is_recv() && !ready_handshake) {
         comms.push_back(RankMailboxes::find(mailboxes.in, op.peer())->get_async<Payload>(&landed[recv_slot++]));
@@ -116,7 +130,18 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     for (const sg4::CommPtr& comm : comms)
       comm->wait();  // Comm::wait_all costs a dynamic_cast per comm in 3.32
     if (compute) compute->wait();
+    const double reduce_start_s = trace != nullptr ? sg4::Engine::get_clock() : 0.0;
     if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));  // host speed = reduce rate
+    if (trace != nullptr) {
+      for (const SentMessage& m : sent) {
+        const sg4::CommPtr& comm = comms[m.comm];
+        trace->transfers.push_back({mailboxes.rank, m.peer, m.bytes, comm->get_start_time(), comm->get_finish_time()});
+      }
+      const double now = sg4::Engine::get_clock();
+      if (reduce_bytes > 0)
+        trace->spans.push_back({mailboxes.rank, SpanKind::reduce, reduce_bytes, reduce_start_s, now});
+      trace->spans.push_back({mailboxes.rank, SpanKind::step, received_bytes, step_start_s, now});
+    }
 
     for (std::size_t k = 0; k < recv_ops.size(); ++k) {
       const std::unique_ptr<Payload> incoming(buffer != nullptr ? landed[k] : nullptr);
@@ -138,7 +163,8 @@ void run_rank(Simulation& sim, int rank) {
   const double host_flops_per_compute_flop = sim.options.cost.reduce_Bps / sim.options.compute_flops_per_s;
   Payload* buffer = sim.options.real_payload ? &sim.buffers[static_cast<std::size_t>(rank)] : nullptr;
   execute_steps(sim.schedule, sim.schedule.rank_ops(rank), sim.mailboxes[static_cast<std::size_t>(rank)], buffer,
-                host_flops_per_compute_flop, sim.options.ready_handshake);
+                host_flops_per_compute_flop, sim.options.ready_handshake,
+                sim.options.record_trace ? &sim.trace : nullptr);
   sim.finish_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
   ++sim.finished;
 }
@@ -246,6 +272,9 @@ void build_cluster(std::span<const Schedule* const> schedules, int ranks, const 
 }
 
 // What the child sends after its int32 status 0.
+static_assert(std::is_trivially_copyable_v<TransferRecord> && std::is_trivially_copyable_v<SpanRecord>,
+              "trace records cross the pipe from the child as bytes");
+
 struct ChildHeader {
   std::uint32_t ranks;
   double time_s;
@@ -257,6 +286,8 @@ struct ChildHeader {
   double wall_s;
   double setup_wall_s;
   std::uint64_t peak_rss_bytes;
+  std::uint64_t transfers;  // trace records that follow the finish times
+  std::uint64_t spans;
 };
 
 void write_all(int fd, const void* data, std::size_t size) {
@@ -341,7 +372,7 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
   const std::vector<sg4::Host*> hosts = build_platform(only, s.ranks, o);
 
   Simulation sim{s, o, make_mailboxes(only, s.ranks), {}, std::vector<double>(static_cast<std::size_t>(s.ranks), 0.0),
-                 0};
+                 0, {}};
   const auto p = static_cast<std::uint64_t>(s.ranks);
   ExecutionResult result;
   for (const Op& op : s.ops) {
@@ -388,6 +419,7 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
   }
   result.time_s = sg4::Engine::get_clock();
   result.rank_finish_s = sim.finish_s;
+  result.trace = std::move(sim.trace);
   if (o.real_payload) {
     result.payload_checked = true;
     double worst = 0.0;
@@ -511,11 +543,15 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
                                  r.payload_max_abs_error,
                                  wall.count(),
                                  r.setup_wall_s,
-                                 peak_rss_bytes()};
+                                 peak_rss_bytes(),
+                                 r.trace.transfers.size(),
+                                 r.trace.spans.size()};
         const std::int32_t ok = 0;
         write_all(fd, &ok, sizeof ok);
         write_all(fd, &header, sizeof header);
         write_all(fd, r.rank_finish_s.data(), r.rank_finish_s.size() * sizeof(double));
+        write_all(fd, r.trace.transfers.data(), r.trace.transfers.size() * sizeof(TransferRecord));
+        write_all(fd, r.trace.spans.data(), r.trace.spans.size() * sizeof(SpanRecord));
       },
       status);
   ChildHeader header;
@@ -531,11 +567,18 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
   result.setup_wall_s = header.setup_wall_s;
   result.peak_rss_bytes = header.peak_rss_bytes;
   result.rank_finish_s.resize(header.ranks);
-  const std::size_t at = sizeof(std::int32_t) + sizeof header;
-  if (bytes.size() != at + header.ranks * sizeof(double)) {
+  std::size_t at = sizeof(std::int32_t) + sizeof header;
+  if (bytes.size() != at + header.ranks * sizeof(double) + header.transfers * sizeof(TransferRecord) +
+                          header.spans * sizeof(SpanRecord)) {
     throw std::runtime_error("simgrid executor: truncated result from the simulation");
   }
   std::memcpy(result.rank_finish_s.data(), bytes.data() + at, header.ranks * sizeof(double));
+  at += header.ranks * sizeof(double);
+  result.trace.transfers.resize(header.transfers);
+  std::memcpy(result.trace.transfers.data(), bytes.data() + at, header.transfers * sizeof(TransferRecord));
+  at += header.transfers * sizeof(TransferRecord);
+  result.trace.spans.resize(header.spans);
+  std::memcpy(result.trace.spans.data(), bytes.data() + at, header.spans * sizeof(SpanRecord));
   return result;
 }
 
@@ -550,7 +593,8 @@ struct StepRecord {
   double end = 0;
 };
 
-TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimGridOptions& o, int result_fd) {
+TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimGridOptions& o, int result_fd,
+                                 RunTrace* trace) {
   xbt_log_control_set("xbt_cfg.thresh:warning");
   int argc = 1;
   char name[] = "dtsim";
@@ -585,7 +629,10 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
       });
     }
     sg4::Actor::create(
-        "compute" + std::to_string(r), host, [&t, &last, &finished, r, ready, done, filled, free, comm_time] {
+        "compute" + std::to_string(r), host, [&t, &last, &finished, r, ready, done, filled, free, comm_time, trace] {
+          auto span = [trace, r](SpanKind kind, double start_s) {
+            if (trace != nullptr) trace->spans.push_back({r, kind, 0, start_s, sg4::Engine::get_clock()});
+          };
           StepRecord record;
           for (int step = 0; step < t.steps; ++step) {
             record.start = sg4::Engine::get_clock();
@@ -595,8 +642,12 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
               free->release();
             }
             record.input_stall = sg4::Engine::get_clock() - record.start;
+            if (record.input_stall > 0) span(SpanKind::input_stall, record.start);
+            const double forward_start = sg4::Engine::get_clock();
             for (double f : t.forward_s)
               sg4::this_actor::sleep_for(f);
+            span(SpanKind::forward, forward_start);
+            const double backward_start = sg4::Engine::get_clock();
             std::size_t next = 0;  // the next bucket to hand to the communication actor
             for (std::size_t l = t.backward_s.size(); l-- > 0;) {
               sg4::this_actor::sleep_for(t.backward_s[l]);
@@ -608,33 +659,40 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
             for (; next < t.bucket_ready_after.size(); ++next)
               ready->release();
             const double backward_end = sg4::Engine::get_clock();
+            span(SpanKind::backward, backward_start);
             if (!t.buckets.empty()) done->acquire();
             record.exposed_comm = sg4::Engine::get_clock() - backward_end;
             record.comm = *comm_time;
+            const double optimizer_start = sg4::Engine::get_clock();
             sg4::this_actor::sleep_for(t.optimizer_s);
+            span(SpanKind::optimizer, optimizer_start);
             record.end = sg4::Engine::get_clock();
           }
           last[static_cast<std::size_t>(r)] = record;
           ++finished;
         });
     if (!t.buckets.empty()) {
-      sg4::Actor::create("comm" + std::to_string(r), host,
-                         [&t, &mailboxes, r, ready, done, comm_time, host_flops_per_compute_flop] {
-                           for (int step = 0; step < t.steps; ++step) {
-                             for (const Schedule& bucket : t.buckets) {
-                               ready->acquire();
-                               if (t.fusion_cycle_s > 0) {
-                                 const double now = sg4::Engine::get_clock();
-                                 sg4::this_actor::sleep_until(std::ceil(now / t.fusion_cycle_s) * t.fusion_cycle_s);
-                               }
-                               const double started = sg4::Engine::get_clock();
-                               execute_steps(bucket, bucket.rank_ops(r), mailboxes[static_cast<std::size_t>(r)],
-                                             nullptr, host_flops_per_compute_flop);
-                               *comm_time += sg4::Engine::get_clock() - started;
-                             }
-                             done->release();
-                           }
-                         });
+      sg4::Actor::create(
+          "comm" + std::to_string(r), host,
+          [&t, &mailboxes, r, ready, done, comm_time, host_flops_per_compute_flop, trace] {
+            for (int step = 0; step < t.steps; ++step) {
+              for (const Schedule& bucket : t.buckets) {
+                ready->acquire();
+                if (t.fusion_cycle_s > 0) {
+                  const double now = sg4::Engine::get_clock();
+                  sg4::this_actor::sleep_until(std::ceil(now / t.fusion_cycle_s) * t.fusion_cycle_s);
+                }
+                const double started = sg4::Engine::get_clock();
+                execute_steps(bucket, bucket.rank_ops(r), mailboxes[static_cast<std::size_t>(r)], nullptr,
+                              host_flops_per_compute_flop, false, trace);
+                *comm_time += sg4::Engine::get_clock() - started;
+                if (trace != nullptr) {
+                  trace->spans.push_back({r, SpanKind::allreduce, bucket.bytes, started, sg4::Engine::get_clock()});
+                }
+              }
+              done->release();
+            }
+          });
     }
   }
   sg4::Engine::on_deadlock_cb([&finished, ranks, result_fd] {
@@ -665,7 +723,8 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
 
 }  // namespace
 
-TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options) {
+TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options,
+                                    RunTrace* trace) {
   if (ranks < 1) throw std::invalid_argument("training step: needs at least 1 rank");
   if (program.forward_s.size() != program.backward_s.size()) {
     throw std::invalid_argument("training step: forward and backward times for different layer counts");
@@ -692,14 +751,34 @@ TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, c
   const auto started = std::chrono::steady_clock::now();
   const std::string bytes = run_in_child(
       [&](int fd) {
-        const TrainingResult r = simulate_training(program, ranks, options, fd);
+        RunTrace recorded;
+        const TrainingResult r = simulate_training(program, ranks, options, fd, trace != nullptr ? &recorded : nullptr);
         const std::int32_t ok = 0;
+        const std::uint64_t counts[2] = {recorded.transfers.size(), recorded.spans.size()};
         write_all(fd, &ok, sizeof ok);
         write_all(fd, &r, sizeof r);
+        write_all(fd, counts, sizeof counts);
+        write_all(fd, recorded.transfers.data(), recorded.transfers.size() * sizeof(TransferRecord));
+        write_all(fd, recorded.spans.data(), recorded.spans.size() * sizeof(SpanRecord));
       },
       status);
   TrainingResult result;
   read_child_result(bytes, status, &result, sizeof result);
+  std::uint64_t counts[2] = {0, 0};
+  std::size_t at = sizeof(std::int32_t) + sizeof result;
+  if (bytes.size() < at + sizeof counts) throw std::runtime_error("simgrid executor: truncated training result");
+  std::memcpy(counts, bytes.data() + at, sizeof counts);
+  at += sizeof counts;
+  if (bytes.size() != at + counts[0] * sizeof(TransferRecord) + counts[1] * sizeof(SpanRecord)) {
+    throw std::runtime_error("simgrid executor: truncated training result");
+  }
+  if (trace != nullptr) {
+    trace->transfers.resize(counts[0]);
+    std::memcpy(trace->transfers.data(), bytes.data() + at, counts[0] * sizeof(TransferRecord));
+    at += counts[0] * sizeof(TransferRecord);
+    trace->spans.resize(counts[1]);
+    std::memcpy(trace->spans.data(), bytes.data() + at, counts[1] * sizeof(SpanRecord));
+  }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

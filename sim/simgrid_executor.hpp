@@ -52,6 +52,8 @@ struct SimGridOptions {
   // Receiver-ready protocol (dtsim-mpi-run's): each receive first sends its sender an empty "ready" message and a
   // send starts only when that has arrived, so a rank that runs ahead cannot load a link its receiver still needs.
   bool ready_handshake = false;
+  // Record every step, reduction and message into ExecutionResult::trace (for --trace and link utilisation).
+  bool record_trace = false;
   // Calibrated piecewise corrections by message size (SimGrid's latency and bandwidth factor callbacks).
   std::vector<FactorRange> factors;
 };
@@ -90,8 +92,10 @@ struct TrainingResult {
   double wall_s = 0;  // what the simulation cost
 };
 
-// Throws std::invalid_argument for an inconsistent program, std::runtime_error when the simulation fails.
-TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options);
+// Throws std::invalid_argument for an inconsistent program, std::runtime_error when the simulation fails. `trace`:
+// where to record every rank's input stalls, forward, backward, optimizer and allreduce intervals and messages.
+TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options,
+                                    RunTrace* trace = nullptr);
 
 // The initial value of element i on `rank` in real-payload mode (an integer in [-64, 64]).
 float payload_value(std::uint64_t seed, int rank, std::uint64_t element);

@@ -35,9 +35,9 @@ struct RankMailboxes {
 // One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
 // then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode). `ready_handshake`: the
 // receiver-ready protocol of dtsim-mpi-run (each receive first sends its sender an empty "ready" message; a send
-// starts once its receiver is ready).
+// starts once its receiver is ready). `trace`: where to record the rank's steps, reductions and sent messages.
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
-                   double host_flops_per_compute_flop, bool ready_handshake = false);
+                   double host_flops_per_compute_flop, bool ready_handshake = false, RunTrace* trace = nullptr);
 // One mailbox per (sender, receiver) pair that any of the schedules uses.
 std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks);
 // The network model settings, after the engine exists and before the platform is built.

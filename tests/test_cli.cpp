@@ -266,7 +266,9 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   const Run text = run_dtsim("predict");
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, Catch::Contains("predict resnet50-v100: resnet50 (25.6M parameters) on v100-nvlink-edr"));
-  CHECK(count_lines(text.output) == 4 + 1 + 6 * 4 + 2);  // header, baseline, 6 sizes x 4 algorithms, footer
+  // header, baseline, 6 sizes x 4 algorithms, footer; then the 5 busiest links at 64 GPUs (blank line, title, header)
+  CHECK(count_lines(text.output) == 4 + 1 + 6 * 4 + 2 + 3 + 5);
+  CHECK_THAT(text.output, Catch::Contains("Links at 64 accelerators (ring) over 3 simulated steps"));
 }
 
 TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") {
@@ -490,4 +492,73 @@ TEST_CASE("explain: in words per size, where efficiency falls below 80%, and re-
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, Catch::Contains("At 64 accelerators, re-simulated:"));
   CHECK_THAT(text.output, Catch::Contains("doubling NIC and fabric bandwidth: "));
+}
+
+TEST_CASE("collective lists the busiest links and --trace writes a trace-event file") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-trace-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string trace = (dir / "ring.json").string();
+  const Run run = run_dtsim("collective --ranks 4 --bytes 4MB --trace " + trace);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("busiest links (of 8 loaded") != std::string::npos);
+  CHECK(run.output.find("rank 0 up") != std::string::npos);
+  const nlohmann::json doc = nlohmann::json::parse(read_file(trace));
+  REQUIRE(doc["traceEvents"].is_array());
+  std::size_t steps = 0;
+  for (const auto& e : doc["traceEvents"])
+    steps += e["name"].get<std::string>().rfind("step ", 0) == 0 ? 1 : 0;
+  CHECK(steps == 4 * 6);
+
+  const std::string predict_trace = (dir / "predict.json").string();
+  const Run predict = run_dtsim("predict --accelerators 1,8 --algorithm ring --trace " + predict_trace);
+  REQUIRE(predict.exit_code == 0);
+  CHECK(predict.output.find("Links at 8 accelerators (ring)") != std::string::npos);
+  const std::string step_trace = read_file(predict_trace);
+  for (const char* kind : {"\"forward\"", "\"backward\"", "\"optimizer\"", "\"allreduce\""}) {
+    CAPTURE(kind);
+    CHECK(step_trace.find(kind) != std::string::npos);
+  }
+  check_usage_errors({
+      {"collective --ranks 4 --backend analytical --trace " + trace, "--trace: needs --backend simgrid"},
+      {"collective --ranks 4 --trace /nonexistent-dir/t.json", "--trace: "},
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("report: predict and compare results become one HTML page, bad result files exit 2 naming the path") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-report-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const Run predict = run_dtsim("predict --accelerators 1,4,8 --algorithm ring,tree --json");
+  REQUIRE(predict.exit_code == 0);
+  std::ofstream(dir / "predict.json") << predict.output;
+  const Run compare =
+      run_dtsim("compare --algorithms ring,butterfly --ranks 8,16 --bytes 1KB,1MB,100MB --backend analytical --json");
+  REQUIRE(compare.exit_code == 0);
+  std::ofstream(dir / "compare.json") << compare.output;
+  const std::string html = (dir / "out.html").string();
+  const Run report = run_dtsim("report " + (dir / "predict.json").string() + " " + (dir / "compare.json").string() +
+                               " " + DTSIM_SOURCE_DIR + "/reports/validation.json -o " + html);
+  REQUIRE(report.exit_code == 0);
+  const std::string page = read_file(html);
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(page.find("data-series=\"tree\"") != std::string::npos);
+  CHECK(page.find("data-series=\"ideal (linear)\"") != std::string::npos);
+  CHECK(page.find("Fastest algorithm by ranks and message size") != std::string::npos);
+  CHECK(page.find("Predicted against measured time") != std::string::npos);
+  // without -o: the first result's name with .html
+  REQUIRE(run_dtsim("report " + (dir / "predict.json").string()).exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "predict.html"));
+
+  std::ofstream(dir / "bad.json") << R"({"scenario": "x", "results": 3})";
+  std::ofstream(dir / "broken.json") << "{";
+  check_usage_errors({
+      {"report " + (dir / "bad.json").string(), "bad.json: model: missing"},
+      {"report " + (dir / "broken.json").string(), "broken.json"},
+      {"report " + (dir / "missing.json").string(), "missing.json"},
+      {"report", "expected at least one result file"},
+      {"report " + (dir / "predict.json").string() + " --colour red", "--colour"},
+  });
+  // a failed report leaves the earlier page intact
+  CHECK(read_file(html) == page);
+  std::filesystem::remove_all(dir);
 }

@@ -1,0 +1,139 @@
+#include "models/parallel.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dtsim {
+
+const char* to_string(PipelineSchedule schedule) { return schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b"; }
+
+const char* to_string(Sharding sharding) {
+  switch (sharding) {
+    case Sharding::none: return "none";
+    case Sharding::zero1: return "zero1";
+    case Sharding::zero2: return "zero2";
+    case Sharding::zero3: return "zero3";
+  }
+  return "?";
+}
+
+std::string ParallelLayout::describe() const {
+  std::string s = std::to_string(data) + "d x " + std::to_string(tensor) + "t x " + std::to_string(pipeline) + "p";
+  if (pipeline > 1) s += std::string(", ") + to_string(schedule);
+  s += ", " + std::to_string(micro_batches) + " micro-batch" + (micro_batches == 1 ? "" : "es");
+  if (sharding != Sharding::none) s += std::string(", ") + to_string(sharding);
+  return s;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages) {
+  const std::size_t n = model.layers.size();
+  if (stages < 1 || static_cast<std::size_t>(stages) > n) {
+    throw std::invalid_argument("pipeline: " + std::to_string(stages) + " stages for a model of " + std::to_string(n) +
+                                " layers (needs 1 to " + std::to_string(n) + ")");
+  }
+  const double total = model.forward_flops();
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::size_t first = 0;
+  double done = 0;
+  for (int s = 0; s < stages; ++s) {
+    const std::size_t left_stages = static_cast<std::size_t>(stages - s);
+    std::size_t last = first + 1;  // every stage gets at least one layer
+    double sum = model.layers[first].forward_flops;
+    const double target = (total - done) / static_cast<double>(left_stages);
+    // add layers while the stage stays closer to its share and enough layers remain for the later stages
+    while (last < n - (left_stages - 1) &&
+           std::abs(sum + model.layers[last].forward_flops - target) <= std::abs(sum - target)) {
+      sum += model.layers[last].forward_flops;
+      ++last;
+    }
+    if (s == stages - 1) last = n;
+    out.emplace_back(first, last);
+    for (std::size_t l = first; l < last; ++l)
+      done += model.layers[l].forward_flops;
+    first = last;
+  }
+  return out;
+}
+
+Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor) {
+  Model m;
+  m.name = model.name;
+  m.source = model.source;
+  m.input = model.input;
+  m.input_bytes = layers.first == 0 ? model.input_bytes : 0;
+  for (std::size_t l = layers.first; l < layers.second; ++l) {
+    Layer layer = model.layers[l];
+    if (tensor_split(layer) && tensor > 1) {
+      layer.params /= tensor;
+      layer.forward_flops /= tensor;
+      layer.activation_bytes /= tensor;  // (Megatron without sequence parallelism keeps some replicated: a lower bound)
+    }
+    m.layers.push_back(std::move(layer));
+  }
+  return m;
+}
+
+double boundary_bytes_per_sample(const Layer& last, Precision precision) {
+  const double value = gradient_bytes_per_param(precision);
+  if (last.tensor_parallel_values > 0) return last.tensor_parallel_values * value;
+  return last.activation_bytes * value / 4.0;
+}
+
+double ideal_bubble_fraction(int stages, int micro_batches) {
+  return static_cast<double>(stages - 1) / static_cast<double>(micro_batches + stages - 1);
+}
+
+MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage) {
+  const auto stages = split_stages(setup.model, layout.pipeline);
+  const Model m = stage_model(setup.model, stages.at(static_cast<std::size_t>(stage)), layout.tensor);
+  const double params = m.params();
+  const double value = gradient_bytes_per_param(setup.compute.precision);
+  const double d = layout.data;
+  MemoryUse use;
+  use.weights_bytes = params * value / (layout.sharding == Sharding::zero3 ? d : 1.0);
+  use.gradient_bytes = params * value / (layout.sharding >= Sharding::zero2 ? d : 1.0);
+  use.optimizer_bytes = params * optimizer_state_bytes_per_param(setup.compute.optimizer, setup.compute.precision) /
+                        (layout.sharding >= Sharding::zero1 ? d : 1.0);
+  const double micro_batch = static_cast<double>(replica_batch) / layout.micro_batches;
+  const int in_flight = layout.schedule == PipelineSchedule::gpipe || layout.pipeline == 1
+                            ? layout.micro_batches
+                            : std::min(layout.micro_batches, layout.pipeline - stage);
+  use.activation_bytes = m.activation_bytes() * micro_batch * in_flight * value / 4.0;
+  if (layout.sharding == Sharding::zero3) {  // the largest layer's parameters, gathered whole while it runs
+    double largest = 0;
+    for (const Layer& l : m.layers)
+      largest = std::max(largest, l.params);
+    use.weights_bytes += largest * value * (layout.prefetch ? 2 : 1);
+  }
+  return use;
+}
+
+CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage) {
+  const auto stages = split_stages(setup.model, layout.pipeline);
+  const auto range = stages.at(static_cast<std::size_t>(stage));
+  const Model m = stage_model(setup.model, range, layout.tensor);
+  const double value = gradient_bytes_per_param(setup.compute.precision);
+  const double d = layout.data;
+  const double t = layout.tensor;
+  const double micro_batch = static_cast<double>(replica_batch) / layout.micro_batches;
+  CommVolume v;
+  const double gradient = m.params() * value;
+  v.data_bytes = (layout.sharding == Sharding::zero3 ? 3.0 : 2.0) * (d - 1) / d * gradient;
+  for (const Layer& l : m.layers) {
+    if (tensor_split(l)) {
+      v.tensor_bytes +=
+          layout.micro_batches * 2.0 * (2.0 * (t - 1) / t) * micro_batch * l.tensor_parallel_values * value;
+    }
+  }
+  // the stage sends its output forward (if it has a next stage) and its input's gradient backward (if a previous one)
+  double sent = 0;
+  if (stage < layout.pipeline - 1) {
+    sent += boundary_bytes_per_sample(setup.model.layers[range.second - 1], setup.compute.precision);
+  }
+  if (stage > 0) sent += boundary_bytes_per_sample(setup.model.layers[range.first - 1], setup.compute.precision);
+  // each tensor rank sends its 1/T slice (Megatron's scatter-gather, Narayanan et al. 2021)
+  v.pipeline_bytes = sent * micro_batch * layout.micro_batches / t;
+  return v;
+}
+
+}  // namespace dtsim

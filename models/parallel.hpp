@@ -1,0 +1,76 @@
+// Model parallelism and sharded data parallelism: how a model is split over accelerators (data x tensor x pipeline),
+// what each accelerator holds, and the communication each scheme needs per training step.
+//   Pipeline (GPipe, Huang et al. 2019; 1F1B, Narayanan et al. 2019 PipeDream-Flush): the layers are cut into P
+//   contiguous stages of about equal forward FLOPs; a replica's batch is cut into m micro-batches; the bubble of an
+//   idealised pipeline (equal stages, free transfers) is (P-1)/(m+P-1) of the step.
+//   Tensor (Megatron-LM, Shoeybi et al. 2019): each transformer layer's matrices are split T ways; an allreduce of the
+//   layer's output activations (s h values per sample) follows attention and the MLP in forward, and the same in
+//   backward. Layers that are not transformer layers (embeddings, heads, convolutions) are replicated, not split.
+//   Sharded data parallelism (ZeRO, Rajbhandari et al. 2020; FSDP): stage 1 shards optimizer states, 2 also gradients,
+//   3 also parameters (FSDP's full shard) over the D data-parallel ranks. Stages 1 and 2 move what an allreduce moves
+//   (a reduce-scatter of gradients and an allgather of parameters); stage 3 allgathers parameters before forward and
+//   again before backward and reduce-scatters gradients: 1.5x the allreduce's volume.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/model_zoo.hpp"
+#include "models/training.hpp"
+
+namespace dtsim {
+
+enum class PipelineSchedule : std::uint8_t { gpipe, one_f_one_b };
+enum class Sharding : std::uint8_t { none, zero1, zero2, zero3 };
+const char* to_string(PipelineSchedule schedule);
+const char* to_string(Sharding sharding);
+
+struct ParallelLayout {
+  int data = 1;
+  int tensor = 1;
+  int pipeline = 1;
+  int micro_batches = 1;  // per replica and step
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  Sharding sharding = Sharding::none;
+  bool prefetch = true;  // ZeRO-3: gather the next layer's parameters while this one computes
+  int accelerators() const { return data * tensor * pipeline; }
+  std::string describe() const;  // e.g. "8d x 8t x 16p, 1f1b, 32 micro-batches, zero1"
+};
+
+// Whether tensor parallelism splits this layer (a transformer layer: it carries tensor_parallel_values).
+inline bool tensor_split(const Layer& layer) { return layer.tensor_parallel_values > 0; }
+
+// Contiguous layer ranges [first, last) of `stages` stages with forward FLOPs as equal as a greedy cut makes them.
+// Throws std::invalid_argument when the model has fewer layers than stages.
+std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages);
+
+// The layers of one stage as one accelerator of a tensor-parallel group runs them: split layers with 1/T of their
+// parameters and FLOPs.
+Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor);
+
+// Memory of one accelerator of `stage` under the layout; `replica_batch` is one data-parallel replica's batch.
+// Activations: those of one micro-batch times the micro-batches in flight (GPipe: all m; 1F1B: P - stage, at most m).
+MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage);
+
+// Bytes one accelerator of `stage` sends per step, by scheme (the textbook formulas, ring collectives):
+//   data: allreduce (or ZeRO-1/2 reduce-scatter + allgather) 2 (D-1)/D G; ZeRO-3 3 (D-1)/D G, G the stage's gradient
+//   bytes per accelerator; tensor: per split layer, per micro-batch, 2 allreduces of 2 (T-1)/T x b s h values;
+//   pipeline: per micro-batch one activation forward and its gradient backward per stage boundary it has.
+struct CommVolume {
+  double data_bytes = 0;
+  double tensor_bytes = 0;
+  double pipeline_bytes = 0;
+};
+CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage);
+
+// Bytes per sample crossing the boundary after layer `last` (the activation a stage sends the next one): the layer's
+// s h values for transformer layers, its kept activations otherwise (an upper bound).
+double boundary_bytes_per_sample(const Layer& last, Precision precision);
+
+// The idealised GPipe bubble: (P-1)/(m+P-1).
+double ideal_bubble_fraction(int stages, int micro_batches);
+
+}  // namespace dtsim

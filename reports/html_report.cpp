@@ -1,0 +1,507 @@
+#include "reports/html_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "reports/format.hpp"
+#include "reports/svg_plot.hpp"
+
+namespace dtsim {
+
+namespace {
+
+// ---- reading: every missing or mistyped field names its JSON path ----
+
+const char* type_name(const nlohmann::json& v) { return v.type_name(); }
+
+std::string join(const std::string& path, const char* key) { return path.empty() ? key : path + "." + key; }
+
+const nlohmann::json& member(const nlohmann::json& object, const char* key, const std::string& path) {
+  if (!object.is_object()) {
+    throw ResultFileError((path.empty() ? std::string("the document") : path) + ": expected an object, got " +
+                          type_name(object));
+  }
+  const auto it = object.find(key);
+  if (it == object.end()) throw ResultFileError(join(path, key) + ": missing");
+  return *it;
+}
+
+double number(const nlohmann::json& object, const char* key, const std::string& path) {
+  const nlohmann::json& v = member(object, key, path);
+  if (!v.is_number()) throw ResultFileError(join(path, key) + ": expected a number, got " + type_name(v));
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) throw ResultFileError(join(path, key) + ": expected a finite number");
+  return d;
+}
+
+std::uint64_t count(const nlohmann::json& object, const char* key, const std::string& path) {
+  const nlohmann::json& v = member(object, key, path);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+    throw ResultFileError(join(path, key) + ": expected a whole number >= 0, got " + v.dump());
+  }
+  return v.get<std::uint64_t>();
+}
+
+int positive(const nlohmann::json& object, const char* key, const std::string& path) {
+  const std::uint64_t v = count(object, key, path);
+  if (v < 1 || v > (1U << 30))
+    throw ResultFileError(join(path, key) + ": expected 1 to 2^30, got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+std::string text(const nlohmann::json& object, const char* key, const std::string& path) {
+  const nlohmann::json& v = member(object, key, path);
+  if (!v.is_string()) throw ResultFileError(join(path, key) + ": expected a string, got " + type_name(v));
+  return v.get<std::string>();
+}
+
+bool boolean(const nlohmann::json& object, const char* key, const std::string& path) {
+  const nlohmann::json& v = member(object, key, path);
+  if (!v.is_boolean()) throw ResultFileError(join(path, key) + ": expected true or false, got " + type_name(v));
+  return v.get<bool>();
+}
+
+const nlohmann::json& list(const nlohmann::json& object, const char* key, const std::string& path) {
+  const nlohmann::json& v = member(object, key, path);
+  if (!v.is_array()) throw ResultFileError(join(path, key) + ": expected a list, got " + type_name(v));
+  if (v.empty()) throw ResultFileError(join(path, key) + ": expected at least one entry");
+  return v;
+}
+
+std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+std::vector<LinkRow> read_links(const nlohmann::json& links, const std::string& path) {
+  std::vector<LinkRow> rows;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const nlohmann::json& l = links[i];
+    const std::string p = at(path, i);
+    rows.push_back(
+        {text(l, "name", p), count(l, "bytes", p), number(l, "busy_fraction", p), number(l, "utilisation", p)});
+  }
+  return rows;
+}
+
+PredictTable read_predict(const nlohmann::json& doc) {
+  PredictTable t;
+  t.scenario = text(doc, "scenario", "");
+  t.model = text(doc, "model", "");
+  t.device = text(doc, "device", "");
+  t.cluster = text(doc, "cluster", "");
+  t.scaling = text(doc, "scaling", "");
+  const nlohmann::json& results = list(doc, "results", "");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const nlohmann::json& r = results[i];
+    const std::string p = at("results", i);
+    PredictRow row;
+    row.accelerators = positive(r, "accelerators", p);
+    row.algorithm = text(r, "algorithm", p);
+    row.fits = boolean(r, "fits", p);
+    row.step_s = number(r, "step_time_s", p);
+    row.samples_per_s = number(r, "samples_per_s", p);
+    row.speedup = number(r, "speedup", p);
+    row.efficiency = number(r, "efficiency", p);
+    const nlohmann::json& b = member(r, "breakdown", p);
+    const std::string bp = p + ".breakdown";
+    row.forward_s = number(b, "forward_s", bp);
+    row.backward_s = number(b, "backward_s", bp);
+    row.exposed_comm_s = number(b, "exposed_comm_s", bp);
+    row.input_stall_s = number(b, "input_stall_s", bp);
+    row.optimizer_s = number(b, "optimizer_s", bp);
+    row.bottleneck = text(r, "bottleneck", p);
+    t.rows.push_back(row);
+  }
+  if (doc.contains("links")) {
+    const nlohmann::json& l = doc["links"];
+    t.links_accelerators = positive(l, "accelerators", "links");
+    t.links_algorithm = text(l, "algorithm", "links");
+    const nlohmann::json& busiest = member(l, "busiest", "links");
+    if (!busiest.is_array()) throw ResultFileError("links.busiest: expected a list");
+    t.links = read_links(busiest, "links.busiest");
+  }
+  return t;
+}
+
+CompareTable read_compare(const nlohmann::json& doc) {
+  CompareTable t;
+  if (doc.empty()) throw ResultFileError("[]: expected at least one run");
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    const nlohmann::json& r = doc[i];
+    const std::string p = at("", i);
+    t.rows.push_back({text(r, "algorithm", p), positive(r, "ranks", p), count(r, "bytes", p), number(r, "time_s", p),
+                      number(r, "busbw_Bps", p)});
+  }
+  return t;
+}
+
+TrainCurve read_train(const nlohmann::json& doc) {
+  TrainCurve c;
+  c.name = text(doc, "name", "");
+  c.mode = text(doc, "mode", "");
+  c.workers = positive(doc, "workers", "");
+  c.target_accuracy = number(doc, "target_accuracy", "");
+  c.time_to_target_s = number(doc, "time_to_target_s", "");
+  const nlohmann::json& points = list(doc, "points", "");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::string p = at("points", i);
+    c.points.push_back({number(points[i], "epoch", p), number(points[i], "time_s", p),
+                        number(points[i], "train_loss", p), number(points[i], "test_accuracy", p)});
+  }
+  return c;
+}
+
+ValidationTable read_validation(const nlohmann::json& doc) {
+  ValidationTable t;
+  if (doc.contains("command")) t.command = text(doc, "command", "");
+  const nlohmann::json& summary = member(doc, "summary", "");
+  t.median_abs_error = number(summary, "median_abs_error", "summary");
+  t.p90_abs_error = number(summary, "p90_abs_error", "summary");
+  const nlohmann::json& cases = list(doc, "cases", "");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const nlohmann::json& c = cases[i];
+    const std::string p = at("cases", i);
+    ValidationRow row{positive(c, "ranks", p),
+                      number(c, "rate_bps", p),
+                      text(c, "algorithm", p),
+                      count(c, "bytes", p),
+                      number(c, "measured_s", p),
+                      number(c, "predicted_s", p),
+                      0.0};
+    row.error = row.measured_s > 0 ? (row.predicted_s - row.measured_s) / row.measured_s : 0.0;
+    t.rows.push_back(row);
+  }
+  return t;
+}
+
+// ---- rendering ----
+
+std::string html(std::string_view s) { return escape_xml(s); }
+
+std::string percent(double fraction) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%.1f%%", 100 * fraction);
+  return t;
+}
+
+std::string signed_percent(double fraction) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%+.1f%%", 100 * fraction);
+  return t;
+}
+
+std::string fixed(double v, const char* form) {
+  char t[48];
+  std::snprintf(t, sizeof t, form, v);
+  return t;
+}
+
+std::string bytes_label(double v) { return format_bytes(static_cast<std::uint64_t>(std::llround(v))); }
+std::string seconds_label(double v) { return format_seconds(v); }
+
+PlotAxis axis(std::string label, bool log, std::function<std::string(double)> format = {}) {
+  PlotAxis a;
+  a.label = std::move(label);
+  a.log = log;
+  a.format = std::move(format);
+  return a;
+}
+
+LinePlot line_plot(std::string title, PlotAxis x, PlotAxis y) {
+  LinePlot p;
+  p.title = std::move(title);
+  p.x = std::move(x);
+  p.y = std::move(y);
+  return p;
+}
+
+void section_predict(std::ostringstream& out, const PredictTable& t) {
+  out << "<section class=\"predict\"><h2>Prediction: " << html(t.scenario) << "</h2>\n<p>" << html(t.model) << " on "
+      << html(t.device) << ", cluster " << html(t.cluster) << ", " << html(t.scaling) << " scaling.</p>\n";
+  std::vector<std::string> algorithms;
+  const PredictRow* baseline = nullptr;
+  int most = 1;
+  for (const PredictRow& r : t.rows) {
+    most = std::max(most, r.accelerators);
+    if (r.accelerators == 1) {
+      baseline = &r;
+      continue;
+    }
+    if (std::find(algorithms.begin(), algorithms.end(), r.algorithm) == algorithms.end())
+      algorithms.push_back(r.algorithm);
+  }
+  LinePlot speedup =
+      line_plot("Speedup over one accelerator", axis("accelerators", true), axis("speedup (x one accelerator)", false));
+  LinePlot efficiency = line_plot("Scaling efficiency (speedup / accelerators)", axis("accelerators", true),
+                                  axis("efficiency (%)", false));
+  for (const std::string& a : algorithms) {
+    PlotSeries s{a, {}, false};
+    PlotSeries e{a, {}, false};
+    if (baseline != nullptr && baseline->fits) {
+      s.points.emplace_back(1, 1);
+      e.points.emplace_back(1, 100);
+    }
+    for (const PredictRow& r : t.rows) {
+      if (r.algorithm != a || !r.fits) continue;
+      s.points.emplace_back(r.accelerators, r.speedup);
+      e.points.emplace_back(r.accelerators, 100 * r.efficiency);
+    }
+    speedup.series.push_back(std::move(s));
+    efficiency.series.push_back(std::move(e));
+  }
+  speedup.series.push_back({"ideal (linear)", {{1, 1}, {most, most}}, true});
+  efficiency.series.push_back({"ideal", {{1, 100}, {most, 100}}, true});
+  out << "<div class=\"charts\">" << render_line_plot(speedup) << render_line_plot(efficiency) << "</div>\n";
+  for (const std::string& a : algorithms) {
+    StackedBars bars;
+    bars.title = "Where a step's time goes: " + a;
+    bars.x_label = "accelerators";
+    bars.y = axis("time per step (s)", false, seconds_label);
+    bars.parts = {"forward", "backward", "exposed communication", "input stall", "optimizer"};
+    for (const PredictRow& r : t.rows) {
+      if (!r.fits || (r.algorithm != a && r.accelerators != 1)) continue;
+      bars.categories.push_back(std::to_string(r.accelerators));
+      bars.values.push_back({r.forward_s, r.backward_s, r.exposed_comm_s, r.input_stall_s, r.optimizer_s});
+    }
+    out << "<div class=\"charts\">" << render_stacked_bars(bars) << "</div>\n";
+  }
+  out << "<table><thead><tr><th>accelerators</th><th>algorithm</th><th>step</th><th>samples/s</th><th>speedup</th>"
+         "<th>efficiency</th><th>bottleneck</th></tr></thead><tbody>\n";
+  for (const PredictRow& r : t.rows) {
+    out << "<tr><td>" << r.accelerators << "</td><td>" << html(r.algorithm) << "</td>";
+    if (!r.fits) {
+      out << "<td colspan=\"4\">does not fit in memory</td>";
+    } else {
+      out << "<td>" << html(format_seconds(r.step_s)) << "</td><td>" << fixed(r.samples_per_s, "%.0f") << "</td><td>"
+          << fixed(r.speedup, "%.2fx") << "</td><td>" << percent(r.efficiency) << "</td>";
+    }
+    out << "<td>" << html(r.bottleneck) << "</td></tr>\n";
+  }
+  out << "</tbody></table>\n";
+  if (t.links_accelerators > 0) {
+    out << "<h3>Busiest links at " << t.links_accelerators << " accelerators (" << html(t.links_algorithm)
+        << ")</h3>\n<table class=\"links\"><thead><tr><th>link</th><th>bytes</th><th>busy</th><th>utilisation</th>"
+           "</tr></thead><tbody>\n";
+    for (const LinkRow& l : t.links) {
+      out << "<tr><td>" << html(l.name) << "</td><td>" << html(format_bytes(l.bytes)) << "</td><td>"
+          << percent(l.busy_fraction) << "</td><td>" << percent(l.utilisation) << "</td></tr>\n";
+    }
+    out << "</tbody></table>\n<p class=\"note\">busy: the share of the simulated steps in which some message crossed "
+           "the link; utilisation: bytes carried over what the link could carry in that time.</p>\n";
+  }
+  out << "</section>\n";
+}
+
+void section_compare(std::ostringstream& out, const CompareTable& t) {
+  out << "<section class=\"compare\"><h2>Allreduce algorithms compared</h2>\n";
+  std::set<int> rank_counts;
+  std::set<std::uint64_t> sizes;
+  std::vector<std::string> algorithms;
+  for (const CompareRow& r : t.rows) {
+    rank_counts.insert(r.ranks);
+    sizes.insert(r.bytes);
+    if (std::find(algorithms.begin(), algorithms.end(), r.algorithm) == algorithms.end())
+      algorithms.push_back(r.algorithm);
+  }
+  const std::vector<Crossover> cross = crossovers(t);
+  for (int p : rank_counts) {
+    LinePlot plot =
+        line_plot("Allreduce time at " + std::to_string(p) + " ranks",
+                  axis("message size per rank (bytes)", true, bytes_label), axis("time (s)", true, seconds_label));
+    for (const std::string& a : algorithms) {
+      PlotSeries s{a, {}, false};
+      for (const CompareRow& r : t.rows) {
+        if (r.ranks == p && r.algorithm == a && r.bytes > 0) s.points.emplace_back(r.bytes, r.time_s);
+      }
+      std::sort(s.points.begin(), s.points.end());
+      plot.series.push_back(std::move(s));
+    }
+    for (const Crossover& c : cross) {
+      if (c.ranks == p) plot.markers.emplace_back(static_cast<double>(c.bytes), c.after);
+    }
+    out << "<div class=\"charts\">" << render_line_plot(plot) << "</div>\n";
+  }
+  CategoryGrid grid;
+  grid.title = "Fastest algorithm by ranks and message size";
+  grid.x_label = "message size per rank";
+  grid.y_label = "ranks";
+  grid.legend = algorithms;
+  for (std::uint64_t b : sizes)
+    grid.columns.push_back(format_bytes(b));
+  for (auto it = rank_counts.rbegin(); it != rank_counts.rend(); ++it) {
+    grid.rows.push_back(std::to_string(*it));
+    std::vector<int> row;
+    std::vector<std::string> notes;
+    for (std::uint64_t b : sizes) {
+      const CompareRow* best = nullptr;
+      for (const CompareRow& r : t.rows) {
+        if (r.ranks == *it && r.bytes == b && (best == nullptr || r.time_s < best->time_s)) best = &r;
+      }
+      if (best == nullptr) {
+        row.push_back(-1);
+        notes.emplace_back();
+        continue;
+      }
+      row.push_back(
+          static_cast<int>(std::find(algorithms.begin(), algorithms.end(), best->algorithm) - algorithms.begin()));
+      notes.push_back(format_seconds(best->time_s));
+    }
+    grid.cells.push_back(std::move(row));
+    grid.notes.push_back(std::move(notes));
+  }
+  out << "<div class=\"charts\">" << render_category_grid(grid) << "</div>\n";
+  if (!cross.empty()) {
+    out << "<h3>Crossovers</h3>\n<table><thead><tr><th>ranks</th><th>from size</th><th>fastest before</th>"
+           "<th>fastest from there</th></tr></thead><tbody>\n";
+    for (const Crossover& c : cross) {
+      out << "<tr><td>" << c.ranks << "</td><td>" << html(format_bytes(c.bytes)) << "</td><td>" << html(c.before)
+          << "</td><td>" << html(c.after) << "</td></tr>\n";
+    }
+    out << "</tbody></table>\n";
+  }
+  out << "</section>\n";
+}
+
+void section_train(std::ostringstream& out, const std::vector<TrainCurve>& curves) {
+  out << "<section class=\"train\"><h2>Training: accuracy against simulated time</h2>\n";
+  LinePlot accuracy = line_plot("Test accuracy against simulated time", axis("simulated time (s)", false),
+                                axis("test accuracy (%)", false));
+  LinePlot loss = line_plot("Training loss against simulated time", axis("simulated time (s)", false),
+                            axis("training loss (cross-entropy)", false));
+  for (const TrainCurve& c : curves) {
+    const std::string name = c.name + " (" + c.mode + ", " + std::to_string(c.workers) + " workers)";
+    PlotSeries a{name, {}, false};
+    PlotSeries l{name, {}, false};
+    for (const TrainPoint& p : c.points) {
+      a.points.emplace_back(p.time_s, 100 * p.test_accuracy);
+      if (p.time_s > 0) l.points.emplace_back(p.time_s, p.train_loss);
+    }
+    accuracy.series.push_back(std::move(a));
+    loss.series.push_back(std::move(l));
+    if (c.time_to_target_s >= 0) {
+      accuracy.markers.emplace_back(c.time_to_target_s, c.name + " reaches " + percent(c.target_accuracy));
+    }
+  }
+  out << "<div class=\"charts\">" << render_line_plot(accuracy) << render_line_plot(loss) << "</div>\n";
+  out << "<table><thead><tr><th>run</th><th>mode</th><th>workers</th><th>final accuracy</th><th>target</th>"
+         "<th>time to target</th></tr></thead><tbody>\n";
+  for (const TrainCurve& c : curves) {
+    out << "<tr><td>" << html(c.name) << "</td><td>" << html(c.mode) << "</td><td>" << c.workers << "</td><td>"
+        << percent(c.points.back().test_accuracy) << "</td><td>" << percent(c.target_accuracy) << "</td><td>"
+        << (c.time_to_target_s >= 0 ? html(format_seconds(c.time_to_target_s)) : std::string("not reached"))
+        << "</td></tr>\n";
+  }
+  out << "</tbody></table></section>\n";
+}
+
+void section_validation(std::ostringstream& out, const ValidationTable& t) {
+  out << "<section class=\"validation\"><h2>Validation: predictions against real runs</h2>\n";
+  if (!t.command.empty()) out << "<p>Produced by <code>" << html(t.command) << "</code>.</p>\n";
+  out << "<p><strong>Sizes of 1 MB and more: median |error| " << percent(t.median_abs_error) << ", 90th percentile "
+      << percent(t.p90_abs_error) << ".</strong></p>\n";
+  LinePlot scatter = line_plot("Predicted against measured time", axis("measured (s)", true, seconds_label),
+                               axis("predicted (s)", true, seconds_label));
+  std::vector<std::string> algorithms;
+  double lo = 1e300;
+  double hi = 0;
+  for (const ValidationRow& r : t.rows) {
+    if (std::find(algorithms.begin(), algorithms.end(), r.algorithm) == algorithms.end())
+      algorithms.push_back(r.algorithm);
+    if (r.measured_s > 0) {
+      lo = std::min(lo, r.measured_s);
+      hi = std::max(hi, r.measured_s);
+    }
+  }
+  for (const std::string& a : algorithms) {
+    PlotSeries s{a, {}, false};
+    for (const ValidationRow& r : t.rows) {
+      if (r.algorithm == a) s.points.emplace_back(r.measured_s, r.predicted_s);
+    }
+    std::sort(s.points.begin(), s.points.end());
+    scatter.series.push_back(std::move(s));
+  }
+  if (hi > 0) scatter.series.push_back({"prediction = measurement", {{lo, lo}, {hi, hi}}, true});
+  out << "<div class=\"charts\">" << render_line_plot(scatter) << "</div>\n";
+  out << "<table><thead><tr><th>ranks</th><th>rate</th><th>algorithm</th><th>bytes</th><th>measured</th>"
+         "<th>predicted</th><th>error</th></tr></thead><tbody>\n";
+  for (const ValidationRow& r : t.rows) {
+    const bool large = r.bytes >= 1048576;
+    out << "<tr" << (std::fabs(r.error) > 0.1 && large ? " class=\"miss\"" : "") << "><td>" << r.ranks << "</td><td>"
+        << html(format_bits_per_s(r.rate_bps / 8)) << "</td><td>" << html(r.algorithm) << "</td><td>"
+        << html(format_bytes(r.bytes)) << "</td><td>" << html(format_seconds(r.measured_s)) << "</td><td>"
+        << html(format_seconds(r.predicted_s)) << "</td><td>" << signed_percent(r.error) << "</td></tr>\n";
+  }
+  out << "</tbody></table>\n<p class=\"note\">Rows marked are sizes of 1 MB or more that missed by over 10%.</p>\n"
+         "</section>\n";
+}
+
+constexpr const char* style = R"(body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1500px;color:#222}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
+.charts{display:flex;flex-wrap:wrap;gap:1em}
+svg{background:#fff;border:1px solid #ddd}
+svg .title{font-size:14px;font-weight:600}svg .tick,svg .legend,svg .note{font-size:11px}svg .label{font-size:12px}
+svg .grid{stroke:#eee}svg .axis{stroke:#444}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+td:nth-child(2),th:nth-child(2){text-align:left}tr.miss td{background:#fde2e2}.note{color:#555;font-size:12px}
+)";
+
+}  // namespace
+
+void add_result(const nlohmann::json& document, const std::string& source, ReportContent& content) {
+  if (document.is_array()) {
+    content.compares.push_back(read_compare(document));
+  } else if (document.is_object() && document.contains("results")) {
+    content.predicts.push_back(read_predict(document));
+  } else if (document.is_object() && document.contains("points")) {
+    content.trains.push_back(read_train(document));
+  } else if (document.is_object() && document.contains("cases")) {
+    content.validations.push_back(read_validation(document));
+  } else {
+    throw ResultFileError(
+        "not a result of dtsim predict, compare, train or validate (expected a list of runs, or an object with "
+        "\"results\", \"points\" or \"cases\")");
+  }
+  content.sources.push_back(source);
+}
+
+std::vector<Crossover> crossovers(const CompareTable& table) {
+  std::map<int, std::map<std::uint64_t, const CompareRow*>> best;  // ranks -> bytes -> fastest run
+  for (const CompareRow& r : table.rows) {
+    const CompareRow*& b = best[r.ranks][r.bytes];
+    if (b == nullptr || r.time_s < b->time_s) b = &r;
+  }
+  std::vector<Crossover> out;
+  for (const auto& [ranks, by_size] : best) {
+    const CompareRow* previous = nullptr;
+    for (const auto& [bytes, row] : by_size) {
+      if (previous != nullptr && previous->algorithm != row->algorithm) {
+        out.push_back({ranks, bytes, previous->algorithm, row->algorithm});
+      }
+      previous = row;
+    }
+  }
+  return out;
+}
+
+std::string render_report_html(const ReportContent& content) {
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>dtsim report</title>\n"
+         "<style>"
+      << style << "</style>\n</head>\n<body>\n<h1>dtsim report</h1>\n<p>From ";
+  for (std::size_t i = 0; i < content.sources.size(); ++i)
+    out << (i > 0 ? ", " : "") << "<code>" << html(content.sources[i]) << "</code>";
+  out << ".</p>\n";
+  for (const PredictTable& t : content.predicts)
+    section_predict(out, t);
+  for (const CompareTable& t : content.compares)
+    section_compare(out, t);
+  if (!content.trains.empty()) section_train(out, content.trains);
+  for (const ValidationTable& t : content.validations)
+    section_validation(out, t);
+  out << "</body>\n</html>\n";
+  return out.str();
+}
+
+}  // namespace dtsim

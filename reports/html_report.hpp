@@ -1,0 +1,124 @@
+// `dtsim report`: result files of predict, compare, train and validate (their --json output, or validate's
+// validation.json) read into typed tables at the edge, and rendered as one self-contained HTML page: inline SVG
+// charts, no scripts from elsewhere, no network access.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dtsim {
+
+// A result file that is not what dtsim writes; the message starts with the JSON path, e.g. "results[2].speedup: ...".
+struct ResultFileError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+struct LinkRow {
+  std::string name;
+  std::uint64_t bytes = 0;
+  double busy_fraction = 0;
+  double utilisation = 0;
+};
+
+struct PredictRow {
+  int accelerators = 0;
+  std::string algorithm;
+  bool fits = true;
+  double step_s = 0;
+  double samples_per_s = 0;
+  double speedup = 0;
+  double efficiency = 0;
+  double forward_s = 0;
+  double backward_s = 0;
+  double exposed_comm_s = 0;
+  double input_stall_s = 0;
+  double optimizer_s = 0;
+  std::string bottleneck;
+};
+
+struct PredictTable {
+  std::string scenario;
+  std::string model;
+  std::string device;
+  std::string cluster;
+  std::string scaling;
+  std::vector<PredictRow> rows;
+  int links_accelerators = 0;  // > 0: the busiest links of that configuration
+  std::string links_algorithm;
+  std::vector<LinkRow> links;
+};
+
+struct CompareRow {
+  std::string algorithm;
+  int ranks = 0;
+  std::uint64_t bytes = 0;
+  double time_s = 0;
+  double busbw_Bps = 0;
+};
+
+struct CompareTable {
+  std::vector<CompareRow> rows;
+};
+
+struct TrainPoint {
+  double epoch = 0;
+  double time_s = 0;
+  double train_loss = 0;
+  double test_accuracy = 0;
+};
+
+struct TrainCurve {
+  std::string name;
+  std::string mode;
+  int workers = 0;
+  double target_accuracy = 0;
+  double time_to_target_s = -1;
+  std::vector<TrainPoint> points;
+};
+
+struct ValidationRow {
+  int ranks = 0;
+  double rate_bps = 0;
+  std::string algorithm;
+  std::uint64_t bytes = 0;
+  double measured_s = 0;
+  double predicted_s = 0;
+  double error = 0;
+};
+
+struct ValidationTable {
+  std::string command;
+  double median_abs_error = 0;
+  double p90_abs_error = 0;
+  std::vector<ValidationRow> rows;
+};
+
+struct ReportContent {
+  std::vector<std::string> sources;  // the files read, in order
+  std::vector<PredictTable> predicts;
+  std::vector<CompareTable> compares;
+  std::vector<TrainCurve> trains;
+  std::vector<ValidationTable> validations;
+};
+
+// Recognises the kind of result by its shape (compare: a list of runs; predict: "results"; train: "points";
+// validate: "cases") and adds it to `content`. Throws ResultFileError.
+void add_result(const nlohmann::json& document, const std::string& source, ReportContent& content);
+
+std::string render_report_html(const ReportContent& content);
+
+// Sizes at which the fastest algorithm changes, per rank count: (ranks, bytes where the new winner first wins,
+// the winner before, the winner after).
+struct Crossover {
+  int ranks = 0;
+  std::uint64_t bytes = 0;
+  std::string before;
+  std::string after;
+};
+std::vector<Crossover> crossovers(const CompareTable& table);
+
+}  // namespace dtsim

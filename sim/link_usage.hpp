@@ -1,0 +1,33 @@
+// Link utilisation from a recorded run: the bytes each link carried, how long it was busy (the union of the intervals
+// in which some message crossed it) and that as a fraction of the run, busiest first. Links are those of the star
+// (each rank's uplink and downlink) or of a cluster's topology, crossed along the same routes the simulation used.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/executor.hpp"
+
+namespace dtsim {
+
+class Topology;
+
+struct LinkUsage {
+  std::string name;  // e.g. "rank 3 up", "nic n0.a1 -> sw2"
+  double capacity_Bps = 0.0;
+  std::uint64_t bytes = 0;  // carried in the link's direction
+  double busy_s = 0.0;
+  double busy_fraction = 0.0;                   // busy_s / the run's time
+  double utilisation = 0.0;                     // bytes / (capacity * the run's time)
+  std::vector<std::pair<double, double>> busy;  // merged busy intervals, seconds
+};
+
+// The star of the SimGrid executor: rank r's messages leave on "rank r up" and arrive on "rank r down".
+std::vector<LinkUsage> star_link_usage(const RunTrace& trace, int ranks, double bandwidth_Bps, double run_s);
+// A cluster: position p runs on accelerator accelerator_of[p]; each direction of a topology link is one entry.
+std::vector<LinkUsage> cluster_link_usage(const RunTrace& trace, const Topology& topology,
+                                          const std::vector<int>& accelerator_of, double run_s);
+
+}  // namespace dtsim

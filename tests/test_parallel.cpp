@@ -1,0 +1,183 @@
+// Model parallelism and sharded data parallelism: pipeline schedules, tensor and ZeRO volumes, memory, and that the
+// degenerate layout is plain data parallelism.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "algorithms/ring.hpp"
+#include "models/devices.hpp"
+#include "models/model_zoo.hpp"
+#include "models/parallel.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "scenarios/scenario_file.hpp"
+#include "sim/parallel.hpp"
+#include "sim/predict.hpp"
+#include "sim/simgrid_executor.hpp"
+
+using namespace dtsim;
+
+namespace {
+
+// Bytes one rank of the schedule sends (every rank of these ring schedules sends the same).
+double bytes_sent_by(const Schedule& s, int rank) {
+  double sent = 0;
+  for (const Op& op : s.rank_ops(rank)) {
+    if (op.kind() == OpKind::send) sent += static_cast<double>(s.span_bytes(op.span()));
+  }
+  return sent;
+}
+
+Scenario scenario(const std::string& name) {
+  return load_scenario_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/" + name + ".json", DTSIM_SOURCE_DIR);
+}
+
+}  // namespace
+
+TEST_CASE("one stage, one tensor shard and no sharding is plain data parallelism") {
+  for (const char* name : {"resnet50-v100", "bert-large-dgx-a100"}) {
+    CAPTURE(name);
+    const Scenario sc = scenario(name);
+    for (int accelerators : {8, 16}) {
+      CAPTURE(accelerators);
+      ParallelLayout layout;
+      layout.data = accelerators;
+      const ParallelPrediction p = predict_parallel(sc.setup, sc.cluster, layout, "ring");
+      const Prediction plain = predict_step(sc.setup, sc.cluster, accelerators, "ring");
+      REQUIRE(p.fits);
+      CHECK(p.step_s == Approx(plain.step.step_s).epsilon(1e-9));
+      CHECK(p.data_exposed_s == Approx(plain.step.exposed_comm_s).margin(1e-12));
+      CHECK(p.bubble_s == Approx(0).margin(1e-12));
+      CHECK(p.memory.total_bytes() == Approx(plain.memory.total_bytes()));
+    }
+  }
+}
+
+TEST_CASE("the GPipe bubble of an idealised pipeline is (p-1)/(m+p-1), and 1F1B's is the same") {
+  for (int p : {2, 4, 8}) {
+    for (int m : {1, 4, 16}) {
+      CAPTURE(p, m);
+      const std::vector<StageCost> stages(static_cast<std::size_t>(p), StageCost{1.0, 2.0, 0.0, 0.0});
+      const PipelineRun gpipe = simulate_pipeline(stages, m, PipelineSchedule::gpipe);
+      const PipelineRun one = simulate_pipeline(stages, m, PipelineSchedule::one_f_one_b);
+      CHECK(gpipe.time_s == Approx((m + p - 1) * 3.0));
+      CHECK(gpipe.bubble_fraction == Approx(ideal_bubble_fraction(p, m)));
+      CHECK(one.time_s == Approx(gpipe.time_s));
+      CHECK(one.bubble_fraction == Approx(ideal_bubble_fraction(p, m)));
+    }
+  }
+  // transfers between stages lengthen the pipeline: each boundary is crossed once on the way in and once back
+  const std::vector<StageCost> slow(4, StageCost{1.0, 2.0, 0.5, 0.5});
+  CHECK(simulate_pipeline(slow, 8, PipelineSchedule::gpipe).time_s > (8 + 3) * 3.0 + 3 * 1.0 - 1e-9);
+}
+
+TEST_CASE("1F1B keeps at most P - s micro-batches of activations in flight, GPipe all of them") {
+  const Scenario sc = scenario("gpt2-xl-3d");
+  ParallelLayout layout = sc.parallel->layout(1024);
+  layout.schedule = PipelineSchedule::gpipe;
+  const double gpipe = parallel_memory(sc.setup, layout, 32, 0).activation_bytes;
+  layout.schedule = PipelineSchedule::one_f_one_b;
+  const double one = parallel_memory(sc.setup, layout, 32, 0).activation_bytes;
+  CHECK(gpipe / one == Approx(static_cast<double>(layout.micro_batches) / layout.pipeline));
+}
+
+TEST_CASE("ZeRO-3 shards weights, gradients and optimizer states 1/N over the data-parallel ranks") {
+  const Scenario sc = scenario("gpt2-xl-dgx-h100");
+  ParallelLayout layout;
+  layout.sharding = Sharding::zero3;
+  layout.prefetch = false;
+  const double value = gradient_bytes_per_param(sc.setup.compute.precision);
+  double largest = 0;
+  for (const Layer& l : sc.setup.model.layers)
+    largest = std::max(largest, l.params);
+  const MemoryUse one = memory_use(sc.setup, 4);
+  for (int d : {1, 2, 8, 64}) {
+    CAPTURE(d);
+    layout.data = d;
+    const MemoryUse m = parallel_memory(sc.setup, layout, 4, 0);
+    CHECK(m.gradient_bytes * d == Approx(one.gradient_bytes));
+    CHECK(m.optimizer_bytes * d == Approx(one.optimizer_bytes));
+    CHECK((m.weights_bytes - largest * value) * d == Approx(one.weights_bytes));  // plus one gathered layer
+    CHECK(m.activation_bytes == Approx(one.activation_bytes));
+  }
+  layout.data = 8;
+  layout.sharding = Sharding::zero1;
+  const MemoryUse z1 = parallel_memory(sc.setup, layout, 4, 0);
+  CHECK(z1.optimizer_bytes * 8 == Approx(one.optimizer_bytes));
+  CHECK(z1.gradient_bytes == Approx(one.gradient_bytes));
+  layout.sharding = Sharding::zero2;
+  CHECK(parallel_memory(sc.setup, layout, 4, 0).gradient_bytes * 8 == Approx(one.gradient_bytes));
+}
+
+TEST_CASE("bytes sent per step match the known formulas, counted from the schedules that move them") {
+  const Scenario sc = scenario("gpt2-xl-3d");
+  const ParallelLayout layout = sc.parallel->layout(1024);  // 64 d x 4 t x 4 p, 16 micro-batches of 2
+  const int replica = 32;
+  const double value = gradient_bytes_per_param(sc.setup.compute.precision);
+  const auto ranges = split_stages(sc.setup.model, layout.pipeline);
+  for (int stage : {0, 1, 3}) {
+    CAPTURE(stage);
+    const Model m = stage_model(sc.setup.model, ranges[static_cast<std::size_t>(stage)], layout.tensor);
+    const CommVolume v = comm_volume(sc.setup, layout, replica, stage);
+    // data parallel: the ring allreduce of the stage's gradients over the 64 replicas
+    const auto gradient = static_cast<std::uint64_t>(std::llround(m.params() * value / 4)) * 4;
+    CHECK(v.data_bytes == Approx(bytes_sent_by(ring_allreduce(layout.data, gradient), 0)).epsilon(1e-6));
+    CHECK(v.data_bytes == Approx(2.0 * (layout.data - 1) / layout.data * m.params() * value));
+    // tensor parallel: per split layer and micro-batch, an allreduce in forward and one in backward
+    double tensor = 0;
+    for (const Layer& l : m.layers) {
+      if (!tensor_split(l)) continue;
+      const auto bytes = static_cast<std::uint64_t>(2 * l.tensor_parallel_values * value);  // 2 sequences
+      tensor += 2 * layout.micro_batches * bytes_sent_by(ring_allreduce(layout.tensor, bytes), 0);
+    }
+    CHECK(v.tensor_bytes == Approx(tensor).epsilon(1e-6));
+    // pipeline: s h values per sample forward and backward across each boundary, 1/T of it per tensor rank
+    const double sh = 1024.0 * 1600.0;
+    const int boundaries = (stage > 0 ? 1 : 0) + (stage < layout.pipeline - 1 ? 1 : 0);
+    CHECK(v.pipeline_bytes == Approx(boundaries * sh * value * replica / layout.tensor));
+  }
+  // ZeRO-3: reduce-scatter the gradients, allgather the parameters twice: 3 (D-1)/D
+  ParallelLayout z3 = layout;
+  z3.sharding = Sharding::zero3;
+  const Model m0 = stage_model(sc.setup.model, ranges[0], layout.tensor);
+  const auto gradient = static_cast<std::uint64_t>(std::llround(m0.params() * value / 4)) * 4;
+  const double counted = bytes_sent_by(ring_reduce_scatter(layout.data, gradient), 0) +
+                         2 * bytes_sent_by(ring_allgather(layout.data, gradient), 0);
+  CHECK(comm_volume(sc.setup, z3, replica, 0).data_bytes == Approx(counted).epsilon(1e-6));
+}
+
+TEST_CASE("replicated groups run side by side: on a star each copy takes as long as one alone") {
+  const Schedule ring = ring_allreduce(4, 4000000);
+  const Schedule three = replicate_groups(ring, 3);
+  REQUIRE(three.ranks == 12);
+  for (int g = 0; g < 3; ++g) {
+    for (int r = 0; r < 4; ++r) {
+      for (const Op& op : three.rank_ops(g * 4 + r)) {
+        if (op.kind() != OpKind::compute) {
+          CHECK(op.peer() / 4 == g);
+        }
+      }
+    }
+  }
+  const SimGridOptions sg;
+  CHECK(run_simgrid(three, sg).time_s == Approx(run_simgrid(ring, sg).time_s).epsilon(1e-9));
+}
+
+TEST_CASE("a data x tensor x pipeline layout: the bubble and tensor allreduces appear in the breakdown") {
+  const Scenario sc = scenario("gpt2-xl-3d");
+  ParallelLayout layout = sc.parallel->layout(64);  // 4 d x 4 t x 4 p on 8 nodes
+  const ParallelPrediction p = predict_parallel(sc.setup, sc.cluster, layout, "ring", true);
+  REQUIRE(p.fits);
+  CHECK(p.tensor_comm_s > 0);
+  CHECK(p.bubble_s > 0);
+  CHECK(p.data_comm_s > 0);
+  const double parts = p.compute_s + p.tensor_comm_s + p.bubble_s + p.data_exposed_s + p.input_stall_s + p.optimizer_s;
+  CHECK(parts == Approx(p.step_s).epsilon(1e-6));
+  // 16 micro-batches on 4 stages: at least the idealised bubble
+  CHECK(p.bubble_s / (p.step_s - p.data_exposed_s - p.optimizer_s) >= ideal_bubble_fraction(4, 16) - 1e-9);
+  CHECK(p.pipeline_trace.spans.size() == static_cast<std::size_t>(2 * 4 * 16));
+  // more micro-batches, smaller bubble
+  layout.micro_batches = 32;
+  const ParallelPrediction more = predict_parallel(sc.setup, sc.cluster, layout, "ring");
+  CHECK(more.bubble_s < p.bubble_s);
+}
