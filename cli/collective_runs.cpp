@@ -9,6 +9,7 @@
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
 #include "sim/analytical_executor.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/simgrid_executor.hpp"
 
 namespace dtsim::cli {
@@ -34,8 +35,11 @@ RunSettings parse_run_settings(const Flags& flags) {
   settings.cost.bandwidth_Bps = flags.parse("bandwidth", [](const std::string& v) { return parse_bandwidth_Bps(v); });
   settings.cost.alpha_s = flags.parse("latency", [](const std::string& v) { return parse_seconds(v); });
   settings.cost.reduce_Bps = flags.parse("reduce-rate", [](const std::string& v) { return parse_bandwidth_Bps(v); });
-  settings.backend = flags.choice("backend", {"simgrid", "analytical"});
+  settings.backend = flags.choice("backend", {"simgrid", "analytical", "flow"});
   settings.network_model = flags.choice("network-model", {"CM02", "LV08"});
+  if (settings.backend == "flow" && settings.network_model != "CM02") {
+    throw UsageError("--network-model: " + settings.network_model + " needs --backend simgrid (flow is CM02's model)");
+  }
   settings.algorithm = parse_algorithm_options(flags);
   if (flags.has("calibration")) {
     Calibration calibration;
@@ -158,6 +162,16 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
               ? cluster_link_usage(run.result.trace, *cluster->topology, cluster->accelerator_of, run.result.time_s)
               : star_link_usage(run.result.trace, schedule.ranks, settings.cost.bandwidth_Bps, run.result.time_s);
     }
+  } else if (settings.backend == "flow") {
+    FlowOptions fo;
+    fo.cost = settings.cost;
+    fo.factors = settings.factors;
+    if (cluster != nullptr) {
+      fo.topology = cluster->topology.get();
+      fo.accelerator_of = cluster->accelerator_of;
+    }
+    run.network_model = "CM02";
+    run.result = run_flow(schedule, fo);
   } else {
     AnalyticalOptions an;
     an.cost = settings.cost;

@@ -44,7 +44,8 @@ inline constexpr auto run_flags =
                    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
                    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
                    {"backend", "NAME", "simgrid",
-                    "simgrid (SimGrid flow-level network, links shared max-min) or analytical (no contention)"},
+                    "simgrid (SimGrid's network, links shared max-min), flow (the same CM02 model as flows, without "
+                    "SimGrid's per-message cost: for thousands of ranks) or analytical (no contention)"},
                    {"network-model", "NAME", "CM02",
                     "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
                    {"calibration", "FILE", "",
@@ -61,7 +62,7 @@ struct RunSettings {
   Placement placement = Placement::block;
   RankOrder order = RankOrder::topology;
   std::vector<FactorRange> factors;  // --calibration
-  std::string backend;               // "simgrid" or "analytical"
+  std::string backend;               // "simgrid", "flow" or "analytical"
   std::string network_model;         // "CM02" or "LV08"
   bool real_payload = false;
   // simgrid: record the run (steps, messages) and list the links it loaded; `auto_record`: when the schedule is small

@@ -116,7 +116,8 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --algorithm rign",
        "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, pipelined-tree, dbtree, butterfly, "
        "rabenseifner, ps, direct, hierarchical)"},
-      {"collective --backend ns3", "--backend: expected simgrid or analytical"},
+      {"collective --backend ns3", "--backend: expected simgrid, analytical or flow"},
+      {"collective --backend flow --network-model LV08", "--network-model: LV08 needs --backend simgrid"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
       {"collective --colour red", "unknown flag --colour"},
       {"collective --ranks", "--ranks needs a value"},
