@@ -70,33 +70,15 @@ private:
   // Latency and narrowest bandwidth of the route of every (sender, receiver) pair the schedule uses.
   void route_pairs() {
     const auto p = static_cast<std::size_t>(s_.ranks);
-    std::vector<std::vector<int>> senders(p);
-    for (int r = 0; r < s_.ranks; ++r) {
-      for (const Op& op : s_.rank_ops(r)) {
-        if (op.kind() == OpKind::send) senders[static_cast<std::size_t>(op.peer())].push_back(r);
+    route_schedule_pairs(*o_.topology, o_.accelerator_of, s_, [&](int src, int dst, const std::vector<RouteHop>& hops) {
+      LinkSpec path{std::numeric_limits<double>::infinity(), 0.0};
+      for (const RouteHop& hop : hops) {
+        const LinkSpec& link = o_.topology->links()[static_cast<std::size_t>(hop.link)].spec;
+        path.latency_s += link.latency_s;
+        path.bandwidth_Bps = std::min(path.bandwidth_Bps, link.bandwidth_Bps);
       }
-    }
-    std::vector<int> rank_of(static_cast<std::size_t>(o_.topology->accelerators()), -1);
-    for (std::size_t r = 0; r < p; ++r)
-      rank_of[static_cast<std::size_t>(o_.accelerator_of[r])] = static_cast<int>(r);
-    std::vector<int> sources;
-    for (std::size_t dst = 0; dst < p; ++dst) {
-      auto& from = senders[dst];
-      std::sort(from.begin(), from.end());
-      from.erase(std::unique(from.begin(), from.end()), from.end());
-      sources.clear();
-      for (int src : from)
-        sources.push_back(o_.accelerator_of[static_cast<std::size_t>(src)]);
-      o_.topology->routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
-        LinkSpec path{std::numeric_limits<double>::infinity(), 0.0};
-        for (const RouteHop& hop : hops) {
-          const LinkSpec& link = o_.topology->links()[static_cast<std::size_t>(hop.link)].spec;
-          path.latency_s += link.latency_s;
-          path.bandwidth_Bps = std::min(path.bandwidth_Bps, link.bandwidth_Bps);
-        }
-        routes_[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(source)]) * p + dst] = path;
-      });
-    }
+      routes_[static_cast<std::size_t>(src) * p + static_cast<std::size_t>(dst)] = path;
+    });
   }
 
   const Schedule& s_;

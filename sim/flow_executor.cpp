@@ -153,38 +153,20 @@ private:
     for (std::size_t l = 0; l < t.links().size(); ++l)
       capacity_[2 * l] = capacity_[2 * l + 1] = t.links()[l].spec.bandwidth_Bps;
     const auto p = ranks_.size();
-    std::vector<std::vector<int>> senders(p);
-    for (int r = 0; r < s_.ranks; ++r) {
-      for (const Op& op : s_.rank_ops(r)) {
-        if (op.kind() == OpKind::send) senders[static_cast<std::size_t>(op.peer())].push_back(r);
+    route_schedule_pairs(t, o_.accelerator_of, s_, [&](int src, int dst, const std::vector<RouteHop>& hops) {
+      Route route;
+      route.first = static_cast<std::uint32_t>(route_resources_.size());
+      for (const RouteHop& hop : hops) {
+        const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
+        route_resources_.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
+        route.latency_s += link.latency_s;
+        route.narrowest_Bps = std::min(route.narrowest_Bps, link.bandwidth_Bps);
       }
-    }
-    std::unordered_map<int, int> rank_of;  // accelerator -> position
-    for (std::size_t r = 0; r < p; ++r)
-      rank_of[o_.accelerator_of[r]] = static_cast<int>(r);
-    std::vector<int> sources;
-    for (std::size_t dst = 0; dst < p; ++dst) {
-      auto& from = senders[dst];
-      std::sort(from.begin(), from.end());
-      from.erase(std::unique(from.begin(), from.end()), from.end());
-      sources.clear();
-      for (int src : from)
-        sources.push_back(o_.accelerator_of[static_cast<std::size_t>(src)]);
-      t.routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
-        Route route;
-        route.first = static_cast<std::uint32_t>(route_resources_.size());
-        for (const RouteHop& hop : hops) {
-          const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
-          route_resources_.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
-          route.latency_s += link.latency_s;
-          route.narrowest_Bps = std::min(route.narrowest_Bps, link.bandwidth_Bps);
-        }
-        route.count = static_cast<std::uint32_t>(hops.size());
-        route_of_[static_cast<std::uint64_t>(rank_of.at(source)) * p + dst] =
-            static_cast<std::uint32_t>(routes_.size());
-        routes_.push_back(route);
-      });
-    }
+      route.count = static_cast<std::uint32_t>(hops.size());
+      route_of_[static_cast<std::uint64_t>(src) * p + static_cast<std::uint64_t>(dst)] =
+          static_cast<std::uint32_t>(routes_.size());
+      routes_.push_back(route);
+    });
   }
 
   // The route of a transfer from src to dst (on the star, made on first use).

@@ -411,4 +411,30 @@ std::vector<int> place_positions(const Topology& topology, Placement placement, 
   return accelerator_of;
 }
 
+void route_schedule_pairs(const Topology& topology, const std::vector<int>& accelerator_of, const Schedule& schedule,
+                          const std::function<void(int, int, const std::vector<RouteHop>&)>& visit) {
+  const auto p = static_cast<std::size_t>(schedule.ranks);
+  std::vector<std::vector<int>> senders(p);
+  for (int r = 0; r < schedule.ranks; ++r) {
+    for (const Op& op : schedule.rank_ops(r)) {
+      if (op.kind() == OpKind::send) senders[static_cast<std::size_t>(op.peer())].push_back(r);
+    }
+  }
+  std::vector<int> position_of(static_cast<std::size_t>(topology.accelerators()), -1);
+  for (std::size_t r = 0; r < p; ++r)
+    position_of[static_cast<std::size_t>(accelerator_of[r])] = static_cast<int>(r);
+  std::vector<int> sources;
+  for (std::size_t dst = 0; dst < p; ++dst) {
+    auto& from = senders[dst];
+    std::sort(from.begin(), from.end());
+    from.erase(std::unique(from.begin(), from.end()), from.end());
+    sources.clear();
+    for (int src : from)
+      sources.push_back(accelerator_of[static_cast<std::size_t>(src)]);
+    topology.routes_to(accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
+      visit(position_of[static_cast<std::size_t>(source)], static_cast<int>(dst), hops);
+    });
+  }
+}
+
 }  // namespace dtsim

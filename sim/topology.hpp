@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/schedule.hpp"
 #include "models/cluster.hpp"
 
 namespace dtsim {
@@ -90,6 +91,11 @@ private:
   std::vector<TopologyLink> links_;
   std::unique_ptr<Graph> graph_;
 };
+
+// Routes every (sender, receiver) pair of positions that the schedule's sends use, one BFS per receiver: calls
+// visit(sender, receiver, hops) once per pair, position p running on accelerator_of[p].
+void route_schedule_pairs(const Topology& topology, const std::vector<int>& accelerator_of, const Schedule& schedule,
+                          const std::function<void(int, int, const std::vector<RouteHop>&)>& visit);
 
 // Which accelerator runs each schedule position.
 //   placement: ranks fill accelerators node by node ("block") or one per node in turn ("round-robin").
