@@ -31,6 +31,13 @@ std::string setup_line(const Scenario& sc) {
   return out.str();
 }
 
+// The "memory" object of a result: what one accelerator holds, and what it has.
+nlohmann::json memory_json(const MemoryUse& m, double capacity_bytes) {
+  return {{"weights_bytes", m.weights_bytes},     {"gradient_bytes", m.gradient_bytes},
+          {"optimizer_bytes", m.optimizer_bytes}, {"activation_bytes", m.activation_bytes},
+          {"total_bytes", m.total_bytes()},       {"capacity_bytes", capacity_bytes}};
+}
+
 }  // namespace
 
 std::string predict_text(const Scenario& scenario, const std::vector<Prediction>& results) {
@@ -80,13 +87,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                        {"input_stall_s", p.step.input_stall_s},
                        {"optimizer_s", p.step.optimizer_s}}},
                      {"comm_s", p.step.comm_s},
-                     {"memory",
-                      {{"weights_bytes", p.memory.weights_bytes},
-                       {"gradient_bytes", p.memory.gradient_bytes},
-                       {"optimizer_bytes", p.memory.optimizer_bytes},
-                       {"activation_bytes", p.memory.activation_bytes},
-                       {"total_bytes", p.memory.total_bytes()},
-                       {"capacity_bytes", s.device.memory_bytes}}},
+                     {"memory", memory_json(p.memory, s.device.memory_bytes)},
                      {"bottleneck", p.bottleneck},
                      {"sim_wall_s", p.step.wall_s}};
     list.push_back(r);
@@ -151,13 +152,7 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                       {"input_stall_s", p.input_stall_s},
                       {"optimizer_s", p.optimizer_s}}},
                     {"data_comm_s", p.data_comm_s},
-                    {"memory",
-                     {{"weights_bytes", p.memory.weights_bytes},
-                      {"gradient_bytes", p.memory.gradient_bytes},
-                      {"optimizer_bytes", p.memory.optimizer_bytes},
-                      {"activation_bytes", p.memory.activation_bytes},
-                      {"total_bytes", p.memory.total_bytes()},
-                      {"capacity_bytes", scenario.setup.device.memory_bytes}}},
+                    {"memory", memory_json(p.memory, scenario.setup.device.memory_bytes)},
                     {"bytes_sent_per_step",
                      {{"data_parallel", p.volume.data_bytes},
                       {"tensor_parallel", p.volume.tensor_bytes},
