@@ -9,6 +9,7 @@
 //   Jia et al. 2018, "Highly scalable deep learning training system with mixed-precision", arXiv:1807.11205).
 #include "algorithms/hierarchical.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "algorithms/registry.hpp"
@@ -53,6 +54,7 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
   }
   std::vector<std::uint32_t> block_span;
   ScheduleBuilder builder(Collective::allreduce, "hierarchical", ranks, bytes, chunks);
+  builder.set_compact(options.compact);
   for (std::uint32_t l = 0; l < blocks.size(); ++l) {
     const std::uint32_t end = l + 1 < blocks.size() ? block_first[l + 1] : static_cast<std::uint32_t>(chunks.size());
     block_span.push_back(builder.add_span(block_first[l], end - block_first[l]));
@@ -71,17 +73,22 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
       builder.add(Op::recv_reduce(prev, block_span[(local + 2 * g - s - 2) % g]));
     }
     // inter-node allreduce of block `local`, the inner schedule's ops with ranks and spans translated
+    // (and its step repeats, when compact, with their rotation moved to the block's chunks)
     const Schedule& inner = inter[local];
-    for (const Op& op : inner.rank_ops(static_cast<int>(node))) {
+    const std::uint64_t first = inner.rank_begin[node], last = inner.rank_begin[node + 1];
+    auto repeat = std::lower_bound(inner.repeats.begin(), inner.repeats.end(), first,
+                                   [](const StepRepeat& a, std::uint64_t op) { return a.op < op; });
+    for (std::uint64_t i = first; i < last; ++i) {
+      const Op& op = inner.ops[i];
+      if (op.kind() == OpKind::compute) throw std::logic_error("hierarchical: inner allreduce with compute ops");
       if (op.starts_step()) builder.begin_step();
       const Span& sp = inner.spans[op.span()];
       const std::uint32_t span = builder.add_span(block_first[local] + sp.first_chunk, sp.chunk_count);
-      const int peer = op.peer() * static_cast<int>(g) + static_cast<int>(local);
-      switch (op.kind()) {
-        case OpKind::send: builder.add(Op::send(peer, span)); break;
-        case OpKind::recv_reduce: builder.add(Op::recv_reduce(peer, span)); break;
-        case OpKind::recv_copy: builder.add(Op::recv_copy(peer, span)); break;
-        case OpKind::compute: throw std::logic_error("hierarchical: inner allreduce with compute ops");
+      builder.add(op.with(op.peer() * static_cast<int>(g) + static_cast<int>(local), span));
+      const bool step_ends = i + 1 == last || inner.ops[i + 1].starts_step();
+      if (step_ends && repeat != inner.repeats.end() && repeat->op < i + 1) {
+        builder.repeat_step(repeat->count, repeat->stride, block_first[local] + repeat->base, repeat->modulus);
+        ++repeat;
       }
     }
     // intra-node allgather of the blocks

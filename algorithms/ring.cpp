@@ -16,22 +16,23 @@ namespace {
 
 // One pass around the ring for rank r: P-1 steps; in step s the rank sends chunk (r + shift - s) mod P to r+1 and
 // receives chunk (r + shift - s - 1) mod P from r-1 (adding or copying it). shift is taken mod P.
+// Every step is the first with its chunks rotated back by one more: one step and a repeat.
 void ring_pass(ScheduleBuilder& builder, std::uint32_t r, std::uint32_t p, std::uint32_t shift, bool reduce) {
   const int next = static_cast<int>((r + 1) % p);
   const int prev = static_cast<int>((r + p - 1) % p);
-  for (std::uint32_t s = 0; s + 1 < p; ++s) {
-    const std::uint32_t out = (r + shift + 2 * p - s) % p;
-    const std::uint32_t in = (out + p - 1) % p;
-    builder.begin_step();
-    builder.add(Op::send(next, out));
-    builder.add(reduce ? Op::recv_reduce(prev, in) : Op::recv_copy(prev, in));
-  }
+  const std::uint32_t out = (r + shift) % p;
+  const std::uint32_t in = (out + p - 1) % p;
+  builder.begin_step();
+  builder.add(Op::send(next, out));
+  builder.add(reduce ? Op::recv_reduce(prev, in) : Op::recv_copy(prev, in));
+  builder.repeat_step(p - 2, p - 1, 0, p);
 }
 
 // Reduce-scatter (ends with block r on rank r) or allgather (starts from it): one ring pass.
 Schedule ring_half(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("ring", ranks);
   ScheduleBuilder builder(collective, "ring", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
+  builder.set_compact(options.compact);
   if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p));
   const bool nothing_to_send = ranks == 1 || bytes == 0;
   const bool reduce = collective == Collective::reduce_scatter;
@@ -49,7 +50,8 @@ Schedule ring_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& 
   const std::uint32_t p = checked_ranks("ring", ranks);
   const bool nothing_to_send = ranks == 1 || bytes == 0;
   ScheduleBuilder builder(Collective::allreduce, "ring", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
-  if (!nothing_to_send) builder.reserve_ops(4ULL * p * (p - 1));
+  builder.set_compact(options.compact);
+  if (!nothing_to_send) builder.reserve_ops(options.compact ? 4ULL * p : 4ULL * p * (p - 1));
   for (std::uint32_t r = 0; r < p; ++r) {
     builder.begin_rank(static_cast<int>(r));
     if (nothing_to_send) continue;

@@ -133,8 +133,69 @@ void ScheduleBuilder::add(Op op) {
   if (!step_open_) {
     op.mark_step_start();
     step_open_ = true;
+    step_first_ = schedule_.ops.size();
   }
   schedule_.ops.push_back(op);
+}
+
+void ScheduleBuilder::repeat_step(std::uint32_t count, std::uint32_t stride, std::uint32_t base,
+                                  std::uint32_t modulus) {
+  if (!step_open_) throw std::logic_error("ScheduleBuilder: repeat_step without a step");
+  if (modulus == 0 || static_cast<std::uint64_t>(base) + modulus > schedule_.chunks.size()) {
+    throw std::logic_error("ScheduleBuilder: repeat_step rotates chunks outside the buffer");
+  }
+  const std::uint64_t first = step_first_, end = schedule_.ops.size();
+  for (std::uint64_t i = first; i < end; ++i) {
+    const Op& op = schedule_.ops[i];
+    if (op.kind() == OpKind::compute || op.span() < base || op.span() >= base + modulus) {
+      throw std::logic_error("ScheduleBuilder: repeat_step over an op that is not a single chunk in the rotation");
+    }
+  }
+  step_open_ = false;  // the next op starts a step of its own
+  if (count == 0) return;
+  const StepRepeat repeat{first, count, stride, base, modulus};
+  if (compact_) {
+    schedule_.repeats.push_back(repeat);
+    return;
+  }
+  for (std::uint32_t k = 1; k <= count; ++k) {
+    for (std::uint64_t i = first; i < end; ++i) {
+      const Op op = schedule_.ops[i];
+      schedule_.ops.push_back(op.with(op.peer(), repeat.shifted(op.span(), k)));
+    }
+  }
+}
+
+Schedule expand(const Schedule& s) {
+  if (!s.compact()) return s;
+  Schedule out = s;
+  out.repeats.clear();
+  out.ops.clear();
+  out.rank_begin.assign(1, 0);
+  std::size_t next = 0;
+  for (int r = 0; r < s.ranks; ++r) {
+    const std::uint64_t last = s.rank_begin[static_cast<std::size_t>(r) + 1];
+    for (std::uint64_t i = s.rank_begin[static_cast<std::size_t>(r)]; i < last;) {
+      std::uint64_t end = i + 1;
+      while (end < last && !s.ops[end].starts_step())
+        ++end;
+      const StepRepeat* repeat = next < s.repeats.size() && s.repeats[next].op == i ? &s.repeats[next++] : nullptr;
+      const std::uint32_t count = repeat != nullptr ? repeat->count : 0;
+      for (std::uint32_t k = 0; k <= count; ++k) {
+        for (std::uint64_t j = i; j < end; ++j) {
+          const Op op = s.ops[j];
+          if (k == 0 || op.kind() == OpKind::compute) {
+            out.ops.push_back(op);
+            continue;
+          }
+          out.ops.push_back(op.with(op.peer(), repeat->shifted(op.span(), k)));
+        }
+      }
+      i = end;
+    }
+    out.rank_begin.push_back(out.ops.size());
+  }
+  return out;
 }
 
 std::uint32_t ScheduleBuilder::add_compute(double flops) {
@@ -187,16 +248,16 @@ Schedule replicate_groups(const Schedule& s, int groups) {
     const int shift = g * s.ranks;
     for (int r = 0; r < s.ranks; ++r) {
       for (const Op& op : s.rank_ops(r)) {
-        Op copy = op;
-        if (op.kind() != OpKind::compute) {
-          copy = op.kind() == OpKind::send          ? Op::send(op.peer() + shift, op.span())
-                 : op.kind() == OpKind::recv_reduce ? Op::recv_reduce(op.peer() + shift, op.span())
-                                                    : Op::recv_copy(op.peer() + shift, op.span());
-          if (op.starts_step()) copy.mark_step_start();
-        }
-        out.ops.push_back(copy);
+        out.ops.push_back(op.kind() == OpKind::compute ? op : op.with(op.peer() + shift, op.span()));
       }
       out.rank_begin.push_back(out.ops.size());
+    }
+  }
+  out.repeats.clear();
+  for (int g = 0; g < groups; ++g) {
+    for (StepRepeat repeat : s.repeats) {
+      repeat.op += static_cast<std::uint64_t>(g) * s.ops.size();
+      out.repeats.push_back(repeat);
     }
   }
   return out;

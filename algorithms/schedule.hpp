@@ -18,6 +18,9 @@
 //   - a step ends when all its transfers and computes are done; its reductions then run on the rank's processor.
 // Ops are 8 bytes each and stored for all ranks in one array (CSR layout), because a ring over P ranks has 4P(P-1) of
 // them: 67 million at 4096 ranks.
+// A compact schedule (AlgorithmOptions::compact) stores a step that an algorithm repeats with rotated chunks once,
+// with a StepRepeat saying how often it runs again: the ring's P-1 steps per pass become one, so the ring is O(P) ops
+// instead of O(P^2). Only the flow executor runs compact schedules; expand() gives every other consumer the full form.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +53,12 @@ public:
   bool is_recv() const { return kind() == OpKind::recv_reduce || kind() == OpKind::recv_copy; }
 
   void mark_step_start() { bits_ |= 4U; }
+  // The same kind of transfer (and step start) with another peer and span.
+  Op with(int peer, std::uint32_t span) const {
+    Op op(kind(), peer, span);
+    op.bits_ |= bits_ & 4U;
+    return op;
+  }
   bool operator==(const Op&) const = default;
 
 private:
@@ -62,6 +71,21 @@ static_assert(sizeof(Op) == 8);
 struct Chunk {
   std::uint64_t offset_bytes = 0;
   std::uint64_t size_bytes = 0;
+};
+
+// The step that starts at ops[op] runs `count` more times; in its k-th repetition each single-chunk span c of the
+// step becomes base + (c - base + k * stride) mod modulus (the chunk a rotating algorithm moves next).
+struct StepRepeat {
+  std::uint64_t op = 0;
+  std::uint32_t count = 0;
+  std::uint32_t stride = 0;
+  std::uint32_t base = 0;
+  std::uint32_t modulus = 1;
+  bool operator==(const StepRepeat&) const = default;
+  // The span of single chunk `span` in repetition k (k = 0: the stored step itself).
+  std::uint32_t shifted(std::uint32_t span, std::uint32_t k) const {
+    return base + static_cast<std::uint32_t>((span - base + static_cast<std::uint64_t>(k) * stride) % modulus);
+  }
 };
 
 struct Span {
@@ -99,6 +123,9 @@ struct Schedule {
   std::vector<double> compute_flops;      // indexed by Op::compute_index()
   std::vector<Op> ops;                    // all ranks' ops, rank after rank
   std::vector<std::uint64_t> rank_begin;  // ops of rank r are [rank_begin[r], rank_begin[r + 1])
+  std::vector<StepRepeat> repeats;        // compact schedules only, ascending by op
+
+  bool compact() const { return !repeats.empty(); }
 
   std::span<const Op> rank_ops(int rank) const {
     return {ops.data() + rank_begin[static_cast<std::size_t>(rank)],
@@ -130,6 +157,9 @@ std::uint32_t checked_ranks(const char* algorithm, int ranks);
 // buffer layout and never talk to each other.
 Schedule replicate_groups(const Schedule& s, int groups);
 
+// The full form of a compact schedule (every repetition written out); a copy of any other.
+Schedule expand(const Schedule& s);
+
 // Builds a Schedule rank by rank: begin_rank(r) for r = 0..ranks-1 in order, then steps of ops.
 class ScheduleBuilder {
 public:
@@ -148,6 +178,11 @@ public:
   void begin_rank(int rank);
   void begin_step() { step_open_ = false; }
   void add(Op op);
+  // Compact schedules record step repetitions; others have them written out (the default).
+  void set_compact(bool compact) { compact_ = compact; }
+  // The step just added runs `count` more times, its single-chunk spans rotated as StepRepeat says. Throws
+  // std::logic_error when the step holds a multi-chunk span or a compute op.
+  void repeat_step(std::uint32_t count, std::uint32_t stride, std::uint32_t base, std::uint32_t modulus);
   std::uint32_t add_compute(double flops);
   // The span of chunks [first, first + count); single chunks are span `first` itself.
   std::uint32_t add_span(std::uint32_t first, std::uint32_t count);
@@ -158,6 +193,8 @@ private:
   std::vector<std::pair<Span, std::uint32_t>> span_index_;  // multi-chunk spans already added
   int current_rank_ = -1;
   bool step_open_ = false;
+  bool compact_ = false;
+  std::uint64_t step_first_ = 0;  // ops index where the open step starts
 };
 
 }  // namespace dtsim

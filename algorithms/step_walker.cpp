@@ -5,7 +5,7 @@
 
 namespace dtsim {
 
-std::string check_well_formed(const Schedule& s) {
+std::string check_well_formed(const Schedule& s, bool allow_compact) {
   const auto p = static_cast<std::size_t>(s.ranks);
   if (s.ranks < 1) return "schedule has no ranks";
   if (s.participants < 1 || s.participants > s.ranks) return "schedule's participants are not among its ranks";
@@ -60,6 +60,24 @@ std::string check_well_formed(const Schedule& s) {
       if (op.span() >= s.spans.size()) {
         return where() + "span " + std::to_string(op.span()) +
                " out of range (spans: " + std::to_string(s.spans.size()) + ")";
+      }
+    }
+  }
+  if (s.compact() && !allow_compact) return "a compact schedule (only the flow executor runs them; expand() it first)";
+  for (std::size_t i = 0; i < s.repeats.size(); ++i) {
+    const StepRepeat& repeat = s.repeats[i];
+    const auto where = [&] { return "step repeat " + std::to_string(i) + ": "; };
+    if (i > 0 && repeat.op <= s.repeats[i - 1].op) return where() + "repeats are not in op order";
+    if (repeat.op >= s.ops.size() || !s.ops[repeat.op].starts_step()) return where() + "not at the start of a step";
+    if (repeat.modulus == 0 || static_cast<std::uint64_t>(repeat.base) + repeat.modulus > s.chunks.size()) {
+      return where() + "rotates chunks outside the buffer";
+    }
+    const auto rank = static_cast<std::size_t>(std::upper_bound(s.rank_begin.begin(), s.rank_begin.end(), repeat.op) -
+                                               s.rank_begin.begin() - 1);
+    for (std::uint64_t j = repeat.op; j < s.rank_begin[rank + 1] && (j == repeat.op || !s.ops[j].starts_step()); ++j) {
+      const Op& op = s.ops[j];
+      if (op.kind() == OpKind::compute || op.span() < repeat.base || op.span() >= repeat.base + repeat.modulus) {
+        return where() + "rotates an op that is not a single chunk in its rotation";
       }
     }
   }

@@ -17,8 +17,8 @@
 namespace dtsim {
 
 // Well-formedness: op ranges for every rank, steps start properly, peers and chunks in range, no self-transfers.
-// Returns the first problem, or an empty string.
-std::string check_well_formed(const Schedule& schedule);
+// Compact schedules pass only with allow_compact (the flow executor). Returns the first problem, or an empty string.
+std::string check_well_formed(const Schedule& schedule, bool allow_compact = false);
 
 // "chunk 3" or "chunks 4-7", for messages.
 std::string describe_span(const Schedule& schedule, std::uint32_t span);

@@ -127,7 +127,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   const Schedule schedule = build_schedule(*request.algorithm, ranks, request.bytes, options);
   bool verified = false;
   if (flags.has("verify")) {
-    const VerifyReport report = verify(schedule);
+    const VerifyReport report = verify(schedule.compact() ? expand(schedule) : schedule);
     if (!report.ok) {
       std::cerr << "dtsim collective: verification failed: " << report.error << '\n';
       return 1;

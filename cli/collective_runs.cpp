@@ -41,6 +41,7 @@ RunSettings parse_run_settings(const Flags& flags) {
     throw UsageError("--network-model: " + settings.network_model + " needs --backend simgrid (flow is CM02's model)");
   }
   settings.algorithm = parse_algorithm_options(flags);
+  settings.algorithm.compact = settings.backend == "flow";
   if (flags.has("calibration")) {
     Calibration calibration;
     try {

@@ -53,6 +53,9 @@ struct ExecutionResult {
   double wall_s = 0.0;
   double setup_wall_s = 0.0;  // of wall_s, building the platform, routes and mailboxes (SimGrid)
   std::uint64_t peak_rss_bytes = 0;
+  // Flow executor: the instants at which it handled events, and the global steps it skipped as repetitions.
+  std::uint64_t event_batches = 0;
+  std::uint64_t skipped_steps = 0;
   RunTrace trace;  // filled when the executor was asked to record
 };
 

@@ -1,12 +1,14 @@
 #include "sim/flow_executor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <queue>
+#include <span>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "algorithms/step_walker.hpp"
 
@@ -14,165 +16,335 @@ namespace dtsim {
 namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
+constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+// Two times this close are one instant (SimGrid's own timing precision is coarser).
+double tolerance(double now) { return 1e-12 * std::max(1.0, now); }
 
 // A route: the resources (link directions) it crosses, its latency and its narrowest link.
 struct Route {
-  std::uint32_t first = 0;  // into FlowNetwork::route_resources
+  std::uint32_t first = 0;  // into FlowEngine::route_resources_
   std::uint32_t count = 0;
   double latency_s = 0;
   double narrowest_Bps = infinity;
 };
 
 struct Flow {
-  double remaining = 0;  // bytes
-  double rate = 0;       // bytes per second, while moving
-  double latency_end = 0;
-  double penalty = 1;  // SimGrid's sharing penalty: the route's latency (1 without latency); shares go as 1/penalty
+  double remaining = 0;   // bytes left at updated_at
+  double updated_at = 0;  // when remaining was last brought up to date
+  double rate = 0;        // bytes per second while moving
+  double penalty = 1;     // SimGrid's sharing penalty: the route's latency (1 without); shares go as 1/penalty
   double bound = infinity;
   double cost = 1;  // link capacity used per byte per second: 1 / the calibrated bandwidth factor
   std::uint32_t route = 0;
+  std::uint32_t version = 0;  // finish events of older versions are stale
   std::int32_t src = 0;
   std::int32_t dst = 0;
-  bool moving = false;
+  std::uint8_t mark = 0;  // scratch of the rate computation
 };
 
-// FIFO matching per (sender, receiver) pair, as MPI and SimGrid mailboxes match.
+// FIFO matching per (sender, receiver) pair, as MPI and SimGrid mailboxes match: bytes of sends posted and not yet
+// received, or the count of receives posted and not yet sent.
 struct Channel {
-  std::vector<std::uint64_t> sends;  // op indices posted and not yet matched
+  std::vector<std::uint64_t> send_bytes;
   std::size_t send_head = 0;
-  std::vector<std::uint64_t> recvs;
-  std::size_t recv_head = 0;
+  std::uint32_t waiting_recvs = 0;
 };
 
-struct RankState {
-  std::uint64_t step_begin = 0;
-  std::uint64_t step_end = 0;
-  std::uint32_t outstanding = 0;  // transfers and the compute of the current step not yet done
-  std::uint64_t reduce_bytes = 0;
-  bool done = false;
-};
-
-struct Timer {
-  double at;
-  std::int32_t rank;
-  bool reduce;  // else: the step's compute
-  bool operator>(const Timer& o) const { return at > o.at; }
-};
-
-class FlowSimulation {
+// Open addressing from a (src, dst) pair to a dense index (channels, routes): the hot path does one probe or two.
+class PairIndex {
 public:
-  FlowSimulation(const Schedule& s, const FlowOptions& o) : s_(s), o_(o), ranks_(static_cast<std::size_t>(s.ranks)) {
-    reduce_Bps_ = o.topology != nullptr ? o.topology->spec().node.reduce_Bps : o.cost.reduce_Bps;
-    build_routes();
-    unfrozen_.assign(capacity_.size(), 0);
-    left_.assign(capacity_.size(), 0.0);
-    weight_.assign(capacity_.size(), 0.0);
+  std::uint32_t find(std::uint64_t key) const {
+    if (keys_.empty()) return none;
+    for (std::size_t i = hash(key);; i = (i + 1) & mask_) {
+      if (keys_[i] == key + 1) return values_[i];
+      if (keys_[i] == 0) return none;
+    }
   }
-
-  ExecutionResult run() {
-    ExecutionResult result;
-    result.rank_finish_s.assign(ranks_.size(), 0.0);
-    for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      const auto ops = s_.rank_ops(static_cast<int>(r));
-      ranks_[r].step_begin = s_.rank_begin[r];
-      ranks_[r].step_end = s_.rank_begin[r];
-      if (ops.empty()) {
-        ranks_[r].done = true;
-        continue;
-      }
-      post_step(static_cast<int>(r), result);
-    }
-    while (true) {
-      if (rates_dirty_) compute_rates();
-      // the next event: a latency paid, a transfer done, a compute or reduction done
-      double next = timers_.empty() ? infinity : timers_.top().at;
-      for (const Flow& f : flows_) {
-        if (!f.moving) {
-          next = std::min(next, f.latency_end);
-        } else if (f.remaining <= 0) {
-          next = now_;
-        } else if (f.rate > 0) {
-          next = std::min(next, now_ + f.remaining / f.rate);
-        }
-      }
-      if (next == infinity) break;
-      const double dt = next - now_;
-      now_ = next;
-      const double tolerance = 1e-12 * std::max(1.0, now_);
-      // move every flow; those within the tolerance of their end are done now
-      for (std::size_t i = 0; i < flows_.size();) {
-        Flow& f = flows_[i];
-        bool finished = false;
-        if (f.moving) {
-          f.remaining -= f.rate * dt;
-          finished = f.remaining <= f.rate * tolerance || f.remaining <= 1e-9;
-        } else if (f.latency_end <= now_ + tolerance) {
-          f.moving = true;
-          rates_dirty_ = true;
-          finished = f.remaining <= 0;
-        }
-        if (finished) {
-          const Flow done = f;
-          flows_[i] = flows_.back();
-          flows_.pop_back();
-          rates_dirty_ = true;
-          transfer_done(done.src, result);
-          transfer_done(done.dst, result);
-          continue;
-        }
-        ++i;
-      }
-      while (!timers_.empty() && timers_.top().at <= now_ + tolerance) {
-        const Timer t = timers_.top();
-        timers_.pop();
-        if (t.reduce) {
-          step_done(t.rank, result);
-        } else {
-          transfer_done(t.rank, result);  // the compute counts as one outstanding item
-        }
-      }
-    }
-    std::size_t unfinished = 0;
-    for (const RankState& r : ranks_)
-      unfinished += r.done ? 0 : 1;
-    if (unfinished > 0) {
-      throw std::runtime_error("flow executor: deadlock: " + std::to_string(unfinished) + " ranks never finished");
-    }
-    result.time_s = now_;
-    return result;
+  void insert(std::uint64_t key, std::uint32_t value) {
+    if (2 * (size_ + 1) > keys_.size()) grow();
+    place(key, value);
+    ++size_;
   }
 
 private:
-  void build_routes() {
+  std::size_t hash(std::uint64_t key) const { return (key * 0x9E3779B97F4A7C15ULL >> 17) & mask_; }
+  void place(std::uint64_t key, std::uint32_t value) {
+    std::size_t i = hash(key);
+    while (keys_[i] != 0)
+      i = (i + 1) & mask_;
+    keys_[i] = key + 1;
+    values_[i] = value;
+  }
+  void grow() {
+    std::vector<std::uint64_t> keys = std::move(keys_);
+    std::vector<std::uint32_t> values = std::move(values_);
+    const std::size_t size = std::max<std::size_t>(64, 2 * keys.size());
+    keys_.assign(size, 0);
+    values_.assign(size, 0);
+    mask_ = size - 1;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] != 0) place(keys[i] - 1, values[i]);
+    }
+  }
+  std::vector<std::uint64_t> keys_;  // key + 1; 0 marks an empty slot
+  std::vector<std::uint32_t> values_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
+
+enum class EventKind : std::uint8_t { latency_paid, flow_done, reduce_done, compute_done, release };
+
+struct Event {
+  EventKind kind;
+  std::uint32_t id;       // flow or rank
+  std::uint32_t version;  // flow_done: the flow's version when it was scheduled
+};
+
+// Pending events grouped by instant: a heap of instants, each with its bucket of events. Events of one instant (a
+// symmetric step's transfers all end together) share one heap entry.
+class EventQueue {
+public:
+  void push(double at, Event e) {
+    for (const Open& o : recent_) {
+      if (o.bucket != none && std::fabs(o.at - at) <= tolerance(at)) {
+        buckets_[o.bucket].push_back(e);
+        return;
+      }
+    }
+    std::uint32_t b;
+    if (!free_.empty()) {
+      b = free_.back();
+      free_.pop_back();
+    } else {
+      b = static_cast<std::uint32_t>(buckets_.size());
+      buckets_.emplace_back();
+    }
+    buckets_[b].push_back(e);
+    heap_.push({at, b});
+    recent_[next_recent_] = {at, b};
+    next_recent_ = (next_recent_ + 1) % recent_.size();
+  }
+  bool empty() const { return heap_.empty(); }
+  double next_at() const { return heap_.top().at; }
+  // Moves the earliest instant's events into `out` (after what is there) and returns its time.
+  double pop(std::vector<Event>& out) {
+    const Entry top = heap_.top();
+    heap_.pop();
+    std::vector<Event>& bucket = buckets_[top.bucket];
+    out.insert(out.end(), bucket.begin(), bucket.end());
+    bucket.clear();
+    free_.push_back(top.bucket);
+    for (Open& o : recent_) {
+      if (o.bucket == top.bucket) o.bucket = none;
+    }
+    return top.at;
+  }
+
+private:
+  struct Entry {
+    double at;
+    std::uint32_t bucket;
+    bool operator>(const Entry& o) const { return at > o.at; }
+  };
+  struct Open {
+    double at = 0;
+    std::uint32_t bucket = none;
+  };
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
+  std::vector<std::vector<Event>> buckets_;
+  std::vector<std::uint32_t> free_;
+  std::array<Open, 4> recent_{};
+  std::size_t next_recent_ = 0;
+};
+
+// A schedule the engine runs, and how its transfers are timed.
+struct Segment {
+  const Schedule* schedule = nullptr;
+  std::uint64_t padded_chunk_bytes = 0;     // > 0: every chunk is timed at this size (FlowOptions::pad_chunks_within)
+  bool even = false;                        // every chunk is timed alike, so a rotated step moves what it moved before
+  std::vector<std::uint64_t> chunk_prefix;  // bytes of chunks 0 .. c-1, for compact schedules
+};
+
+// A step of a rank: the stored ops [begin, end) in repetition k of `repeat` (none: k = 0).
+struct StepCursor {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  const StepRepeat* repeat = nullptr;
+  std::uint32_t k = 0;
+};
+
+struct RankState {
+  const Segment* segment = nullptr;  // the segment it runs, nullptr between segments
+  StepCursor step;                   // its current step (the last one finished, while ready)
+  std::size_t next_repeat = 0;       // the first of the schedule's repeats at or after step.end
+  std::uint64_t last = 0;            // the end of its ops in the segment
+  std::uint32_t outstanding = 0;     // transfers and the compute of the current step not yet done
+  std::uint64_t reduce_bytes = 0;
+};
+
+// The network and the ranks' progress through their segments (schedules run one after another, each started by
+// the caller). `OnSegmentDone(rank)` is called when a rank finishes a segment; it may start the next.
+class FlowEngine {
+public:
+  FlowEngine(int ranks, std::span<const Schedule* const> schedules, const FlowOptions& o)
+      : o_(o), ranks_(static_cast<std::size_t>(ranks)) {
+    reduce_Bps_ = o.topology != nullptr ? o.topology->spec().node.reduce_Bps : o.cost.reduce_Bps;
+    for (const Schedule* s : schedules)
+      segments_.push_back(make_segment(*s));
+    build_resources(schedules);
+  }
+
+  double now() const { return now_; }
+  std::uint64_t skipped_steps() const { return skipped_steps_; }
+  std::uint64_t batches() const { return batches_; }
+  std::uint64_t messages() const { return messages_; }
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
+
+  // Rank `rank` runs its part of schedule `index` (in the order given to the constructor) from `release`, or now
+  // if that is later.
+  void start_segment(int rank, std::size_t index, double release) {
+    RankState& st = ranks_[static_cast<std::size_t>(rank)];
+    const Segment& segment = segments_[index];
+    const Schedule& s = *segment.schedule;
+    st.segment = &segment;
+    st.last = s.rank_begin[static_cast<std::size_t>(rank) + 1];
+    st.step = StepCursor{};
+    st.step.begin = st.step.end = s.rank_begin[static_cast<std::size_t>(rank)];
+    st.next_repeat =
+        static_cast<std::size_t>(std::lower_bound(s.repeats.begin(), s.repeats.end(), st.step.end,
+                                                  [](const StepRepeat& a, std::uint64_t op) { return a.op < op; }) -
+                                 s.repeats.begin());
+    queue_.push(std::max(release, now_), {EventKind::release, static_cast<std::uint32_t>(rank), 0});
+  }
+
+  template <typename OnSegmentDone>
+  void run(OnSegmentDone&& on_segment_done) {
+    while (!queue_.empty()) {
+      ++batches_;
+      now_ = std::max(now_, queue_.pop(batch_));
+      while (!queue_.empty() && queue_.next_at() <= now_ + tolerance(now_))
+        queue_.pop(batch_);
+      for (const Event& e : batch_)
+        handle(e);
+      batch_.clear();
+      if (!dirty_.empty()) compute_rates();
+      if (ready_.empty()) continue;
+      if (in_flight_ == 0 && queue_.empty()) skip_repeated_steps();
+      for (std::size_t i = 0; i < ready_.size(); ++i) {
+        const int rank = ready_[i];
+        RankState& st = ranks_[static_cast<std::size_t>(rank)];
+        if (next_step(st, st.step, st.next_repeat)) {
+          post_step(rank);
+        } else {
+          st.segment = nullptr;
+          on_segment_done(rank);
+        }
+      }
+      ready_.clear();
+      if (!dirty_.empty()) compute_rates();
+    }
+  }
+
+  // Ranks still inside a segment (after run: they deadlocked).
+  std::size_t unfinished() const {
+    std::size_t n = 0;
+    for (const RankState& st : ranks_)
+      n += st.segment != nullptr ? 1 : 0;
+    return n;
+  }
+
+private:
+  Segment make_segment(const Schedule& s) const {
+    Segment segment;
+    segment.schedule = &s;
+    std::uint64_t smallest = std::numeric_limits<std::uint64_t>::max(), largest = 0;
+    for (const Chunk& c : s.chunks) {
+      smallest = std::min(smallest, c.size_bytes);
+      largest = std::max(largest, c.size_bytes);
+    }
+    segment.even = smallest >= largest;
+    if (s.compact()) {
+      segment.chunk_prefix.assign(1, 0);
+      for (const Chunk& c : s.chunks)
+        segment.chunk_prefix.push_back(segment.chunk_prefix.back() + c.size_bytes);
+    }
+    if (!segment.even && smallest > 0 &&
+        static_cast<double>(largest - smallest) <= o_.pad_chunks_within * static_cast<double>(largest)) {
+      segment.padded_chunk_bytes = largest;
+      segment.even = true;
+    }
+    return segment;
+  }
+
+  // The span an op of step `c` moves, and the bytes it is timed at.
+  static std::uint32_t span_of(const StepCursor& c, const Op& op) {
+    return c.k == 0 ? op.span() : c.repeat->shifted(op.span(), c.k);
+  }
+  static std::uint64_t timed_bytes(const Segment& segment, std::uint32_t span) {
+    const Schedule& s = *segment.schedule;
+    return segment.padded_chunk_bytes > 0 ? s.spans[span].chunk_count * segment.padded_chunk_bytes : s.span_bytes(span);
+  }
+
+  // Moves `c` to the rank's next step (a repetition or the next stored step); false at the end of its ops.
+  static bool next_step(const RankState& st, StepCursor& c, std::size_t& next_repeat) {
+    if (c.repeat != nullptr && c.k < c.repeat->count) {
+      ++c.k;
+      return true;
+    }
+    if (c.end >= st.last) return false;
+    const Schedule& s = *st.segment->schedule;
+    c.begin = c.end;
+    c.end = c.begin + 1;
+    while (c.end < st.last && !s.ops[c.end].starts_step())
+      ++c.end;
+    c.k = 0;
+    c.repeat = nullptr;
+    if (next_repeat < s.repeats.size() && s.repeats[next_repeat].op == c.begin) c.repeat = &s.repeats[next_repeat++];
+    return true;
+  }
+
+  void build_resources(std::span<const Schedule* const> schedules) {
     if (o_.topology == nullptr) {  // the star: rank r's uplink is resource 2r, its downlink 2r + 1
       capacity_.assign(2 * ranks_.size(), o_.cost.bandwidth_Bps);
-      return;
-    }
-    const Topology& t = *o_.topology;
-    capacity_.resize(2 * t.links().size());
-    for (std::size_t l = 0; l < t.links().size(); ++l)
-      capacity_[2 * l] = capacity_[2 * l + 1] = t.links()[l].spec.bandwidth_Bps;
-    const auto p = ranks_.size();
-    route_schedule_pairs(t, o_.accelerator_of, s_, [&](int src, int dst, const std::vector<RouteHop>& hops) {
-      Route route;
-      route.first = static_cast<std::uint32_t>(route_resources_.size());
-      for (const RouteHop& hop : hops) {
-        const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
-        route_resources_.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
-        route.latency_s += link.latency_s;
-        route.narrowest_Bps = std::min(route.narrowest_Bps, link.bandwidth_Bps);
+    } else {
+      const Topology& t = *o_.topology;
+      capacity_.resize(2 * t.links().size());
+      for (std::size_t l = 0; l < t.links().size(); ++l)
+        capacity_[2 * l] = capacity_[2 * l + 1] = t.links()[l].spec.bandwidth_Bps;
+      for (const Schedule* s : schedules) {
+        route_schedule_pairs(t, o_.accelerator_of, *s, [&](int src, int dst, const std::vector<RouteHop>& hops) {
+          const std::uint64_t key = pair_key(src, dst);
+          if (route_of_.find(key) != none) return;
+          Route route;
+          route.first = static_cast<std::uint32_t>(route_resources_.size());
+          for (const RouteHop& hop : hops) {
+            const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
+            route_resources_.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
+            route.latency_s += link.latency_s;
+            route.narrowest_Bps = std::min(route.narrowest_Bps, link.bandwidth_Bps);
+          }
+          route.count = static_cast<std::uint32_t>(hops.size());
+          route_of_.insert(key, static_cast<std::uint32_t>(routes_.size()));
+          routes_.push_back(route);
+        });
       }
-      route.count = static_cast<std::uint32_t>(hops.size());
-      route_of_[static_cast<std::uint64_t>(src) * p + static_cast<std::uint64_t>(dst)] =
-          static_cast<std::uint32_t>(routes_.size());
-      routes_.push_back(route);
-    });
+    }
+    on_resource_.resize(capacity_.size());
+    left_.assign(capacity_.size(), 0.0);
+    weight_.assign(capacity_.size(), 0.0);
+    unfrozen_.assign(capacity_.size(), 0);
+    res_mark_.assign(capacity_.size(), 0);
+  }
+
+  std::uint64_t pair_key(int src, int dst) const {
+    return static_cast<std::uint64_t>(src) * ranks_.size() + static_cast<std::uint64_t>(dst);
   }
 
   // The route of a transfer from src to dst (on the star, made on first use).
   std::uint32_t route(int src, int dst) {
-    const std::uint64_t key = static_cast<std::uint64_t>(src) * ranks_.size() + static_cast<std::uint64_t>(dst);
-    if (const auto it = route_of_.find(key); it != route_of_.end()) return it->second;
+    const std::uint64_t key = pair_key(src, dst);
+    if (const std::uint32_t id = route_of_.find(key); id != none) return id;
     if (o_.topology != nullptr) throw std::logic_error("flow executor: no route for a pair the schedule uses");
     Route r;
     r.first = static_cast<std::uint32_t>(route_resources_.size());
@@ -181,211 +353,413 @@ private:
     r.count = 2;
     r.latency_s = o_.cost.alpha_s;  // alpha/2 on each of the two links
     r.narrowest_Bps = o_.cost.bandwidth_Bps;
-    route_of_[key] = static_cast<std::uint32_t>(routes_.size());
+    const auto id = static_cast<std::uint32_t>(routes_.size());
+    route_of_.insert(key, id);
     routes_.push_back(r);
-    return route_of_[key];
+    return id;
+  }
+
+  std::span<const std::uint32_t> resources(const Flow& f) const {
+    const Route& r = routes_[f.route];
+    return {route_resources_.data() + r.first, r.count};
   }
 
   Channel& channel(int src, int dst) {
-    return channels_[static_cast<std::uint64_t>(src) * ranks_.size() + static_cast<std::uint64_t>(dst)];
+    const std::uint64_t key = pair_key(src, dst);
+    std::uint32_t id = channel_of_.find(key);
+    if (id == none) {
+      id = static_cast<std::uint32_t>(channels_.size());
+      channel_of_.insert(key, id);
+      channels_.emplace_back();
+    }
+    return channels_[id];
   }
 
   void start_transfer(int src, int dst, std::uint64_t bytes) {
-    const std::uint32_t id = route(src, dst);
-    const Route& r = routes_[id];
+    const std::uint32_t route_id = route(src, dst);
+    const Route& r = routes_[route_id];
     const FactorRange f = factors_for(o_.factors, static_cast<double>(bytes));
-    Flow flow;
+    std::uint32_t id;
+    if (!free_flows_.empty()) {
+      id = free_flows_.back();
+      free_flows_.pop_back();
+    } else {
+      id = static_cast<std::uint32_t>(flows_.size());
+      flows_.emplace_back();
+    }
+    Flow& flow = flows_[id];
     flow.remaining = static_cast<double>(bytes);
-    flow.latency_end = now_ + r.latency_s * f.latency_factor;
+    flow.rate = 0;
     flow.penalty = r.latency_s > 0 ? r.latency_s : 1.0;
+    flow.bound = infinity;
+    flow.cost = 1;
     if (!o_.factors.empty()) {  // as SimGrid: a bound, and each byte weighs 1 / factor on every link it crosses
       flow.bound = r.narrowest_Bps * f.bandwidth_factor;
       flow.cost = 1.0 / f.bandwidth_factor;
     }
-    flow.route = id;
+    flow.route = route_id;
     flow.src = src;
     flow.dst = dst;
-    flow.moving = flow.latency_end <= now_;
-    if (flow.moving) rates_dirty_ = true;
-    flows_.push_back(flow);
+    ++flow.version;
+    ++in_flight_;
+    queue_.push(now_ + r.latency_s * f.latency_factor, {EventKind::latency_paid, id, 0});
   }
 
-  void post_step(int rank, ExecutionResult& result) {
+  void handle(const Event& e) {
+    switch (e.kind) {
+      case EventKind::latency_paid: {
+        Flow& f = flows_[e.id];
+        if (f.remaining <= 0) {
+          finish_flow(e.id);
+          break;
+        }
+        f.updated_at = now_;
+        for (const std::uint32_t res : resources(f)) {
+          on_resource_[res].push_back(e.id);
+          mark_dirty(res);
+        }
+        break;
+      }
+      case EventKind::flow_done:
+        if (flows_[e.id].version == e.version) finish_flow(e.id);
+        break;
+      case EventKind::reduce_done: ready_.push_back(static_cast<int>(e.id)); break;
+      case EventKind::compute_done: item_done(static_cast<int>(e.id)); break;
+      case EventKind::release: {
+        RankState& st = ranks_[e.id];
+        if (next_step(st, st.step, st.next_repeat)) {
+          post_step(static_cast<int>(e.id));
+        } else {
+          ready_.push_back(static_cast<int>(e.id));  // nothing to do in this segment: done once ready
+        }
+        break;
+      }
+    }
+  }
+
+  void finish_flow(std::uint32_t id) {
+    Flow& f = flows_[id];
+    if (f.rate > 0) {  // it was moving: leave its links
+      for (const std::uint32_t res : resources(f)) {
+        std::vector<std::uint32_t>& on = on_resource_[res];
+        const auto it = std::find(on.begin(), on.end(), id);
+        *it = on.back();
+        on.pop_back();
+        if (!on.empty()) mark_dirty(res);
+      }
+    }
+    ++f.version;
+    f.rate = 0;
+    --in_flight_;
+    free_flows_.push_back(id);
+    item_done(f.src);
+    item_done(f.dst);
+  }
+
+  void mark_dirty(std::uint32_t res) {
+    if (res_mark_[res] != 0) return;
+    res_mark_[res] = 1;
+    dirty_.push_back(res);
+  }
+
+  void post_step(int rank) {
     RankState& st = ranks_[static_cast<std::size_t>(rank)];
-    const std::uint64_t last = s_.rank_begin[static_cast<std::size_t>(rank) + 1];
-    std::uint64_t end = st.step_end;
+    const Segment& segment = *st.segment;
+    const Schedule& s = *segment.schedule;
+    const StepCursor& c = st.step;
     double flops = 0;
     st.reduce_bytes = 0;
-    st.step_begin = end;
-    do {
-      const Op& op = s_.ops[end];
-      if (op.kind() == OpKind::send) {
-        ++result.messages;
-        result.bytes_sent += s_.span_bytes(op.span());
-        ++st.outstanding;
-        Channel& c = channel(rank, op.peer());
-        if (c.recv_head < c.recvs.size()) {
-          if (++c.recv_head == c.recvs.size()) {
-            c.recvs.clear();
-            c.recv_head = 0;
-          }
-          start_transfer(rank, op.peer(), s_.span_bytes(op.span()));
-        } else {
-          c.sends.push_back(end);
-        }
-      } else if (op.is_recv()) {
-        ++st.outstanding;
-        if (op.kind() == OpKind::recv_reduce) st.reduce_bytes += s_.span_bytes(op.span());
-        Channel& c = channel(op.peer(), rank);
-        if (c.send_head < c.sends.size()) {
-          const Op& send = s_.ops[c.sends[c.send_head++]];
-          if (c.send_head == c.sends.size()) {
-            c.sends.clear();
-            c.send_head = 0;
-          }
-          start_transfer(op.peer(), rank, s_.span_bytes(send.span()));
-        } else {
-          c.recvs.push_back(end);
-        }
-      } else {
-        flops += s_.compute_flops[op.compute_index()];
+    ++posted_since_lockstep_;
+    for (std::uint64_t i = c.begin; i < c.end; ++i) {
+      const Op& op = s.ops[i];
+      if (op.kind() == OpKind::compute) {
+        flops += s.compute_flops[op.compute_index()];
+        continue;
       }
-      ++end;
-    } while (end < last && !s_.ops[end].starts_step());
-    st.step_end = end;
+      const std::uint32_t span = span_of(c, op);
+      ++st.outstanding;
+      if (op.kind() == OpKind::send) {
+        const std::uint64_t bytes = timed_bytes(segment, span);
+        ++messages_;
+        bytes_sent_ += s.span_bytes(span);
+        Channel& ch = channel(rank, op.peer());
+        if (ch.waiting_recvs > 0) {
+          --ch.waiting_recvs;
+          start_transfer(rank, op.peer(), bytes);
+        } else {
+          ch.send_bytes.push_back(bytes);
+        }
+        continue;
+      }
+      if (op.kind() == OpKind::recv_reduce) st.reduce_bytes += timed_bytes(segment, span);
+      Channel& ch = channel(op.peer(), rank);
+      if (ch.send_head < ch.send_bytes.size()) {
+        const std::uint64_t bytes = ch.send_bytes[ch.send_head++];
+        if (ch.send_head == ch.send_bytes.size()) {
+          ch.send_bytes.clear();
+          ch.send_head = 0;
+        }
+        start_transfer(op.peer(), rank, bytes);
+      } else {
+        ++ch.waiting_recvs;
+      }
+    }
     if (flops > 0) {
       ++st.outstanding;
-      timers_.push({now_ + flops / o_.compute_flops_per_s, rank, false});
+      queue_.push(now_ + flops / o_.compute_flops_per_s,
+                  {EventKind::compute_done, static_cast<std::uint32_t>(rank), 0});
     }
-    if (st.outstanding == 0) all_done(rank, result);
+    if (st.outstanding == 0) items_done(rank);
   }
 
-  void transfer_done(int rank, ExecutionResult& result) {
-    RankState& st = ranks_[static_cast<std::size_t>(rank)];
-    if (--st.outstanding == 0) all_done(rank, result);
+  void item_done(int rank) {
+    if (--ranks_[static_cast<std::size_t>(rank)].outstanding == 0) items_done(rank);
   }
 
-  // The step's transfers and compute are done: its reductions run, then the next step.
-  void all_done(int rank, ExecutionResult& result) {
-    RankState& st = ranks_[static_cast<std::size_t>(rank)];
+  // The step's transfers and compute are done: its reductions run, then the rank is ready for its next step.
+  void items_done(int rank) {
+    const RankState& st = ranks_[static_cast<std::size_t>(rank)];
     if (st.reduce_bytes > 0) {
-      timers_.push({now_ + static_cast<double>(st.reduce_bytes) / reduce_Bps_, rank, true});
+      queue_.push(now_ + static_cast<double>(st.reduce_bytes) / reduce_Bps_,
+                  {EventKind::reduce_done, static_cast<std::uint32_t>(rank), 0});
     } else {
-      step_done(rank, result);
+      ready_.push_back(rank);
     }
   }
 
-  void step_done(int rank, ExecutionResult& result) {
-    RankState& st = ranks_[static_cast<std::size_t>(rank)];
-    if (st.step_end >= s_.rank_begin[static_cast<std::size_t>(rank) + 1]) {
-      st.done = true;
-      result.rank_finish_s[static_cast<std::size_t>(rank)] = now_;
-      return;
-    }
-    post_step(rank, result);
-  }
-
-  // Weighted max-min fairness by progressive filling: every moving flow's rate is level / penalty as the level
-  // rises (using rate x cost of each link it crosses); a link whose remaining capacity the level fills, or a flow that
-  // reaches its bound, freezes its flows.
-  void compute_rates() {
-    rates_dirty_ = false;
-    touched_.clear();
-    moving_.clear();
-    for (std::size_t i = 0; i < flows_.size(); ++i) {
-      Flow& f = flows_[i];
-      if (!f.moving) continue;
-      moving_.push_back(static_cast<std::uint32_t>(i));
-      const Route& r = routes_[f.route];
-      for (std::uint32_t k = 0; k < r.count; ++k) {
-        const std::uint32_t res = route_resources_[r.first + k];
-        if (unfrozen_[res] == 0) {
-          touched_.push_back(res);
-          left_[res] = capacity_[res];
-          weight_[res] = 0;
+  // All ranks inside segments finished a step at this instant with nothing else pending: a lockstep point. If the
+  // previous global step also ran from a lockstep point to this one and every rank's next step repeats its last
+  // one (same peers, kinds, bytes and flops, so the same flows on the same links, started together), the next step
+  // takes exactly as long: it is skipped in one move. A run of repetitions of a compact schedule's step whose chunks
+  // are timed alike is skipped whole. Cost: one comparison of each rank's two steps per move.
+  void skip_repeated_steps() {
+    std::size_t inside = 0;
+    for (const RankState& st : ranks_)
+      inside += st.segment != nullptr ? 1 : 0;
+    const bool repeat_known = ready_.size() == inside && lockstep_at_ >= 0 && posted_since_lockstep_ == inside;
+    const double duration = now_ - lockstep_at_;
+    lockstep_at_ = ready_.size() == inside ? now_ : -1;
+    posted_since_lockstep_ = 0;
+    if (!repeat_known) return;
+    while (true) {
+      std::uint32_t steps = std::numeric_limits<std::uint32_t>::max();
+      for (const int rank : ready_) {
+        RankState& st = ranks_[static_cast<std::size_t>(rank)];
+        StepCursor next = st.step;
+        std::size_t next_repeat = st.next_repeat;
+        if (!next_step(st, next, next_repeat) || !same_shape(*st.segment, st.step, next)) return;
+        const bool rotation = next.repeat != nullptr && next.repeat == st.step.repeat && st.segment->even;
+        steps = std::min(steps, rotation ? next.repeat->count - st.step.k : 1U);
+      }
+      for (const int rank : ready_) {
+        RankState& st = ranks_[static_cast<std::size_t>(rank)];
+        if (steps == 1) {
+          next_step(st, st.step, st.next_repeat);
+          count_sends(st, st.step.k, 1);
+        } else {  // a rotation: repetitions k+1 .. k+steps of the same stored step
+          count_sends(st, st.step.k + 1, steps);
+          st.step.k += steps;
         }
+      }
+      now_ += duration * steps;
+      lockstep_at_ = now_;
+      skipped_steps_ += steps;
+    }
+  }
+
+  // Counts the messages and bytes of skipped repetitions first .. first+count-1 of the rank's stored step as if they
+  // had been posted. A rotation by one chunk either way sums chunk sizes from prefix sums, so a ring's skipped pass
+  // costs O(1) per rank.
+  void count_sends(const RankState& st, std::uint32_t first, std::uint32_t count) {
+    const Segment& segment = *st.segment;
+    const Schedule& s = *segment.schedule;
+    for (std::uint64_t i = st.step.begin; i < st.step.end; ++i) {
+      const Op& op = s.ops[i];
+      if (op.kind() != OpKind::send) continue;
+      messages_ += count;
+      const StepRepeat* r = st.step.repeat;
+      if (r == nullptr) {
+        bytes_sent_ += s.span_bytes(op.span());
+      } else if (count > 1 && (r->stride == 1 || r->stride + 1 == r->modulus)) {
+        // chunks visited: a run of `count` consecutive ones (mod the rotation), ascending or descending
+        const std::uint32_t a = r->shifted(op.span(), first), b = r->shifted(op.span(), first + count - 1);
+        const std::uint32_t low = r->stride == 1 ? a : b, high = r->stride == 1 ? b : a;
+        const auto& prefix = segment.chunk_prefix;
+        bytes_sent_ += low <= high
+                           ? prefix[high + 1] - prefix[low]
+                           : (prefix[r->base + r->modulus] - prefix[low]) + (prefix[high + 1] - prefix[r->base]);
+      } else {
+        for (std::uint32_t k = first; k < first + count; ++k)
+          bytes_sent_ += s.span_bytes(r->shifted(op.span(), k));
+      }
+    }
+  }
+
+  static bool same_shape(const Segment& segment, const StepCursor& a, const StepCursor& b) {
+    if (a.end - a.begin != b.end - b.begin) return false;
+    const Schedule& s = *segment.schedule;
+    for (std::uint64_t i = 0; i < a.end - a.begin; ++i) {
+      const Op& x = s.ops[a.begin + i];
+      const Op& y = s.ops[b.begin + i];
+      if (x.kind() != y.kind() || x.peer() != y.peer()) return false;
+      if (x.kind() == OpKind::compute) {
+        if (s.compute_flops[x.compute_index()] != s.compute_flops[y.compute_index()]) return false;
+      } else if (timed_bytes(segment, span_of(a, x)) != timed_bytes(segment, span_of(b, y))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Weighted max-min fairness by progressive filling over the flows that share links, transitively, with the links
+  // whose load changed: every such flow's rate is level / penalty as the level rises (using rate x cost of each link
+  // it crosses); a link whose remaining capacity the level fills, or a flow that reaches its bound, freezes its
+  // flows. Flows whose rate changed get a new finish event.
+  void compute_rates() {
+    comp_flows_.clear();
+    comp_res_.clear();
+    for (std::size_t i = 0; i < dirty_.size(); ++i) {  // dirty_ grows as the component is explored
+      const std::uint32_t res = dirty_[i];
+      comp_res_.push_back(res);
+      for (const std::uint32_t id : on_resource_[res]) {
+        Flow& f = flows_[id];
+        if (f.mark != 0) continue;
+        f.mark = 1;
+        comp_flows_.push_back(id);
+        for (const std::uint32_t other : resources(f))
+          mark_dirty(other);
+      }
+    }
+    dirty_.clear();
+    for (const std::uint32_t res : comp_res_) {
+      left_[res] = capacity_[res];
+      weight_[res] = 0;
+      unfrozen_[res] = 0;
+    }
+    for (const std::uint32_t id : comp_flows_) {
+      const Flow& f = flows_[id];
+      for (const std::uint32_t res : resources(f)) {
         ++unfrozen_[res];
         weight_[res] += f.cost / f.penalty;
       }
     }
-    fill();  // leaves every unfrozen_ count at 0
-  }
-
-  void fill() {
-    std::size_t unfrozen = moving_.size();
-    frozen_.assign(flows_.size(), 0);
+    std::size_t unfrozen = comp_flows_.size();
     while (unfrozen > 0) {
       double level = infinity;
-      for (const std::uint32_t res : touched_) {
+      for (const std::uint32_t res : comp_res_) {
         if (unfrozen_[res] > 0) level = std::min(level, std::max(0.0, left_[res]) / weight_[res]);
       }
       double bound_level = infinity;
-      for (const std::uint32_t i : moving_) {
-        if (frozen_[i] == 0) bound_level = std::min(bound_level, flows_[i].bound * flows_[i].penalty);
+      for (const std::uint32_t id : comp_flows_) {
+        const Flow& f = flows_[id];
+        if (f.mark == 1) bound_level = std::min(bound_level, f.bound * f.penalty);
       }
       const bool by_bound = bound_level <= level;
       const double chosen = by_bound ? bound_level : level;
       const double close = chosen * (1 + 1e-12);
-      for (const std::uint32_t i : moving_) {
-        if (frozen_[i] != 0) continue;
-        Flow& f = flows_[i];
-        const Route& r = routes_[f.route];
+      for (const std::uint32_t id : comp_flows_) {
+        Flow& f = flows_[id];
+        if (f.mark != 1) continue;
+        const auto route = resources(f);
         bool freeze = by_bound && f.bound * f.penalty <= close;
         if (!by_bound) {
-          for (std::uint32_t k = 0; k < r.count && !freeze; ++k) {
-            const std::uint32_t res = route_resources_[r.first + k];
+          for (std::size_t k = 0; k < route.size() && !freeze; ++k) {
+            const std::uint32_t res = route[k];
             freeze = unfrozen_[res] > 0 && std::max(0.0, left_[res]) / weight_[res] <= close;
           }
         }
         if (!freeze) continue;
-        f.rate = chosen / f.penalty;
-        frozen_[i] = 1;
+        f.mark = 2;
         --unfrozen;
-        for (std::uint32_t k = 0; k < r.count; ++k) {
-          const std::uint32_t res = route_resources_[r.first + k];
+        set_rate(id, chosen / f.penalty);
+        for (const std::uint32_t res : route) {
           left_[res] -= f.rate * f.cost;
           weight_[res] -= f.cost / f.penalty;
           --unfrozen_[res];
         }
       }
     }
+    for (const std::uint32_t id : comp_flows_)
+      flows_[id].mark = 0;
+    for (const std::uint32_t res : comp_res_)
+      res_mark_[res] = 0;
   }
 
-  const Schedule& s_;
+  void set_rate(std::uint32_t id, double rate) {
+    Flow& f = flows_[id];
+    if (rate == f.rate) return;
+    f.remaining = std::max(0.0, f.remaining - f.rate * (now_ - f.updated_at));
+    f.updated_at = now_;
+    f.rate = rate;
+    ++f.version;
+    if (rate > 0) queue_.push(now_ + f.remaining / rate, {EventKind::flow_done, id, f.version});
+  }
+
   const FlowOptions& o_;
   double reduce_Bps_ = 0;
   double now_ = 0;
   std::vector<RankState> ranks_;
   std::vector<Flow> flows_;
-  std::unordered_map<std::uint64_t, Channel> channels_;
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::vector<std::uint32_t> free_flows_;
+  std::size_t in_flight_ = 0;
+  std::vector<Channel> channels_;
+  PairIndex channel_of_;
+  EventQueue queue_;
+  std::vector<Event> batch_;
+  std::vector<int> ready_;
+  std::uint64_t messages_ = 0;
+  std::uint64_t bytes_sent_ = 0;
+  std::vector<Segment> segments_;
+  double lockstep_at_ = -1;
+  std::size_t posted_since_lockstep_ = 0;
+  std::uint64_t skipped_steps_ = 0;
+  std::uint64_t batches_ = 0;
   std::vector<double> capacity_;
   std::vector<Route> routes_;
   std::vector<std::uint32_t> route_resources_;
-  std::unordered_map<std::uint64_t, std::uint32_t> route_of_;
-  bool rates_dirty_ = false;
+  PairIndex route_of_;
+  std::vector<std::vector<std::uint32_t>> on_resource_;  // moving flows on each resource
   // scratch space of compute_rates, kept between calls
-  std::vector<std::uint32_t> unfrozen_;  // per resource: moving flows not yet frozen (0 between computations)
-  std::vector<std::uint32_t> touched_;
-  std::vector<std::uint32_t> moving_;
+  std::vector<std::uint32_t> dirty_;
+  std::vector<std::uint8_t> res_mark_;
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<std::uint32_t> comp_res_;
+  std::vector<std::uint32_t> unfrozen_;
   std::vector<double> left_;
   std::vector<double> weight_;
-  std::vector<std::uint8_t> frozen_;
 };
+
+void check_placement(int ranks, const FlowOptions& options, const char* what) {
+  if (options.topology != nullptr && options.accelerator_of.size() != static_cast<std::size_t>(ranks)) {
+    throw std::invalid_argument(std::string("flow executor: ") + what + " has " + std::to_string(ranks) +
+                                " ranks but " + std::to_string(options.accelerator_of.size()) +
+                                " are placed on the cluster");
+  }
+}
 
 }  // namespace
 
 ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
-  if (std::string problem = check_well_formed(schedule); !problem.empty()) {
+  if (std::string problem = check_well_formed(schedule, true); !problem.empty()) {
     throw std::invalid_argument("flow executor: " + problem);
   }
-  if (options.topology != nullptr && options.accelerator_of.size() != static_cast<std::size_t>(schedule.ranks)) {
-    throw std::invalid_argument("flow executor: the schedule has " + std::to_string(schedule.ranks) + " ranks but " +
-                                std::to_string(options.accelerator_of.size()) + " are placed on the cluster");
-  }
+  check_placement(schedule.ranks, options, "the schedule");
   const auto started = std::chrono::steady_clock::now();
-  FlowSimulation simulation(schedule, options);
-  ExecutionResult result = simulation.run();
+  const Schedule* const segments[] = {&schedule};
+  FlowEngine engine(schedule.ranks, segments, options);
+  ExecutionResult result;
+  result.rank_finish_s.assign(static_cast<std::size_t>(schedule.ranks), 0.0);
+  for (int r = 0; r < schedule.ranks; ++r)
+    engine.start_segment(r, 0, 0.0);
+  engine.run([&](int rank) { result.rank_finish_s[static_cast<std::size_t>(rank)] = engine.now(); });
+  if (const std::size_t n = engine.unfinished(); n > 0) {
+    throw std::runtime_error("flow executor: deadlock: " + std::to_string(n) + " ranks never finished");
+  }
+  result.time_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
+  result.messages = engine.messages();
+  result.bytes_sent = engine.bytes_sent();
+  result.event_batches = engine.batches();
+  result.skipped_steps = engine.skipped_steps();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.peak_rss_bytes = peak_rss_bytes();
   return result;

@@ -4,9 +4,10 @@
 // rate max-min fairness gives it among the transfers moving at the same time (progressive filling over the route's
 // links, each direction of a link a resource of its own). This is the model of SimGrid's CM02 network without
 // cross-traffic, so both executors give the same times (tests/test_flow.cpp).
-// Cost: rates are recomputed only when the set of moving transfers changes, once for every batch of events that
-// fall at the same instant; in a symmetric step (a ring's, a butterfly's) all transfers start and end together, so a
-// step costs one rate computation whatever the rank count.
+// Cost: events that fall at the same instant are handled as one batch; rates are recomputed after each batch, only
+// for the transfers that share links (transitively) with those that started or ended. When all ranks end a step
+// together and their next steps repeat their last ones, the repetitions are not simulated again but skipped (see
+// skip_repeated_steps): a compact ring costs a handful of simulated steps whatever the rank count.
 #pragma once
 
 #include <vector>
@@ -25,6 +26,10 @@ struct FlowOptions {
   const Topology* topology = nullptr;  // a cluster instead of the star: routes, links and the node's reduce rate
   std::vector<int> accelerator_of;     // position -> accelerator
   std::vector<FactorRange> factors;    // calibrated latency and bandwidth factors by message size
+  // Chunks whose sizes differ by at most this fraction of the largest (one element of a buffer that does not split
+  // evenly over the ranks) are all timed at the largest size, so that the steps of a ring repeat exactly and are
+  // simulated once. Times err by at most this fraction, upwards; 0 times every chunk at its own size.
+  double pad_chunks_within = 1e-4;
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.

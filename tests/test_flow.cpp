@@ -20,8 +20,10 @@ double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fa
 const std::vector<std::string> allreduce_algorithms{
     "ring", "tree", "pipelined-tree", "dbtree", "butterfly", "rabenseifner", "ps", "direct", "hierarchical"};
 
-Schedule build(const std::string& algorithm, int ranks, std::uint64_t bytes, int ranks_per_node = 4) {
+Schedule build(const std::string& algorithm, int ranks, std::uint64_t bytes, int ranks_per_node = 4,
+               bool compact = false) {
   AlgorithmOptions options;
+  options.compact = compact;
   options.colocated_servers = true;
   options.servers = 2;
   options.ranks_per_node = static_cast<std::uint32_t>(ranks_per_node);
@@ -35,18 +37,96 @@ TEST_CASE("flow and SimGrid executors agree on a star for every allreduce algori
   sg.cost.alpha_s = 2e-6;
   FlowOptions fo;
   fo.cost = sg.cost;
+  fo.pad_chunks_within = 0;  // every chunk timed at its own size, as SimGrid does
   for (const std::string& algorithm : allreduce_algorithms) {
     for (int ranks : {2, 7, 16}) {
       for (std::uint64_t bytes : {1000ULL, 1000000ULL, 64000000ULL}) {
         CAPTURE(algorithm, ranks, bytes);
-        const Schedule s = build(algorithm, ranks, bytes, ranks % 4 == 0 ? 4 : 1);
+        const int per_node = ranks % 4 == 0 ? 4 : 1;
+        const Schedule s = build(algorithm, ranks, bytes, per_node);
         const ExecutionResult a = run_simgrid(s, sg);
         const ExecutionResult b = run_flow(s, fo);
         CHECK(rel_diff(b.time_s, a.time_s) < 1e-6);
         CHECK(b.messages == a.messages);
         CHECK(b.bytes_sent == a.bytes_sent);
+        // the compact form of the same schedule (ring steps stored once) runs the same
+        const ExecutionResult c = run_flow(build(algorithm, ranks, bytes, per_node, true), fo);
+        CHECK(rel_diff(c.time_s, a.time_s) < 1e-6);
+        CHECK(c.messages == a.messages);
+        CHECK(c.bytes_sent == a.bytes_sent);
       }
     }
+  }
+}
+
+TEST_CASE("a compact ring costs the flow executor the same few instants at any rank count") {
+  FlowOptions fo;
+  std::vector<std::uint64_t> batches;
+  for (int ranks : {16, 128, 1024}) {
+    CAPTURE(ranks);
+    const std::uint64_t bytes = 1024ULL * static_cast<std::uint64_t>(ranks);  // chunks of 1 KiB: all alike
+    const Schedule s = build("ring", ranks, bytes, 1, true);
+    CHECK(s.ops.size() == 4ULL * static_cast<std::uint64_t>(ranks));  // two stored steps per pass, not 2(P-1)
+    const ExecutionResult r = run_flow(s, fo);
+    // the closed form: 2(P-1) steps of alpha + chunk / bandwidth, P-1 reductions of a chunk
+    const double chunk = 1024;
+    const double expected = 2.0 * (ranks - 1) * (fo.cost.alpha_s + chunk / fo.cost.bandwidth_Bps) +
+                            (ranks - 1) * chunk / fo.cost.reduce_Bps;
+    CHECK(r.time_s == Approx(expected).epsilon(1e-9));
+    // simulated: the first two reduce-scatter steps (the second measures the repeating step) and the first
+    // allgather step (a new shape, measured once); every other step is skipped
+    CHECK(r.skipped_steps == 2ULL * static_cast<std::uint64_t>(ranks) - 2 - 3);
+    batches.push_back(r.event_batches);
+  }
+  CHECK(batches[0] == batches[1]);
+  CHECK(batches[1] == batches[2]);
+}
+
+TEST_CASE("padding uneven chunks to the largest errs upwards by at most the padding fraction") {
+  // 1000003 bytes over 64 ranks: chunks of 15625 and 15626 bytes, 6.4e-5 apart
+  const Schedule s = build("ring", 64, 1000003, 1, true);
+  FlowOptions exact;
+  exact.pad_chunks_within = 0;
+  FlowOptions padded;
+  const ExecutionResult a = run_flow(s, exact);
+  const ExecutionResult b = run_flow(s, padded);
+  CHECK(b.time_s >= a.time_s * (1 - 1e-12));
+  CHECK(b.time_s <= a.time_s * (1 + padded.pad_chunks_within));
+  CHECK(b.skipped_steps > 100);         // padded, the ring's steps repeat
+  CHECK(a.skipped_steps == 0);          // exact, ranks drift apart by a byte's time and never end a step together
+  CHECK(b.bytes_sent == a.bytes_sent);  // padding changes the timing, not what is sent
+  CHECK(rel_diff(a.time_s, run_simgrid(expand(s), SimGridOptions{}).time_s) < 1e-6);
+}
+
+TEST_CASE("compact schedules expand to the full ones and other executors refuse them unexpanded") {
+  for (const std::string& algorithm : {std::string("ring"), std::string("hierarchical")}) {
+    for (int ranks : {1, 2, 3, 8, 12}) {
+      for (std::uint64_t bytes : {0ULL, 5ULL, 1000ULL, 1000000ULL}) {
+        const int per_node = algorithm == "hierarchical" && ranks % 4 == 0 ? 4 : 1;
+        CAPTURE(algorithm, ranks, bytes);
+        const Schedule full = build(algorithm, ranks, bytes, per_node);
+        const Schedule compact = build(algorithm, ranks, bytes, per_node, true);
+        const Schedule expanded = expand(compact);
+        CHECK(expanded.ops == full.ops);
+        CHECK(expanded.rank_begin == full.rank_begin);
+        CHECK(expanded.spans == full.spans);
+        CHECK_FALSE(expanded.compact());
+        if (compact.compact()) {
+          CHECK(compact.ops.size() < full.ops.size());
+          CHECK_THROWS_AS(run_simgrid(compact, SimGridOptions{}), std::invalid_argument);
+        }
+      }
+    }
+  }
+  AlgorithmOptions options;
+  options.compact = true;
+  for (Collective c : {Collective::reduce_scatter, Collective::allgather}) {
+    options.compact = true;
+    const Schedule compact = find_algorithm("ring", c).build(9, 9000, options);
+    options.compact = false;
+    const Schedule full = find_algorithm("ring", c).build(9, 9000, options);
+    CHECK(compact.compact());
+    CHECK(expand(compact).ops == full.ops);
   }
 }
 
