@@ -99,6 +99,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   const ScheduleRequest request = parse_schedule_request(flags);
   RunSettings settings = parse_run_settings(flags);
   settings.real_payload = flags.has("real-payload");
+  if ((settings.real_payload || flags.has("trace")) && settings.backend == "auto") settings.backend = "simgrid";
   if (settings.real_payload && settings.backend != "simgrid") {
     throw UsageError("--real-payload: needs --backend simgrid");
   }
@@ -124,6 +125,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     cluster = instantiate_cluster(settings, parse_nodes(flags, *settings.cluster));
     ranks = cluster->topology->accelerators();
   }
+  options.compact = resolved_backend(settings, ranks) == "flow";
   const Schedule schedule = build_schedule(*request.algorithm, ranks, request.bytes, options);
   bool verified = false;
   if (flags.has("verify")) {

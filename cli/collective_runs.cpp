@@ -35,13 +35,13 @@ RunSettings parse_run_settings(const Flags& flags) {
   settings.cost.bandwidth_Bps = flags.parse("bandwidth", [](const std::string& v) { return parse_bandwidth_Bps(v); });
   settings.cost.alpha_s = flags.parse("latency", [](const std::string& v) { return parse_seconds(v); });
   settings.cost.reduce_Bps = flags.parse("reduce-rate", [](const std::string& v) { return parse_bandwidth_Bps(v); });
-  settings.backend = flags.choice("backend", {"simgrid", "analytical", "flow"});
+  settings.backend = flags.choice("backend", {"auto", "simgrid", "analytical", "flow"});
   settings.network_model = flags.choice("network-model", {"CM02", "LV08"});
   if (settings.backend == "flow" && settings.network_model != "CM02") {
     throw UsageError("--network-model: " + settings.network_model + " needs --backend simgrid (flow is CM02's model)");
   }
+  if (settings.backend == "auto" && settings.network_model != "CM02") settings.backend = "simgrid";
   settings.algorithm = parse_algorithm_options(flags);
-  settings.algorithm.compact = settings.backend == "flow";
   if (flags.has("calibration")) {
     Calibration calibration;
     try {
@@ -125,6 +125,36 @@ Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t
   }
 }
 
+std::string resolved_backend(const RunSettings& settings, int ranks) {
+  if (settings.backend != "auto") return settings.backend;
+  return to_string(auto_backend(ranks));
+}
+
+AlgorithmOptions schedule_options(const RunSettings& settings, int ranks) {
+  AlgorithmOptions options = settings.algorithm;
+  options.compact = resolved_backend(settings, ranks) == "flow";
+  return options;
+}
+
+namespace {
+
+// Refuses, before it starts, a run that would not fit in this machine's available memory.
+void check_memory(const Schedule& schedule, const std::string& backend) {
+  const std::uint64_t need = estimated_run_bytes(schedule, backend == "simgrid" ? RunMemory::simgrid
+                                                           : backend == "flow"  ? RunMemory::flow
+                                                                                : RunMemory::analytical);
+  const std::uint64_t have = available_memory_bytes();
+  if (have > 0 && need > have) {
+    throw UsageError("--ranks: " + std::to_string(schedule.ranks) + " ranks of " + schedule.algorithm + " on " +
+                     backend + " need about " + format_bytes(need) + " of memory (" +
+                     std::to_string(schedule.op_count()) + " schedule ops); this machine has " + format_bytes(have) +
+                     " available" +
+                     (backend == "simgrid" ? ": use --backend flow, or fewer ranks" : ": use fewer ranks"));
+  }
+}
+
+}  // namespace
+
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings, const ClusterInstance* cluster) {
   if (cluster != nullptr && static_cast<std::size_t>(schedule.ranks) != cluster->accelerator_of.size()) {
     if (schedule.ranks > schedule.participants) {
@@ -141,9 +171,11 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   run.ranks = schedule.participants;
   run.helper_ranks = schedule.ranks - schedule.participants;
   run.bytes = schedule.bytes;
-  run.backend = settings.backend;
+  const std::string backend = resolved_backend(settings, schedule.ranks);
+  run.backend = backend;
   run.cost = settings.cost;
-  if (settings.backend == "simgrid") {
+  check_memory(schedule, backend);
+  if (backend == "simgrid") {
     SimGridOptions sg;
     sg.cost = settings.cost;
     sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
@@ -163,7 +195,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
               ? cluster_link_usage(run.result.trace, *cluster->topology, cluster->accelerator_of, run.result.time_s)
               : star_link_usage(run.result.trace, schedule.ranks, settings.cost.bandwidth_Bps, run.result.time_s);
     }
-  } else if (settings.backend == "flow") {
+  } else if (backend == "flow") {
     FlowOptions fo;
     fo.cost = settings.cost;
     fo.factors = settings.factors;

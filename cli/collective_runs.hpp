@@ -43,9 +43,10 @@ inline constexpr auto run_flags =
                    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
                    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
                    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
-                   {"backend", "NAME", "simgrid",
+                   {"backend", "NAME", "auto",
                     "simgrid (SimGrid's network, links shared max-min), flow (the same CM02 model as flows, without "
-                    "SimGrid's per-message cost: for thousands of ranks) or analytical (no contention)"},
+                    "SimGrid's per-message cost: for thousands of ranks), analytical (no contention), or auto "
+                    "(simgrid up to 256 ranks, flow above)"},
                    {"network-model", "NAME", "CM02",
                     "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
                    {"calibration", "FILE", "",
@@ -62,7 +63,7 @@ struct RunSettings {
   Placement placement = Placement::block;
   RankOrder order = RankOrder::topology;
   std::vector<FactorRange> factors;  // --calibration
-  std::string backend;               // "simgrid", "flow" or "analytical"
+  std::string backend;               // "auto", "simgrid", "flow" or "analytical"
   std::string network_model;         // "CM02" or "LV08"
   bool real_payload = false;
   // simgrid: record the run (steps, messages) and list the links it loaded; `auto_record`: when the schedule is small
@@ -87,6 +88,11 @@ struct ClusterInstance {
 ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes);
 // --nodes N (collective) or the cluster file's node count.
 int parse_nodes(const Flags& flags, const ClusterSpec& cluster);
+
+// The backend that runs a schedule over `ranks` ranks ("auto" resolved: sim/executor.hpp's auto_backend), and the
+// algorithm options to build it with (compact for the flow executor).
+std::string resolved_backend(const RunSettings& settings, int ranks);
+AlgorithmOptions schedule_options(const RunSettings& settings, int ranks);
 
 // Builds the algorithm's schedule; an option it cannot use is a UsageError naming the option's flag, a schedule too
 // large to build one naming --ranks.

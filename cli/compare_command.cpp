@@ -95,8 +95,8 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
       for (const AlgorithmInfo* algorithm : chosen) {
         progress.next(std::string(algorithm->name) + ", " + std::to_string(ranks[i]) + " ranks, " +
                       format_bytes(bytes));
-        runs.push_back(run_schedule(build_schedule(*algorithm, ranks[i], bytes, settings.algorithm), settings,
-                                    clusters.empty() ? nullptr : &clusters[i]));
+        runs.push_back(run_schedule(build_schedule(*algorithm, ranks[i], bytes, schedule_options(settings, ranks[i])),
+                                    settings, clusters.empty() ? nullptr : &clusters[i]));
       }
     }
   }
@@ -126,6 +126,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     out << "allreduce on cluster " << clusters.front().description;
   }
   out << ", backend " << settings.backend;
+  if (settings.backend == "auto") out << " (simgrid up to " << auto_flow_above_ranks << " ranks, flow above)";
   if (settings.backend == "simgrid") out << " (" << settings.network_model << ")";
   out << "\ncells: time (bus bandwidth); * the fastest\n";
   if (settings.backend == "analytical") {

@@ -21,7 +21,10 @@ namespace {
 
 constexpr const char* default_scenario = "scenarios/training/resnet50-v100.json";
 
-constexpr std::array<FlagSpec, 6> predict_flags{{
+constexpr std::array<FlagSpec, 7> predict_flags{{
+    {"backend", "NAME", "auto",
+     "what times each step: simgrid (every message), flow (flow-level, sim/flow_executor), or auto (SimGrid up to "
+     "256 accelerators, flow above)"},
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node), e.g. 1,2,...,16"},
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
@@ -184,9 +187,18 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
 
   if (scenario.parallel || flags.has("search")) return predict_parallel_command(scenario, flags, where, out);
 
+  const std::string backend_choice = flags.choice("backend", {"auto", "simgrid", "flow"});
+  const auto backend_for = [&backend_choice](int accelerators) {
+    return backend_choice == "auto" ? auto_backend(accelerators)
+                                    : (backend_choice == "flow" ? Backend::flow : Backend::simgrid);
+  };
+  if (flags.has("trace") && backend_choice == "flow") throw UsageError("--trace: needs --backend simgrid or auto");
   const Prediction baseline = predict_step(scenario.setup, scenario.cluster, 1, scenario.algorithms.front());
   const int largest = *std::max_element(scenario.accelerators.begin(), scenario.accelerators.end());
-  const bool record = largest > 1 && (flags.has("trace") || largest <= record_accelerators_limit);
+  // the largest configuration is recorded when traced (on SimGrid whatever the backend), or when SimGrid runs it
+  const bool record =
+      largest > 1 &&
+      (flags.has("trace") || (largest <= record_accelerators_limit && backend_for(largest) == Backend::simgrid));
   StepTrace traced;
   std::vector<Prediction> results;
   std::size_t configurations = 0;
@@ -206,7 +218,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       progress.next(algorithm + " on " + std::to_string(a) + " accelerators");
       const bool record_this = record && a == largest && algorithm == scenario.algorithms.front();
       try {
-        p = predict_step(scenario.setup, scenario.cluster, a, algorithm, record_this ? &traced : nullptr);
+        p = predict_step(scenario.setup, scenario.cluster, a, algorithm, record_this ? &traced : nullptr,
+                         record_this ? Backend::simgrid : backend_for(a));
       } catch (const OptionError& e) {
         throw UsageError(where + ": " + algorithm + " on " + std::to_string(a) + " accelerators: " + e.what());
       } catch (const std::invalid_argument& e) {

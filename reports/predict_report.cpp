@@ -1,4 +1,5 @@
 #include "reports/predict_report.hpp"
+#include <algorithm>
 
 #include <cstdio>
 #include <iomanip>
@@ -63,6 +64,12 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
   }
   out << "\nstep = input + forward + backward + exposed communication + optimizer on the slowest accelerator; "
          "speedup and efficiency against one accelerator\n";
+  const auto flow = std::find_if(results.begin(), results.end(),
+                                 [](const Prediction& p) { return p.fits && p.backend == Backend::flow; });
+  if (flow != results.end()) {
+    out << "timed on the flow executor from " << flow->accelerators
+        << " accelerators (SimGrid below; --backend chooses)\n";
+  }
   return out.str();
 }
 
@@ -89,6 +96,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                      {"comm_s", p.step.comm_s},
                      {"memory", memory_json(p.memory, s.device.memory_bytes)},
                      {"bottleneck", p.bottleneck},
+                     {"backend", to_string(p.backend)},
                      {"sim_wall_s", p.step.wall_s}};
     list.push_back(r);
   }

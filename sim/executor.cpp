@@ -2,6 +2,10 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
 namespace dtsim {
 
 const char* to_string(SpanKind kind) {
@@ -17,6 +21,66 @@ const char* to_string(SpanKind kind) {
     case SpanKind::exchange: return "push and pull";
   }
   return "?";
+}
+
+const char* to_string(Backend backend) { return backend == Backend::simgrid ? "simgrid" : "flow"; }
+
+std::string check_training_program(const TrainingProgram& program, int ranks, std::size_t placed) {
+  if (ranks < 1) return "needs at least 1 rank";
+  if (program.forward_s.size() != program.backward_s.size()) {
+    return "forward and backward times for different layer counts";
+  }
+  if (program.bucket_ready_after.size() != program.buckets.size()) return "one ready layer per bucket";
+  for (std::size_t b = 0; b < program.buckets.size(); ++b) {
+    if (program.buckets[b].ranks != ranks) return "bucket over other ranks";
+    if (program.bucket_ready_after[b] >= program.backward_s.size() ||
+        (b > 0 && program.bucket_ready_after[b] > program.bucket_ready_after[b - 1])) {
+      return "buckets must become ready in backward order";
+    }
+  }
+  if (program.steps < 1 || program.prefetch < 1) return "steps, prefetch >= 1";
+  if (placed > 0 && placed != static_cast<std::size_t>(ranks)) {
+    return std::to_string(ranks) + " ranks but " + std::to_string(placed) + " placed on the cluster";
+  }
+  return {};
+}
+
+std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor) {
+  const auto ranks = static_cast<std::uint64_t>(schedule.ranks);
+  const std::uint64_t ops = schedule.op_count();
+  // channels: distinct (sender, receiver) pairs, which SimGrid keeps a mailbox for
+  std::uint64_t channels = 0;
+  std::vector<int> peers;
+  for (int r = 0; r < schedule.ranks; ++r) {
+    peers.clear();
+    for (const Op& op : schedule.rank_ops(r)) {
+      if (op.kind() == OpKind::send) peers.push_back(op.peer());
+    }
+    std::sort(peers.begin(), peers.end());
+    channels += static_cast<std::uint64_t>(std::unique(peers.begin(), peers.end()) - peers.begin());
+  }
+  const std::uint64_t schedule_bytes = ops * sizeof(Op) + ranks * sizeof(std::uint64_t) +
+                                       schedule.chunks.size() * (sizeof(Chunk) + sizeof(Span)) +
+                                       schedule.repeats.size() * sizeof(StepRepeat);
+  // fitted to peak RSS of `dtsim collective` (ring and direct, 64 to 4096 ranks; docs/benchmarks.md)
+  switch (executor) {
+    case RunMemory::simgrid: return 30'000'000 + schedule_bytes + channels * 2'500 + ranks * 16'000;
+    case RunMemory::flow: return 35'000'000 + schedule_bytes + channels * 300 + ranks * 600;
+    case RunMemory::analytical: return 35'000'000 + schedule_bytes + channels * 100 + ranks * 200;
+  }
+  return schedule_bytes;
+}
+
+std::uint64_t available_memory_bytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  std::uint64_t kb = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "MemAvailable: %lu kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb * 1024;
 }
 
 std::uint64_t peak_rss_bytes() {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/schedule.hpp"
+
 namespace dtsim {
 
 // What a run did and when, for traces and link utilisation; recorded only when asked for.
@@ -58,6 +60,57 @@ struct ExecutionResult {
   std::uint64_t skipped_steps = 0;
   RunTrace trace;  // filled when the executor was asked to record
 };
+
+// A data-parallel training step as every rank runs it: a compute actor (input, forward, backward layer by layer,
+// optimizer) and a communication actor that allreduces gradient buckets, each as soon as it is ready, overlapping the
+// rest of backward (the shape of PyTorch DDP's and Horovod's communication threads).
+struct TrainingProgram {
+  std::vector<double> forward_s;   // per layer, in forward order
+  std::vector<double> backward_s;  // per layer, in forward order (run from the last layer down)
+  double optimizer_s = 0;
+  // Bucket b's gradients are complete once backward has finished layer bucket_ready_after[b] (a forward-order
+  // index); buckets are listed in the order they become ready.
+  std::vector<std::size_t> bucket_ready_after;
+  std::vector<Schedule> buckets;  // each bucket's allreduce, all over the same ranks
+  bool overlap = true;            // false: the allreduces start only after the whole backward pass
+  double fusion_cycle_s = 0;      // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
+  double batch_s = 0;             // input pipeline: seconds to produce one local batch (0: no pipeline)
+  int prefetch = 2;               // batches the pipeline may prepare ahead, >= 1
+  int steps = 3;                  // simulated steps; the last one is reported (earlier ones fill the pipeline)
+};
+
+struct TrainingResult {
+  double step_s = 0;  // the last step of the slowest rank
+  // that rank's last step: step_s = input_stall_s + forward_s + backward_s + exposed_comm_s + optimizer_s
+  double input_stall_s = 0;
+  double forward_s = 0;
+  double backward_s = 0;
+  double exposed_comm_s = 0;
+  double optimizer_s = 0;
+  double comm_s = 0;  // time its communication actor spent in allreduces during that step
+  double wall_s = 0;  // what the simulation cost
+};
+
+// The first inconsistency of a training program over `ranks` ranks (placed on `placed` accelerators when > 0), or
+// an empty string.
+std::string check_training_program(const TrainingProgram& program, int ranks, std::size_t placed);
+
+// Which executor times a schedule or a training step: SimGrid (every message) or flow-level (sim/flow_executor).
+enum class Backend : std::uint8_t { simgrid, flow };
+const char* to_string(Backend backend);
+// "auto" backend choice (predict, compare, collective): SimGrid up to this many ranks, where it takes at most about a
+// second per schedule and records traces and link loads; the flow executor above, where SimGrid's cost per message
+// grows to minutes (the two agree within 1%: tests/test_flow.cpp).
+constexpr int auto_flow_above_ranks = 256;
+inline Backend auto_backend(int ranks) { return ranks > auto_flow_above_ranks ? Backend::flow : Backend::simgrid; }
+
+// What running a schedule will hold in memory, estimated before it runs from the schedule's size: the schedule
+// (8 bytes an op, twice for SimGrid's forked child), and per rank and per op what each executor keeps (the
+// coefficients are fitted to peak RSS measured on the ring: docs/benchmarks.md).
+enum class RunMemory : std::uint8_t { simgrid, flow, analytical };
+std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor);
+// MemAvailable of /proc/meminfo, or 0 where it cannot be read.
+std::uint64_t available_memory_bytes();
 
 // Peak resident set size of the calling process so far.
 std::uint64_t peak_rss_bytes();

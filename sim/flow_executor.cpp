@@ -426,6 +426,7 @@ private:
       case EventKind::reduce_done: ready_.push_back(static_cast<int>(e.id)); break;
       case EventKind::compute_done: item_done(static_cast<int>(e.id)); break;
       case EventKind::release: {
+        lockstep_at_ = -1;  // a step that did not start at a lockstep point: no duration to repeat
         RankState& st = ranks_[e.id];
         if (next_step(st, st.step, st.next_repeat)) {
           post_step(static_cast<int>(e.id));
@@ -762,6 +763,159 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   result.skipped_steps = engine.skipped_steps();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.peak_rss_bytes = peak_rss_bytes();
+  return result;
+}
+
+namespace {
+
+// One rank's training steps, as the SimGrid executor's compute, loader and communication actors run them. Compute is
+// local, so once a step starts its whole timeline is known but for the wait on its allreduces: input (the loader
+// keeps up to `prefetch` batches ahead), forward, backward layer by layer releasing each bucket, the allreduces one
+// after another on the network, the wait for them, the optimizer.
+struct TrainingRank {
+  int step = 0;
+  std::size_t bucket = 0;
+  double start = 0;  // of the step
+  double input_stall = 0;
+  double backward_start = 0;
+  double bucket_start = 0;
+  double comm = 0;            // allreduce time in this step
+  double loaded = 0;          // when the loader finished its last batch
+  std::vector<double> taken;  // when the step of each batch took it (the loader reuses a slot after `prefetch`)
+  double last_step_s = 0, last_stall = 0, last_exposed = 0, last_comm = 0;
+};
+
+class TrainingFlow {
+public:
+  TrainingFlow(const TrainingProgram& t, int ranks, FlowEngine& engine)
+      : t_(t), engine_(engine), ranks_(static_cast<std::size_t>(ranks)) {
+    forward_total_ = std::accumulate(t.forward_s.begin(), t.forward_s.end(), 0.0);
+    backward_total_ = std::accumulate(t.backward_s.begin(), t.backward_s.end(), 0.0);
+    std::size_t next = 0;
+    double at = 0;
+    ready_after_.assign(t.buckets.size(), backward_total_);
+    for (std::size_t l = t.backward_s.size(); l-- > 0;) {
+      at += t.backward_s[l];
+      while (t.overlap && next < t.bucket_ready_after.size() && t.bucket_ready_after[next] == l)
+        ready_after_[next++] = at;
+    }
+  }
+
+  void start() {
+    for (std::size_t r = 0; r < ranks_.size(); ++r)
+      begin_step(static_cast<int>(r), 0.0);
+  }
+
+  // A rank's allreduce of its current bucket is done: the next bucket, or the end of the step.
+  void bucket_done(int rank) {
+    TrainingRank& tr = ranks_[static_cast<std::size_t>(rank)];
+    const double now = engine_.now();
+    tr.comm += now - tr.bucket_start;
+    if (++tr.bucket < t_.buckets.size()) {
+      start_bucket(rank, now);
+    } else {
+      end_step(rank, std::max(tr.backward_start + backward_total_, now));
+    }
+  }
+
+  TrainingResult result() const {
+    std::size_t slowest = 0;
+    for (std::size_t r = 1; r < ranks_.size(); ++r) {
+      if (ranks_[r].last_step_s > ranks_[slowest].last_step_s) slowest = r;
+    }
+    const TrainingRank& tr = ranks_[slowest];
+    TrainingResult result;
+    result.step_s = tr.last_step_s;
+    result.input_stall_s = tr.last_stall;
+    result.forward_s = forward_total_;
+    result.backward_s = backward_total_;
+    result.exposed_comm_s = tr.last_exposed;
+    result.optimizer_s = t_.optimizer_s;
+    result.comm_s = tr.last_comm;
+    return result;
+  }
+
+  bool finished() const {
+    return std::all_of(ranks_.begin(), ranks_.end(), [&](const TrainingRank& tr) { return tr.step == t_.steps; });
+  }
+
+private:
+  void begin_step(int rank, double start) {
+    TrainingRank& tr = ranks_[static_cast<std::size_t>(rank)];
+    tr.start = start;
+    tr.comm = 0;
+    tr.bucket = 0;
+    double input = start;
+    if (t_.batch_s > 0) {
+      const std::size_t batch = static_cast<std::size_t>(tr.step);
+      const double slot =
+          batch < static_cast<std::size_t>(t_.prefetch) ? 0.0 : tr.taken[batch - static_cast<std::size_t>(t_.prefetch)];
+      tr.loaded = std::max(tr.loaded, slot) + t_.batch_s;
+      input = std::max(start, tr.loaded);
+      tr.taken.push_back(input);
+    }
+    tr.input_stall = input - start;
+    tr.backward_start = input + forward_total_;
+    if (t_.buckets.empty()) {
+      end_step(rank, tr.backward_start + backward_total_);
+    } else {
+      start_bucket(rank, 0.0);
+    }
+  }
+
+  void start_bucket(int rank, double previous_end) {
+    TrainingRank& tr = ranks_[static_cast<std::size_t>(rank)];
+    double at = std::max(previous_end, tr.backward_start + ready_after_[tr.bucket]);
+    if (t_.fusion_cycle_s > 0) at = std::ceil(at / t_.fusion_cycle_s) * t_.fusion_cycle_s;
+    tr.bucket_start = at;
+    engine_.start_segment(rank, tr.bucket, at);
+  }
+
+  // All allreduces done at `done` (or none): the optimizer, then the next step.
+  void end_step(int rank, double done) {
+    TrainingRank& tr = ranks_[static_cast<std::size_t>(rank)];
+    const double end = done + t_.optimizer_s;
+    tr.last_step_s = end - tr.start;
+    tr.last_stall = tr.input_stall;
+    tr.last_exposed = done - (tr.backward_start + backward_total_);
+    tr.last_comm = tr.comm;
+    if (++tr.step < t_.steps) begin_step(rank, end);
+  }
+
+  const TrainingProgram& t_;
+  FlowEngine& engine_;
+  std::vector<TrainingRank> ranks_;
+  double forward_total_ = 0;
+  double backward_total_ = 0;
+  std::vector<double> ready_after_;  // bucket b is ready this long after backward starts
+};
+
+}  // namespace
+
+TrainingResult run_flow_training(const TrainingProgram& program, int ranks, const FlowOptions& options) {
+  if (std::string problem =
+          check_training_program(program, ranks, options.topology != nullptr ? options.accelerator_of.size() : 0);
+      !problem.empty()) {
+    throw std::invalid_argument("training step: " + problem);
+  }
+  std::vector<const Schedule*> buckets;
+  for (const Schedule& bucket : program.buckets) {
+    if (std::string problem = check_well_formed(bucket, true); !problem.empty()) {
+      throw std::invalid_argument("training step: " + problem);
+    }
+    buckets.push_back(&bucket);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  FlowEngine engine(ranks, buckets, options);
+  TrainingFlow training(program, ranks, engine);
+  training.start();
+  engine.run([&](int rank) { training.bucket_done(rank); });
+  if (!training.finished()) {
+    throw std::runtime_error("flow executor: training step deadlocked: " + std::to_string(engine.unfinished()) +
+                             " ranks never finished");
+  }
+  TrainingResult result = training.result();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

@@ -35,4 +35,8 @@ struct FlowOptions {
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.
 ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options);
 
+// A data-parallel training step on the flow network, the same program and timeline as run_simgrid_training (compute
+// local to each rank, bucket allreduces one after another as backward releases them). Throws as run_flow does.
+TrainingResult run_flow_training(const TrainingProgram& program, int ranks, const FlowOptions& options);
+
 }  // namespace dtsim

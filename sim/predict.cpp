@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "algorithms/registry.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
@@ -85,11 +86,13 @@ std::string name_bottleneck(const Prediction& p) {
 }  // namespace
 
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
-                        const std::string& algorithm, StepTrace* trace) {
+                        const std::string& algorithm, StepTrace* trace, Backend backend) {
   if (accelerators < 1) throw std::invalid_argument("accelerators must be >= 1");
+  if (trace != nullptr && backend != Backend::simgrid) throw std::invalid_argument("a trace needs the SimGrid backend");
   Prediction p;
   p.accelerators = accelerators;
   p.algorithm = algorithm;
+  p.backend = backend;
   const int per_node = cluster.node.accelerators;
   p.nodes = (accelerators + per_node - 1) / per_node;
   if (setup.scaling == ScalingMode::weak) {
@@ -124,8 +127,18 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   options.servers = static_cast<std::uint32_t>(p.nodes);  // ps: one server shard per node, on its first accelerator
   options.colocated_servers = true;
   options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
+  options.compact = backend == Backend::flow;
   const TrainingProgram program = make_program(setup, accelerators, p.local_batch, algorithm, options, per_node);
-  p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
+  if (backend == Backend::flow) {
+    FlowOptions fo;
+    fo.cost = sg.cost;
+    fo.topology = sg.topology;
+    fo.accelerator_of = sg.accelerator_of;
+    fo.factors = sg.factors;
+    p.step = run_flow_training(program, accelerators, fo);
+  } else {
+    p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
+  }
   if (trace != nullptr) {
     double run_s = 0;
     for (const SpanRecord& span : trace->run.spans)

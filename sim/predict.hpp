@@ -9,6 +9,7 @@
 #include "algorithms/options.hpp"
 #include "models/cluster.hpp"
 #include "models/training.hpp"
+#include "sim/executor.hpp"
 #include "sim/link_usage.hpp"
 #include "sim/simgrid_executor.hpp"
 
@@ -32,6 +33,7 @@ struct Prediction {
   double speedup = 0;     // over one accelerator (filled by the caller that has the baseline)
   double efficiency = 0;  // speedup / accelerators
   std::string bottleneck;
+  Backend backend = Backend::simgrid;  // the executor that timed the step
 };
 
 // What a recorded step did: every rank's timeline over the simulated steps, and the links it loaded, busiest first.
@@ -41,9 +43,10 @@ struct StepTrace {
 };
 
 // One configuration on `accelerators` accelerators of `cluster` (nodes filled one by one). Throws
-// std::invalid_argument when a strong-scaling batch does not split evenly. `trace`: record the simulated steps.
+// std::invalid_argument when a strong-scaling batch does not split evenly. `trace`: record the simulated steps
+// (SimGrid only). `backend`: the executor of the step.
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
-                        const std::string& algorithm, StepTrace* trace = nullptr);
+                        const std::string& algorithm, StepTrace* trace = nullptr, Backend backend = Backend::simgrid);
 // Fills speedup and efficiency from a one-accelerator baseline and names the bottleneck.
 void compare_to_baseline(Prediction& p, const Prediction& baseline);
 

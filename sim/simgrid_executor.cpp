@@ -725,27 +725,15 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
 
 TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options,
                                     RunTrace* trace) {
-  if (ranks < 1) throw std::invalid_argument("training step: needs at least 1 rank");
-  if (program.forward_s.size() != program.backward_s.size()) {
-    throw std::invalid_argument("training step: forward and backward times for different layer counts");
+  if (std::string problem =
+          check_training_program(program, ranks, options.topology != nullptr ? options.accelerator_of.size() : 0);
+      !problem.empty()) {
+    throw std::invalid_argument("training step: " + problem);
   }
-  if (program.bucket_ready_after.size() != program.buckets.size()) {
-    throw std::invalid_argument("training step: one ready layer per bucket");
-  }
-  for (std::size_t b = 0; b < program.buckets.size(); ++b) {
-    if (program.buckets[b].ranks != ranks) throw std::invalid_argument("training step: bucket over other ranks");
-    if (program.bucket_ready_after[b] >= program.backward_s.size() ||
-        (b > 0 && program.bucket_ready_after[b] > program.bucket_ready_after[b - 1])) {
-      throw std::invalid_argument("training step: buckets must become ready in backward order");
-    }
-    if (std::string problem = check_well_formed(program.buckets[b]); !problem.empty()) {
+  for (const Schedule& bucket : program.buckets) {
+    if (std::string problem = check_well_formed(bucket); !problem.empty()) {
       throw std::invalid_argument("training step: " + problem);
     }
-  }
-  if (program.steps < 1 || program.prefetch < 1) throw std::invalid_argument("training step: steps, prefetch >= 1");
-  if (options.topology != nullptr && options.accelerator_of.size() != static_cast<std::size_t>(ranks)) {
-    throw std::invalid_argument("training step: " + std::to_string(ranks) + " ranks but " +
-                                std::to_string(options.accelerator_of.size()) + " placed on the cluster");
   }
   int status = 0;
   const auto started = std::chrono::steady_clock::now();

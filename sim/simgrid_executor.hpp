@@ -62,36 +62,6 @@ struct SimGridOptions {
 // (deadlock, or SimGrid stopped).
 ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& options);
 
-// A data-parallel training step as every rank runs it: a compute actor (input, forward, backward layer by layer,
-// optimizer) and a communication actor that allreduces gradient buckets, each as soon as it is ready, overlapping the
-// rest of backward (the shape of PyTorch DDP's and Horovod's communication threads).
-struct TrainingProgram {
-  std::vector<double> forward_s;   // per layer, in forward order
-  std::vector<double> backward_s;  // per layer, in forward order (run from the last layer down)
-  double optimizer_s = 0;
-  // Bucket b's gradients are complete once backward has finished layer bucket_ready_after[b] (a forward-order
-  // index); buckets are listed in the order they become ready.
-  std::vector<std::size_t> bucket_ready_after;
-  std::vector<Schedule> buckets;  // each bucket's allreduce, all over the same ranks
-  bool overlap = true;            // false: the allreduces start only after the whole backward pass
-  double fusion_cycle_s = 0;      // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
-  double batch_s = 0;             // input pipeline: seconds to produce one local batch (0: no pipeline)
-  int prefetch = 2;               // batches the pipeline may prepare ahead, >= 1
-  int steps = 3;                  // simulated steps; the last one is reported (earlier ones fill the pipeline)
-};
-
-struct TrainingResult {
-  double step_s = 0;  // the last step of the slowest rank
-  // that rank's last step: step_s = input_stall_s + forward_s + backward_s + exposed_comm_s + optimizer_s
-  double input_stall_s = 0;
-  double forward_s = 0;
-  double backward_s = 0;
-  double exposed_comm_s = 0;
-  double optimizer_s = 0;
-  double comm_s = 0;  // time its communication actor spent in allreduces during that step
-  double wall_s = 0;  // what the simulation cost
-};
-
 // Throws std::invalid_argument for an inconsistent program, std::runtime_error when the simulation fails. `trace`:
 // where to record every rank's input stalls, forward, backward, optimizer and allreduce intervals and messages.
 TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options,

@@ -116,7 +116,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --algorithm rign",
        "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, pipelined-tree, dbtree, butterfly, "
        "rabenseifner, ps, direct, hierarchical)"},
-      {"collective --backend ns3", "--backend: expected simgrid, analytical or flow"},
+      {"collective --backend ns3", "--backend: expected auto, simgrid, analytical or flow"},
       {"collective --backend flow --network-model LV08", "--network-model: LV08 needs --backend simgrid"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
       {"collective --colour red", "unknown flag --colour"},
@@ -131,7 +131,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ps-placement cloud", "--ps-placement: expected hosts or colocated"},
       {"collective --algorithm hierarchical --ranks 8 --ranks-per-node 3", "--ranks-per-node: expected a divisor"},
       {"collective --algorithm hierarchical --inter rign", "--inter: unknown allreduce algorithm 'rign'"},
-      {"collective --ranks 100000", "--ranks: ring schedule for 100000 ranks needs 39999600000 ops"},
+      {"collective --ranks 100000 --backend simgrid", "--ranks: ring schedule for 100000 ranks needs 39999600000 ops"},
       {"collective --algorithm pipelined-tree --segment-size 0B", "--segment-size: expected a size of at least 1 byte"},
       {"verify --algorithm dbtree --segment-size 0KB", "--segment-size: expected a size of at least 1 byte"},
       {"collective --algorithm dbtree --segment-size 1B --bytes 1GB --ranks 1024",

@@ -200,3 +200,20 @@ TEST_CASE("the flow executor shares a link max-min: two transfers into one recei
   // each rank's uplink and downlink carry two 1 MB messages at once: 2 MB / bandwidth per phase, two phases
   CHECK(r.time_s == Approx(2 * 2e6 / fo.cost.bandwidth_Bps + 2 * 1e6 / fo.cost.reduce_Bps).epsilon(1e-9));
 }
+
+TEST_CASE("auto picks SimGrid up to the documented rank count and flow above, and run memory is estimated up front") {
+  CHECK(auto_backend(auto_flow_above_ranks) == Backend::simgrid);
+  CHECK(auto_backend(auto_flow_above_ranks + 1) == Backend::flow);
+  const Schedule full = build("ring", 1024, 100000000);
+  const Schedule compact = build("ring", 1024, 100000000, 1, true);
+  // the full ring holds 4P(P-1) ops of 8 bytes: 33.5 MB at 1024 ranks
+  CHECK(estimated_run_bytes(full, RunMemory::simgrid) > full.op_count() * sizeof(Op));
+  CHECK(estimated_run_bytes(full, RunMemory::simgrid) > estimated_run_bytes(full, RunMemory::flow));
+  CHECK(estimated_run_bytes(compact, RunMemory::flow) < estimated_run_bytes(full, RunMemory::flow));
+  // direct keeps a channel per pair of ranks: more than the ring for the same op count
+  const Schedule direct = build("direct", 256, 1000000);
+  const Schedule ring = build("ring", 256, 1000000);
+  CHECK(direct.op_count() == ring.op_count());
+  CHECK(estimated_run_bytes(direct, RunMemory::simgrid) > estimated_run_bytes(ring, RunMemory::simgrid));
+  CHECK(available_memory_bytes() > 0);
+}

@@ -139,3 +139,29 @@ TEST_CASE("docs/predict.md carries the scenario field reference the loader uses"
   const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   CHECK_THAT(committed, Catch::Contains(scenario_fields_markdown()));
 }
+
+TEST_CASE("the flow executor times training steps as SimGrid does: overlap, fusion, input pipeline, every algorithm") {
+  ClusterSpec cluster = builtin("v100-nvlink-edr");
+  TrainingSetup s = setup_for("resnet50", "v100", 32);
+  s.input.enabled = true;
+  s.input.storage_Bps = 2e9;
+  s.input.sample_bytes = 110e3;
+  s.input.decode_samples_per_s_per_core = 250;
+  s.input.cores = 8;  // slow enough to stall the step
+  for (const std::string algorithm : {"ring", "tree", "butterfly", "ps", "hierarchical"}) {
+    for (int accelerators : {4, 16}) {
+      for (const bool fused : {false, true}) {
+        CAPTURE(algorithm, accelerators, fused);
+        TrainingSetup t = s;
+        if (fused) t.fusion_cycle_s = 0.005;
+        const Prediction sg = predict_step(t, cluster, accelerators, algorithm, nullptr, Backend::simgrid);
+        const Prediction flow = predict_step(t, cluster, accelerators, algorithm, nullptr, Backend::flow);
+        CHECK(flow.backend == Backend::flow);
+        CHECK(flow.step.step_s == Approx(sg.step.step_s).epsilon(0.01));
+        CHECK(flow.step.exposed_comm_s == Approx(sg.step.exposed_comm_s).epsilon(0.01).margin(1e-6));
+        CHECK(flow.step.input_stall_s == Approx(sg.step.input_stall_s).epsilon(1e-6).margin(1e-9));
+        CHECK(flow.step.comm_s == Approx(sg.step.comm_s).epsilon(0.01));
+      }
+    }
+  }
+}
