@@ -5,10 +5,12 @@
 #include <iomanip>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
+#include "cli/sweep.hpp"
 #include "reports/format.hpp"
 #include "reports/progress.hpp"
 #include "scenarios/units.hpp"
@@ -17,7 +19,7 @@ namespace dtsim::cli {
 namespace {
 
 constexpr auto compare_flags = join_flags(
-    std::array<FlagSpec, 5>{{
+    std::array<FlagSpec, 6>{{
         {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct", "allreduce algorithms to compare"},
         {"ranks", "LIST", "2,4,...,64",
          "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
@@ -25,6 +27,9 @@ constexpr auto compare_flags = join_flags(
         {"json", "", "", "print a JSON array with one object per (algorithm, ranks, bytes)"},
         {"nodes", "LIST", "from the file",
          "--cluster: node counts, a list like --ranks (ranks = nodes x accelerators)"},
+        {"resume", "FILE", "",
+         "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already "
+         "there (also under mpirun -n K, which splits the configurations over K processes)"},
     }},
     join_flags(cluster_flags, run_flags));
 
@@ -86,20 +91,27 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     }
   }
 
-  // runs[(p * sizes + b) * algorithms + a]
+  // runs[(p * sizes + b) * algorithms + a], one configuration each, split over the processes of an MPI job
+  Sweep sweep(flags.has("resume") ? flags.get("resume") : "", sweep_signature("compare", args));
+  const std::size_t per_rank_count = sizes.size() * chosen.size();
+  const auto configuration = [&](std::size_t c) {
+    return std::tuple{c / per_rank_count, sizes[(c / chosen.size()) % sizes.size()], chosen[c % chosen.size()]};
+  };
+  const std::vector<nlohmann::json> records = sweep.run(
+      ranks.size() * per_rank_count,
+      [&](std::size_t c) {
+        const auto [i, bytes, algorithm] = configuration(c);
+        return to_record(run_schedule(build_schedule(*algorithm, ranks[i], bytes, schedule_options(settings, ranks[i])),
+                                      settings, clusters.empty() ? nullptr : &clusters[i]));
+      },
+      [&](std::size_t c) {
+        const auto [i, bytes, algorithm] = configuration(c);
+        return std::string(algorithm->name) + ", " + std::to_string(ranks[i]) + " ranks, " + format_bytes(bytes);
+      });
+  if (!sweep.is_root()) return 0;  // rank 0 of an MPI job reports
   std::vector<CollectiveRun> runs;
-  runs.reserve(chosen.size() * ranks.size() * sizes.size());
-  ProgressLine progress("compare", runs.capacity());
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    for (std::uint64_t bytes : sizes) {
-      for (const AlgorithmInfo* algorithm : chosen) {
-        progress.next(std::string(algorithm->name) + ", " + std::to_string(ranks[i]) + " ranks, " +
-                      format_bytes(bytes));
-        runs.push_back(run_schedule(build_schedule(*algorithm, ranks[i], bytes, schedule_options(settings, ranks[i])),
-                                    settings, clusters.empty() ? nullptr : &clusters[i]));
-      }
-    }
-  }
+  for (const nlohmann::json& record : records)
+    runs.push_back(collective_run_from_record(record));
   auto at = [&](std::size_t p, std::size_t b, std::size_t a) -> const CollectiveRun& {
     return runs[(p * sizes.size() + b) * chosen.size() + a];
   };

@@ -8,6 +8,7 @@
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "cli/sweep.hpp"
 #include "reports/predict_report.hpp"
 #include "reports/progress.hpp"
 #include "scenarios/json_reader.hpp"
@@ -21,7 +22,10 @@ namespace {
 
 constexpr const char* default_scenario = "scenarios/training/resnet50-v100.json";
 
-constexpr std::array<FlagSpec, 7> predict_flags{{
+constexpr std::array<FlagSpec, 8> predict_flags{{
+    {"resume", "FILE", "",
+     "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already there "
+     "(also under mpirun -n K, which splits the configurations over K processes; not with --search or --trace)"},
     {"backend", "NAME", "auto",
      "what times each step: simgrid (every message), flow (flow-level, sim/flow_executor), or auto (SimGrid up to "
      "256 accelerators, flow above)"},
@@ -58,6 +62,7 @@ std::vector<int> parse_counts(const Flags& flags, const char* name) {
 // Scenarios with "parallel" (or --search): one layout per accelerator count, or every layout that fits.
 int predict_parallel_command(const Scenario& scenario, const Flags& flags, const std::string& where,
                              std::ostream& out) {
+  if (flags.has("resume")) throw UsageError("--resume: not with --search or a scenario with \"parallel\"");
   const bool search = flags.has("search") || (scenario.parallel && scenario.parallel->search);
   const ParallelSpec spec = scenario.parallel.value_or(ParallelSpec{});
   const std::string& algorithm = scenario.algorithms.front();
@@ -200,11 +205,43 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       largest > 1 &&
       (flags.has("trace") || (largest <= record_accelerators_limit && backend_for(largest) == Backend::simgrid));
   StepTrace traced;
+  // the configurations: every (accelerators, algorithm) but one accelerator, which is the baseline itself
+  std::vector<std::pair<int, std::string>> todo;
+  for (int a : scenario.accelerators) {
+    if (a == 1) continue;
+    for (const std::string& algorithm : scenario.algorithms)
+      todo.emplace_back(a, algorithm);
+  }
+  if (flags.has("resume") && flags.has("trace")) throw UsageError("--resume: not with --trace");
+  Sweep sweep(flags.has("resume") ? flags.get("resume") : "", sweep_signature("predict", args));
+  if (flags.has("trace") && sweep.processes() > 1) throw UsageError("--trace: not in an MPI sweep (run it alone)");
+  const std::vector<nlohmann::json> records = sweep.run(
+      todo.size(),
+      [&](std::size_t c) {
+        const auto& [a, algorithm] = todo[c];
+        const bool record_this = record && a == largest && algorithm == scenario.algorithms.front();
+        Prediction p;
+        try {
+          p = predict_step(scenario.setup, scenario.cluster, a, algorithm, record_this ? &traced : nullptr,
+                           record_this ? Backend::simgrid : backend_for(a));
+        } catch (const OptionError& e) {
+          throw UsageError(where + ": " + algorithm + " on " + std::to_string(a) + " accelerators: " + e.what());
+        } catch (const std::invalid_argument& e) {
+          throw UsageError(where + ": " + std::to_string(a) + " accelerators: " + e.what());
+        }
+        nlohmann::json out_record = to_record(p);
+        if (record_this && !traced.run.spans.empty()) {  // the links it loaded travel with the record
+          out_record["links"] = to_record(traced.links);
+          out_record["links_run_s"] = traced_run_s(traced);
+        }
+        return out_record;
+      },
+      [&](std::size_t c) { return todo[c].second + " on " + std::to_string(todo[c].first) + " accelerators"; });
+  if (!sweep.is_root()) return 0;  // rank 0 of an MPI job reports
+  bool traced_ran = false;         // (a configuration that does not fit is not run)
+  double links_run_s = 0;
   std::vector<Prediction> results;
-  std::size_t configurations = 0;
-  for (int a : scenario.accelerators)
-    configurations += a == 1 ? 1 : scenario.algorithms.size();
-  ProgressLine progress("predict", configurations);
+  std::size_t next = 0;
   for (int a : scenario.accelerators) {
     if (a == 1) {
       Prediction p = baseline;
@@ -213,24 +250,18 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       results.push_back(p);
       continue;
     }
-    for (const std::string& algorithm : scenario.algorithms) {
-      Prediction p;
-      progress.next(algorithm + " on " + std::to_string(a) + " accelerators");
-      const bool record_this = record && a == largest && algorithm == scenario.algorithms.front();
-      try {
-        p = predict_step(scenario.setup, scenario.cluster, a, algorithm, record_this ? &traced : nullptr,
-                         record_this ? Backend::simgrid : backend_for(a));
-      } catch (const OptionError& e) {
-        throw UsageError(where + ": " + algorithm + " on " + std::to_string(a) + " accelerators: " + e.what());
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(where + ": " + std::to_string(a) + " accelerators: " + e.what());
+    for (std::size_t k = 0; k < scenario.algorithms.size(); ++k, ++next) {
+      Prediction p = prediction_from_record(records[next]);
+      if (records[next].contains("links")) {
+        traced_ran = true;
+        traced.links = links_from_record(records[next]["links"]);
+        links_run_s = records[next]["links_run_s"].get<double>();
       }
       compare_to_baseline(p, baseline);
       results.push_back(p);
     }
   }
   const std::string traced_what = std::to_string(largest) + " accelerators (" + scenario.algorithms.front() + ")";
-  const bool traced_ran = record && !traced.run.spans.empty();  // (a configuration that does not fit is not run)
   if (flags.has("trace")) {
     if (!traced_ran)
       throw UsageError("--trace: the largest configuration, " + traced_what + ", does not fit in memory");
@@ -248,7 +279,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     out << predict_text(scenario, results);
     if (traced_ran) {
       out << "\nLinks at " << traced_what << " over " << scenario.setup.steps << " simulated steps:\n";
-      out << links_text(traced.links, 5, traced_run_s(traced));
+      out << links_text(traced.links, 5, links_run_s);
     }
   }
   return 0;

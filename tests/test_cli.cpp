@@ -563,3 +563,86 @@ TEST_CASE("report: predict and compare results become one HTML page, bad result 
   CHECK(read_file(html) == page);
   std::filesystem::remove_all(dir);
 }
+
+namespace {
+
+// The results of a compare or predict --json output without what differs from run to run (wall time, memory).
+nlohmann::json simulated_part(const std::string& output) {
+  nlohmann::json doc = nlohmann::json::parse(output);
+  nlohmann::json& list = doc.is_array() ? doc : doc["results"];
+  for (nlohmann::json& r : list) {
+    for (auto it = r.begin(); it != r.end();) {
+      it = it.key().find("wall") != std::string::npos || it.key().find("rss") != std::string::npos ? r.erase(it)
+                                                                                                   : std::next(it);
+    }
+  }
+  return doc;
+}
+
+Run run_command(const std::string& command) {
+  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr)
+    output += buf.data();
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+}  // namespace
+
+TEST_CASE("sweeps resume from their journal and split over MPI processes with the single-process result") {
+  const std::string sweep = "compare --ranks 4,8 --bytes 1KB,1MB --algorithms ring,tree,ps --json";
+  const Run alone = run_dtsim(sweep);
+  REQUIRE(alone.exit_code == 0);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("dtsim-sweep-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string journal = (dir / "journal.jsonl").string();
+  const Run journaled = run_dtsim(sweep + " --resume " + journal);
+  REQUIRE(journaled.exit_code == 0);
+  CHECK(simulated_part(journaled.output) == simulated_part(alone.output));
+  std::ifstream in(journal);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  REQUIRE(lines.size() == 12);  // 2 rank counts x 2 sizes x 3 algorithms
+  in.close();
+
+  // an interrupted sweep: 5 results written and half of a sixth; the rerun does the other 7, the result is whole
+  {
+    std::ofstream cut(journal, std::ios::trunc);
+    for (int i = 0; i < 5; ++i)
+      cut << lines[static_cast<std::size_t>(i)] << '\n';
+    cut << lines[5].substr(0, lines[5].size() / 2);
+  }
+  const Run resumed = run_dtsim(sweep + " --resume " + journal);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(simulated_part(resumed.output) == simulated_part(alone.output));
+  std::ifstream again(journal);
+  std::size_t count = 0;
+  for (std::string line; std::getline(again, line);) {
+    CHECK_NOTHROW(nlohmann::json::parse(line));
+    ++count;
+  }
+  CHECK(count == 12);
+
+  // another sweep's journal is refused, naming the flag
+  const Run other = run_dtsim("compare --ranks 4 --bytes 1KB --json --resume " + journal);
+  CHECK(other.exit_code == 2);
+  CHECK(other.output.find("--resume: " + journal + " holds results of another sweep") != std::string::npos);
+  CHECK(count_lines(other.output) == 1);
+
+  // the same sweeps as an MPI job of 3 processes (the MPI in dtsim must be the real one, not SimGrid's SMPI)
+  const std::string mpirun = std::string("mpirun ") + (::geteuid() == 0 ? "--allow-run-as-root " : "") +
+                             "--oversubscribe -n 3 " + DTSIM_BINARY;
+  const Run split = run_command(mpirun + " " + sweep);
+  REQUIRE(split.exit_code == 0);
+  CHECK(simulated_part(split.output) == simulated_part(alone.output));
+  const Run predicted = run_dtsim("predict --accelerators 1,4,8,16 --json");
+  const Run predicted_split = run_command(mpirun + " predict --accelerators 1,4,8,16 --json");
+  REQUIRE(predicted_split.exit_code == 0);
+  CHECK(simulated_part(predicted_split.output) == simulated_part(predicted.output));
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,206 @@
+#include "cli/sweep.hpp"
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "cli/flags.hpp"
+
+namespace dtsim {
+
+// Record fields, by name, both ways (nlohmann's macros; the types are found by argument-dependent lookup).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AlphaBetaGamma, alpha_s, bandwidth_Bps, reduce_Bps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExecutionResult, time_s, rank_finish_s, messages, bytes_sent, payload_checked,
+                                   payload_ok, payload_max_abs_error, wall_s, setup_wall_s, peak_rss_bytes,
+                                   event_batches, skipped_steps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkUsage, name, capacity_Bps, bytes, busy_s, busy_fraction, utilisation, busy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveRun, algorithm, collective, ranks, helper_ranks, bytes, backend,
+                                   network_model, cost, cluster, result, closed_form_s, verified, links_recorded, links)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryUse, weights_bytes, gradient_bytes, optimizer_bytes, activation_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, step_s, input_stall_s, forward_s, backward_s, exposed_comm_s,
+                                   optimizer_s, comm_s, wall_s)
+NLOHMANN_JSON_SERIALIZE_ENUM(Backend, {{Backend::simgrid, "simgrid"}, {Backend::flow, "flow"}})
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Prediction, accelerators, nodes, algorithm, local_batch, global_batch, memory, fits,
+                                   step, samples_per_s, speedup, efficiency, bottleneck, backend)
+
+namespace cli {
+namespace {
+
+bool launched_by_mpirun() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
+// The journal's complete lines (a line cut short by an interrupted write is dropped, and cut off the file so that
+// the next append starts a fresh line). Lines of another sweep are refused.
+std::map<std::size_t, nlohmann::json> read_journal(const std::string& path, const std::string& signature,
+                                                   bool truncate_tail) {
+  std::map<std::size_t, nlohmann::json> done;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return done;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t complete = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  if (truncate_tail && complete < text.size()) {
+    if (::truncate(path.c_str(), static_cast<off_t>(complete)) != 0) {
+      throw UsageError("--resume: cannot cut the unfinished last line off " + path);
+    }
+  }
+  std::size_t line_no = 0;
+  for (std::size_t at = 0; at < complete;) {
+    const std::size_t end = text.find('\n', at);
+    ++line_no;
+    const std::string line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.empty()) continue;
+    nlohmann::json entry;
+    try {
+      entry = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      throw UsageError("--resume: " + path + " line " + std::to_string(line_no) +
+                       " is not JSON (expected the lines a sweep appends)");
+    }
+    if (!entry.is_object() || !entry.contains("sweep") || !entry.contains("index") || !entry.contains("record") ||
+        !entry["index"].is_number_unsigned()) {
+      throw UsageError("--resume: " + path + " line " + std::to_string(line_no) +
+                       ": expected {\"sweep\", \"index\", \"record\"}");
+    }
+    if (entry["sweep"] != signature) {
+      throw UsageError("--resume: " + path + " holds results of another sweep ('" + entry["sweep"].get<std::string>() +
+                       "'); give this one a file of its own");
+    }
+    done[entry["index"].get<std::size_t>()] = std::move(entry["record"]);
+  }
+  return done;
+}
+
+void append_line(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw UsageError("--resume: cannot append to " + path);
+  // one write per line: appends from several processes never interleave within a line
+  const ssize_t written = ::write(fd, line.data(), line.size());
+  ::close(fd);
+  if (written != static_cast<ssize_t>(line.size())) throw UsageError("--resume: cannot append to " + path);
+}
+
+nlohmann::json error_record(const std::exception& e, bool usage) {
+  return nlohmann::json{{"error", e.what()}, {"usage", usage}};
+}
+
+}  // namespace
+
+Sweep::Sweep(std::string journal, std::string signature)
+    : journal_(std::move(journal)), signature_(std::move(signature)) {
+  if (!launched_by_mpirun()) return;
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (initialised == 0) MPI_Init(nullptr, nullptr);
+  mpi_ = true;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+Sweep::~Sweep() {
+  if (mpi_) MPI_Finalize();
+}
+
+std::vector<nlohmann::json> Sweep::run(std::size_t count, const std::function<nlohmann::json(std::size_t)>& one,
+                                       const std::function<std::string(std::size_t)>& describe) {
+  std::map<std::size_t, nlohmann::json> done;
+  if (!journal_.empty()) {
+    if (is_root()) done = read_journal(journal_, signature_, true);
+    if (mpi_) MPI_Barrier(MPI_COMM_WORLD);  // the root has cut an unfinished line off before the others read
+    if (!is_root()) done = read_journal(journal_, signature_, false);
+  }
+  std::size_t mine = 0;
+  for (std::size_t i = static_cast<std::size_t>(rank_); i < count; i += static_cast<std::size_t>(size_))
+    mine += done.count(i) == 0 ? 1 : 0;
+  ProgressLine progress(mpi_ ? "sweep rank 0" : "sweep", is_root() ? mine : 0);  // on a terminal, rank 0's
+  nlohmann::json computed = nlohmann::json::array();  // [index, record] pairs this process ran
+  for (std::size_t i = static_cast<std::size_t>(rank_); i < count; i += static_cast<std::size_t>(size_)) {
+    if (done.count(i) != 0) continue;
+    progress.next(describe(i));
+    nlohmann::json record;
+    try {
+      record = one(i);
+    } catch (const UsageError& e) {
+      record = error_record(e, true);
+    } catch (const std::exception& e) {
+      record = error_record(e, false);
+    }
+    if (!journal_.empty() && !record.contains("error")) {
+      append_line(journal_, nlohmann::json{{"sweep", signature_}, {"index", i}, {"record", record}}.dump() + "\n");
+    }
+    computed.push_back({i, std::move(record)});
+  }
+  if (mpi_) {  // gather every process's records on the root
+    const std::string mine_text = computed.dump();
+    const int length = static_cast<int>(mine_text.size());
+    std::vector<int> lengths(static_cast<std::size_t>(size_));
+    MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<int> offsets(static_cast<std::size_t>(size_), 0);
+    long long total = 0;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      offsets[r] = static_cast<int>(total);
+      total += lengths[r];
+    }
+    if (total > std::numeric_limits<int>::max()) throw std::runtime_error("sweep: results over 2 GB to gather");
+    std::string all(is_root() ? static_cast<std::size_t>(total) : 0, '\0');
+    MPI_Gatherv(mine_text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
+                MPI_COMM_WORLD);
+    if (!is_root()) return {};
+    computed = nlohmann::json::array();
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      for (auto& pair : nlohmann::json::parse(
+               all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])))) {
+        computed.push_back(std::move(pair));
+      }
+    }
+  }
+  for (auto& pair : computed)
+    done[pair[0].get<std::size_t>()] = std::move(pair[1]);
+  std::vector<nlohmann::json> records;
+  records.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    nlohmann::json& record = done.at(i);
+    if (record.contains("error")) {
+      const std::string message = record["error"].get<std::string>();
+      if (record["usage"].get<bool>()) throw UsageError(message);
+      throw std::runtime_error(message);
+    }
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+std::string sweep_signature(const std::string& command, std::span<char* const> args) {
+  std::string signature = command;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    if (arg == "--resume") {
+      ++i;
+      continue;
+    }
+    if (arg.starts_with("--resume=")) continue;
+    signature += ' ';
+    signature += arg;
+  }
+  return signature;
+}
+
+nlohmann::json to_record(const CollectiveRun& run) { return run; }
+CollectiveRun collective_run_from_record(const nlohmann::json& record) { return record.get<CollectiveRun>(); }
+nlohmann::json to_record(const Prediction& prediction) { return prediction; }
+Prediction prediction_from_record(const nlohmann::json& record) { return record.get<Prediction>(); }
+nlohmann::json to_record(const std::vector<LinkUsage>& links) { return links; }
+std::vector<LinkUsage> links_from_record(const nlohmann::json& record) { return record.get<std::vector<LinkUsage>>(); }
+
+}  // namespace cli
+}  // namespace dtsim
