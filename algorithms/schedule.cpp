@@ -210,13 +210,11 @@ std::uint32_t ScheduleBuilder::add_span(std::uint32_t first, std::uint32_t count
                            " chunks");
   }
   if (count == 1) return first;
-  const Span span{first, count};
-  for (const auto& [known, index] : span_index_) {
-    if (known == span) return index;
-  }
-  schedule_.spans.push_back(span);
+  const std::uint64_t key = static_cast<std::uint64_t>(first) << 32 | count;
+  if (const auto it = span_index_.find(key); it != span_index_.end()) return it->second;
+  schedule_.spans.push_back(Span{first, count});
   const auto index = static_cast<std::uint32_t>(schedule_.spans.size() - 1);
-  span_index_.emplace_back(span, index);
+  span_index_.emplace(key, index);
   return index;
 }
 

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace dtsim {
@@ -190,7 +191,7 @@ public:
 
 private:
   Schedule schedule_;
-  std::vector<std::pair<Span, std::uint32_t>> span_index_;  // multi-chunk spans already added
+  std::unordered_map<std::uint64_t, std::uint32_t> span_index_;  // multi-chunk spans already added, by (first, count)
   int current_rank_ = -1;
   bool step_open_ = false;
   bool compact_ = false;

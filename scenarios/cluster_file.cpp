@@ -53,7 +53,7 @@ constexpr std::array<FieldSpec, 10> fabric_fields{{
     object_field("link", false, "switch-to-switch links (default: as fast as a NIC, 0.5us)", link_fields),
     ranged_field("radix", FieldType::integer, "", "fat-tree: ports per switch (even): k/2 down and k/2 up", 2, 1024),
     ranged_field("levels", FieldType::integer, "auto",
-                 "fat-tree: switch levels, 1 (one switch) to 3; auto: the fewest that hold the nodes", 1, 3),
+                 "fat-tree: switch levels, 1 (one switch) to 4; auto: the fewest that hold the nodes", 1, 4),
     ranged_field("oversubscription", FieldType::number, "1",
                  "fat-tree: endpoint ports per uplink at the leaf switches (k/2 / oversubscription uplinks)", 1,
                  std::numeric_limits<double>::infinity()),

@@ -99,7 +99,7 @@ std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports) {
   const int k = f.radix;
   if (f.levels == 0) {  // auto: the fewest levels that hold the ports
     f.levels = 1;
-    while (f.levels < 3 && fat_tree_capacity(k, f.levels) < ports)
+    while (f.levels < 4 && fat_tree_capacity(k, f.levels) < ports)
       ++f.levels;
   }
   std::vector<long long> m;
@@ -121,7 +121,7 @@ std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports) {
   if (ports > capacity) {
     throw TopologyError("cluster.fabric: " + std::to_string(ports) + " NIC ports do not fit a " +
                         std::to_string(f.levels) + "-level fat-tree of radix " + std::to_string(k) + " (at most " +
-                        std::to_string(capacity) + "); raise radix or levels (at most 3)");
+                        std::to_string(capacity) + "); raise radix or levels (at most 4)");
   }
   // keep only as many top-level subtrees as the ports need
   long long below = capacity / m.back();
@@ -225,7 +225,14 @@ std::vector<int> build_dragonfly(Builder& b, const FabricSpec& f, int ports) {
 
 }  // namespace
 
-Topology::Topology(const ClusterSpec& spec) : spec_(spec), graph_(std::make_unique<Graph>()) {
+struct Topology::RouteScratch {
+  std::vector<std::int32_t> distance;  // -1: not reached
+  std::vector<std::uint8_t> wanted;    // a source of the current call
+  std::vector<std::size_t> visited;    // BFS order, also the vertices to reset
+};
+
+Topology::Topology(const ClusterSpec& spec)
+    : spec_(spec), graph_(std::make_unique<Graph>()), scratch_(std::make_unique<RouteScratch>()) {
   const NodeSpec& node = spec.node;
   if (spec.nodes < 1 || node.accelerators < 1 || node.nics < 1 || node.nics > node.accelerators) {
     throw TopologyError("cluster: needs >= 1 node, >= 1 accelerator per node and 1 to A NICs per node");
@@ -311,8 +318,44 @@ void Topology::bfs_from(int vertex, std::vector<std::int32_t>& distance) const {
 
 void Topology::routes_to(int destination, const std::vector<int>& sources,
                          const std::function<void(int, const std::vector<RouteHop>&)>& visit) const {
-  std::vector<std::int32_t> distance;
-  bfs_from(accelerator_vertex(destination), distance);
+  // BFS from the destination, stopped once every source is found: by then every vertex nearer than the farthest
+  // source has its distance, which is all the walks back below read. Scratch arrays are reset vertex by vertex, so a
+  // call costs what its BFS visits, not the whole graph.
+  std::vector<std::int32_t>& distance = scratch_->distance;
+  std::vector<std::uint8_t>& wanted = scratch_->wanted;
+  std::vector<std::size_t>& visited = scratch_->visited;
+  if (distance.size() != kinds_.size()) {
+    distance.assign(kinds_.size(), -1);
+    wanted.assign(kinds_.size(), 0);
+  }
+  std::size_t missing = 0;
+  for (int source : sources) {
+    std::uint8_t& w = wanted[static_cast<std::size_t>(accelerator_vertex(source))];
+    missing += w == 0 ? 1 : 0;
+    w = 1;
+  }
+  visited.clear();
+  const auto root = static_cast<std::size_t>(accelerator_vertex(destination));
+  distance[root] = 0;
+  visited.push_back(root);
+  if (wanted[root] != 0) --missing;
+  for (std::size_t head = 0; head < visited.size() && missing > 0; ++head) {
+    const std::size_t v = visited[head];
+    for (auto [e, end] = boost::out_edges(v, graph_->g); e != end && missing > 0; ++e) {
+      const std::size_t w = boost::target(*e, graph_->g);
+      if (distance[w] >= 0) continue;
+      distance[w] = distance[v] + 1;
+      visited.push_back(w);
+      if (wanted[w] != 0) --missing;
+    }
+  }
+  if (missing > 0) {
+    for (const std::size_t v : visited)
+      distance[v] = -1;
+    for (int source : sources)
+      wanted[static_cast<std::size_t>(accelerator_vertex(source))] = 0;
+    throw TopologyError("cluster: accelerator " + std::to_string(destination) + " cannot be reached from every source");
+  }
   const auto edge_index = boost::get(boost::edge_index, graph_->g);
   std::vector<RouteHop> hops;
   std::vector<std::pair<std::size_t, int>> candidates;  // (next vertex, link)
@@ -339,6 +382,10 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
     }
     visit(source, hops);
   }
+  for (const std::size_t v : visited)
+    distance[v] = -1;
+  for (int source : sources)
+    wanted[static_cast<std::size_t>(accelerator_vertex(source))] = 0;
 }
 
 std::vector<RouteHop> Topology::route(int source, int destination) const {

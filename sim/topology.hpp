@@ -83,6 +83,7 @@ public:
 
 private:
   struct Graph;
+  struct RouteScratch;  // routes_to's BFS arrays, kept between calls (so a Topology is not for concurrent use)
   void bfs_from(int vertex, std::vector<std::int32_t>& distance) const;
 
   ClusterSpec spec_;
@@ -90,6 +91,7 @@ private:
   std::vector<int> accelerator_vertex_;
   std::vector<TopologyLink> links_;
   std::unique_ptr<Graph> graph_;
+  std::unique_ptr<RouteScratch> scratch_;
 };
 
 // Routes every (sender, receiver) pair of positions that the schedule's sends use, one BFS per receiver: calls

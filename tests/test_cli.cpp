@@ -231,7 +231,7 @@ TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input e
       {"collective --cluster " + dgx + " --ranks 4", "--ranks: not with --cluster"},
       {"collective --cluster " + dgx + " --bandwidth 1Gbps", "--bandwidth: not with --cluster"},
       {"collective --nodes 4", "--nodes: needs --cluster"},
-      {"collective --cluster " + dgx + " --nodes 5000", "--nodes 5000: cluster.fabric: 40000 NIC ports do not fit"},
+      {"collective --cluster " + dgx + " --nodes 50000", "--nodes 50000: cluster.fabric: 400000 NIC ports do not fit"},
       {"collective --cluster " + dgx + " --placement diagonal", "--placement: expected block or round-robin"},
       {"collective --cluster " + dgx + " --algorithm ps", "--ps-placement: with --cluster the parameter servers"},
       {"compare --cluster " + dgx + " --ranks 8", "--ranks: not with --cluster"},
