@@ -46,7 +46,7 @@ inline constexpr auto run_flags =
                    {"backend", "NAME", "auto",
                     "simgrid (SimGrid's network, links shared max-min), flow (the same CM02 model as flows, without "
                     "SimGrid's per-message cost: for thousands of ranks), analytical (no contention), or auto "
-                    "(simgrid up to 256 ranks, flow above)"},
+                    "(simgrid up to 64 ranks, flow above)"},
                    {"network-model", "NAME", "CM02",
                     "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
                    {"calibration", "FILE", "",

@@ -28,7 +28,7 @@ constexpr std::array<FlagSpec, 8> predict_flags{{
      "(also under mpirun -n K, which splits the configurations over K processes; not with --search or --trace)"},
     {"backend", "NAME", "auto",
      "what times each step: simgrid (every message), flow (flow-level, sim/flow_executor), or auto (SimGrid up to "
-     "256 accelerators, flow above)"},
+     "64 accelerators, flow above)"},
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node), e.g. 1,2,...,16"},
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},

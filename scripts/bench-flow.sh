@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): the flow executor against the SimGrid executor, side by side in one run, on the same ring
 # allreduce of 100 MB over a star (10 Gb/s, 1 us), and on DGX A100 fat-trees. SimGrid runs only up to SIMGRID_MAX
-# ranks (default 1024; at 4096 it takes minutes). usage: scripts/bench-flow.sh [RANKS...] (default 64 128 256; the flow executor does not yet scale: see docs/benchmarks.md).
-# Prints a Markdown table: wall seconds and peak resident memory of each, and their simulated times.
+# ranks (default 1024; at 4096 it takes minutes), the DGX A100 rows only up to CLUSTER_MAX (default 4096: there the
+# ranks do not run in lockstep, and the flow executor simulates every step).
+# usage: scripts/bench-flow.sh [RANKS...] (default 64 256 1024 4096 16384 65536)
+# Prints a Markdown table (wall seconds and peak resident memory of each, their simulated times), then how wall time
+# and memory grow with ranks: the exponent b of a least-squares fit wall = a * ranks^b over the rows of each network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ranks=("$@")
-((${#ranks[@]})) || ranks=(64 128 256)
+((${#ranks[@]})) || ranks=(64 256 1024 4096 16384 65536)
 simgrid_max=${SIMGRID_MAX:-1024}
+cluster_max=${CLUSTER_MAX:-4096}
 [[ -x build/dtsim ]] || bash scripts/build.sh >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -19,7 +23,7 @@ for p in "${ranks[@]}"; do
     if [[ $net == star ]]; then
       args=(--ranks "$p")
     else
-      (( p % 8 == 0 )) || continue
+      (( p % 8 == 0 && p <= cluster_max )) || continue
       args=(--cluster scenarios/clusters/dgx-a100.json --nodes "$((p / 8))")
     fi
     ./build/dtsim collective "${args[@]}" --bytes 100MB --backend flow --json >"$tmp/flow.json"
@@ -33,6 +37,8 @@ import json, sys
 net, p, tmp = sys.argv[1:]
 f = json.load(open(f"{tmp}/flow.json"))
 s = json.load(open(f"{tmp}/sg.json"))
+with open(f"{tmp}/rows", "a") as rows:
+    rows.write(f"{net} {p} {f['sim_wall_s']} {f['sim_peak_rss_bytes']}\n")
 if s:
     print(f"| {net} | {p} | {f['sim_wall_s']:.3f} | {f['sim_peak_rss_bytes']/1e6:.0f} | {s['sim_wall_s']:.2f} | "
           f"{s['sim_peak_rss_bytes']/1e6:.0f} | {s['sim_wall_s']/f['sim_wall_s']:.1f} | {f['time_s']:.6f} | {s['time_s']:.6f} |")
@@ -41,3 +47,23 @@ else:
 PY
   done
 done
+echo
+echo "| network | ranks | flow wall exponent b (wall ~ ranks^b) | flow peak RSS exponent |"
+echo "|---|---|---:|---:|"
+python3 - "$tmp/rows" <<'PY'
+import math, sys
+rows = {}
+for line in open(sys.argv[1]):
+    net, p, wall, rss = line.split()
+    rows.setdefault(net, []).append((int(p), float(wall), float(rss)))
+def slope(points):
+    xs = [math.log(x) for x, _ in points]
+    ys = [math.log(y) for _, y in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+for net, points in rows.items():
+    if len(points) < 2:
+        continue
+    ranks = f"{points[0][0]}-{points[-1][0]}"
+    print(f"| {net} | {ranks} | {slope([(p, w) for p, w, _ in points]):.2f} | {slope([(p, r) for p, _, r in points]):.2f} |")
+PY

@@ -98,10 +98,11 @@ std::string check_training_program(const TrainingProgram& program, int ranks, st
 // Which executor times a schedule or a training step: SimGrid (every message) or flow-level (sim/flow_executor).
 enum class Backend : std::uint8_t { simgrid, flow };
 const char* to_string(Backend backend);
-// "auto" backend choice (predict, compare, collective): SimGrid up to this many ranks, where it takes at most about a
-// second per schedule and records traces and link loads; the flow executor above, where SimGrid's cost per message
-// grows to minutes (the two agree within 1%: tests/test_flow.cpp).
-constexpr int auto_flow_above_ranks = 256;
+// "auto" backend choice (predict, compare, collective): SimGrid up to this many ranks, where a training step of 25
+// bucket allreduces takes it about half a second and it records traces and link loads; the flow executor above,
+// where SimGrid's cost per message grows to seconds and minutes (at 256 V100s: 8 s for a ring step, 35 s for a
+// parameter server's; the two executors agree within 1%: tests/test_flow.cpp, tests/test_training.cpp).
+constexpr int auto_flow_above_ranks = 64;
 inline Backend auto_backend(int ranks) { return ranks > auto_flow_above_ranks ? Backend::flow : Backend::simgrid; }
 
 // What running a schedule will hold in memory, estimated before it runs from the schedule's size: the schedule

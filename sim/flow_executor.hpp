@@ -29,7 +29,7 @@ struct FlowOptions {
   // Chunks whose sizes differ by at most this fraction of the largest (one element of a buffer that does not split
   // evenly over the ranks) are all timed at the largest size, so that the steps of a ring repeat exactly and are
   // simulated once. Times err by at most this fraction, upwards; 0 times every chunk at its own size.
-  double pad_chunks_within = 1e-4;
+  double pad_chunks_within = 1e-3;
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.
