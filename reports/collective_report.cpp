@@ -98,6 +98,10 @@ nlohmann::json collective_json(const CollectiveRun& run) {
                    {"sim_wall_s", run.result.wall_s},
                    {"sim_setup_wall_s", run.result.setup_wall_s},
                    {"sim_peak_rss_bytes", run.result.peak_rss_bytes}};
+  if (run.backend == "flow") {  // what the flow executor simulated and what it skipped as repetitions
+    j["sim_event_batches"] = run.result.event_batches;
+    j["sim_skipped_steps"] = run.result.skipped_steps;
+  }
   if (run.cluster.empty()) {
     j["alpha_s"] = run.cost.alpha_s;
     j["bandwidth_Bps"] = run.cost.bandwidth_Bps;

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <queue>
 #include <span>
 #include <stdexcept>
+#include <tuple>
 
 #include "algorithms/step_walker.hpp"
 
@@ -40,6 +40,8 @@ struct Flow {
   std::uint32_t version = 0;  // finish events of older versions are stale
   std::int32_t src = 0;
   std::int32_t dst = 0;
+  double latency_end = 0;  // when its latency is paid
+  bool alive = false;
   std::uint8_t mark = 0;  // scratch of the rate computation
 };
 
@@ -121,16 +123,18 @@ public:
       buckets_.emplace_back();
     }
     buckets_[b].push_back(e);
-    heap_.push({at, b});
+    heap_.push_back({at, b});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
     recent_[next_recent_] = {at, b};
     next_recent_ = (next_recent_ + 1) % recent_.size();
   }
   bool empty() const { return heap_.empty(); }
-  double next_at() const { return heap_.top().at; }
+  double next_at() const { return heap_.front().at; }
   // Moves the earliest instant's events into `out` (after what is there) and returns its time.
   double pop(std::vector<Event>& out) {
-    const Entry top = heap_.top();
-    heap_.pop();
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
+    const Entry top = heap_.back();
+    heap_.pop_back();
     std::vector<Event>& bucket = buckets_[top.bucket];
     out.insert(out.end(), bucket.begin(), bucket.end());
     bucket.clear();
@@ -139,6 +143,21 @@ public:
       if (o.bucket == top.bucket) o.bucket = none;
     }
     return top.at;
+  }
+  // Calls visit(at, event) for every pending event, in no particular order.
+  template <typename Visit>
+  void for_each(Visit&& visit) const {
+    for (const Entry& entry : heap_) {
+      for (const Event& e : buckets_[entry.bucket])
+        visit(entry.at, e);
+    }
+  }
+  // Every pending event `by` seconds later (the order stays).
+  void shift(double by) {
+    for (Entry& entry : heap_)
+      entry.at += by;
+    for (Open& o : recent_)
+      o.at += by;
   }
 
 private:
@@ -151,7 +170,7 @@ private:
     double at = 0;
     std::uint32_t bucket = none;
   };
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
+  std::vector<Entry> heap_;  // a min-heap of instants
   std::vector<std::vector<Event>> buckets_;
   std::vector<std::uint32_t> free_;
   std::array<Open, 4> recent_{};
@@ -181,6 +200,7 @@ struct RankState {
   std::uint64_t last = 0;            // the end of its ops in the segment
   std::uint32_t outstanding = 0;     // transfers and the compute of the current step not yet done
   std::uint64_t reduce_bytes = 0;
+  std::uint64_t posted = 0;  // steps posted, over all segments
 };
 
 // The network and the ranks' progress through their segments (schedules run one after another, each started by
@@ -230,7 +250,7 @@ public:
       batch_.clear();
       if (!dirty_.empty()) compute_rates();
       if (ready_.empty()) continue;
-      if (in_flight_ == 0 && queue_.empty()) skip_repeated_steps();
+      if (in_flight_ == 0 && queue_.empty() && o_.skip_repeats) skip_repeated_steps();
       for (std::size_t i = 0; i < ready_.size(); ++i) {
         const int rank = ready_[i];
         RankState& st = ranks_[static_cast<std::size_t>(rank)];
@@ -243,6 +263,10 @@ public:
       }
       ready_.clear();
       if (!dirty_.empty()) compute_rates();
+      if (anchor_posted_) {
+        anchor_posted_ = false;
+        if (o_.skip_repeats) skip_periods();
+      }
     }
   }
 
@@ -400,9 +424,12 @@ private:
     flow.route = route_id;
     flow.src = src;
     flow.dst = dst;
+    flow.alive = true;
+    flow.latency_end = now_ + r.latency_s * f.latency_factor;
+    flow.updated_at = flow.latency_end;
     ++flow.version;
     ++in_flight_;
-    queue_.push(now_ + r.latency_s * f.latency_factor, {EventKind::latency_paid, id, 0});
+    queue_.push(flow.latency_end, {EventKind::latency_paid, id, 0});
   }
 
   void handle(const Event& e) {
@@ -451,6 +478,7 @@ private:
     }
     ++f.version;
     f.rate = 0;
+    f.alive = false;
     --in_flight_;
     free_flows_.push_back(id);
     item_done(f.src);
@@ -471,6 +499,8 @@ private:
     double flops = 0;
     st.reduce_bytes = 0;
     ++posted_since_lockstep_;
+    ++st.posted;
+    if (rank == 0) anchor_posted_ = true;
     for (std::uint64_t i = c.begin; i < c.end; ++i) {
       const Op& op = s.ops[i];
       if (op.kind() == OpKind::compute) {
@@ -566,6 +596,111 @@ private:
       lockstep_at_ = now_;
       skipped_steps_ += steps;
     }
+  }
+
+  // What the state of the simulation is relative to now: integer parts that must match exactly, real parts (bytes,
+  // rates, times from now) that must match within rounding. Invalid while a rank is between segments.
+  struct Snapshot {
+    bool valid = false;
+    double at = 0;
+    std::vector<std::uint64_t> posted;
+    std::vector<std::uint32_t> k;
+    std::vector<std::uint64_t> keys;
+    std::vector<double> values;
+  };
+
+  Snapshot snapshot() const {
+    Snapshot snap;
+    snap.at = now_;
+    for (const RankState& st : ranks_) {
+      if (st.segment == nullptr || st.step.repeat == nullptr || !st.segment->even) return snap;
+      snap.posted.push_back(st.posted);
+      snap.k.push_back(st.step.k);
+      snap.keys.insert(snap.keys.end(), {static_cast<std::uint64_t>(st.segment - segments_.data()), st.step.begin,
+                                         st.outstanding, st.reduce_bytes});
+    }
+    flow_order_.clear();
+    for (std::uint32_t id = 0; id < flows_.size(); ++id) {
+      if (flows_[id].alive) flow_order_.push_back(id);
+    }
+    std::sort(flow_order_.begin(), flow_order_.end(), [this](std::uint32_t a, std::uint32_t b) {
+      const Flow& x = flows_[a];
+      const Flow& y = flows_[b];
+      return std::tie(x.src, x.dst, x.latency_end, x.remaining) < std::tie(y.src, y.dst, y.latency_end, y.remaining);
+    });
+    for (const std::uint32_t id : flow_order_) {
+      const Flow& f = flows_[id];
+      const bool moving = f.latency_end <= now_;
+      snap.keys.insert(snap.keys.end(),
+                       {static_cast<std::uint64_t>(f.src), static_cast<std::uint64_t>(f.dst), moving ? 1U : 0U});
+      const double left = moving ? f.remaining - f.rate * (now_ - f.updated_at) : f.remaining;
+      snap.values.insert(snap.values.end(), {left, f.rate, moving ? 0.0 : f.latency_end - now_});
+    }
+    bool releases = false;
+    std::vector<std::pair<std::uint64_t, double>> timers;
+    queue_.for_each([&](double at, const Event& e) {
+      if (e.kind == EventKind::release) releases = true;
+      if (e.kind == EventKind::reduce_done || e.kind == EventKind::compute_done) {
+        timers.emplace_back(static_cast<std::uint64_t>(e.id) * 8 + static_cast<std::uint64_t>(e.kind), at - now_);
+      }
+    });
+    if (releases) return snap;  // a segment about to start: its time is set from outside
+    std::sort(timers.begin(), timers.end());
+    for (const auto& [key, in] : timers) {
+      snap.keys.push_back(key);
+      snap.values.push_back(in);
+    }
+    for (const Channel& c : channels_) {
+      snap.keys.insert(snap.keys.end(), {c.waiting_recvs, c.send_bytes.size() - c.send_head});
+      for (std::size_t i = c.send_head; i < c.send_bytes.size(); ++i)
+        snap.keys.push_back(c.send_bytes[i]);
+    }
+    snap.valid = true;
+    return snap;
+  }
+
+  // Rank 0 posted a step. Every eighth time, the state is recorded; the next time it is compared. If in between every
+  // rank posted exactly one more repetition of the same compact step, and the state is the same but for the time, the
+  // pipeline is in a periodic regime (ranks that do not run in lockstep, e.g. NVLink inside nodes and a NIC between
+  // them): it repeats every period until some rank's repetitions run out, so that many periods are skipped at once.
+  void skip_periods() {
+    ++anchors_;
+    if (anchors_ % 8 == 0) {
+      period_start_ = snapshot();
+      return;
+    }
+    if (anchors_ % 8 != 1 || !period_start_.valid) return;
+    const Snapshot now = snapshot();
+    const Snapshot& then = period_start_;
+    if (!now.valid || now.keys != then.keys || now.values.size() != then.values.size()) return;
+    const double period = now.at - then.at;
+    if (period <= 0) return;
+    std::uint32_t periods = std::numeric_limits<std::uint32_t>::max();
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      if (now.posted[r] != then.posted[r] + 1 || now.k[r] != then.k[r] + 1) return;
+      periods = std::min(periods, ranks_[r].step.repeat->count - now.k[r]);
+    }
+    for (std::size_t i = 0; i < now.values.size(); ++i) {
+      const double a = now.values[i], b = then.values[i];
+      if (std::fabs(a - b) > 1e-9 * std::max({std::fabs(a), std::fabs(b), period})) return;
+    }
+    if (periods == 0) return;
+    const double by = period * periods;
+    now_ += by;
+    queue_.shift(by);
+    for (Flow& f : flows_) {
+      if (!f.alive) continue;
+      f.updated_at += by;
+      f.latency_end += by;
+    }
+    for (RankState& st : ranks_) {
+      count_sends(st, st.step.k + 1, periods);
+      st.step.k += periods;
+      st.posted += periods;
+    }
+    skipped_steps_ += periods;
+    lockstep_at_ = -1;
+    period_start_.valid = false;
   }
 
   // Counts the messages and bytes of skipped repetitions first .. first+count-1 of the rank's stored step as if they
@@ -711,6 +846,10 @@ private:
   std::uint64_t messages_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::vector<Segment> segments_;
+  bool anchor_posted_ = false;
+  std::uint64_t anchors_ = 0;
+  Snapshot period_start_;
+  mutable std::vector<std::uint32_t> flow_order_;
   double lockstep_at_ = -1;
   std::size_t posted_since_lockstep_ = 0;
   std::uint64_t skipped_steps_ = 0;

@@ -30,6 +30,9 @@ struct FlowOptions {
   // evenly over the ranks) are all timed at the largest size, so that the steps of a ring repeat exactly and are
   // simulated once. Times err by at most this fraction, upwards; 0 times every chunk at its own size.
   double pad_chunks_within = 1e-3;
+  // Skip repeated steps (lockstep points) and periods of a periodic regime instead of simulating them again; the
+  // result is the same (tests/test_flow.cpp compares), false only to check that.
+  bool skip_repeats = true;
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.
