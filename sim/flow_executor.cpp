@@ -958,20 +958,10 @@ public:
   }
 
   TrainingResult result() const {
-    std::size_t slowest = 0;
-    for (std::size_t r = 1; r < ranks_.size(); ++r) {
-      if (ranks_[r].last_step_s > ranks_[slowest].last_step_s) slowest = r;
-    }
-    const TrainingRank& tr = ranks_[slowest];
-    TrainingResult result;
-    result.step_s = tr.last_step_s;
-    result.input_stall_s = tr.last_stall;
-    result.forward_s = forward_total_;
-    result.backward_s = backward_total_;
-    result.exposed_comm_s = tr.last_exposed;
-    result.optimizer_s = t_.optimizer_s;
-    result.comm_s = tr.last_comm;
-    return result;
+    std::vector<LastStep> last;
+    for (const TrainingRank& tr : ranks_)
+      last.push_back({tr.last_step_s, tr.last_stall, tr.last_exposed, tr.last_comm});
+    return slowest_step(last, t_);
   }
 
   bool finished() const {

@@ -606,8 +606,6 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
     schedules.push_back(&b);
   const std::vector<sg4::Host*> hosts = build_platform(schedules, ranks, o);
   const std::vector<RankMailboxes> mailboxes = make_mailboxes(schedules, ranks);
-  const double forward_total = std::accumulate(t.forward_s.begin(), t.forward_s.end(), 0.0);
-  const double backward_total = std::accumulate(t.backward_s.begin(), t.backward_s.end(), 0.0);
   std::vector<StepRecord> last(static_cast<std::size_t>(ranks));
   int finished = 0;
   const double host_flops_per_compute_flop = o.cost.reduce_Bps / o.compute_flops_per_s;
@@ -705,20 +703,10 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
     throw std::runtime_error("simgrid executor: training step deadlocked: " + std::to_string(ranks - finished) +
                              " ranks never finished");
   }
-  TrainingResult result;
-  std::size_t slowest = 0;
-  for (std::size_t r = 1; r < last.size(); ++r) {
-    if (last[r].end - last[r].start > last[slowest].end - last[slowest].start) slowest = r;
-  }
-  const StepRecord& rec = last[slowest];
-  result.step_s = rec.end - rec.start;
-  result.input_stall_s = rec.input_stall;
-  result.forward_s = forward_total;
-  result.backward_s = backward_total;
-  result.exposed_comm_s = rec.exposed_comm;
-  result.optimizer_s = t.optimizer_s;
-  result.comm_s = rec.comm;
-  return result;
+  std::vector<LastStep> steps;
+  for (const StepRecord& rec : last)
+    steps.push_back({rec.end - rec.start, rec.input_stall, rec.exposed_comm, rec.comm});
+  return slowest_step(steps, t);
 }
 
 }  // namespace

@@ -22,8 +22,8 @@ struct Run {
   std::string output;  // stdout and stderr
 };
 
-Run run_dtsim(const std::string& args) {
-  const std::string command = std::string(DTSIM_BINARY) + " " + args + " 2>&1";
+// Runs a shell command line, returning its exit code and standard output.
+Run run_command(const std::string& command) {
   FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string output;
@@ -33,6 +33,8 @@ Run run_dtsim(const std::string& args) {
   const int status = ::pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
+
+Run run_dtsim(const std::string& args) { return run_command(std::string(DTSIM_BINARY) + " " + args + " 2>&1"); }
 
 int count_lines(const std::string& text) {
   int n = 0;
@@ -579,17 +581,6 @@ nlohmann::json simulated_part(const std::string& output) {
   return doc;
 }
 
-Run run_command(const std::string& command) {
-  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr)
-    output += buf.data();
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
 }  // namespace
 
 TEST_CASE("sweeps resume from their journal and split over MPI processes with the single-process result") {
@@ -637,11 +628,11 @@ TEST_CASE("sweeps resume from their journal and split over MPI processes with th
   // the same sweeps as an MPI job of 3 processes (the MPI in dtsim must be the real one, not SimGrid's SMPI)
   const std::string mpirun = std::string("mpirun ") + (::geteuid() == 0 ? "--allow-run-as-root " : "") +
                              "--oversubscribe -n 3 " + DTSIM_BINARY;
-  const Run split = run_command(mpirun + " " + sweep);
+  const Run split = run_command(mpirun + " " + sweep + " 2>/dev/null");
   REQUIRE(split.exit_code == 0);
   CHECK(simulated_part(split.output) == simulated_part(alone.output));
   const Run predicted = run_dtsim("predict --accelerators 1,4,8,16 --json");
-  const Run predicted_split = run_command(mpirun + " predict --accelerators 1,4,8,16 --json");
+  const Run predicted_split = run_command(mpirun + " predict --accelerators 1,4,8,16 --json 2>/dev/null");
   REQUIRE(predicted_split.exit_code == 0);
   CHECK(simulated_part(predicted_split.output) == simulated_part(predicted.output));
   std::filesystem::remove_all(dir);
