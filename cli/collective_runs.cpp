@@ -153,6 +153,18 @@ void check_memory(const Schedule& schedule, const std::string& backend) {
   }
 }
 
+// The network every executor's options describe alike: the star's costs and the calibrated factors, or the cluster
+// and where each position runs.
+template <typename ExecutorOptions>
+void network_options(ExecutorOptions& o, const RunSettings& settings, const ClusterInstance* cluster) {
+  o.cost = settings.cost;
+  o.factors = settings.factors;
+  if (cluster != nullptr) {
+    o.topology = cluster->topology.get();
+    o.accelerator_of = cluster->accelerator_of;
+  }
+}
+
 }  // namespace
 
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings, const ClusterInstance* cluster) {
@@ -177,14 +189,9 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   check_memory(schedule, backend);
   if (backend == "simgrid") {
     SimGridOptions sg;
-    sg.cost = settings.cost;
+    network_options(sg, settings, cluster);
     sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
     sg.real_payload = settings.real_payload;
-    sg.factors = settings.factors;
-    if (cluster != nullptr) {
-      sg.topology = cluster->topology.get();
-      sg.accelerator_of = cluster->accelerator_of;
-    }
     run.network_model = settings.network_model;
     sg.record_trace = settings.record || (settings.auto_record && schedule.ops.size() <= record_ops_limit);
     run.result = run_simgrid(schedule, sg);
@@ -197,22 +204,12 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     }
   } else if (backend == "flow") {
     FlowOptions fo;
-    fo.cost = settings.cost;
-    fo.factors = settings.factors;
-    if (cluster != nullptr) {
-      fo.topology = cluster->topology.get();
-      fo.accelerator_of = cluster->accelerator_of;
-    }
+    network_options(fo, settings, cluster);
     run.network_model = "CM02";
     run.result = run_flow(schedule, fo);
   } else {
     AnalyticalOptions an;
-    an.cost = settings.cost;
-    an.factors = settings.factors;
-    if (cluster != nullptr) {
-      an.topology = cluster->topology.get();
-      an.accelerator_of = cluster->accelerator_of;
-    }
+    network_options(an, settings, cluster);
     run.result = run_analytical(schedule, an);
   }
   if (cluster != nullptr) {
