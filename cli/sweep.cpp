@@ -115,9 +115,10 @@ std::vector<nlohmann::json> Sweep::run(std::size_t count, const std::function<nl
                                        const std::function<std::string(std::size_t)>& describe) {
   std::map<std::size_t, nlohmann::json> done;
   if (!journal_.empty()) {
-    if (is_root()) done = read_journal(journal_, signature_, true);
-    if (mpi_) MPI_Barrier(MPI_COMM_WORLD);  // the root has cut an unfinished line off before the others read
-    if (!is_root()) done = read_journal(journal_, signature_, false);
+    // every process reads (and refuses a bad journal alike); the root also cuts an unfinished last line off, and
+    // nobody appends before it has
+    done = read_journal(journal_, signature_, is_root());
+    if (mpi_) MPI_Barrier(MPI_COMM_WORLD);
   }
   std::size_t mine = 0;
   for (std::size_t i = static_cast<std::size_t>(rank_); i < count; i += static_cast<std::size_t>(size_))
