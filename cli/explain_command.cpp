@@ -72,11 +72,11 @@ int explain_command(std::span<char* const> args, std::ostream& out) {
           ? flags.parse("algorithm", [](const std::string& v) { return std::string(find_algorithm(v).name); })
           : scenario.algorithms.front();
   const TrainingSetup& setup = scenario.setup;
-  const Prediction baseline = predict_step(setup, scenario.cluster, 1, algorithm);
+  const Prediction baseline = predict_step(setup, scenario.cluster, 1, algorithm, nullptr, auto_backend(1));
   std::vector<Prediction> sizes;
   std::optional<int> below_80;
   for (int a : scenario.accelerators) {
-    Prediction p = a == 1 ? baseline : predict_step(setup, scenario.cluster, a, algorithm);
+    Prediction p = a == 1 ? baseline : predict_step(setup, scenario.cluster, a, algorithm, nullptr, auto_backend(a));
     compare_to_baseline(p, baseline);
     if (p.fits && p.efficiency < 0.8 && !below_80) below_80 = a;
     sizes.push_back(p);
@@ -92,25 +92,28 @@ int explain_command(std::span<char* const> args, std::ostream& out) {
   if (largest > 1) {
     if (algorithm != "hierarchical" && largest % scenario.cluster.node.accelerators == 0) {
       claim("hierarchical allreduce instead of " + algorithm,
-            predict_step(setup, scenario.cluster, largest, "hierarchical"));
+            predict_step(setup, scenario.cluster, largest, "hierarchical", nullptr, auto_backend(largest)));
     }
     if (algorithm != "ring")
-      claim("ring allreduce instead of " + algorithm, predict_step(setup, scenario.cluster, largest, "ring"));
+      claim("ring allreduce instead of " + algorithm,
+            predict_step(setup, scenario.cluster, largest, "ring", nullptr, auto_backend(largest)));
     ClusterSpec faster = scenario.cluster;
     faster.node.nic.bandwidth_Bps *= 2;
     faster.fabric.link.bandwidth_Bps *= 2;
     faster.fabric.global_link.bandwidth_Bps *= 2;
-    claim("doubling NIC and fabric bandwidth", predict_step(setup, faster, largest, algorithm));
+    claim("doubling NIC and fabric bandwidth",
+          predict_step(setup, faster, largest, algorithm, nullptr, auto_backend(largest)));
     if (setup.scaling == ScalingMode::weak) {
       TrainingSetup bigger = setup;
       bigger.batch *= 2;
       claim("per-accelerator batch " + std::to_string(bigger.batch) + " instead of " + std::to_string(setup.batch),
-            predict_step(bigger, scenario.cluster, largest, algorithm));
+            predict_step(bigger, scenario.cluster, largest, algorithm, nullptr, auto_backend(largest)));
     }
     if (setup.input.enabled) {
       TrainingSetup more = setup;
       more.input.cores *= 2;
-      claim("twice the input-pipeline cores", predict_step(more, scenario.cluster, largest, algorithm));
+      claim("twice the input-pipeline cores",
+            predict_step(more, scenario.cluster, largest, algorithm, nullptr, auto_backend(largest)));
     }
   }
   if (flags.has("json")) {

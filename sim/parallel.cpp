@@ -235,6 +235,8 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   } else if (per_node > groups && per_node % groups == 0) {
     options.ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
   }
+  const Backend backend = auto_backend(out.accelerators);  // SimGrid up to 64 accelerators, flow above
+  options.compact = backend == Backend::flow;
   TrainingProgram program = make_program(stage_setup, layout.data, static_cast<int>(std::lround(out.micro_batch)),
                                          algorithm, options, per_node);
   for (std::size_t l = 0; l < program.forward_s.size(); ++l) {  // tensor allreduces inside the layers' times
@@ -283,8 +285,8 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
       }
       const Schedule gather = replicate_groups(
           ring_allgather(layout.data, static_cast<std::uint64_t>(std::llround(gradient)), options), groups);
-      SimGridOptions alone = sg;
-      const double t_gather = run_simgrid(gather, alone).time_s;
+      const double t_gather =
+          backend == Backend::flow ? run_flow(gather, flow_options(sg)).time_s : run_simgrid(gather, sg).time_s;
       const double layers = static_cast<double>(stage.layers.size());
       const double f_total = stage_forward_with_tensor * layout.micro_batches;
       const double b_total =
@@ -299,7 +301,8 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
     program.buckets.clear();
     program.bucket_ready_after.clear();
   }
-  const TrainingResult result = run_simgrid_training(program, ranks, sg);
+  const TrainingResult result = backend == Backend::flow ? run_flow_training(program, ranks, flow_options(sg))
+                                                         : run_simgrid_training(program, ranks, sg);
 
   // 3. the breakdown of the simulated stage's step
   const StageCost& c = costs[r];

@@ -85,6 +85,16 @@ std::string name_bottleneck(const Prediction& p) {
 
 }  // namespace
 
+FlowOptions flow_options(const SimGridOptions& sg) {
+  FlowOptions fo;
+  fo.cost = sg.cost;
+  fo.compute_flops_per_s = sg.compute_flops_per_s;
+  fo.topology = sg.topology;
+  fo.accelerator_of = sg.accelerator_of;
+  fo.factors = sg.factors;
+  return fo;
+}
+
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace, Backend backend) {
   if (accelerators < 1) throw std::invalid_argument("accelerators must be >= 1");
@@ -130,12 +140,7 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   options.compact = backend == Backend::flow;
   const TrainingProgram program = make_program(setup, accelerators, p.local_batch, algorithm, options, per_node);
   if (backend == Backend::flow) {
-    FlowOptions fo;
-    fo.cost = sg.cost;
-    fo.topology = sg.topology;
-    fo.accelerator_of = sg.accelerator_of;
-    fo.factors = sg.factors;
-    p.step = run_flow_training(program, accelerators, fo);
+    p.step = run_flow_training(program, accelerators, flow_options(sg));
   } else {
     p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
   }

@@ -10,6 +10,7 @@
 #include "models/cluster.hpp"
 #include "models/training.hpp"
 #include "sim/executor.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/link_usage.hpp"
 #include "sim/simgrid_executor.hpp"
 
@@ -41,6 +42,9 @@ struct StepTrace {
   RunTrace run;
   std::vector<LinkUsage> links;
 };
+
+// The flow executor's options for the network that SimGrid's options describe (costs, cluster, placement, factors).
+FlowOptions flow_options(const SimGridOptions& sg);
 
 // One configuration on `accelerators` accelerators of `cluster` (nodes filled one by one). Throws
 // std::invalid_argument when a strong-scaling batch does not split evenly. `trace`: record the simulated steps
