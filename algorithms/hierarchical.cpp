@@ -76,8 +76,7 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
     // (and its step repeats, when compact, with their rotation moved to the block's chunks)
     const Schedule& inner = inter[local];
     const std::uint64_t first = inner.rank_begin[node], last = inner.rank_begin[node + 1];
-    auto repeat = std::lower_bound(inner.repeats.begin(), inner.repeats.end(), first,
-                                   [](const StepRepeat& a, std::uint64_t op) { return a.op < op; });
+    auto repeat = inner.repeats.begin() + static_cast<std::ptrdiff_t>(inner.first_repeat_from(first));
     for (std::uint64_t i = first; i < last; ++i) {
       const Op& op = inner.ops[i];
       if (op.kind() == OpKind::compute) throw std::logic_error("hierarchical: inner allreduce with compute ops");

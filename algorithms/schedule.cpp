@@ -2,6 +2,7 @@
 
 #include "algorithms/options.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -164,6 +165,12 @@ void ScheduleBuilder::repeat_step(std::uint32_t count, std::uint32_t stride, std
       schedule_.ops.push_back(op.with(op.peer(), repeat.shifted(op.span(), k)));
     }
   }
+}
+
+std::size_t Schedule::first_repeat_from(std::uint64_t op) const {
+  return static_cast<std::size_t>(std::lower_bound(repeats.begin(), repeats.end(), op,
+                                                   [](const StepRepeat& a, std::uint64_t o) { return a.op < o; }) -
+                                  repeats.begin());
 }
 
 Schedule expand(const Schedule& s) {

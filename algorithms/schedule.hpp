@@ -127,6 +127,8 @@ struct Schedule {
   std::vector<StepRepeat> repeats;        // compact schedules only, ascending by op
 
   bool compact() const { return !repeats.empty(); }
+  // The index of the first repeat at or after ops[op] (repeats.size() if none).
+  std::size_t first_repeat_from(std::uint64_t op) const;
 
   std::span<const Op> rank_ops(int rank) const {
     return {ops.data() + rank_begin[static_cast<std::size_t>(rank)],

@@ -200,7 +200,6 @@ struct RankState {
   std::uint64_t last = 0;            // the end of its ops in the segment
   std::uint32_t outstanding = 0;     // transfers and the compute of the current step not yet done
   std::uint64_t reduce_bytes = 0;
-  std::uint64_t posted = 0;  // steps posted, over all segments
 };
 
 // The network and the ranks' progress through their segments (schedules run one after another, each started by
@@ -231,10 +230,7 @@ public:
     st.last = s.rank_begin[static_cast<std::size_t>(rank) + 1];
     st.step = StepCursor{};
     st.step.begin = st.step.end = s.rank_begin[static_cast<std::size_t>(rank)];
-    st.next_repeat =
-        static_cast<std::size_t>(std::lower_bound(s.repeats.begin(), s.repeats.end(), st.step.end,
-                                                  [](const StepRepeat& a, std::uint64_t op) { return a.op < op; }) -
-                                 s.repeats.begin());
+    st.next_repeat = s.first_repeat_from(st.step.end);
     queue_.push(std::max(release, now_), {EventKind::release, static_cast<std::uint32_t>(rank), 0});
   }
 
@@ -270,8 +266,8 @@ public:
     }
   }
 
-  // Ranks still inside a segment (after run: they deadlocked).
-  std::size_t unfinished() const {
+  // Ranks inside a segment (after run: those that deadlocked).
+  std::size_t inside_segments() const {
     std::size_t n = 0;
     for (const RankState& st : ranks_)
       n += st.segment != nullptr ? 1 : 0;
@@ -499,7 +495,6 @@ private:
     double flops = 0;
     st.reduce_bytes = 0;
     ++posted_since_lockstep_;
-    ++st.posted;
     if (rank == 0) anchor_posted_ = true;
     for (std::uint64_t i = c.begin; i < c.end; ++i) {
       const Op& op = s.ops[i];
@@ -564,9 +559,7 @@ private:
   // takes exactly as long: it is skipped in one move. A run of repetitions of a compact schedule's step whose chunks
   // are timed alike is skipped whole. Cost: one comparison of each rank's two steps per move.
   void skip_repeated_steps() {
-    std::size_t inside = 0;
-    for (const RankState& st : ranks_)
-      inside += st.segment != nullptr ? 1 : 0;
+    const std::size_t inside = inside_segments();
     const bool repeat_known = ready_.size() == inside && lockstep_at_ >= 0 && posted_since_lockstep_ == inside;
     const double duration = now_ - lockstep_at_;
     lockstep_at_ = ready_.size() == inside ? now_ : -1;
@@ -603,7 +596,6 @@ private:
   struct Snapshot {
     bool valid = false;
     double at = 0;
-    std::vector<std::uint64_t> posted;
     std::vector<std::uint32_t> k;
     std::vector<std::uint64_t> keys;
     std::vector<double> values;
@@ -614,7 +606,6 @@ private:
     snap.at = now_;
     for (const RankState& st : ranks_) {
       if (st.segment == nullptr || st.step.repeat == nullptr || !st.segment->even) return snap;
-      snap.posted.push_back(st.posted);
       snap.k.push_back(st.step.k);
       snap.keys.insert(snap.keys.end(), {static_cast<std::uint64_t>(st.segment - segments_.data()), st.step.begin,
                                          st.outstanding, st.reduce_bytes});
@@ -677,7 +668,7 @@ private:
     if (period <= 0) return;
     std::uint32_t periods = std::numeric_limits<std::uint32_t>::max();
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      if (now.posted[r] != then.posted[r] + 1 || now.k[r] != then.k[r] + 1) return;
+      if (now.k[r] != then.k[r] + 1) return;  // (the keys hold each rank's stored step: the same one)
       periods = std::min(periods, ranks_[r].step.repeat->count - now.k[r]);
     }
     for (std::size_t i = 0; i < now.values.size(); ++i) {
@@ -696,7 +687,6 @@ private:
     for (RankState& st : ranks_) {
       count_sends(st, st.step.k + 1, periods);
       st.step.k += periods;
-      st.posted += periods;
     }
     skipped_steps_ += periods;
     lockstep_at_ = -1;
@@ -892,7 +882,7 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   for (int r = 0; r < schedule.ranks; ++r)
     engine.start_segment(r, 0, 0.0);
   engine.run([&](int rank) { result.rank_finish_s[static_cast<std::size_t>(rank)] = engine.now(); });
-  if (const std::size_t n = engine.unfinished(); n > 0) {
+  if (const std::size_t n = engine.inside_segments(); n > 0) {
     throw std::runtime_error("flow executor: deadlock: " + std::to_string(n) + " ranks never finished");
   }
   result.time_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
@@ -1040,7 +1030,7 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
   training.start();
   engine.run([&](int rank) { training.bucket_done(rank); });
   if (!training.finished()) {
-    throw std::runtime_error("flow executor: training step deadlocked: " + std::to_string(engine.unfinished()) +
+    throw std::runtime_error("flow executor: training step deadlocked: " + std::to_string(engine.inside_segments()) +
                              " ranks never finished");
   }
   TrainingResult result = training.result();
