@@ -43,6 +43,7 @@ struct Flow {
   double latency_end = 0;  // when its latency is paid
   bool alive = false;
   std::uint8_t mark = 0;  // scratch of the rate computation
+  double next_rate = 0;   // its rate, computed before it is set
 };
 
 // FIFO matching per (sender, receiver) pair, as MPI and SimGrid mailboxes match: bytes of sends posted and not yet
@@ -247,17 +248,21 @@ public:
       if (!dirty_.empty()) compute_rates();
       if (ready_.empty()) continue;
       if (in_flight_ == 0 && queue_.empty() && o_.skip_repeats) skip_repeated_steps();
+      const bool busy = in_flight_ > 0 || timers_ > 0;
+      held_.clear();
       for (std::size_t i = 0; i < ready_.size(); ++i) {
         const int rank = ready_[i];
         RankState& st = ranks_[static_cast<std::size_t>(rank)];
-        if (next_step(st, st.step, st.next_repeat)) {
+        if (busy && o_.rounds && st.step.repeat != nullptr && st.step.k < st.step.repeat->count) {
+          held_.push_back(rank);  // the next repetition waits for the round to end
+        } else if (next_step(st, st.step, st.next_repeat)) {
           post_step(rank);
         } else {
           st.segment = nullptr;
           on_segment_done(rank);
         }
       }
-      ready_.clear();
+      ready_.swap(held_);
       if (!dirty_.empty()) compute_rates();
       if (anchor_posted_) {
         anchor_posted_ = false;
@@ -351,7 +356,10 @@ private:
       }
     }
     on_resource_.resize(capacity_.size());
+    for (const Route& r : routes_)
+      max_hops_ = std::max<std::size_t>(max_hops_, r.count);
     left_.assign(capacity_.size(), 0.0);
+    load_.assign(capacity_.size(), 0.0);
     weight_.assign(capacity_.size(), 0.0);
     unfrozen_.assign(capacity_.size(), 0);
     res_mark_.assign(capacity_.size(), 0);
@@ -406,6 +414,7 @@ private:
     } else {
       id = static_cast<std::uint32_t>(flows_.size());
       flows_.emplace_back();
+      slots_.resize(flows_.size() * max_hops_);
     }
     Flow& flow = flows_[id];
     flow.remaining = static_cast<double>(bytes);
@@ -437,17 +446,26 @@ private:
           break;
         }
         f.updated_at = now_;
-        for (const std::uint32_t res : resources(f)) {
-          on_resource_[res].push_back(e.id);
-          mark_dirty(res);
+        const auto route = resources(f);
+        for (std::uint32_t hop = 0; hop < route.size(); ++hop) {
+          std::vector<OnResource>& on = on_resource_[route[hop]];
+          slot(e.id, hop) = static_cast<std::uint32_t>(on.size());
+          on.push_back({e.id, hop});
+          mark_dirty(route[hop]);
         }
         break;
       }
       case EventKind::flow_done:
         if (flows_[e.id].version == e.version) finish_flow(e.id);
         break;
-      case EventKind::reduce_done: ready_.push_back(static_cast<int>(e.id)); break;
-      case EventKind::compute_done: item_done(static_cast<int>(e.id)); break;
+      case EventKind::reduce_done:
+        --timers_;
+        ready_.push_back(static_cast<int>(e.id));
+        break;
+      case EventKind::compute_done:
+        --timers_;
+        item_done(static_cast<int>(e.id));
+        break;
       case EventKind::release: {
         lockstep_at_ = -1;  // a step that did not start at a lockstep point: no duration to repeat
         RankState& st = ranks_[e.id];
@@ -463,13 +481,16 @@ private:
 
   void finish_flow(std::uint32_t id) {
     Flow& f = flows_[id];
-    if (f.rate > 0) {  // it was moving: leave its links
-      for (const std::uint32_t res : resources(f)) {
-        std::vector<std::uint32_t>& on = on_resource_[res];
-        const auto it = std::find(on.begin(), on.end(), id);
-        *it = on.back();
+    if (f.rate > 0) {  // it was moving: leave its links (swap with the last flow there, which takes its slot)
+      const auto route = resources(f);
+      for (std::uint32_t hop = 0; hop < route.size(); ++hop) {
+        std::vector<OnResource>& on = on_resource_[route[hop]];
+        const std::uint32_t at = slot(id, hop);
+        on[at] = on.back();
+        slot(on[at].flow, on[at].hop) = at;
         on.pop_back();
-        if (!on.empty()) mark_dirty(res);
+        load_[route[hop]] = on.empty() ? 0.0 : load_[route[hop]] - f.rate * f.cost;
+        if (!on.empty()) mark_dirty(route[hop]);
       }
     }
     ++f.version;
@@ -532,6 +553,7 @@ private:
     }
     if (flops > 0) {
       ++st.outstanding;
+      ++timers_;
       queue_.push(now_ + flops / o_.compute_flops_per_s,
                   {EventKind::compute_done, static_cast<std::uint32_t>(rank), 0});
     }
@@ -546,6 +568,7 @@ private:
   void items_done(int rank) {
     const RankState& st = ranks_[static_cast<std::size_t>(rank)];
     if (st.reduce_bytes > 0) {
+      ++timers_;
       queue_.push(now_ + static_cast<double>(st.reduce_bytes) / reduce_Bps_,
                   {EventKind::reduce_done, static_cast<std::uint32_t>(rank), 0});
     } else {
@@ -737,38 +760,78 @@ private:
     return true;
   }
 
-  // Weighted max-min fairness by progressive filling over the flows that share links, transitively, with the links
-  // whose load changed: every such flow's rate is level / penalty as the level rises (using rate x cost of each link
-  // it crosses); a link whose remaining capacity the level fills, or a flow that reaches its bound, freezes its
+  // Weighted max-min fairness by progressive filling over the flows that share saturated links, transitively, with the
+  // links whose load changed: every such flow's rate is level / penalty as the level rises (using rate x cost of each
+  // link it crosses); a link whose remaining capacity the level fills, or a flow that reaches its bound, freezes its
   // flows. Flows whose rate changed get a new finish event.
+  // The component stops at links that are not saturated (a non-blocking fabric's links): they bound the flows inside
+  // with what the flows outside leave, and the flows outside keep their rates. That is exact as long as such a link
+  // stays unsaturated, since then no flow has it for bottleneck; one that the new rates fill joins the component and
+  // the rates are computed again.
   void compute_rates() {
-    comp_flows_.clear();
-    comp_res_.clear();
-    for (std::size_t i = 0; i < dirty_.size(); ++i) {  // dirty_ grows as the component is explored
-      const std::uint32_t res = dirty_[i];
-      comp_res_.push_back(res);
-      for (const std::uint32_t id : on_resource_[res]) {
-        Flow& f = flows_[id];
-        if (f.mark != 0) continue;
-        f.mark = 1;
-        comp_flows_.push_back(id);
-        for (const std::uint32_t other : resources(f))
-          mark_dirty(other);
+    while (true) {
+      comp_flows_.clear();
+      comp_res_.clear();
+      for (std::size_t i = 0; i < dirty_.size(); ++i) {  // dirty_ grows as the component is explored
+        const std::uint32_t res = dirty_[i];
+        comp_res_.push_back(res);
+        for (const OnResource& on : on_resource_[res]) {
+          Flow& f = flows_[on.flow];
+          if (f.mark != 0) continue;
+          f.mark = 1;
+          comp_flows_.push_back(on.flow);
+          for (const std::uint32_t other : resources(f)) {
+            if (res_mark_[other] != 0) continue;
+            if (load_[other] >= capacity_[other] * (1 - 1e-6)) {
+              mark_dirty(other);
+            } else {
+              res_mark_[other] = 2;
+              comp_res_.push_back(other);
+            }
+          }
+        }
       }
+      for (const std::uint32_t res : comp_res_) {
+        left_[res] = res_mark_[res] == 2 ? capacity_[res] - load_[res] : capacity_[res];
+        weight_[res] = 0;
+        unfrozen_[res] = 0;
+      }
+      for (const std::uint32_t id : comp_flows_) {
+        const Flow& f = flows_[id];
+        for (const std::uint32_t res : resources(f)) {
+          ++unfrozen_[res];
+          weight_[res] += f.cost / f.penalty;
+          if (res_mark_[res] == 2) left_[res] += f.rate * f.cost;  // its load without the flows inside
+        }
+      }
+      fill();
+      bool exact = true;
+      for (const std::uint32_t res : comp_res_) {
+        if (res_mark_[res] == 2 && left_[res] <= 1e-9 * capacity_[res]) {  // a boundary link got saturated
+          res_mark_[res] = 0;
+          mark_dirty(res);
+          exact = false;
+        }
+      }
+      if (exact) break;
+      for (const std::uint32_t res : comp_res_) {  // start over from the links inside and those that filled up
+        if (res_mark_[res] == 2) res_mark_[res] = 0;
+      }
+      for (const std::uint32_t id : comp_flows_)
+        flows_[id].mark = 0;
     }
     dirty_.clear();
-    for (const std::uint32_t res : comp_res_) {
-      left_[res] = capacity_[res];
-      weight_[res] = 0;
-      unfrozen_[res] = 0;
-    }
     for (const std::uint32_t id : comp_flows_) {
-      const Flow& f = flows_[id];
-      for (const std::uint32_t res : resources(f)) {
-        ++unfrozen_[res];
-        weight_[res] += f.cost / f.penalty;
-      }
+      flows_[id].mark = 0;
+      set_rate(id, flows_[id].next_rate);
     }
+    for (const std::uint32_t res : comp_res_)
+      res_mark_[res] = 0;
+  }
+
+  // Progressive filling of the component (comp_flows_, comp_res_ with left_, weight_, unfrozen_ set): each flow's
+  // next_rate.
+  void fill() {
     std::size_t unfrozen = comp_flows_.size();
     while (unfrozen > 0) {
       double level = infinity;
@@ -797,23 +860,21 @@ private:
         if (!freeze) continue;
         f.mark = 2;
         --unfrozen;
-        set_rate(id, chosen / f.penalty);
+        f.next_rate = chosen / f.penalty;
         for (const std::uint32_t res : route) {
-          left_[res] -= f.rate * f.cost;
+          left_[res] -= f.next_rate * f.cost;
           weight_[res] -= f.cost / f.penalty;
           --unfrozen_[res];
         }
       }
     }
-    for (const std::uint32_t id : comp_flows_)
-      flows_[id].mark = 0;
-    for (const std::uint32_t res : comp_res_)
-      res_mark_[res] = 0;
   }
 
   void set_rate(std::uint32_t id, double rate) {
     Flow& f = flows_[id];
     if (rate == f.rate) return;
+    for (const std::uint32_t res : resources(f))
+      load_[res] += (rate - f.rate) * f.cost;
     f.remaining = std::max(0.0, f.remaining - f.rate * (now_ - f.updated_at));
     f.updated_at = now_;
     f.rate = rate;
@@ -828,11 +889,13 @@ private:
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::size_t in_flight_ = 0;
+  std::size_t timers_ = 0;  // reduce_done and compute_done events pending
   std::vector<Channel> channels_;
   PairIndex channel_of_;
   EventQueue queue_;
   std::vector<Event> batch_;
   std::vector<int> ready_;
+  std::vector<int> held_;
   std::uint64_t messages_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::vector<Segment> segments_;
@@ -848,7 +911,16 @@ private:
   std::vector<Route> routes_;
   std::vector<std::uint32_t> route_resources_;
   PairIndex route_of_;
-  std::vector<std::vector<std::uint32_t>> on_resource_;  // moving flows on each resource
+  struct OnResource {
+    std::uint32_t flow;
+    std::uint32_t hop;  // the resource's place in the flow's route
+  };
+  std::vector<std::vector<OnResource>> on_resource_;  // moving flows on each resource
+  std::size_t max_hops_ = 2;                          // the longest route (the star's are 2 links)
+  std::vector<std::uint32_t> slots_;                  // [flow * max_hops_ + hop]: where in on_resource_ it sits
+  std::uint32_t& slot(std::uint32_t flow, std::uint32_t hop) {
+    return slots_[static_cast<std::size_t>(flow) * max_hops_ + hop];
+  }
   // scratch space of compute_rates, kept between calls
   std::vector<std::uint32_t> dirty_;
   std::vector<std::uint8_t> res_mark_;
@@ -856,6 +928,7 @@ private:
   std::vector<std::uint32_t> comp_res_;
   std::vector<std::uint32_t> unfrozen_;
   std::vector<double> left_;
+  std::vector<double> load_;  // rate x cost of the flows moving on each resource
   std::vector<double> weight_;
 };
 

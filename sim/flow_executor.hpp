@@ -33,6 +33,14 @@ struct FlowOptions {
   // Skip repeated steps (lockstep points) and periods of a periodic regime instead of simulating them again; the
   // result is the same (tests/test_flow.cpp compares), false only to check that.
   bool skip_repeats = true;
+  // Rotations in rounds: a rank that finished a repetition of a compact step (a ring's rotating step) posts the next
+  // one only when no transfer, reduction or compute is in flight anywhere, so that every such round ends at a
+  // lockstep point and the repetitions after the first two are skipped (skip_repeats). Without it, ranks whose steps
+  // take unequal times (NVLink inside a node, a NIC between nodes, longer routes between pods) drift apart and a
+  // 4096-rank ring costs millions of events. The round only delays ranks that would have waited for their slowest
+  // neighbour a step later anyway: the ring's time is the same (tests/test_flow.cpp compares with rounds off and
+  // with SimGrid; docs/flow.md has the measured differences).
+  bool rounds = true;
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.
