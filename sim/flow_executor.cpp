@@ -29,21 +29,32 @@ struct Route {
   double narrowest_Bps = infinity;
 };
 
-struct Flow {
-  double remaining = 0;   // bytes left at updated_at
-  double updated_at = 0;  // when remaining was last brought up to date
-  double rate = 0;        // bytes per second while moving
-  double penalty = 1;     // SimGrid's sharing penalty: the route's latency (1 without); shares go as 1/penalty
+struct Flow {                        // what the rate computation reads first, in the first cache line
+  std::uint32_t first_resource = 0;  // its route's resources: FlowEngine::route_resources_[first, first + count)
+  std::uint32_t resource_count = 0;
+  std::uint8_t mark = 0;  // scratch of the rate computation
+  bool alive = false;
+  double rate = 0;     // bytes per second while moving
+  double penalty = 1;  // SimGrid's sharing penalty: the route's latency (1 without); shares go as 1/penalty
   double bound = infinity;
-  double cost = 1;  // link capacity used per byte per second: 1 / the calibrated bandwidth factor
-  std::uint32_t route = 0;
+  double cost = 1;            // link capacity used per byte per second: 1 / the calibrated bandwidth factor
+  double next_rate = 0;       // its rate, computed before it is set
+  double remaining = 0;       // bytes left at updated_at
+  double updated_at = 0;      // when remaining was last brought up to date
+  double latency_end = 0;     // when its latency is paid
   std::uint32_t version = 0;  // finish events of older versions are stale
   std::int32_t src = 0;
   std::int32_t dst = 0;
-  double latency_end = 0;  // when its latency is paid
-  bool alive = false;
-  std::uint8_t mark = 0;  // scratch of the rate computation
-  double next_rate = 0;   // its rate, computed before it is set
+};
+
+// A resource (one direction of a link), with the scratch of compute_rates, kept together for locality.
+struct Resource {
+  double capacity = 0;  // bytes per second
+  double load = 0;      // rate x cost of the flows moving on it
+  double left = 0;      // compute_rates: capacity not yet given to frozen flows
+  double weight = 0;    // compute_rates: sum of cost / penalty of its unfrozen flows
+  std::uint32_t unfrozen = 0;
+  std::uint8_t mark = 0;  // compute_rates: 1 inside the component, 2 on its boundary
 };
 
 // FIFO matching per (sender, receiver) pair, as MPI and SimGrid mailboxes match: bytes of sends posted and not yet
@@ -245,7 +256,7 @@ public:
       for (const Event& e : batch_)
         handle(e);
       batch_.clear();
-      if (!dirty_.empty()) compute_rates();
+      if (!dirty_.empty() || !seeds_.empty()) compute_rates();
       if (ready_.empty()) continue;
       if (in_flight_ == 0 && queue_.empty() && o_.skip_repeats) skip_repeated_steps();
       const bool busy = in_flight_ > 0 || timers_ > 0;
@@ -263,7 +274,7 @@ public:
         }
       }
       ready_.swap(held_);
-      if (!dirty_.empty()) compute_rates();
+      if (!dirty_.empty() || !seeds_.empty()) compute_rates();
       if (anchor_posted_) {
         anchor_posted_ = false;
         if (o_.skip_repeats) skip_periods();
@@ -331,12 +342,12 @@ private:
 
   void build_resources(std::span<const Schedule* const> schedules) {
     if (o_.topology == nullptr) {  // the star: rank r's uplink is resource 2r, its downlink 2r + 1
-      capacity_.assign(2 * ranks_.size(), o_.cost.bandwidth_Bps);
+      res_.assign(2 * ranks_.size(), Resource{o_.cost.bandwidth_Bps});
     } else {
       const Topology& t = *o_.topology;
-      capacity_.resize(2 * t.links().size());
+      res_.resize(2 * t.links().size());
       for (std::size_t l = 0; l < t.links().size(); ++l)
-        capacity_[2 * l] = capacity_[2 * l + 1] = t.links()[l].spec.bandwidth_Bps;
+        res_[2 * l].capacity = res_[2 * l + 1].capacity = t.links()[l].spec.bandwidth_Bps;
       for (const Schedule* s : schedules) {
         route_schedule_pairs(t, o_.accelerator_of, *s, [&](int src, int dst, const std::vector<RouteHop>& hops) {
           const std::uint64_t key = pair_key(src, dst);
@@ -354,15 +365,63 @@ private:
           routes_.push_back(route);
         });
       }
+      drop_shadowed_resources();
     }
-    on_resource_.resize(capacity_.size());
+    on_resource_.resize(res_.size());
     for (const Route& r : routes_)
       max_hops_ = std::max<std::size_t>(max_hops_, r.count);
-    left_.assign(capacity_.size(), 0.0);
-    load_.assign(capacity_.size(), 0.0);
-    weight_.assign(capacity_.size(), 0.0);
-    unfrozen_.assign(capacity_.size(), 0);
-    res_mark_.assign(capacity_.size(), 0);
+  }
+
+  // Resources that exactly the same routes cross carry the same flows at every instant: only the narrowest of them can
+  // limit them, and it does so whenever any of them would, so the others are left out of the routes' resource lists
+  // (a NIC's link to its PCIe switch and to its leaf switch; on rail-aligned nodes also the accelerator's PCIe link).
+  // Max-min rates stay the same, and each flow's rate computation reads fewer links. Routes crossing a resource are
+  // told apart by two 64-bit fingerprints of their sets (XOR of per-route hashes) and their count.
+  void drop_shadowed_resources() {
+    struct Print {
+      std::uint64_t a = 0, b = 0;
+      std::uint32_t count = 0;
+    };
+    std::vector<Print> print(res_.size());
+    auto mix = [](std::uint64_t x) {  // splitmix64's finaliser
+      x += 0x9E3779B97F4A7C15ULL;
+      x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+      return x ^ (x >> 31);
+    };
+    for (std::size_t r = 0; r < routes_.size(); ++r) {
+      const std::uint64_t a = mix(2 * r), b = mix(2 * r + 1);
+      for (std::uint32_t i = 0; i < routes_[r].count; ++i) {
+        Print& p = print[route_resources_[routes_[r].first + i]];
+        p.a ^= a;
+        p.b ^= b;
+        ++p.count;
+      }
+    }
+    std::vector<std::uint32_t> order;
+    for (std::uint32_t res = 0; res < res_.size(); ++res) {
+      if (print[res].count > 0) order.push_back(res);
+    }
+    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const Print &p = print[x], &q = print[y];
+      return std::tie(p.a, p.b, p.count, res_[x].capacity, x) < std::tie(q.a, q.b, q.count, res_[y].capacity, y);
+    });
+    std::vector<std::uint8_t> keep(res_.size(), 1);
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      const Print &p = print[order[i - 1]], &q = print[order[i]];
+      if (p.a == q.a && p.b == q.b && p.count == q.count) keep[order[i]] = 0;  // the first of a group is narrowest
+    }
+    std::size_t out = 0;
+    for (Route& r : routes_) {
+      const std::size_t first = out;
+      for (std::uint32_t i = 0; i < r.count; ++i) {
+        const std::uint32_t res = route_resources_[r.first + i];
+        if (keep[res] != 0) route_resources_[out++] = res;
+      }
+      r.first = static_cast<std::uint32_t>(first);
+      r.count = static_cast<std::uint32_t>(out - first);
+    }
+    route_resources_.resize(out);
   }
 
   std::uint64_t pair_key(int src, int dst) const {
@@ -388,8 +447,7 @@ private:
   }
 
   std::span<const std::uint32_t> resources(const Flow& f) const {
-    const Route& r = routes_[f.route];
-    return {route_resources_.data() + r.first, r.count};
+    return {route_resources_.data() + f.first_resource, f.resource_count};
   }
 
   Channel& channel(int src, int dst) {
@@ -426,7 +484,8 @@ private:
       flow.bound = r.narrowest_Bps * f.bandwidth_factor;
       flow.cost = 1.0 / f.bandwidth_factor;
     }
-    flow.route = route_id;
+    flow.first_resource = r.first;
+    flow.resource_count = r.count;
     flow.src = src;
     flow.dst = dst;
     flow.alive = true;
@@ -451,8 +510,8 @@ private:
           std::vector<OnResource>& on = on_resource_[route[hop]];
           slot(e.id, hop) = static_cast<std::uint32_t>(on.size());
           on.push_back({e.id, hop});
-          mark_dirty(route[hop]);
         }
+        seeds_.push_back(e.id);  // its rate, and those of the flows on the saturated links it joins
         break;
       }
       case EventKind::flow_done:
@@ -489,8 +548,10 @@ private:
         on[at] = on.back();
         slot(on[at].flow, on[at].hop) = at;
         on.pop_back();
-        load_[route[hop]] = on.empty() ? 0.0 : load_[route[hop]] - f.rate * f.cost;
-        if (!on.empty()) mark_dirty(route[hop]);
+        Resource& r = res_[route[hop]];
+        const bool was_saturated = saturated(r);  // (else no flow there had it for bottleneck: none speeds up)
+        r.load = on.empty() ? 0.0 : r.load - f.rate * f.cost;
+        if (!on.empty() && was_saturated) mark_dirty(route[hop]);
       }
     }
     ++f.version;
@@ -503,8 +564,8 @@ private:
   }
 
   void mark_dirty(std::uint32_t res) {
-    if (res_mark_[res] != 0) return;
-    res_mark_[res] = 1;
+    if (res_[res].mark != 0) return;
+    res_[res].mark = 1;
     dirty_.push_back(res);
   }
 
@@ -764,79 +825,101 @@ private:
   // links whose load changed: every such flow's rate is level / penalty as the level rises (using rate x cost of each
   // link it crosses); a link whose remaining capacity the level fills, or a flow that reaches its bound, freezes its
   // flows. Flows whose rate changed get a new finish event.
-  // The component stops at links that are not saturated (a non-blocking fabric's links): they bound the flows inside
-  // with what the flows outside leave, and the flows outside keep their rates. That is exact as long as such a link
-  // stays unsaturated, since then no flow has it for bottleneck; one that the new rates fill joins the component and
-  // the rates are computed again.
+  // The component stops at links that are not saturated (a non-blocking fabric's links), its boundary: the flows
+  // outside keep their rates, and the flows inside are filled without the boundary's limits. That is exact as long as
+  // the new rates fit in what the flows outside leave on each boundary link, since then no flow has it for bottleneck;
+  // a boundary link that they would fill or overload joins the component and the rates are computed again.
   void compute_rates() {
     while (true) {
       comp_flows_.clear();
       comp_res_.clear();
+      boundary_.clear();
+      for (const std::uint32_t id : seeds_)
+        add_to_component(id);
       for (std::size_t i = 0; i < dirty_.size(); ++i) {  // dirty_ grows as the component is explored
         const std::uint32_t res = dirty_[i];
         comp_res_.push_back(res);
-        for (const OnResource& on : on_resource_[res]) {
-          Flow& f = flows_[on.flow];
-          if (f.mark != 0) continue;
-          f.mark = 1;
-          comp_flows_.push_back(on.flow);
-          for (const std::uint32_t other : resources(f)) {
-            if (res_mark_[other] != 0) continue;
-            if (load_[other] >= capacity_[other] * (1 - 1e-6)) {
-              mark_dirty(other);
-            } else {
-              res_mark_[other] = 2;
-              comp_res_.push_back(other);
-            }
-          }
-        }
+        for (const OnResource& on : on_resource_[res])
+          add_to_component(on.flow);
       }
       for (const std::uint32_t res : comp_res_) {
-        left_[res] = res_mark_[res] == 2 ? capacity_[res] - load_[res] : capacity_[res];
-        weight_[res] = 0;
-        unfrozen_[res] = 0;
+        Resource& r = res_[res];
+        r.left = r.capacity;
+        r.weight = 0;
+        r.unfrozen = 0;
       }
+      for (const std::uint32_t res : boundary_)
+        res_[res].left = res_[res].capacity - res_[res].load;
       for (const std::uint32_t id : comp_flows_) {
         const Flow& f = flows_[id];
         for (const std::uint32_t res : resources(f)) {
-          ++unfrozen_[res];
-          weight_[res] += f.cost / f.penalty;
-          if (res_mark_[res] == 2) left_[res] += f.rate * f.cost;  // its load without the flows inside
+          Resource& r = res_[res];
+          if (r.mark == 2) {
+            r.left += f.rate * f.cost;  // its load without the flows inside
+          } else {
+            ++r.unfrozen;
+            r.weight += f.cost / f.penalty;
+          }
         }
       }
       fill();
       bool exact = true;
-      for (const std::uint32_t res : comp_res_) {
-        if (res_mark_[res] == 2 && left_[res] <= 1e-9 * capacity_[res]) {  // a boundary link got saturated
-          res_mark_[res] = 0;
+      for (const std::uint32_t res : boundary_) {
+        Resource& r = res_[res];
+        if (r.left <= 1e-9 * r.capacity) {  // the new rates fill or overload a boundary link
+          r.mark = 0;
           mark_dirty(res);
           exact = false;
         }
       }
       if (exact) break;
-      for (const std::uint32_t res : comp_res_) {  // start over from the links inside and those that filled up
-        if (res_mark_[res] == 2) res_mark_[res] = 0;
+      for (const std::uint32_t res : boundary_) {  // start over from the links inside and those that filled up
+        if (res_[res].mark == 2) res_[res].mark = 0;
       }
       for (const std::uint32_t id : comp_flows_)
         flows_[id].mark = 0;
     }
     dirty_.clear();
+    seeds_.clear();
     for (const std::uint32_t id : comp_flows_) {
       flows_[id].mark = 0;
       set_rate(id, flows_[id].next_rate);
     }
     for (const std::uint32_t res : comp_res_)
-      res_mark_[res] = 0;
+      res_[res].mark = 0;
+    for (const std::uint32_t res : boundary_)
+      res_[res].mark = 0;
   }
 
-  // Progressive filling of the component (comp_flows_, comp_res_ with left_, weight_, unfrozen_ set): each flow's
-  // next_rate.
+  static bool saturated(const Resource& r) { return r.load >= r.capacity * (1 - 1e-6); }
+
+  // A flow joins the component; so do the saturated links it crosses (with their flows, as compute_rates goes on);
+  // the others are its boundary.
+  void add_to_component(std::uint32_t id) {
+    Flow& f = flows_[id];
+    if (f.mark != 0) return;
+    f.mark = 1;
+    comp_flows_.push_back(id);
+    for (const std::uint32_t res : resources(f)) {
+      Resource& r = res_[res];
+      if (r.mark != 0) continue;
+      if (saturated(r)) {
+        mark_dirty(res);
+      } else {
+        r.mark = 2;
+        boundary_.push_back(res);
+      }
+    }
+  }
+
+  // Progressive filling of the component (comp_flows_, comp_res_ with left, weight and unfrozen set): each flow's
+  // next_rate. Boundary links (mark 2) only have the new rates taken from what is left on them.
   void fill() {
     std::size_t unfrozen = comp_flows_.size();
     while (unfrozen > 0) {
       double level = infinity;
       for (const std::uint32_t res : comp_res_) {
-        if (unfrozen_[res] > 0) level = std::min(level, std::max(0.0, left_[res]) / weight_[res]);
+        if (res_[res].unfrozen > 0) level = std::min(level, std::max(0.0, res_[res].left) / res_[res].weight);
       }
       double bound_level = infinity;
       for (const std::uint32_t id : comp_flows_) {
@@ -853,8 +936,8 @@ private:
         bool freeze = by_bound && f.bound * f.penalty <= close;
         if (!by_bound) {
           for (std::size_t k = 0; k < route.size() && !freeze; ++k) {
-            const std::uint32_t res = route[k];
-            freeze = unfrozen_[res] > 0 && std::max(0.0, left_[res]) / weight_[res] <= close;
+            const Resource& r = res_[route[k]];
+            freeze = r.mark == 1 && r.unfrozen > 0 && std::max(0.0, r.left) / r.weight <= close;
           }
         }
         if (!freeze) continue;
@@ -862,9 +945,12 @@ private:
         --unfrozen;
         f.next_rate = chosen / f.penalty;
         for (const std::uint32_t res : route) {
-          left_[res] -= f.next_rate * f.cost;
-          weight_[res] -= f.cost / f.penalty;
-          --unfrozen_[res];
+          Resource& r = res_[res];
+          r.left -= f.next_rate * f.cost;
+          if (r.mark == 1) {
+            r.weight -= f.cost / f.penalty;
+            --r.unfrozen;
+          }
         }
       }
     }
@@ -874,7 +960,7 @@ private:
     Flow& f = flows_[id];
     if (rate == f.rate) return;
     for (const std::uint32_t res : resources(f))
-      load_[res] += (rate - f.rate) * f.cost;
+      res_[res].load += (rate - f.rate) * f.cost;
     f.remaining = std::max(0.0, f.remaining - f.rate * (now_ - f.updated_at));
     f.updated_at = now_;
     f.rate = rate;
@@ -907,7 +993,7 @@ private:
   std::size_t posted_since_lockstep_ = 0;
   std::uint64_t skipped_steps_ = 0;
   std::uint64_t batches_ = 0;
-  std::vector<double> capacity_;
+  std::vector<Resource> res_;
   std::vector<Route> routes_;
   std::vector<std::uint32_t> route_resources_;
   PairIndex route_of_;
@@ -922,14 +1008,11 @@ private:
     return slots_[static_cast<std::size_t>(flow) * max_hops_ + hop];
   }
   // scratch space of compute_rates, kept between calls
-  std::vector<std::uint32_t> dirty_;
-  std::vector<std::uint8_t> res_mark_;
+  std::vector<std::uint32_t> dirty_;  // links whose saturated flows need new rates
+  std::vector<std::uint32_t> seeds_;  // flows that started moving
   std::vector<std::uint32_t> comp_flows_;
-  std::vector<std::uint32_t> comp_res_;
-  std::vector<std::uint32_t> unfrozen_;
-  std::vector<double> left_;
-  std::vector<double> load_;  // rate x cost of the flows moving on each resource
-  std::vector<double> weight_;
+  std::vector<std::uint32_t> comp_res_;  // the links inside the component
+  std::vector<std::uint32_t> boundary_;  // the unsaturated links its flows also cross
 };
 
 void check_placement(int ranks, const FlowOptions& options, const char* what) {

@@ -69,14 +69,30 @@ public:
     kinds_.push_back(kind);
     return static_cast<int>(kinds_.size()) - 1;
   }
-  void link(int a, int b, LinkSpec spec, LinkClass link_class) {
+  int link(int a, int b, LinkSpec spec, LinkClass link_class) {
     links_.push_back(TopologyLink{a, b, spec, link_class});
+    return static_cast<int>(links_.size()) - 1;
   }
+  int links() const { return static_cast<int>(links_.size()); }
 
 private:
   std::vector<VertexKind>& kinds_;
   std::vector<TopologyLink>& links_;
 };
+
+}  // namespace
+
+// What routing a fat-tree from its structure needs: the XGFT digits, where each level's up-links and the NIC links
+// start in the link list, and each accelerator's and NIC port's link to its PCIe switch.
+struct FatTreeShape {
+  std::vector<long long> m, w, lower;
+  std::vector<int> up_link_base;      // [i]: the first link between levels i-1 and i (node x w[i-1] + up after it)
+  int nic_link_base = 0;              // NIC port e's link to its leaf is nic_link_base + e
+  std::vector<int> accelerator_link;  // accelerator -> its PCIe switch
+  std::vector<int> port_link;         // PCIe switch -> NIC, per NIC port
+};
+
+namespace {
 
 // Fabric builders return the switch each NIC port attaches to.
 std::vector<int> build_star(Builder& b, int ports) {
@@ -95,7 +111,7 @@ long long fat_tree_capacity(int k, int levels) {
   return capacity;
 }
 
-std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports) {
+std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports, FatTreeShape& shape) {
   const int k = f.radix;
   if (f.levels == 0) {  // auto: the fewest levels that hold the ports
     f.levels = 1;
@@ -133,6 +149,10 @@ std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports) {
   std::vector<long long> lower(levels + 1, 1);  // lower[i] = prod w_1..w_i
   for (std::size_t i = 1; i <= levels; ++i)
     lower[i] = lower[i - 1] * w[i - 1];
+  shape.m = m;
+  shape.w = w;
+  shape.lower = lower;
+  shape.up_link_base.assign(levels + 1, 0);
   std::vector<std::vector<int>> level(levels + 1);
   for (std::size_t i = 1; i <= levels; ++i) {
     level[i].resize(static_cast<std::size_t>(upper[i] * lower[i]));
@@ -140,6 +160,7 @@ std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports) {
       v = b.vertex(VertexKind::fabric_switch);
   }
   for (std::size_t i = 2; i <= levels; ++i) {  // links between switch levels i-1 and i
+    shape.up_link_base[i] = b.links();
     for (long long node = 0; node < upper[i - 1] * lower[i - 1]; ++node) {
       const long long a = node / lower[i - 1];
       const long long low = node % lower[i - 1];
@@ -226,6 +247,8 @@ std::vector<int> build_dragonfly(Builder& b, const FabricSpec& f, int ports) {
 }  // namespace
 
 struct Topology::RouteScratch {
+  std::vector<RouteHop> hops;
+  std::vector<int> inside;             // sources in the destination's node
   std::vector<std::int32_t> distance;  // -1: not reached
   std::vector<std::uint8_t> wanted;    // a source of the current call
   std::vector<std::size_t> visited;    // BFS order, also the vertices to reset
@@ -239,6 +262,8 @@ Topology::Topology(const ClusterSpec& spec)
   }
   Builder b(kinds_, links_);
   std::vector<int> nic_vertex;
+  std::vector<int> port_link;
+  std::vector<int> accelerator_link;
   accelerator_vertex_.reserve(static_cast<std::size_t>(spec.accelerators()));
   for (int n = 0; n < spec.nodes; ++n) {
     std::vector<int> pcie(static_cast<std::size_t>(node.nics));
@@ -248,12 +273,12 @@ Topology::Topology(const ClusterSpec& spec)
     for (int j = 0; j < node.nics; ++j) {
       pcie[static_cast<std::size_t>(j)] = b.vertex(VertexKind::pcie_switch);
       nic_vertex.push_back(b.vertex(VertexKind::nic));
-      b.link(pcie[static_cast<std::size_t>(j)], nic_vertex.back(), node.pcie, LinkClass::pcie);
+      port_link.push_back(b.link(pcie[static_cast<std::size_t>(j)], nic_vertex.back(), node.pcie, LinkClass::pcie));
     }
     for (int i = 0; i < node.accelerators; ++i) {
       const int j = i * node.nics / node.accelerators;
-      b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)], pcie[static_cast<std::size_t>(j)], node.pcie,
-             LinkClass::pcie);
+      accelerator_link.push_back(b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)],
+                                        pcie[static_cast<std::size_t>(j)], node.pcie, LinkClass::pcie));
     }
     if (node.nics > 1) {
       const int cpu = b.vertex(VertexKind::cpu);
@@ -278,7 +303,13 @@ Topology::Topology(const ClusterSpec& spec)
   std::vector<int> attach;
   switch (spec.fabric.kind) {
     case FabricKind::star: attach = build_star(b, ports); break;
-    case FabricKind::fat_tree: attach = build_fat_tree(b, spec.fabric, ports); break;
+    case FabricKind::fat_tree:
+      fat_tree_ = std::make_unique<FatTreeShape>();
+      attach = build_fat_tree(b, spec.fabric, ports, *fat_tree_);
+      fat_tree_->nic_link_base = b.links();
+      fat_tree_->accelerator_link = std::move(accelerator_link);
+      fat_tree_->port_link = std::move(port_link);
+      break;
     case FabricKind::torus:
     case FabricKind::ring: attach = build_torus(b, spec.fabric, ports); break;
     case FabricKind::dragonfly: attach = build_dragonfly(b, spec.fabric, ports); break;
@@ -318,6 +349,73 @@ void Topology::bfs_from(int vertex, std::vector<std::int32_t>& distance) const {
 
 void Topology::routes_to(int destination, const std::vector<int>& sources,
                          const std::function<void(int, const std::vector<RouteHop>&)>& visit) const {
+  if (fat_tree_ == nullptr) {
+    search_routes(destination, sources, visit);
+    return;
+  }
+  // a fat-tree: routes between nodes from its structure, within a node by search
+  std::vector<int>& inside = scratch_->inside;
+  inside.clear();
+  std::vector<RouteHop>& hops = scratch_->hops;
+  for (int source : sources) {
+    if (node_of(source) == node_of(destination)) {
+      inside.push_back(source);
+    } else {
+      fat_tree_route(source, destination, hops);
+      visit(source, hops);
+    }
+  }
+  if (!inside.empty()) search_routes(destination, std::vector<int>(inside), visit);
+}
+
+// Up from the source's NIC port to the lowest level whose subtree holds both ports, taking at a level-(i-1) switch
+// the up-link (destination mod w_i) as the search's D-mod-k does among them (they are in that order in the graph),
+// then down the only way to the destination's port.
+void Topology::fat_tree_route(int source, int destination, std::vector<RouteHop>& hops) const {
+  const FatTreeShape& t = *fat_tree_;
+  const int per_node = spec_.node.accelerators;
+  const int nics = spec_.node.nics;
+  auto port_of = [&](int acc) { return node_of(acc) * nics + (acc % per_node) * nics / per_node; };
+  const long long from = port_of(source);
+  const long long to = port_of(destination);
+  hops.clear();
+  hops.push_back({t.accelerator_link[static_cast<std::size_t>(source)], true});
+  hops.push_back({t.port_link[static_cast<std::size_t>(from)], true});
+  hops.push_back({t.nic_link_base + static_cast<int>(from), true});
+  // level-i nodes: upper digits port / M_i (M_i = m_1 ... m_i), lower digits below lower[i]
+  const std::size_t levels = t.m.size();
+  std::size_t top = 1;
+  long long span = t.m[0];
+  while (from / span != to / span) {
+    if (top == levels) throw std::logic_error("fat-tree route: ports share no subtree");
+    span *= t.m[top];
+    ++top;
+  }
+  long long node = from / t.m[0];  // level-1 index: upper digits, no lower digits
+  long long digits_span = t.m[0];
+  for (std::size_t i = 2; i <= top; ++i) {
+    const long long up = static_cast<long long>(destination) % t.w[i - 1];
+    hops.push_back({t.up_link_base[i] + static_cast<int>(node * t.w[i - 1] + up), true});
+    const long long low = node % t.lower[i - 1];
+    node = (node / t.lower[i - 1] / t.m[i - 1]) * t.lower[i] + up * t.lower[i - 1] + low;
+    digits_span *= t.m[i - 1];
+  }
+  // down: the level-(i-1) child towards the destination keeps the lower digits below lower[i-1]
+  for (std::size_t i = top; i >= 2; --i) {
+    digits_span /= t.m[i - 1];
+    const long long low = node % t.lower[i - 1];
+    const long long child = (to / digits_span) * t.lower[i - 1] + low;
+    const long long up = (node / t.lower[i - 1]) % t.w[i - 1];
+    hops.push_back({t.up_link_base[i] + static_cast<int>(child * t.w[i - 1] + up), false});
+    node = child;
+  }
+  hops.push_back({t.nic_link_base + static_cast<int>(to), false});
+  hops.push_back({t.port_link[static_cast<std::size_t>(to)], false});
+  hops.push_back({t.accelerator_link[static_cast<std::size_t>(destination)], false});
+}
+
+void Topology::search_routes(int destination, const std::vector<int>& sources,
+                             const std::function<void(int, const std::vector<RouteHop>&)>& visit) const {
   // BFS from the destination, stopped once every source is found: by then every vertex nearer than the farthest
   // source has its distance, which is all the walks back below read. Scratch arrays are reset vertex by vertex, so a
   // call costs what its BFS visits, not the whole graph.
@@ -357,7 +455,7 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
     throw TopologyError("cluster: accelerator " + std::to_string(destination) + " cannot be reached from every source");
   }
   const auto edge_index = boost::get(boost::edge_index, graph_->g);
-  std::vector<RouteHop> hops;
+  std::vector<RouteHop>& hops = scratch_->hops;
   std::vector<std::pair<std::size_t, int>> candidates;  // (next vertex, link)
   for (int source : sources) {
     hops.clear();
@@ -391,6 +489,12 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
 std::vector<RouteHop> Topology::route(int source, int destination) const {
   std::vector<RouteHop> out;
   routes_to(destination, {source}, [&out](int, const std::vector<RouteHop>& hops) { out = hops; });
+  return out;
+}
+
+std::vector<RouteHop> Topology::route_by_search(int source, int destination) const {
+  std::vector<RouteHop> out;
+  search_routes(destination, {source}, [&out](int, const std::vector<RouteHop>& hops) { out = hops; });
   return out;
 }
 

@@ -28,6 +28,8 @@
 
 namespace dtsim {
 
+struct FatTreeShape;
+
 // A cluster the graph cannot be built from (too many nodes for the fabric, an unreachable pair). The message starts
 // with the JSON path of the offending part, e.g. "cluster.fabric: ...".
 struct TopologyError : std::invalid_argument {
@@ -74,6 +76,9 @@ public:
   void routes_to(int destination, const std::vector<int>& sources,
                  const std::function<void(int, const std::vector<RouteHop>&)>& visit) const;
   std::vector<RouteHop> route(int source, int destination) const;
+  // The same route found by a shortest-path search of the graph, as every fabric but the fat-tree is routed (a
+  // fat-tree's routes between nodes are computed from its structure: tests/test_topology.cpp checks they agree).
+  std::vector<RouteHop> route_by_search(int source, int destination) const;
 
   // Longest shortest route between two accelerators, in links.
   int diameter_hops() const;
@@ -85,6 +90,9 @@ private:
   struct Graph;
   struct RouteScratch;  // routes_to's BFS arrays, kept between calls (so a Topology is not for concurrent use)
   void bfs_from(int vertex, std::vector<std::int32_t>& distance) const;
+  void search_routes(int destination, const std::vector<int>& sources,
+                     const std::function<void(int, const std::vector<RouteHop>&)>& visit) const;
+  void fat_tree_route(int source, int destination, std::vector<RouteHop>& hops) const;
 
   ClusterSpec spec_;
   std::vector<VertexKind> kinds_;
@@ -92,6 +100,7 @@ private:
   std::vector<TopologyLink> links_;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<RouteScratch> scratch_;
+  std::unique_ptr<FatTreeShape> fat_tree_;  // set for a fat-tree fabric
 };
 
 // Routes every (sender, receiver) pair of positions that the schedule's sends use, one BFS per receiver: calls

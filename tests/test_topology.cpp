@@ -217,6 +217,47 @@ TEST_CASE("torus routes have Manhattan hop counts with wrap-around, fat-tree rou
   CHECK(global == 5 * 4 / 2);  // one per pair of groups
 }
 
+TEST_CASE("fat-tree routes computed from the structure equal the graph search's, D-mod-k choices included") {
+  struct Case {
+    std::string file;
+    int nodes;
+    int radix;
+    int levels;
+    double oversubscription;
+  };
+  const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/";
+  for (const Case& c : std::vector<Case>{{"v100-nvlink-edr.json", 40, 6, 0, 1},  // 3 levels, 1 NIC per 4 GPUs
+                                         {"dgx-h100.json", 20, 8, 4, 1},         // 4 levels, a NIC per GPU
+                                         {"dgx-a100.json", 9, 8, 3, 1},
+                                         {"cpu-10gbe.json", 30, 8, 2, 3},  // oversubscribed 3:1
+                                         {"pcie4-100g.json", 10, 36, 0, 1}}) {
+    ClusterSpec spec = load_cluster_file(dir + c.file);
+    spec.nodes = c.nodes;
+    spec.fabric.kind = FabricKind::fat_tree;
+    spec.fabric.radix = c.radix;
+    spec.fabric.levels = c.levels;
+    spec.fabric.oversubscription = c.oversubscription;
+    const Topology t(spec);
+    const int n = t.accelerators();
+    int compared = 0;
+    for (int a = 0; a < n; a += 3) {
+      for (int b = 1; b < n; b += 2) {
+        if (a == b) continue;
+        const std::vector<RouteHop> structural = t.route(a, b);
+        const std::vector<RouteHop> searched = t.route_by_search(a, b);
+        CAPTURE(c.file, a, b);
+        REQUIRE(structural.size() == searched.size());
+        for (std::size_t h = 0; h < searched.size(); ++h) {
+          CHECK(structural[h].link == searched[h].link);
+          CHECK(structural[h].a_to_b == searched[h].a_to_b);
+        }
+        ++compared;
+      }
+    }
+    CHECK(compared > 100);
+  }
+}
+
 TEST_CASE("clusters too large for their fabric are refused naming the fabric") {
   CHECK_THROWS_WITH(Topology(simple_cluster(100, fat_tree(8, 2, 1))),
                     Catch::StartsWith("cluster.fabric: 100 NIC ports do not fit a 2-level fat-tree of radix 8 (at "
