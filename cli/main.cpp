@@ -1,4 +1,5 @@
 // dtsim: a discrete-event simulator and performance model of distributed deep-learning training.
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <span>
@@ -43,19 +44,13 @@ int main(int argc, char** argv) {
   }
   const std::string_view command = argv[1];
   const auto rest = all.subspan(2);
+  const bool wants_help = std::any_of(rest.begin(), rest.end(), [](const char* arg) {
+    return std::string_view(arg) == "--help" || std::string_view(arg) == "-h";
+  });
   try {
-    if (command == "collective") return collective_command(rest, std::cout);
-    if (command == "verify") return verify_command(rest, std::cout);
-    if (command == "compare") return compare_command(rest, std::cout);
-    if (command == "cluster") return cluster_command(rest, std::cout);
-    if (command == "predict") return predict_command(rest, std::cout);
-    if (command == "train") return train_command(rest, std::cout);
-    if (command == "calibrate") return calibrate_command(rest, std::cout);
-    if (command == "validate") return validate_command(rest, std::cout);
-    if (command == "explain") return explain_command(rest, std::cout);
-    if (command == "report") return report_command(rest, std::cout);
-    if (command == "help" || command == "--help" || command == "-h") {
-      const std::string_view topic = argc > 2 ? argv[2] : "";
+    if (wants_help || command == "help" || command == "--help" || command == "-h") {
+      // dtsim help CMD, dtsim CMD --help: the command's flags
+      const std::string_view topic = wants_help && command != "help" ? command : argc > 2 ? argv[2] : "";
       if (topic == "collective") {
         std::cout << collective_usage();
       } else if (topic == "compare") {
@@ -89,6 +84,16 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+    if (command == "collective") return collective_command(rest, std::cout);
+    if (command == "verify") return verify_command(rest, std::cout);
+    if (command == "compare") return compare_command(rest, std::cout);
+    if (command == "cluster") return cluster_command(rest, std::cout);
+    if (command == "predict") return predict_command(rest, std::cout);
+    if (command == "train") return train_command(rest, std::cout);
+    if (command == "calibrate") return calibrate_command(rest, std::cout);
+    if (command == "validate") return validate_command(rest, std::cout);
+    if (command == "explain") return explain_command(rest, std::cout);
+    if (command == "report") return report_command(rest, std::cout);
     std::cerr << "dtsim: unknown command '" << command
               << "' (accepted: predict, explain, report, train, calibrate, validate, collective, compare, verify, "
                  "cluster, help)\n";

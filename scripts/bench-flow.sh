@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): the flow executor against the SimGrid executor, side by side in one run, on the same ring
 # allreduce of 100 MB over a star (10 Gb/s, 1 us), and on DGX A100 fat-trees. SimGrid runs only up to SIMGRID_MAX
-# ranks (default 1024; at 4096 it takes minutes), the DGX A100 rows only up to CLUSTER_MAX (default 4096: there the
-# ranks do not run in lockstep, and the flow executor simulates every step).
+# ranks (default 1024; at 4096 it takes minutes), the DGX A100 rows only up to CLUSTER_MAX (default 65536).
+# Then the flow executor alone at 100,000 accelerators (12,500 DGX H100 nodes on a 4-level fat-tree, hierarchical
+# allreduce with Rabenseifner between nodes), and predict's sweep of the default scenario from 1 to SWEEP_MAX GPUs
+# (default 4096) per algorithm (SWEEP_ALGORITHMS, default ring,tree,butterfly,ps; a slow one is cut at 600 s).
 # usage: scripts/bench-flow.sh [RANKS...] (default 64 256 1024 4096 16384 65536)
 # Prints a Markdown table (wall seconds and peak resident memory of each, their simulated times), then how wall time
 # and memory grow with ranks: the exponent b of a least-squares fit wall = a * ranks^b over the rows of each network.
@@ -11,7 +13,9 @@ cd "$(dirname "$0")/.."
 ranks=("$@")
 ((${#ranks[@]})) || ranks=(64 256 1024 4096 16384 65536)
 simgrid_max=${SIMGRID_MAX:-1024}
-cluster_max=${CLUSTER_MAX:-4096}
+cluster_max=${CLUSTER_MAX:-65536}
+sweep_max=${SWEEP_MAX:-4096}
+sweep_algorithms=${SWEEP_ALGORITHMS:-ring,tree,butterfly,ps}
 [[ -x build/dtsim ]] || bash scripts/build.sh >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -67,3 +71,48 @@ for net, points in rows.items():
     ranks = f"{points[0][0]}-{points[-1][0]}"
     print(f"| {net} | {ranks} | {slope([(p, w) for p, w, _ in points]):.2f} | {slope([(p, r) for p, _, r in points]):.2f} |")
 PY
+
+echo
+echo "| 100,000-accelerator run | nodes | GPUs | whole command wall (s) | flow wall (s) | flow peak RSS (MB) | event batches | simulated (s) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+for nodes in 1024 4096 12500; do
+  start=$(date +%s.%N)
+  ./build/dtsim collective --cluster scenarios/clusters/dgx-h100.json --nodes "$nodes" --algorithm hierarchical \
+    --inter rabenseifner --ranks-per-node 8 --bytes 100MB --backend flow --json >"$tmp/big.json"
+  python3 - "$tmp/big.json" "$nodes" "$start" "$(date +%s.%N)" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+whole = float(sys.argv[4]) - float(sys.argv[3])
+print(f"| dgx-h100 hierarchical (rabenseifner), 100 MB | {sys.argv[2]} | {d['ranks']} | {whole:.2f} | {d['sim_wall_s']:.2f} | "
+      f"{d['sim_peak_rss_bytes']/1e6:.0f} | {d['sim_event_batches']} | {d['time_s']:.6f} |")
+PY
+done
+echo
+counts=1
+c=1
+while ((c * 2 <= sweep_max)); do
+  c=$((c * 2))
+  counts+=",$c"
+done
+echo "predict sweep of the default scenario over $counts GPUs, per algorithm:"
+echo
+echo "| algorithm | wall (s) | peak RSS (MB) | slowest count | its wall (s) | step at the largest count (s) |"
+echo "|---|---:|---:|---:|---:|---:|"
+IFS=, read -r -a algorithms <<<"$sweep_algorithms"
+for a in "${algorithms[@]}"; do
+  start=$(date +%s.%N)
+  if /usr/bin/time -f "%M" -o "$tmp/rss" timeout 600 ./build/dtsim predict --accelerators "$counts" --algorithm "$a" \
+       --json >"$tmp/sweep.json"; then
+    python3 - "$tmp/sweep.json" "$a" "$start" "$(date +%s.%N)" "$(cat "$tmp/rss")" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+a, start, end, rss = sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+rows = d["results"]
+slow = max(rows, key=lambda r: r.get("sim_wall_s", 0))
+print(f"| {a} | {end - start:.2f} | {rss/1e3:.0f} | {slow['accelerators']} | {slow.get('sim_wall_s', 0):.2f} | "
+      f"{rows[-1]['step_time_s']:.4f} |")
+PY
+  else
+    echo "| $a | > 600 (cut) | | | | |"
+  fi
+done

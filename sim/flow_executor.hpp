@@ -5,9 +5,10 @@
 // links, each direction of a link a resource of its own). This is the model of SimGrid's CM02 network without
 // cross-traffic, so both executors give the same times (tests/test_flow.cpp).
 // Cost: events that fall at the same instant are handled as one batch; rates are recomputed after each batch, only
-// for the transfers that share links (transitively) with those that started or ended. When all ranks end a step
-// together and their next steps repeat their last ones, the repetitions are not simulated again but skipped (see
-// skip_repeated_steps): a compact ring costs a handful of simulated steps whatever the rank count.
+// for the transfers that started and those sharing saturated links (transitively) with transfers that started or
+// ended. When all ranks end a step together and their next steps repeat their last ones, the repetitions are not
+// simulated again but skipped (see skip_repeated_steps): a compact ring costs a handful of simulated steps whatever the
+// rank count. docs/flow.md explains each of these and what they cost.
 #pragma once
 
 #include <vector>

@@ -464,7 +464,10 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
     CAPTURE(command);
     const Run help = run_dtsim(std::string("help ") + command);
     CHECK(help.exit_code == 0);
-    CHECK(help.output.find("  -- ") == std::string::npos);  // no nameless flag
+    CHECK(help.output.find("  -- ") == std::string::npos);                   // no nameless flag
+    const Run flag = run_dtsim(std::string(command) + " --nodes 4 --help");  // the same text, whatever else is given
+    CHECK(flag.exit_code == 0);
+    CHECK(flag.output == help.output);
   }
   std::filesystem::remove_all(dir);
 }
