@@ -1,11 +1,16 @@
-// dtsim-mpi-pingpong: MPI ping-pong between ranks 0 and 1 over the message sizes given as arguments; rank 0 prints
-// "bytes seconds" per size, the best one-way time (half a round trip) of the repetitions. Started by dtsim calibrate
-// through mpirun; usage: mpirun -np 2 dtsim-mpi-pingpong REPETITIONS SIZE...
+// dtsim-mpi-pingpong: MPI ping-pong over the message sizes given as arguments.
+//   mpirun -np 2 dtsim-mpi-pingpong REPETITIONS SIZE...: between ranks 0 and 1; rank 0 prints "bytes seconds" per
+//     size, the best one-way time (half a round trip) of the repetitions. Started by dtsim calibrate.
+//   mpirun -np N dtsim-mpi-pingpong all REPETITIONS SIZE...: every rank at once, rank r with r + N/2 (N even), as
+//     OSU's multi-pair latency test does; rank 0 prints per size the median one-way time over all pairs and
+//     repetitions. The emulated cluster of dtsim validate runs it: its N ranks share this machine's cores, and a
+//     message's time then includes waiting for a core.
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -14,35 +19,56 @@ int main(int argc, char** argv) {
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2 || argc < 3) {
-    if (rank == 0) std::fprintf(stderr, "dtsim-mpi-pingpong: needs exactly 2 ranks, REPETITIONS and sizes\n");
+  const bool all = argc > 1 && std::strcmp(argv[1], "all") == 0;
+  const int first = all ? 2 : 1;  // argv[first]: REPETITIONS
+  if ((all ? size < 2 || size % 2 != 0 : size != 2) || argc < first + 2) {
+    if (rank == 0) {
+      std::fprintf(stderr, "dtsim-mpi-pingpong: needs 2 ranks (or an even count with 'all'), REPETITIONS and sizes\n");
+    }
     MPI_Finalize();
     return 2;
   }
-  const int repetitions = std::max(1, std::atoi(argv[1]));
+  const int repetitions = std::max(1, std::atoi(argv[first]));
   std::vector<long> sizes;
   long largest = 1;
-  for (int i = 2; i < argc; ++i) {
+  for (int i = first + 1; i < argc; ++i) {
     sizes.push_back(std::atol(argv[i]));
     largest = std::max(largest, sizes.back());
   }
   std::vector<char> buffer(static_cast<std::size_t>(largest), 1);
+  const int half = size / 2;
+  const bool pinger = rank < half;
+  const int partner = pinger ? rank + half : rank - half;
+  std::vector<double> gathered(static_cast<std::size_t>(size));
   for (long bytes : sizes) {
     double best = 1e30;
+    std::vector<double> samples;
     for (int r = 0; r < repetitions + 1; ++r) {  // the first round warms the connection up and is not counted
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
-      if (rank == 0) {
-        MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 1, 0, MPI_COMM_WORLD);
-        MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (pinger) {
+        MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_CHAR, partner, 0, MPI_COMM_WORLD);
+        MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       } else {
-        MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+        MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_CHAR, partner, 0, MPI_COMM_WORLD);
       }
       const double one_way = (MPI_Wtime() - start) / 2;
-      if (r > 0) best = std::min(best, one_way);
+      if (r == 0) continue;
+      best = std::min(best, one_way);
+      if (all) {
+        MPI_Gather(&one_way, 1, MPI_DOUBLE, gathered.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        for (int k = 0; k < half; ++k)  // the pingers' times (a partner measures the same round trips)
+          samples.push_back(gathered[static_cast<std::size_t>(k)]);
+      }
     }
-    if (rank == 0) std::printf("%ld %.9e\n", bytes, best);
+    if (rank != 0) continue;
+    if (all) {
+      std::nth_element(samples.begin(), samples.begin() + static_cast<long>(samples.size() / 2), samples.end());
+      std::printf("%ld %.9e\n", bytes, samples[samples.size() / 2]);
+    } else {
+      std::printf("%ld %.9e\n", bytes, best);
+    }
   }
   MPI_Finalize();
   return 0;

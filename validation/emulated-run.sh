@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The emulated cluster of `dtsim validate`: N ranks, each in a network namespace of its own (own hostname), veth pairs
 # into a bridge in a switch namespace, tbf shaping at RATE in both directions of every link; OpenMPI over TCP started
-# through a namespace-aware launcher. Runs an MPI ping-pong between the first two nodes, then every (algorithm,
+# through a namespace-aware launcher. Runs an MPI ping-pong between the first two nodes and one of all N ranks in
+# pairs at once, then every (algorithm,
 # size) case, and writes result lines to OUT. Namespaces are torn down on exit, failure or interrupt; every mpirun is
 # bounded by a timeout; addresses live only on the veths it creates (10.77.0.0/24), so no traffic leaves them.
 # Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN). Facts behind the choices: ../shared/notes/emulated-cluster.md.
 #
 # usage: emulated-run.sh BIN_DIR N RATE_MBIT REPETITIONS OUT "ALGORITHMS" SIZES...
-# OUT lines:  pingpong BYTES SECONDS      case ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG
+# OUT lines:  pingpong BYTES SECONDS (2 ranks)   pingpong_all BYTES SECONDS (N ranks in pairs at once)
+#             case ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG
 set -euo pipefail
 bin=$(cd "$1" && pwd); n=$2; rate=$3; reps=$4; out=$5; algorithms=$6; shift 6; sizes=("$@")
 tag="dt$$"
@@ -66,8 +68,12 @@ run_mpi() {  # ranks, seconds allowed, program and arguments
 }
 
 : > "$out"
-run_mpi 2 120 "$bin/dtsim-mpi-pingpong" 5 1 64 256 1024 4096 16384 65536 262144 1048576 2097152 4194304 8388608 |
+pingpong_sizes=(1 64 256 1024 4096 16384 65536 262144 1048576 2097152 4194304 8388608)
+run_mpi 2 120 "$bin/dtsim-mpi-pingpong" 5 "${pingpong_sizes[@]}" |
   while read -r bytes seconds; do echo "pingpong $bytes $seconds" >> "$out"; done
+# every rank at once, in pairs: what a message costs while all N ranks share this machine's cores
+run_mpi "$n" 300 "$bin/dtsim-mpi-pingpong" all 5 "${pingpong_sizes[@]}" |
+  while read -r bytes seconds; do echo "pingpong_all $bytes $seconds" >> "$out"; done
 for algorithm in $algorithms; do
   for bytes in "${sizes[@]}"; do
     line=$(run_mpi "$n" 600 "$bin/dtsim-mpi-run" "$algorithm" "$bytes" "$reps" | tail -1)
