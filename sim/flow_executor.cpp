@@ -842,6 +842,12 @@ private:
         for (const OnResource& on : on_resource_[res])
           add_to_component(on.flow);
       }
+      if (comp_flows_.size() * 4 > flows_.size()) {  // most flows: visit them in memory order (a server's incast)
+        comp_flows_.clear();
+        for (std::uint32_t id = 0; id < flows_.size(); ++id) {
+          if (flows_[id].mark == 1) comp_flows_.push_back(id);
+        }
+      }
       for (const std::uint32_t res : comp_res_) {
         Resource& r = res_[res];
         r.left = r.capacity;
