@@ -422,6 +422,45 @@ private:
       r.count = static_cast<std::uint32_t>(out - first);
     }
     route_resources_.resize(out);
+    drop_dominated_resources();
+  }
+
+  // A resource that every route crossing it leaves for (or enters from) one and the same other resource, no wider,
+  // carries a subset of that one's flows within at least its capacity: it can never be over capacity when the other
+  // is not, so it constrains nothing and the max-min allocation (unique over the same feasible rates) is unchanged
+  // without it. A GPU's PCIe link to the switch it shares with the NIC is one (its flows all go on to the NIC).
+  // Mutual dominance would mean equal route sets, merged above, so no two resources drop each other.
+  void drop_dominated_resources() {
+    constexpr std::uint32_t unset = none, mixed = none - 1;
+    std::vector<std::uint32_t> next(res_.size(), unset);
+    std::vector<std::uint32_t> prev(res_.size(), unset);
+    auto meet = [&](std::uint32_t& seen, std::uint32_t neighbour) {
+      seen = seen == unset || seen == neighbour ? neighbour : mixed;
+    };
+    for (const Route& r : routes_) {
+      for (std::uint32_t i = 0; i < r.count; ++i) {
+        const std::uint32_t res = route_resources_[r.first + i];
+        meet(next[res], i + 1 < r.count ? route_resources_[r.first + i + 1] : mixed);
+        meet(prev[res], i > 0 ? route_resources_[r.first + i - 1] : mixed);
+      }
+    }
+    auto dominated = [&](std::uint32_t res) {
+      const auto by = [&](std::uint32_t other) {
+        return other != unset && other != mixed && res_[other].capacity <= res_[res].capacity;
+      };
+      return by(next[res]) || by(prev[res]);
+    };
+    std::size_t out = 0;
+    for (Route& r : routes_) {
+      const std::size_t first = out;
+      for (std::uint32_t i = 0; i < r.count; ++i) {
+        const std::uint32_t res = route_resources_[r.first + i];
+        if (!dominated(res)) route_resources_[out++] = res;
+      }
+      r.first = static_cast<std::uint32_t>(first);
+      r.count = static_cast<std::uint32_t>(out - first);
+    }
+    route_resources_.resize(out);
   }
 
   std::uint64_t pair_key(int src, int dst) const {
