@@ -411,18 +411,24 @@ private:
       const Print &p = print[order[i - 1]], &q = print[order[i]];
       if (p.a == q.a && p.b == q.b && p.count == q.count) keep[order[i]] = 0;  // the first of a group is narrowest
     }
+    keep_route_resources([&](std::uint32_t res) { return keep[res] != 0; });
+    drop_dominated_resources();
+  }
+
+  // Leaves in each route's resource list only those `keep` accepts (in place: routes are stored in order).
+  template <typename Keep>
+  void keep_route_resources(Keep&& keep) {
     std::size_t out = 0;
     for (Route& r : routes_) {
       const std::size_t first = out;
       for (std::uint32_t i = 0; i < r.count; ++i) {
         const std::uint32_t res = route_resources_[r.first + i];
-        if (keep[res] != 0) route_resources_[out++] = res;
+        if (keep(res)) route_resources_[out++] = res;
       }
       r.first = static_cast<std::uint32_t>(first);
       r.count = static_cast<std::uint32_t>(out - first);
     }
     route_resources_.resize(out);
-    drop_dominated_resources();
   }
 
   // A resource that every route crossing it leaves for (or enters from) one and the same other resource, no wider,
@@ -450,17 +456,7 @@ private:
       };
       return by(next[res]) || by(prev[res]);
     };
-    std::size_t out = 0;
-    for (Route& r : routes_) {
-      const std::size_t first = out;
-      for (std::uint32_t i = 0; i < r.count; ++i) {
-        const std::uint32_t res = route_resources_[r.first + i];
-        if (!dominated(res)) route_resources_[out++] = res;
-      }
-      r.first = static_cast<std::uint32_t>(first);
-      r.count = static_cast<std::uint32_t>(out - first);
-    }
-    route_resources_.resize(out);
+    keep_route_resources([&](std::uint32_t res) { return !dominated(res); });
   }
 
   std::uint64_t pair_key(int src, int dst) const {
