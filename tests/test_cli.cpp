@@ -455,7 +455,7 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
   // the ring of 4 ranks moves 2 (P-1)/P n through each link: 6.29 MB at 12 GB/s plus 6 latencies, about 0.58 ms
   CHECK(j["cases"][0]["predicted_s"].get<double>() == Approx(6 * (10e-6 + 1048576 / 12e9)).epsilon(0.02));
   CHECK(j["networks"][0]["bandwidth_Bps"].get<double>() == Approx(12e9).epsilon(1e-6));
-  CHECK(j["networks"][0]["pingpong"] == "ranks 0 and 1");
+  CHECK(j["networks"][0]["bandwidth_from"] == "ranks 0 and 1");
   {
     std::ofstream out(dir / "measured.txt", std::ios::app);  // all ranks at once: 30 us and 10 GB/s
     for (double b : {4.0, 64.0, 1024.0, 1048576.0, 4194304.0, 16777216.0})
@@ -466,11 +466,13 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
   REQUIRE(all.exit_code == 0);
   std::ifstream again(dir / "validation-measured.json");
   const auto k = nlohmann::json::parse(again);
-  CHECK(k["networks"][0]["pingpong"] == "all ranks in pairs at once");
-  CHECK(k["networks"][0]["alpha_s"].get<double>() == Approx(30e-6).epsilon(1e-3));
+  // alpha from ranks 0 and 1 alone, the bandwidth from all ranks at once; the other two reported
+  CHECK(k["networks"][0]["bandwidth_from"] == "all ranks in pairs at once");
+  CHECK(k["networks"][0]["alpha_s"].get<double>() == Approx(10e-6).epsilon(1e-3));
   CHECK(k["networks"][0]["bandwidth_Bps"].get<double>() == Approx(10e9).epsilon(1e-6));
-  CHECK(k["networks"][0]["two_rank_alpha_s"].get<double>() == Approx(10e-6).epsilon(1e-3));
-  CHECK(k["cases"][0]["predicted_s"].get<double>() == Approx(6 * (30e-6 + 1048576 / 10e9)).epsilon(0.02));
+  CHECK(k["networks"][0]["all_ranks_alpha_s"].get<double>() == Approx(30e-6).epsilon(1e-3));
+  CHECK(k["networks"][0]["two_rank_bandwidth_Bps"].get<double>() == Approx(12e9).epsilon(1e-6));
+  CHECK(k["cases"][0]["predicted_s"].get<double>() == Approx(6 * (10e-6 + 1048576 / 10e9)).epsilon(0.02));
   check_usage_errors({
       {"validate --measured " + (dir / "measured.txt").string(), "--ranks: needed with --measured"},
       {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},

@@ -37,9 +37,10 @@ struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
   double rate_bps = 0;
   AlphaBetaGamma cost;
   double beta_r_squared = 0;
-  bool all_ranks = false;       // cost is from the ping-pong of all ranks at once (else of ranks 0 and 1)
-  double two_rank_alpha_s = 0;  // ranks 0 and 1 alone, for the report
-  double two_rank_bandwidth_Bps = 0;
+  // alpha is from the ping-pong of ranks 0 and 1 alone; bandwidth from that of all ranks at once where it was run
+  bool bandwidth_all_ranks = false;
+  double all_ranks_alpha_s = 0;       // for the report (0: not run)
+  double two_rank_bandwidth_Bps = 0;  // for the report
 };
 
 struct ValidationResult {
