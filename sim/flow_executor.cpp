@@ -365,7 +365,7 @@ private:
           routes_.push_back(route);
         });
       }
-      drop_shadowed_resources();
+      if (o_.prune_links) drop_shadowed_resources();
     }
     on_resource_.resize(res_.size());
     for (const Route& r : routes_)

@@ -42,6 +42,10 @@ struct FlowOptions {
   // neighbour a step later anyway: the ring's time is the same (tests/test_flow.cpp compares with rounds off and
   // with SimGrid; docs/flow.md has the measured differences).
   bool rounds = true;
+  // Leave out of the routes the links that constrain nothing (those crossed by exactly the same routes as a narrower
+  // or equal one, and those whose every route goes on to, or comes from, one no-wider link): the max-min rates are the
+  // same (tests/test_flow.cpp compares), each rate computation reads fewer links; false only to check that.
+  bool prune_links = true;
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.

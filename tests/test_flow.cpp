@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "algorithms/registry.hpp"
@@ -269,6 +270,34 @@ TEST_CASE("rotations in rounds give the times of free-running ranks at a fractio
         CHECK(rounds.bytes_sent == free.bytes_sent);
         CHECK(rounds.event_batches * 4 < free.event_batches);
       }
+    }
+  }
+}
+
+TEST_CASE("links left out of the routes because they constrain nothing leave every time unchanged") {
+  const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/";
+  for (const auto& [file, nodes, oversubscription] : std::vector<std::tuple<std::string, int, double>>{
+           {"v100-nvlink-edr.json", 24, 1}, {"dgx-a100.json", 6, 1}, {"cpu-10gbe.json", 24, 3}}) {
+    ClusterSpec spec = load_cluster_file(dir + file);
+    spec.nodes = nodes;
+    spec.fabric.kind = FabricKind::fat_tree;
+    spec.fabric.radix = 8;
+    spec.fabric.levels = 0;
+    spec.fabric.oversubscription = oversubscription;
+    const Topology topology(spec);
+    FlowOptions fo;
+    fo.topology = &topology;
+    fo.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    for (const std::string algorithm : {"ring", "butterfly", "ps", "rabenseifner", "hierarchical"}) {
+      CAPTURE(file, algorithm);
+      const Schedule s = build(algorithm, topology.accelerators(), 8000000, spec.node.accelerators);
+      fo.prune_links = true;
+      const ExecutionResult pruned = run_flow(s, fo);
+      fo.prune_links = false;
+      const ExecutionResult all = run_flow(s, fo);
+      CHECK(rel_diff(pruned.time_s, all.time_s) < 1e-9);
+      for (std::size_t r = 0; r < all.rank_finish_s.size(); r += 5)
+        CHECK(rel_diff(pruned.rank_finish_s[r], all.rank_finish_s[r]) < 1e-9);
     }
   }
 }
