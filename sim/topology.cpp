@@ -365,7 +365,7 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
       visit(source, hops);
     }
   }
-  if (!inside.empty()) search_routes(destination, std::vector<int>(inside), visit);
+  if (!inside.empty()) search_routes(destination, inside, visit);  // (it does not touch scratch_->inside)
 }
 
 // Up from the source's NIC port to the lowest level whose subtree holds both ports, taking at a level-(i-1) switch
