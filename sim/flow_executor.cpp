@@ -37,12 +37,11 @@ struct Flow {                        // what the rate computation reads first, i
   double rate = 0;     // bytes per second while moving
   double penalty = 1;  // SimGrid's sharing penalty: the route's latency (1 without); shares go as 1/penalty
   double bound = infinity;
-  double cost = 1;            // link capacity used per byte per second: 1 / the calibrated bandwidth factor
-  double next_rate = 0;       // its rate, computed before it is set
-  double remaining = 0;       // bytes left at updated_at
-  double updated_at = 0;      // when remaining was last brought up to date
-  double latency_end = 0;     // when its latency is paid
-  std::uint32_t version = 0;  // finish events of older versions are stale
+  double cost = 1;         // link capacity used per byte per second: 1 / the calibrated bandwidth factor
+  double next_rate = 0;    // its rate, computed before it is set
+  double remaining = 0;    // bytes left at updated_at
+  double updated_at = 0;   // when remaining was last brought up to date
+  double latency_end = 0;  // when its latency is paid
   std::int32_t src = 0;
   std::int32_t dst = 0;
 };
@@ -55,6 +54,7 @@ struct Resource {
   double weight = 0;    // compute_rates: sum of cost / penalty of its unfrozen flows
   std::uint32_t unfrozen = 0;
   std::uint8_t mark = 0;  // compute_rates: 1 inside the component, 2 on its boundary
+  bool filled = false;    // fill: the current level fills it
 };
 
 // FIFO matching per (sender, receiver) pair, as MPI and SimGrid mailboxes match: bytes of sends posted and not yet
@@ -111,8 +111,134 @@ enum class EventKind : std::uint8_t { latency_paid, flow_done, reduce_done, comp
 
 struct Event {
   EventKind kind;
-  std::uint32_t id;       // flow or rank
-  std::uint32_t version;  // flow_done: the flow's version when it was scheduled
+  std::uint32_t id;  // flow or rank
+};
+
+// Moving flows by the time they will end, grouped by instant: a min-heap of instants that knows where each instant
+// sits, each with its flows, and each flow's place. A new rate moves the flow to another instant instead of leaving a
+// stale event behind (a desynchronised butterfly changes rates millions of times), and the million flows of a server's
+// incast that end together cost one heap entry (the last few instants used are looked up first).
+class FinishQueue {
+public:
+  bool empty() const { return heap_.empty(); }
+  double next_at() const { return instants_[heap_.front()].at; }
+  // Appends the flows of the earliest instant to `out` as flow_done events and removes them.
+  void pop(std::vector<Event>& out) {
+    const std::uint32_t id = heap_.front();
+    for (const std::uint32_t flow : instants_[id].flows) {
+      out.push_back({EventKind::flow_done, flow});
+      place_[flow].instant = none;
+    }
+    remove_instant(id);
+  }
+  // Flow `flow` ends at `at` (inserted, or moved if it was elsewhere).
+  void set(std::uint32_t flow, double at) {
+    if (flow >= place_.size()) place_.resize(flow + 1);
+    const Place old = place_[flow];
+    if (old.instant != none) {
+      if (std::fabs(instants_[old.instant].at - at) <= tolerance(at)) return;
+      erase(flow);
+    }
+    std::uint32_t id = none;
+    for (const std::uint32_t r : recent_) {
+      if (r != none && std::fabs(instants_[r].at - at) <= tolerance(at)) id = r;
+    }
+    if (id == none) id = add_instant(at);
+    place_[flow] = {id, static_cast<std::uint32_t>(instants_[id].flows.size())};
+    instants_[id].flows.push_back(flow);
+  }
+  void erase(std::uint32_t flow) {
+    if (flow >= place_.size() || place_[flow].instant == none) return;
+    const Place p = place_[flow];
+    place_[flow].instant = none;
+    std::vector<std::uint32_t>& flows = instants_[p.instant].flows;
+    flows[p.index] = flows.back();
+    place_[flows[p.index]].index = p.index;
+    flows.pop_back();
+    if (flows.empty()) remove_instant(p.instant);
+  }
+  // Every instant `by` seconds later (the order stays).
+  void shift(double by) {
+    for (const std::uint32_t id : heap_)
+      instants_[id].at += by;
+  }
+
+private:
+  struct Instant {
+    double at = 0;
+    std::uint32_t heap_index = none;
+    std::vector<std::uint32_t> flows;
+  };
+  struct Place {
+    std::uint32_t instant = none;
+    std::uint32_t index = 0;  // in the instant's flows
+  };
+  std::uint32_t add_instant(double at) {
+    std::uint32_t id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+    } else {
+      id = static_cast<std::uint32_t>(instants_.size());
+      instants_.emplace_back();
+    }
+    instants_[id].at = at;
+    heap_.push_back(id);
+    put(sift_up(static_cast<std::uint32_t>(heap_.size() - 1), at), id);
+    recent_[next_recent_] = id;
+    next_recent_ = (next_recent_ + 1) % recent_.size();
+    return id;
+  }
+  void remove_instant(std::uint32_t id) {
+    Instant& inst = instants_[id];
+    const std::uint32_t i = inst.heap_index;
+    inst.heap_index = none;
+    inst.flows.clear();
+    free_.push_back(id);
+    for (std::uint32_t& r : recent_) {
+      if (r == id) r = none;
+    }
+    const std::uint32_t last = heap_.back();
+    heap_.pop_back();
+    if (i == heap_.size()) return;
+    const double at = instants_[last].at;
+    std::uint32_t j = sift_up(i, at);
+    if (j == i) j = sift_down(i, at);
+    put(j, last);
+  }
+  // With a hole at heap index i for an instant at `at`: moves later parents down into it (or earlier children up)
+  // and returns where the instant belongs.
+  std::uint32_t sift_up(std::uint32_t i, double at) {
+    while (i > 0) {
+      const std::uint32_t parent = (i - 1) / 2;
+      if (instants_[heap_[parent]].at <= at) break;
+      put(i, heap_[parent]);
+      i = parent;
+    }
+    return i;
+  }
+  std::uint32_t sift_down(std::uint32_t i, double at) {
+    const auto n = static_cast<std::uint32_t>(heap_.size());
+    while (true) {
+      std::uint32_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && instants_[heap_[child + 1]].at < instants_[heap_[child]].at) ++child;
+      if (instants_[heap_[child]].at >= at) break;
+      put(i, heap_[child]);
+      i = child;
+    }
+    return i;
+  }
+  void put(std::uint32_t i, std::uint32_t id) {
+    heap_[i] = id;
+    instants_[id].heap_index = i;
+  }
+  std::vector<Instant> instants_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> heap_;  // instants, earliest first
+  std::vector<Place> place_;         // by flow
+  std::array<std::uint32_t, 4> recent_{none, none, none, none};
+  std::size_t next_recent_ = 0;
 };
 
 // Pending events grouped by instant: a heap of instants, each with its bucket of events. Events of one instant (a
@@ -243,16 +369,19 @@ public:
     st.step = StepCursor{};
     st.step.begin = st.step.end = s.rank_begin[static_cast<std::size_t>(rank)];
     st.next_repeat = s.first_repeat_from(st.step.end);
-    queue_.push(std::max(release, now_), {EventKind::release, static_cast<std::uint32_t>(rank), 0});
+    queue_.push(std::max(release, now_), {EventKind::release, static_cast<std::uint32_t>(rank)});
   }
 
   template <typename OnSegmentDone>
   void run(OnSegmentDone&& on_segment_done) {
-    while (!queue_.empty()) {
+    while (!queue_.empty() || !finishing_.empty()) {
       ++batches_;
-      now_ = std::max(now_, queue_.pop(batch_));
+      now_ = std::max(now_, std::min(queue_.empty() ? infinity : queue_.next_at(),
+                                     finishing_.empty() ? infinity : finishing_.next_at()));
       while (!queue_.empty() && queue_.next_at() <= now_ + tolerance(now_))
         queue_.pop(batch_);
+      while (!finishing_.empty() && finishing_.next_at() <= now_ + tolerance(now_))
+        finishing_.pop(batch_);
       for (const Event& e : batch_)
         handle(e);
       batch_.clear();
@@ -526,9 +655,8 @@ private:
     flow.alive = true;
     flow.latency_end = now_ + r.latency_s * f.latency_factor;
     flow.updated_at = flow.latency_end;
-    ++flow.version;
     ++in_flight_;
-    queue_.push(flow.latency_end, {EventKind::latency_paid, id, 0});
+    queue_.push(flow.latency_end, {EventKind::latency_paid, id});
   }
 
   void handle(const Event& e) {
@@ -549,9 +677,7 @@ private:
         seeds_.push_back(e.id);  // its rate, and those of the flows on the saturated links it joins
         break;
       }
-      case EventKind::flow_done:
-        if (flows_[e.id].version == e.version) finish_flow(e.id);
-        break;
+      case EventKind::flow_done: finish_flow(e.id); break;
       case EventKind::reduce_done:
         --timers_;
         ready_.push_back(static_cast<int>(e.id));
@@ -589,7 +715,7 @@ private:
         if (!on.empty() && was_saturated) mark_dirty(route[hop]);
       }
     }
-    ++f.version;
+    finishing_.erase(id);
     f.rate = 0;
     f.alive = false;
     --in_flight_;
@@ -650,8 +776,7 @@ private:
     if (flops > 0) {
       ++st.outstanding;
       ++timers_;
-      queue_.push(now_ + flops / o_.compute_flops_per_s,
-                  {EventKind::compute_done, static_cast<std::uint32_t>(rank), 0});
+      queue_.push(now_ + flops / o_.compute_flops_per_s, {EventKind::compute_done, static_cast<std::uint32_t>(rank)});
     }
     if (st.outstanding == 0) items_done(rank);
   }
@@ -666,7 +791,7 @@ private:
     if (st.reduce_bytes > 0) {
       ++timers_;
       queue_.push(now_ + static_cast<double>(st.reduce_bytes) / reduce_Bps_,
-                  {EventKind::reduce_done, static_cast<std::uint32_t>(rank), 0});
+                  {EventKind::reduce_done, static_cast<std::uint32_t>(rank)});
     } else {
       ready_.push_back(rank);
     }
@@ -798,6 +923,7 @@ private:
     const double by = period * periods;
     now_ += by;
     queue_.shift(by);
+    finishing_.shift(by);
     for (Flow& f : flows_) {
       if (!f.alive) continue;
       f.updated_at += by;
@@ -944,7 +1070,7 @@ private:
     for (const std::uint32_t res : resources(f)) {
       Resource& r = res_[res];
       if (r.mark != 0) continue;
-      if (saturated(r)) {
+      if (saturated(r) || r.load == 0) {  // (an idle link carries only flows that start now: no one outside)
         mark_dirty(res);
       } else {
         r.mark = 2;
@@ -954,46 +1080,82 @@ private:
   }
 
   // Progressive filling of the component (comp_flows_, comp_res_ with left, weight and unfrozen set): each flow's
-  // next_rate. Boundary links (mark 2) only have the new rates taken from what is left on them.
+  // next_rate. Boundary links (mark 2) only have the new rates taken from what is left on them. Each level freezes the
+  // flows of the links it fills (read from the links' flow lists) or those that reach their bound (walked in order of
+  // bound), so that a level costs the links of the component and the flows it freezes, not every flow again.
   void fill() {
     std::size_t unfrozen = comp_flows_.size();
+    bounded_.clear();
+    for (const std::uint32_t id : comp_flows_) {
+      if (flows_[id].bound < infinity) bounded_.push_back(id);
+    }
+    auto bound_level = [&](std::uint32_t id) { return flows_[id].bound * flows_[id].penalty; };
+    std::sort(bounded_.begin(), bounded_.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return bound_level(a) < bound_level(b); });
+    std::size_t next_bounded = 0;
+    auto freeze = [&](std::uint32_t id, double level) {
+      Flow& f = flows_[id];
+      f.mark = 2;
+      --unfrozen;
+      f.next_rate = level / f.penalty;
+      for (const std::uint32_t res : resources(f)) {
+        Resource& r = res_[res];
+        r.left -= f.next_rate * f.cost;
+        if (r.mark == 1) {
+          r.weight -= f.cost / f.penalty;
+          --r.unfrozen;
+        }
+      }
+    };
+    auto share = [&](const Resource& r) { return std::max(0.0, r.left) / r.weight; };
     while (unfrozen > 0) {
       double level = infinity;
       for (const std::uint32_t res : comp_res_) {
-        if (res_[res].unfrozen > 0) level = std::min(level, std::max(0.0, res_[res].left) / res_[res].weight);
+        if (res_[res].unfrozen > 0) level = std::min(level, share(res_[res]));
       }
-      double bound_level = infinity;
-      for (const std::uint32_t id : comp_flows_) {
-        const Flow& f = flows_[id];
-        if (f.mark == 1) bound_level = std::min(bound_level, f.bound * f.penalty);
-      }
-      const bool by_bound = bound_level <= level;
-      const double chosen = by_bound ? bound_level : level;
-      const double close = chosen * (1 + 1e-12);
-      for (const std::uint32_t id : comp_flows_) {
-        Flow& f = flows_[id];
-        if (f.mark != 1) continue;
-        const auto route = resources(f);
-        bool freeze = by_bound && f.bound * f.penalty <= close;
-        if (!by_bound) {
-          for (std::size_t k = 0; k < route.size() && !freeze; ++k) {
-            const Resource& r = res_[route[k]];
-            freeze = r.mark == 1 && r.unfrozen > 0 && std::max(0.0, r.left) / r.weight <= close;
-          }
+      while (next_bounded < bounded_.size() && flows_[bounded_[next_bounded]].mark != 1)
+        ++next_bounded;
+      const double by_bound = next_bounded < bounded_.size() ? bound_level(bounded_[next_bounded]) : infinity;
+      if (level == infinity && by_bound == infinity) {  // flows on boundary links only: unlimited, until checked
+        for (const std::uint32_t id : comp_flows_) {
+          if (flows_[id].mark == 1) freeze(id, infinity);
         }
-        if (!freeze) continue;
-        f.mark = 2;
-        --unfrozen;
-        f.next_rate = chosen / f.penalty;
-        for (const std::uint32_t res : route) {
-          Resource& r = res_[res];
-          r.left -= f.next_rate * f.cost;
-          if (r.mark == 1) {
-            r.weight -= f.cost / f.penalty;
-            --r.unfrozen;
-          }
+        break;
+      }
+      const double close = std::min(level, by_bound) * (1 + 1e-12);
+      if (by_bound <= level) {
+        for (std::size_t i = next_bounded; i < bounded_.size() && bound_level(bounded_[i]) <= close; ++i) {
+          if (flows_[bounded_[i]].mark == 1) freeze(bounded_[i], by_bound);
+        }
+        continue;
+      }
+      filled_.clear();
+      std::size_t filled_flows = 0;
+      for (const std::uint32_t res : comp_res_) {
+        Resource& r = res_[res];
+        if (r.unfrozen > 0 && share(r) <= close) {
+          filled_.push_back(res);
+          filled_flows += r.unfrozen;
+          r.filled = true;
         }
       }
+      if (filled_flows * 8 < unfrozen) {  // a few flows freeze: read them from their links' lists
+        for (const std::uint32_t res : filled_) {
+          for (const OnResource& on : on_resource_[res]) {
+            if (flows_[on.flow].mark == 1) freeze(on.flow, level);
+          }
+        }
+      } else {  // many (a server's incast): read every flow in memory order rather than jump around
+        for (const std::uint32_t id : comp_flows_) {
+          if (flows_[id].mark != 1) continue;
+          const auto route = resources(flows_[id]);
+          if (std::any_of(route.begin(), route.end(), [&](std::uint32_t res) { return res_[res].filled; })) {
+            freeze(id, level);
+          }
+        }
+      }
+      for (const std::uint32_t res : filled_)
+        res_[res].filled = false;
     }
   }
 
@@ -1005,8 +1167,11 @@ private:
     f.remaining = std::max(0.0, f.remaining - f.rate * (now_ - f.updated_at));
     f.updated_at = now_;
     f.rate = rate;
-    ++f.version;
-    if (rate > 0) queue_.push(now_ + f.remaining / rate, {EventKind::flow_done, id, f.version});
+    if (rate > 0) {
+      finishing_.set(id, now_ + f.remaining / rate);
+    } else {
+      finishing_.erase(id);
+    }
   }
 
   const FlowOptions& o_;
@@ -1020,6 +1185,7 @@ private:
   std::vector<Channel> channels_;
   PairIndex channel_of_;
   EventQueue queue_;
+  FinishQueue finishing_;
   std::vector<Event> batch_;
   std::vector<int> ready_;
   std::vector<int> held_;
@@ -1054,6 +1220,8 @@ private:
   std::vector<std::uint32_t> comp_flows_;
   std::vector<std::uint32_t> comp_res_;  // the links inside the component
   std::vector<std::uint32_t> boundary_;  // the unsaturated links its flows also cross
+  std::vector<std::uint32_t> bounded_;   // fill: the component's flows with a bound, by bound
+  std::vector<std::uint32_t> filled_;    // fill: the links a level fills
 };
 
 void check_placement(int ranks, const FlowOptions& options, const char* what) {
