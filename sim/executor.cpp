@@ -64,9 +64,13 @@ std::string check_training_program(const TrainingProgram& program, int ranks, st
   return {};
 }
 
+std::uint64_t estimated_schedule_bytes(const Schedule& schedule) {
+  return schedule.op_count() * sizeof(Op) + static_cast<std::uint64_t>(schedule.ranks) * sizeof(std::uint64_t) +
+         schedule.chunks.size() * (sizeof(Chunk) + sizeof(Span)) + schedule.repeats.size() * sizeof(StepRepeat);
+}
+
 std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor) {
   const auto ranks = static_cast<std::uint64_t>(schedule.ranks);
-  const std::uint64_t ops = schedule.op_count();
   // channels: distinct (sender, receiver) pairs, which SimGrid keeps a mailbox for
   std::uint64_t channels = 0;
   std::vector<int> peers;
@@ -78,9 +82,7 @@ std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor) 
     std::sort(peers.begin(), peers.end());
     channels += static_cast<std::uint64_t>(std::unique(peers.begin(), peers.end()) - peers.begin());
   }
-  const std::uint64_t schedule_bytes = ops * sizeof(Op) + ranks * sizeof(std::uint64_t) +
-                                       schedule.chunks.size() * (sizeof(Chunk) + sizeof(Span)) +
-                                       schedule.repeats.size() * sizeof(StepRepeat);
+  const std::uint64_t schedule_bytes = estimated_schedule_bytes(schedule);
   // fitted to peak RSS of `dtsim collective` (ring and direct, 64 to 4096 ranks; docs/benchmarks.md)
   switch (executor) {
     case RunMemory::simgrid: return 30'000'000 + schedule_bytes + channels * 2'500 + ranks * 16'000;

@@ -120,6 +120,8 @@ inline Backend auto_backend(int ranks) { return ranks > auto_flow_above_ranks ? 
 // coefficients are fitted to peak RSS measured on the ring: docs/benchmarks.md).
 enum class RunMemory : std::uint8_t { simgrid, flow, analytical };
 std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor);
+// The schedule's own part of that: its ops, rank index, chunks, spans and repeats.
+std::uint64_t estimated_schedule_bytes(const Schedule& schedule);
 // MemAvailable of /proc/meminfo, or 0 where it cannot be read.
 std::uint64_t available_memory_bytes();
 

@@ -11,8 +11,25 @@
 
 namespace dtsim {
 
+namespace {
+
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  return text;
+}
+
+std::string memory_size(double bytes) {
+  if (bytes >= 1e9) return gigabytes(bytes);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f MB", bytes / 1e6);
+  return text;
+}
+
+}  // namespace
+
 TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_batch, const std::string& algorithm,
-                             const AlgorithmOptions& options, int accelerators_per_node) {
+                             const AlgorithmOptions& options, int accelerators_per_node, MemoryBudget budget) {
   TrainingProgram program;
   const Model& model = setup.model;
   for (const Layer& layer : model.layers) {
@@ -36,15 +53,29 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
   const double value = gradient_bytes_per_param(setup.compute.precision);
   const double limit = setup.framework == FrameworkPreset::none ? INFINITY : setup.bucket_bytes;
   const AlgorithmInfo& info = find_algorithm(algorithm);
-  AlgorithmOptions o = options;
+  std::vector<std::uint64_t> bucket_bytes;
   double pending = 0;
   for (std::size_t l = model.layers.size(); l-- > 0;) {
     pending += model.layers[l].params * value;
     const bool last = l == 0;
     if (pending > 0 && (pending >= limit || last)) {
-      program.buckets.push_back(info.build(ranks, static_cast<std::uint64_t>(std::llround(pending)), o));
+      bucket_bytes.push_back(static_cast<std::uint64_t>(std::llround(pending)));
       program.bucket_ready_after.push_back(l);
       pending = 0;
+    }
+  }
+  for (const std::uint64_t bytes : bucket_bytes) {
+    program.buckets.push_back(info.build(ranks, bytes, options));
+    if (program.buckets.size() != 1 || budget.available_bytes == 0) continue;
+    const Schedule& first = program.buckets.front();
+    const std::uint64_t need =
+        estimated_run_bytes(first, budget.executor) + (bucket_bytes.size() - 1) * estimated_schedule_bytes(first);
+    if (need > budget.available_bytes) {
+      throw InsufficientMemory(algorithm + " needs about " + memory_size(static_cast<double>(need)) + " of memory (" +
+                               std::to_string(bucket_bytes.size()) + " gradient buckets of " +
+                               std::to_string(first.op_count()) + " schedule ops each); this machine has " +
+                               memory_size(static_cast<double>(budget.available_bytes)) +
+                               " available: use fewer accelerators");
     }
   }
   return program;
@@ -55,12 +86,6 @@ namespace {
 std::string percent(double part, double whole) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
-  return text;
-}
-
-std::string gigabytes(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
   return text;
 }
 
@@ -96,7 +121,8 @@ FlowOptions flow_options(const SimGridOptions& sg) {
 }
 
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
-                        const std::string& algorithm, StepTrace* trace, Backend backend) {
+                        const std::string& algorithm, StepTrace* trace, Backend backend,
+                        std::optional<std::uint64_t> available_bytes) {
   if (accelerators < 1) throw std::invalid_argument("accelerators must be >= 1");
   if (trace != nullptr && backend != Backend::simgrid) throw std::invalid_argument("a trace needs the SimGrid backend");
   Prediction p;
@@ -138,7 +164,10 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   options.colocated_servers = true;
   options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
   options.compact = backend == Backend::flow;
-  const TrainingProgram program = make_program(setup, accelerators, p.local_batch, algorithm, options, per_node);
+  const MemoryBudget budget{backend == Backend::flow ? RunMemory::flow : RunMemory::simgrid,
+                            available_bytes ? *available_bytes : available_memory_bytes()};
+  const TrainingProgram program =
+      make_program(setup, accelerators, p.local_batch, algorithm, options, per_node, budget);
   if (backend == Backend::flow) {
     p.step = run_flow_training(program, accelerators, flow_options(sg));
   } else {

@@ -3,6 +3,8 @@
 // cluster), with memory checked first and the bottleneck named.
 #pragma once
 
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,10 +18,24 @@
 
 namespace dtsim {
 
+// What a run may hold: the memory estimate of the executor that will run it, checked against `available_bytes` once
+// the first bucket's schedule is built (before the others and before any simulation).
+struct MemoryBudget {
+  RunMemory executor = RunMemory::flow;
+  std::uint64_t available_bytes = 0;  // 0: unchecked
+};
+
+// A run refused because its estimate exceeds the memory available.
+class InsufficientMemory : public std::invalid_argument {
+public:
+  using std::invalid_argument::invalid_argument;
+};
+
 // The step program of one accelerator (compute times, buckets) with every bucket's allreduce built by `algorithm`
-// over `ranks` ranks.
+// over `ranks` ranks. Throws InsufficientMemory when the budget is exceeded (estimated as the first bucket's run
+// plus the other buckets' schedules at the first one's size).
 TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_batch, const std::string& algorithm,
-                             const AlgorithmOptions& options, int accelerators_per_node);
+                             const AlgorithmOptions& options, int accelerators_per_node, MemoryBudget budget = {});
 
 struct Prediction {
   int accelerators = 0;
@@ -47,10 +63,12 @@ struct StepTrace {
 FlowOptions flow_options(const SimGridOptions& sg);
 
 // One configuration on `accelerators` accelerators of `cluster` (nodes filled one by one). Throws
-// std::invalid_argument when a strong-scaling batch does not split evenly. `trace`: record the simulated steps
-// (SimGrid only). `backend`: the executor of the step.
+// std::invalid_argument when a strong-scaling batch does not split evenly, InsufficientMemory (before simulating)
+// when the run would need more than `available_bytes` (default: this machine's available memory; 0: unchecked).
+// `trace`: record the simulated steps (SimGrid only). `backend`: the executor of the step.
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
-                        const std::string& algorithm, StepTrace* trace = nullptr, Backend backend = Backend::simgrid);
+                        const std::string& algorithm, StepTrace* trace = nullptr, Backend backend = Backend::simgrid,
+                        std::optional<std::uint64_t> available_bytes = std::nullopt);
 // Fills speedup and efficiency from a one-accelerator baseline and names the bottleneck.
 void compare_to_baseline(Prediction& p, const Prediction& baseline);
 

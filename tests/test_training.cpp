@@ -165,3 +165,30 @@ TEST_CASE("the flow executor times training steps as SimGrid does: overlap, fusi
     }
   }
 }
+
+TEST_CASE("a configuration beyond the memory available is refused before it is simulated, with the estimate") {
+  const TrainingSetup s = setup_for("resnet50", "v100", 32);
+  const ClusterSpec c = builtin("v100-nvlink-edr");
+  // ps with one server per node: its schedules grow as accelerators x servers
+  std::string small, large;
+  try {
+    predict_step(s, c, 64, "ps", nullptr, Backend::flow, 1);
+  } catch (const InsufficientMemory& e) {
+    small = e.what();
+  }
+  try {
+    predict_step(s, c, 1024, "ps", nullptr, Backend::flow, 1);
+  } catch (const InsufficientMemory& e) {
+    large = e.what();
+  }
+  CHECK_THAT(small, Catch::Contains("ps needs about") && Catch::Contains("use fewer accelerators"));
+  CHECK_THAT(large, Catch::Contains("gradient buckets of"));
+  const auto estimate = [](const std::string& m) {
+    const std::string amount = m.substr(m.find("about ") + 6);
+    return std::stod(amount) * (amount.find(" GB") < amount.find(" MB") ? 1e9 : 1e6);
+  };
+  CHECK(estimate(large) > 5 * estimate(small));  // 36 MB and 207 MB (measured peaks of the runs: 37 MB, 206 MB)
+  // with room enough it runs (the estimate is below the budget)
+  const Prediction p = predict_step(s, c, 64, "ps", nullptr, Backend::flow, std::uint64_t{1} << 40);
+  CHECK(p.step.step_s > 0);
+}
