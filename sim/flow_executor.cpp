@@ -32,7 +32,6 @@ struct Route {
 struct Flow {                        // what the rate computation reads first, in the first cache line
   std::uint32_t first_resource = 0;  // its route's resources: FlowEngine::route_resources_[first, first + count)
   std::uint32_t resource_count = 0;
-  std::uint8_t mark = 0;  // scratch of the rate computation
   bool alive = false;
   double rate = 0;     // bytes per second while moving
   double penalty = 1;  // SimGrid's sharing penalty: the route's latency (1 without); shares go as 1/penalty
@@ -60,49 +59,50 @@ struct Resource {
 // FIFO matching per (sender, receiver) pair, as MPI and SimGrid mailboxes match: bytes of sends posted and not yet
 // received, or the count of receives posted and not yet sent.
 struct Channel {
-  std::vector<std::uint64_t> send_bytes;
-  std::size_t send_head = 0;
+  std::uint32_t first_send = none;  // posted sends not yet received: a list in FlowEngine::pending_, oldest first
+  std::uint32_t last_send = none;
+  std::uint32_t sends = 0;
   std::uint32_t waiting_recvs = 0;
+  std::uint32_t route = none;  // the route of its transfers, once one started
 };
 
 // Open addressing from a (src, dst) pair to a dense index (channels, routes): the hot path does one probe or two.
 class PairIndex {
 public:
   std::uint32_t find(std::uint64_t key) const {
-    if (keys_.empty()) return none;
+    if (slots_.empty()) return none;
     for (std::size_t i = hash(key);; i = (i + 1) & mask_) {
-      if (keys_[i] == key + 1) return values_[i];
-      if (keys_[i] == 0) return none;
+      if (slots_[i].key == key + 1) return slots_[i].value;
+      if (slots_[i].key == 0) return none;
     }
   }
   void insert(std::uint64_t key, std::uint32_t value) {
-    if (2 * (size_ + 1) > keys_.size()) grow();
+    if (2 * (size_ + 1) > slots_.size()) grow();
     place(key, value);
     ++size_;
   }
 
 private:
+  struct Slot {
+    std::uint64_t key = 0;  // key + 1; 0 marks an empty slot
+    std::uint32_t value = 0;
+  };
   std::size_t hash(std::uint64_t key) const { return (key * 0x9E3779B97F4A7C15ULL >> 17) & mask_; }
   void place(std::uint64_t key, std::uint32_t value) {
     std::size_t i = hash(key);
-    while (keys_[i] != 0)
+    while (slots_[i].key != 0)
       i = (i + 1) & mask_;
-    keys_[i] = key + 1;
-    values_[i] = value;
+    slots_[i] = {key + 1, value};
   }
   void grow() {
-    std::vector<std::uint64_t> keys = std::move(keys_);
-    std::vector<std::uint32_t> values = std::move(values_);
-    const std::size_t size = std::max<std::size_t>(64, 2 * keys.size());
-    keys_.assign(size, 0);
-    values_.assign(size, 0);
-    mask_ = size - 1;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (keys[i] != 0) place(keys[i] - 1, values[i]);
+    std::vector<Slot> slots = std::move(slots_);
+    slots_.assign(std::max<std::size_t>(64, 2 * slots.size()), Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& slot : slots) {
+      if (slot.key != 0) place(slot.key - 1, slot.value);
     }
   }
-  std::vector<std::uint64_t> keys_;  // key + 1; 0 marks an empty slot
-  std::vector<std::uint32_t> values_;
+  std::vector<Slot> slots_;  // key and value side by side: one cache line a probe
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
 };
@@ -614,6 +614,36 @@ private:
     return {route_resources_.data() + f.first_resource, f.resource_count};
   }
 
+  // A channel's FIFO of posted sends, in a pool shared by all channels (no allocation per channel).
+  void push_send(Channel& ch, std::uint64_t bytes) {
+    std::uint32_t id;
+    if (free_pending_ != none) {
+      id = free_pending_;
+      free_pending_ = pending_[id].next;
+    } else {
+      id = static_cast<std::uint32_t>(pending_.size());
+      pending_.emplace_back();
+    }
+    pending_[id] = {bytes, none};
+    if (ch.last_send != none) {
+      pending_[ch.last_send].next = id;
+    } else {
+      ch.first_send = id;
+    }
+    ch.last_send = id;
+    ++ch.sends;
+  }
+  std::uint64_t pop_send(Channel& ch) {
+    const std::uint32_t id = ch.first_send;
+    const std::uint64_t bytes = pending_[id].bytes;
+    ch.first_send = pending_[id].next;
+    if (ch.first_send == none) ch.last_send = none;
+    --ch.sends;
+    pending_[id].next = free_pending_;
+    free_pending_ = id;
+    return bytes;
+  }
+
   Channel& channel(int src, int dst) {
     const std::uint64_t key = pair_key(src, dst);
     std::uint32_t id = channel_of_.find(key);
@@ -625,9 +655,9 @@ private:
     return channels_[id];
   }
 
-  void start_transfer(int src, int dst, std::uint64_t bytes) {
-    const std::uint32_t route_id = route(src, dst);
-    const Route& r = routes_[route_id];
+  void start_transfer(Channel& ch, int src, int dst, std::uint64_t bytes) {
+    if (ch.route == none) ch.route = route(src, dst);
+    const Route& r = routes_[ch.route];
     const FactorRange f = factors_for(o_.factors, static_cast<double>(bytes));
     std::uint32_t id;
     if (!free_flows_.empty()) {
@@ -636,6 +666,7 @@ private:
     } else {
       id = static_cast<std::uint32_t>(flows_.size());
       flows_.emplace_back();
+      flow_mark_.push_back(0);
       slots_.resize(flows_.size() * max_hops_);
     }
     Flow& flow = flows_[id];
@@ -754,21 +785,16 @@ private:
         Channel& ch = channel(rank, op.peer());
         if (ch.waiting_recvs > 0) {
           --ch.waiting_recvs;
-          start_transfer(rank, op.peer(), bytes);
+          start_transfer(ch, rank, op.peer(), bytes);
         } else {
-          ch.send_bytes.push_back(bytes);
+          push_send(ch, bytes);
         }
         continue;
       }
       if (op.kind() == OpKind::recv_reduce) st.reduce_bytes += timed_bytes(segment, span);
       Channel& ch = channel(op.peer(), rank);
-      if (ch.send_head < ch.send_bytes.size()) {
-        const std::uint64_t bytes = ch.send_bytes[ch.send_head++];
-        if (ch.send_head == ch.send_bytes.size()) {
-          ch.send_bytes.clear();
-          ch.send_head = 0;
-        }
-        start_transfer(op.peer(), rank, bytes);
+      if (ch.sends > 0) {
+        start_transfer(ch, op.peer(), rank, pop_send(ch));
       } else {
         ++ch.waiting_recvs;
       }
@@ -886,9 +912,9 @@ private:
       snap.values.push_back(in);
     }
     for (const Channel& c : channels_) {
-      snap.keys.insert(snap.keys.end(), {c.waiting_recvs, c.send_bytes.size() - c.send_head});
-      for (std::size_t i = c.send_head; i < c.send_bytes.size(); ++i)
-        snap.keys.push_back(c.send_bytes[i]);
+      snap.keys.insert(snap.keys.end(), {c.waiting_recvs, c.sends});
+      for (std::uint32_t i = c.first_send; i != none; i = pending_[i].next)
+        snap.keys.push_back(pending_[i].bytes);
     }
     snap.valid = true;
     return snap;
@@ -1006,7 +1032,7 @@ private:
       if (comp_flows_.size() * 4 > flows_.size()) {  // most flows: visit them in memory order (a server's incast)
         comp_flows_.clear();
         for (std::uint32_t id = 0; id < flows_.size(); ++id) {
-          if (flows_[id].mark == 1) comp_flows_.push_back(id);
+          if (flow_mark_[id] == 1) comp_flows_.push_back(id);
         }
       }
       for (const std::uint32_t res : comp_res_) {
@@ -1044,12 +1070,12 @@ private:
         if (res_[res].mark == 2) res_[res].mark = 0;
       }
       for (const std::uint32_t id : comp_flows_)
-        flows_[id].mark = 0;
+        flow_mark_[id] = 0;
     }
     dirty_.clear();
     seeds_.clear();
     for (const std::uint32_t id : comp_flows_) {
-      flows_[id].mark = 0;
+      flow_mark_[id] = 0;
       set_rate(id, flows_[id].next_rate);
     }
     for (const std::uint32_t res : comp_res_)
@@ -1063,11 +1089,10 @@ private:
   // A flow joins the component; so do the saturated links it crosses (with their flows, as compute_rates goes on);
   // the others are its boundary.
   void add_to_component(std::uint32_t id) {
-    Flow& f = flows_[id];
-    if (f.mark != 0) return;
-    f.mark = 1;
+    if (flow_mark_[id] != 0) return;
+    flow_mark_[id] = 1;
     comp_flows_.push_back(id);
-    for (const std::uint32_t res : resources(f)) {
+    for (const std::uint32_t res : resources(flows_[id])) {
       Resource& r = res_[res];
       if (r.mark != 0) continue;
       if (saturated(r) || r.load == 0) {  // (an idle link carries only flows that start now: no one outside)
@@ -1095,7 +1120,7 @@ private:
     std::size_t next_bounded = 0;
     auto freeze = [&](std::uint32_t id, double level) {
       Flow& f = flows_[id];
-      f.mark = 2;
+      flow_mark_[id] = 2;
       --unfrozen;
       f.next_rate = level / f.penalty;
       for (const std::uint32_t res : resources(f)) {
@@ -1113,19 +1138,19 @@ private:
       for (const std::uint32_t res : comp_res_) {
         if (res_[res].unfrozen > 0) level = std::min(level, share(res_[res]));
       }
-      while (next_bounded < bounded_.size() && flows_[bounded_[next_bounded]].mark != 1)
+      while (next_bounded < bounded_.size() && flow_mark_[bounded_[next_bounded]] != 1)
         ++next_bounded;
       const double by_bound = next_bounded < bounded_.size() ? bound_level(bounded_[next_bounded]) : infinity;
       if (level == infinity && by_bound == infinity) {  // flows on boundary links only: unlimited, until checked
         for (const std::uint32_t id : comp_flows_) {
-          if (flows_[id].mark == 1) freeze(id, infinity);
+          if (flow_mark_[id] == 1) freeze(id, infinity);
         }
         break;
       }
       const double close = std::min(level, by_bound) * (1 + 1e-12);
       if (by_bound <= level) {
         for (std::size_t i = next_bounded; i < bounded_.size() && bound_level(bounded_[i]) <= close; ++i) {
-          if (flows_[bounded_[i]].mark == 1) freeze(bounded_[i], by_bound);
+          if (flow_mark_[bounded_[i]] == 1) freeze(bounded_[i], by_bound);
         }
         continue;
       }
@@ -1142,12 +1167,12 @@ private:
       if (filled_flows * 8 < unfrozen) {  // a few flows freeze: read them from their links' lists
         for (const std::uint32_t res : filled_) {
           for (const OnResource& on : on_resource_[res]) {
-            if (flows_[on.flow].mark == 1) freeze(on.flow, level);
+            if (flow_mark_[on.flow] == 1) freeze(on.flow, level);
           }
         }
       } else {  // many (a server's incast): read every flow in memory order rather than jump around
         for (const std::uint32_t id : comp_flows_) {
-          if (flows_[id].mark != 1) continue;
+          if (flow_mark_[id] != 1) continue;
           const auto route = resources(flows_[id]);
           if (std::any_of(route.begin(), route.end(), [&](std::uint32_t res) { return res_[res].filled; })) {
             freeze(id, level);
@@ -1179,11 +1204,18 @@ private:
   double now_ = 0;
   std::vector<RankState> ranks_;
   std::vector<Flow> flows_;
+  std::vector<std::uint8_t> flow_mark_;  // compute_rates' scratch: 1 in the component, 2 frozen (apart, dense)
   std::vector<std::uint32_t> free_flows_;
   std::size_t in_flight_ = 0;
   std::size_t timers_ = 0;  // reduce_done and compute_done events pending
   std::vector<Channel> channels_;
   PairIndex channel_of_;
+  struct PendingSend {
+    std::uint64_t bytes = 0;
+    std::uint32_t next = none;  // the channel's next, or the next free entry
+  };
+  std::vector<PendingSend> pending_;
+  std::uint32_t free_pending_ = none;
   EventQueue queue_;
   FinishQueue finishing_;
   std::vector<Event> batch_;
