@@ -5,6 +5,10 @@
 //     OSU's multi-pair latency test does; rank 0 prints per size the median one-way time over all pairs and
 //     repetitions. The emulated cluster of dtsim validate runs it: its N ranks share this machine's cores, and a
 //     message's time then includes waiting for a core.
+//   mpirun -np N dtsim-mpi-pingpong exchange REPETITIONS SIZE...: every rank at once, rank r with r + N/2, each pair
+//     sending both ways at the same time (MPI_Sendrecv, as OSU's bidirectional bandwidth test): N streams at once, as
+//     many as a ring keeps busy; rank 0 prints per size the median time of one exchange over ranks and repetitions.
+//     What the machine that hosts an emulated cluster can carry in total (its cores copy every byte) shows here.
 #include <mpi.h>
 
 #include <algorithm>
@@ -19,11 +23,14 @@ int main(int argc, char** argv) {
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const bool all = argc > 1 && std::strcmp(argv[1], "all") == 0;
+  const bool exchange = argc > 1 && std::strcmp(argv[1], "exchange") == 0;
+  const bool all = exchange || (argc > 1 && std::strcmp(argv[1], "all") == 0);
   const int first = all ? 2 : 1;  // argv[first]: REPETITIONS
   if ((all ? size < 2 || size % 2 != 0 : size != 2) || argc < first + 2) {
     if (rank == 0) {
-      std::fprintf(stderr, "dtsim-mpi-pingpong: needs 2 ranks (or an even count with 'all'), REPETITIONS and sizes\n");
+      std::fprintf(stderr,
+                   "dtsim-mpi-pingpong: needs 2 ranks (or an even count with 'all' or 'exchange'), REPETITIONS and "
+                   "sizes\n");
     }
     MPI_Finalize();
     return 2;
@@ -36,6 +43,7 @@ int main(int argc, char** argv) {
     largest = std::max(largest, sizes.back());
   }
   std::vector<char> buffer(static_cast<std::size_t>(largest), 1);
+  std::vector<char> incoming(exchange ? static_cast<std::size_t>(largest) : 0);
   const int half = size / 2;
   const bool pinger = rank < half;
   const int partner = pinger ? rank + half : rank - half;
@@ -46,19 +54,22 @@ int main(int argc, char** argv) {
     for (int r = 0; r < repetitions + 1; ++r) {  // the first round warms the connection up and is not counted
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
-      if (pinger) {
+      if (exchange) {
+        MPI_Sendrecv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, partner, 0, incoming.data(),
+                     static_cast<int>(bytes), MPI_CHAR, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else if (pinger) {
         MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_CHAR, partner, 0, MPI_COMM_WORLD);
         MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       } else {
         MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_CHAR, partner, 0, MPI_COMM_WORLD);
       }
-      const double one_way = (MPI_Wtime() - start) / 2;
+      const double one_way = (MPI_Wtime() - start) / (exchange ? 1 : 2);  // an exchange: both ways at once
       if (r == 0) continue;
       best = std::min(best, one_way);
       if (all) {
         MPI_Gather(&one_way, 1, MPI_DOUBLE, gathered.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        for (int k = 0; k < half; ++k)  // the pingers' times (a partner measures the same round trips)
+        for (int k = 0; k < (exchange ? size : half); ++k)  // a ping-pong's partner measures the same round trips
           samples.push_back(gathered[static_cast<std::size_t>(k)]);
       }
     }

@@ -9,6 +9,7 @@
 #
 # usage: emulated-run.sh BIN_DIR N RATE_MBIT REPETITIONS OUT "ALGORITHMS" SIZES...
 # OUT lines:  pingpong BYTES SECONDS (2 ranks)   pingpong_all BYTES SECONDS (N ranks in pairs at once)
+#             exchange BYTES SECONDS (N ranks in pairs at once, both ways: the time of one exchange)
 #             case ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG
 set -euo pipefail
 bin=$(cd "$1" && pwd); n=$2; rate=$3; reps=$4; out=$5; algorithms=$6; shift 6; sizes=("$@")
@@ -74,6 +75,9 @@ run_mpi 2 120 "$bin/dtsim-mpi-pingpong" 5 "${pingpong_sizes[@]}" |
 # every rank at once, in pairs: what a message costs while all N ranks share this machine's cores
 run_mpi "$n" 300 "$bin/dtsim-mpi-pingpong" all 5 "${pingpong_sizes[@]}" |
   while read -r bytes seconds; do echo "pingpong_all $bytes $seconds" >> "$out"; done
+# every rank at once, both ways in pairs: N streams through the machine's cores, as a ring's
+run_mpi "$n" 300 "$bin/dtsim-mpi-pingpong" exchange 5 "${pingpong_sizes[@]}" |
+  while read -r bytes seconds; do echo "exchange $bytes $seconds" >> "$out"; done
 for algorithm in $algorithms; do
   for bytes in "${sizes[@]}"; do
     line=$(run_mpi "$n" 600 "$bin/dtsim-mpi-run" "$algorithm" "$bytes" "$reps" | tail -1)

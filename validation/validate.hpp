@@ -41,6 +41,9 @@ struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
   bool bandwidth_all_ranks = false;
   double all_ranks_alpha_s = 0;       // for the report (0: not run)
   double two_rank_bandwidth_Bps = 0;  // for the report
+  // for the report: the bandwidth of each of N streams at once (all ranks in pairs, both ways; 0: not run). Near the
+  // two-rank bandwidth, the machine hosting the emulated cluster carries as many streams as a ring without slowing.
+  double exchange_bandwidth_Bps = 0;
 };
 
 struct ValidationResult {
