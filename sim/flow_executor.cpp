@@ -109,6 +109,18 @@ private:
 
 enum class EventKind : std::uint8_t { latency_paid, flow_done, reduce_done, compute_done, release };
 
+// An index into `items`: one from the free list, or a new element at the end.
+template <typename T>
+std::uint32_t reuse_or_append(std::vector<T>& items, std::vector<std::uint32_t>& free) {
+  if (!free.empty()) {
+    const std::uint32_t id = free.back();
+    free.pop_back();
+    return id;
+  }
+  items.emplace_back();
+  return static_cast<std::uint32_t>(items.size() - 1);
+}
+
 struct Event {
   EventKind kind;
   std::uint32_t id;  // flow or rank
@@ -174,14 +186,7 @@ private:
     std::uint32_t index = 0;  // in the instant's flows
   };
   std::uint32_t add_instant(double at) {
-    std::uint32_t id;
-    if (!free_.empty()) {
-      id = free_.back();
-      free_.pop_back();
-    } else {
-      id = static_cast<std::uint32_t>(instants_.size());
-      instants_.emplace_back();
-    }
+    const std::uint32_t id = reuse_or_append(instants_, free_);
     instants_[id].at = at;
     heap_.push_back(id);
     put(sift_up(static_cast<std::uint32_t>(heap_.size() - 1), at), id);
@@ -252,14 +257,7 @@ public:
         return;
       }
     }
-    std::uint32_t b;
-    if (!free_.empty()) {
-      b = free_.back();
-      free_.pop_back();
-    } else {
-      b = static_cast<std::uint32_t>(buckets_.size());
-      buckets_.emplace_back();
-    }
+    const std::uint32_t b = reuse_or_append(buckets_, free_);
     buckets_[b].push_back(e);
     heap_.push_back({at, b});
     std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
@@ -659,13 +657,8 @@ private:
     if (ch.route == none) ch.route = route(src, dst);
     const Route& r = routes_[ch.route];
     const FactorRange f = factors_for(o_.factors, static_cast<double>(bytes));
-    std::uint32_t id;
-    if (!free_flows_.empty()) {
-      id = free_flows_.back();
-      free_flows_.pop_back();
-    } else {
-      id = static_cast<std::uint32_t>(flows_.size());
-      flows_.emplace_back();
+    const std::uint32_t id = reuse_or_append(flows_, free_flows_);
+    if (flow_mark_.size() < flows_.size()) {
       flow_mark_.push_back(0);
       slots_.resize(flows_.size() * max_hops_);
     }
