@@ -7,7 +7,8 @@
 //     message's time then includes waiting for a core.
 //   mpirun -np N dtsim-mpi-pingpong exchange REPETITIONS SIZE...: every rank at once, rank r with r + N/2, each pair
 //     sending both ways at the same time (MPI_Sendrecv, as OSU's bidirectional bandwidth test): N streams at once, as
-//     many as a ring keeps busy; rank 0 prints per size the median time of one exchange over ranks and repetitions.
+//     many as a ring keeps busy; rank 0 prints per size the median time of one exchange over ranks and repetitions,
+//     then the median over repetitions of the slowest rank's time (a step of a collective waits for its slowest pair).
 //     What the machine that hosts an emulated cluster can carry in total (its cores copy every byte) shows here.
 #include <mpi.h>
 
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   for (long bytes : sizes) {
     double best = 1e30;
     std::vector<double> samples;
+    std::vector<double> slowest;                 // per repetition, the slowest rank's time
     for (int r = 0; r < repetitions + 1; ++r) {  // the first round warms the connection up and is not counted
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
@@ -69,14 +71,20 @@ int main(int argc, char** argv) {
       best = std::min(best, one_way);
       if (all) {
         MPI_Gather(&one_way, 1, MPI_DOUBLE, gathered.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        for (int k = 0; k < (exchange ? size : half); ++k)  // a ping-pong's partner measures the same round trips
-          samples.push_back(gathered[static_cast<std::size_t>(k)]);
+        const auto counted = static_cast<std::ptrdiff_t>(exchange ? size : half);  // a ping-pong's partner measures the
+        samples.insert(samples.end(), gathered.begin(), gathered.begin() + counted);  // same round trips
+        slowest.push_back(*std::max_element(gathered.begin(), gathered.begin() + counted));
       }
     }
     if (rank != 0) continue;
-    if (all) {
-      std::nth_element(samples.begin(), samples.begin() + static_cast<long>(samples.size() / 2), samples.end());
-      std::printf("%ld %.9e\n", bytes, samples[samples.size() / 2]);
+    auto median = [](std::vector<double>& v) {
+      std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    if (exchange) {
+      std::printf("%ld %.9e %.9e\n", bytes, median(samples), median(slowest));
+    } else if (all) {
+      std::printf("%ld %.9e\n", bytes, median(samples));
     } else {
       std::printf("%ld %.9e\n", bytes, best);
     }

@@ -475,9 +475,11 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
   CHECK(k["cases"][0]["predicted_s"].get<double>() == Approx(6 * (10e-6 + 1048576 / 10e9)).epsilon(0.02));
   CHECK(k["networks"][0]["exchange_bandwidth_Bps"].get<double>() == 0);  // not run
   {
-    std::ofstream out(dir / "measured.txt", std::ios::app);  // both ways in pairs: 8 GB/s a stream, reported only
-    for (double b : {4.0, 64.0, 1024.0, 1048576.0, 4194304.0, 16777216.0})
+    std::ofstream out(dir / "measured.txt", std::ios::app);  // both ways in pairs: 8 GB/s a stream, the slowest 6
+    for (double b : {4.0, 64.0, 1024.0, 1048576.0, 4194304.0, 16777216.0}) {
       out << "exchange " << b << ' ' << 40e-6 + b / 8e9 << '\n';
+      out << "exchange_slowest " << b << ' ' << 50e-6 + b / 6e9 << '\n';
+    }
   }
   const Run exchanged = run_dtsim("validate --measured " + (dir / "measured.txt").string() +
                                   " --ranks 4 --max-median-error 100 --out-dir " + dir.string());
@@ -485,10 +487,12 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
   std::ifstream third(dir / "validation-measured.json");
   const auto x = nlohmann::json::parse(third);
   CHECK(x["networks"][0]["exchange_bandwidth_Bps"].get<double>() == Approx(8e9).epsilon(1e-6));
+  CHECK(x["networks"][0]["exchange_slowest_Bps"].get<double>() == Approx(6e9).epsilon(1e-6));
+  // reported only: the predictions stay the same
   CHECK(x["cases"][0]["predicted_s"].get<double>() == k["cases"][0]["predicted_s"].get<double>());
   std::ifstream report(dir / "validation-measured.md");
   const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
-  CHECK_THAT(text, Catch::Contains("| 8000.00 MB/s |"));
+  CHECK_THAT(text, Catch::Contains("| 8000.00, 6000.00 MB/s |"));
   check_usage_errors({
       {"validate --measured " + (dir / "measured.txt").string(), "--ranks: needed with --measured"},
       {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},

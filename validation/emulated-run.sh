@@ -10,6 +10,7 @@
 # usage: emulated-run.sh BIN_DIR N RATE_MBIT REPETITIONS OUT "ALGORITHMS" SIZES...
 # OUT lines:  pingpong BYTES SECONDS (2 ranks)   pingpong_all BYTES SECONDS (N ranks in pairs at once)
 #             exchange BYTES SECONDS (N ranks in pairs at once, both ways: the time of one exchange)
+#             exchange_slowest BYTES SECONDS (the same, the slowest rank's time)
 #             case ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG
 set -euo pipefail
 bin=$(cd "$1" && pwd); n=$2; rate=$3; reps=$4; out=$5; algorithms=$6; shift 6; sizes=("$@")
@@ -77,7 +78,10 @@ run_mpi "$n" 300 "$bin/dtsim-mpi-pingpong" all 5 "${pingpong_sizes[@]}" |
   while read -r bytes seconds; do echo "pingpong_all $bytes $seconds" >> "$out"; done
 # every rank at once, both ways in pairs: N streams through the machine's cores, as a ring's
 run_mpi "$n" 300 "$bin/dtsim-mpi-pingpong" exchange 5 "${pingpong_sizes[@]}" |
-  while read -r bytes seconds; do echo "exchange $bytes $seconds" >> "$out"; done
+  while read -r bytes seconds slowest; do
+    echo "exchange $bytes $seconds" >> "$out"
+    echo "exchange_slowest $bytes $slowest" >> "$out"
+  done
 for algorithm in $algorithms; do
   for bytes in "${sizes[@]}"; do
     line=$(run_mpi "$n" 600 "$bin/dtsim-mpi-run" "$algorithm" "$bytes" "$reps" | tail -1)

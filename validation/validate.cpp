@@ -18,9 +18,10 @@ namespace dtsim {
 namespace {
 
 struct RawRun {
-  std::vector<Sample> pingpong;      // ranks 0 and 1 alone
-  std::vector<Sample> pingpong_all;  // every rank at once, in pairs (emulated-run.sh)
-  std::vector<Sample> exchange;      // every rank at once, in pairs, both ways at the same time
+  std::vector<Sample> pingpong;          // ranks 0 and 1 alone
+  std::vector<Sample> pingpong_all;      // every rank at once, in pairs (emulated-run.sh)
+  std::vector<Sample> exchange;          // every rank at once, in pairs, both ways at the same time
+  std::vector<Sample> exchange_slowest;  // the same, the slowest rank of each exchange
   struct Case {
     std::string algorithm;
     std::uint64_t bytes;
@@ -34,10 +35,15 @@ RawRun parse_raw(std::istream& in) {
   RawRun raw;
   std::string kind;
   while (in >> kind) {
-    if (kind == "pingpong" || kind == "pingpong_all" || kind == "exchange") {
+    std::vector<Sample>* samples = kind == "pingpong"           ? &raw.pingpong
+                                   : kind == "pingpong_all"     ? &raw.pingpong_all
+                                   : kind == "exchange"         ? &raw.exchange
+                                   : kind == "exchange_slowest" ? &raw.exchange_slowest
+                                                                : nullptr;
+    if (samples != nullptr) {
       Sample s;
       in >> s.x >> s.y;
-      (kind == "pingpong" ? raw.pingpong : kind == "pingpong_all" ? raw.pingpong_all : raw.exchange).push_back(s);
+      samples->push_back(s);
     } else if (kind == "case") {
       RawRun::Case c;
       double min_s = 0;
@@ -168,6 +174,9 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
   net.all_ranks_alpha_s = all ? loaded.alpha_s : 0.0;
   net.two_rank_bandwidth_Bps = two.bandwidth_Bps;
   if (!raw.exchange.empty()) net.exchange_bandwidth_Bps = fit_pingpong(raw.exchange, "exchange").bandwidth_Bps;
+  if (!raw.exchange_slowest.empty()) {
+    net.exchange_slowest_Bps = fit_pingpong(raw.exchange_slowest, "slowest exchange").bandwidth_Bps;
+  }
   result.networks.push_back(net);
   progress(std::to_string(ranks) + " ranks: SimGrid predictions");
   for (const RawRun::Case& c : raw.cases) {
@@ -214,6 +223,7 @@ ValidationResult repredict(const nlohmann::json& previous) {
       net.all_ranks_alpha_s = n.value("all_ranks_alpha_s", 0.0);
       net.two_rank_bandwidth_Bps = n.value("two_rank_bandwidth_Bps", 0.0);
       net.exchange_bandwidth_Bps = n.value("exchange_bandwidth_Bps", 0.0);
+      net.exchange_slowest_Bps = n.value("exchange_slowest_Bps", 0.0);
       result.networks.push_back(net);
     }
     for (const auto& c : previous.at("cases")) {
@@ -279,7 +289,8 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
                         {"bandwidth_from", n.bandwidth_all_ranks ? all_ranks_text : "ranks 0 and 1"},
                         {"all_ranks_alpha_s", n.all_ranks_alpha_s},
                         {"two_rank_bandwidth_Bps", n.two_rank_bandwidth_Bps},
-                        {"exchange_bandwidth_Bps", n.exchange_bandwidth_Bps}});
+                        {"exchange_bandwidth_Bps", n.exchange_bandwidth_Bps},
+                        {"exchange_slowest_Bps", n.exchange_slowest_Bps}});
   }
   return {{"command", command},
           {"repetitions", plan.repetitions},
@@ -304,12 +315,15 @@ std::string validation_markdown(const ValidationPlan& plan, const ValidationResu
                 100 * r.median_abs_error, 100 * r.p90_abs_error);
   out << line
       << "| ranks | rate | alpha (ranks 0 and 1) | bandwidth (all ranks at once) | beta R^2 | reduce rate used | "
-         "all ranks at once: alpha; ranks 0 and 1: bandwidth | each of N streams, both ways in pairs |\n"
+         "all ranks at once: alpha; ranks 0 and 1: bandwidth | each of N streams, both ways in pairs: median, "
+         "slowest |\n"
          "|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const ValidationNetwork& n : r.networks) {
-    char exchange[32] = "not run";
-    if (n.exchange_bandwidth_Bps > 0)
-      std::snprintf(exchange, sizeof exchange, "%.2f MB/s", n.exchange_bandwidth_Bps / 1e6);
+    char exchange[48] = "not run";
+    if (n.exchange_bandwidth_Bps > 0) {
+      std::snprintf(exchange, sizeof exchange, "%.2f, %.2f MB/s", n.exchange_bandwidth_Bps / 1e6,
+                    n.exchange_slowest_Bps / 1e6);
+    }
     std::snprintf(line, sizeof line,
                   "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.4f | %.2f GB/s | %.1f us, %.2f MB/s | %s |\n", n.ranks,
                   n.rate_bps / 1e6, n.cost.alpha_s * 1e6, n.cost.bandwidth_Bps / 1e6, n.beta_r_squared,

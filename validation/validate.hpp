@@ -44,6 +44,7 @@ struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
   // for the report: the bandwidth of each of N streams at once (all ranks in pairs, both ways; 0: not run). Near the
   // two-rank bandwidth, the machine hosting the emulated cluster carries as many streams as a ring without slowing.
   double exchange_bandwidth_Bps = 0;
+  double exchange_slowest_Bps = 0;  // the same from the slowest rank of each exchange (0: not run)
 };
 
 struct ValidationResult {
