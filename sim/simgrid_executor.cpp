@@ -63,24 +63,23 @@ void ready_mailbox_get(int sender, int receiver) {
 // then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode).
 
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
-                   double host_flops_per_compute_flop, SendProtocol protocol, RunTrace* trace) {
+                   double host_flops_per_compute_flop, bool ready_handshake, RunTrace* trace) {
   static int dummy_payload = 0;  // SimGrid refuses null payloads; simulated-size mode sends this
-  const bool ready_handshake = protocol.ready_handshake;
   struct SentMessage {
-    sg4::CommPtr comm;
+    std::size_t comm;
     int peer;
     std::uint64_t bytes;
   };
   std::vector<SentMessage> sent;  // recording only
   std::vector<sg4::CommPtr> comms;
-  std::vector<sg4::CommPtr> in_flight;  // buffered sends: waited for when the rank's last step is done
-  std::vector<Payload*> landed;         // real mode: one slot per receive of the step
+  std::vector<Payload*> landed;  // real mode: one slot per receive of the step
   std::vector<const Op*> recv_ops;
   std::size_t i = 0;
   while (i < ops.size()) {
     comms.clear();
     recv_ops.clear();
     landed.clear();
+    sent.clear();
     const double step_start_s = trace != nullptr ? sg4::Engine::get_clock() : 0.0;
     std::uint64_t received_bytes = 0;
     std::uint64_t reduce_bytes = 0;
@@ -120,9 +119,8 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
           const float* from = buffer->data() + c.offset_bytes / 4;
           payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
         }
-        sg4::CommPtr put = RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, s.span_bytes(op.span()));
-        if (trace != nullptr) sent.push_back({put, op.peer(), s.span_bytes(op.span())});
-        (protocol.buffered_sends ? in_flight : comms).push_back(std::move(put));
+        if (trace != nullptr) sent.push_back({comms.size(), op.peer(), s.span_bytes(op.span())});
+        comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, s.span_bytes(op.span())));
       } else if (op.is_recv() && !ready_handshake) {
         comms.push_back(RankMailboxes::find(mailboxes.in, op.peer())->get_async<Payload>(&landed[recv_slot++]));
       }
@@ -135,6 +133,10 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     const double reduce_start_s = trace != nullptr ? sg4::Engine::get_clock() : 0.0;
     if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));  // host speed = reduce rate
     if (trace != nullptr) {
+      for (const SentMessage& m : sent) {
+        const sg4::CommPtr& comm = comms[m.comm];
+        trace->transfers.push_back({mailboxes.rank, m.peer, m.bytes, comm->get_start_time(), comm->get_finish_time()});
+      }
       const double now = sg4::Engine::get_clock();
       if (reduce_bytes > 0)
         trace->spans.push_back({mailboxes.rank, SpanKind::reduce, reduce_bytes, reduce_start_s, now});
@@ -155,18 +157,13 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     }
     i = end;
   }
-  for (const sg4::CommPtr& comm : in_flight)
-    comm->wait();
-  for (const SentMessage& m : sent) {  // (every one has finished now)
-    trace->transfers.push_back({mailboxes.rank, m.peer, m.bytes, m.comm->get_start_time(), m.comm->get_finish_time()});
-  }
 }
 
 void run_rank(Simulation& sim, int rank) {
   const double host_flops_per_compute_flop = sim.options.cost.reduce_Bps / sim.options.compute_flops_per_s;
   Payload* buffer = sim.options.real_payload ? &sim.buffers[static_cast<std::size_t>(rank)] : nullptr;
   execute_steps(sim.schedule, sim.schedule.rank_ops(rank), sim.mailboxes[static_cast<std::size_t>(rank)], buffer,
-                host_flops_per_compute_flop, {sim.options.ready_handshake, sim.options.buffered_sends},
+                host_flops_per_compute_flop, sim.options.ready_handshake,
                 sim.options.record_trace ? &sim.trace : nullptr);
   sim.finish_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
   ++sim.finished;
@@ -685,7 +682,7 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
                 }
                 const double started = sg4::Engine::get_clock();
                 execute_steps(bucket, bucket.rank_ops(r), mailboxes[static_cast<std::size_t>(r)], nullptr,
-                              host_flops_per_compute_flop, {}, trace);
+                              host_flops_per_compute_flop, false, trace);
                 *comm_time += sg4::Engine::get_clock() - started;
                 if (trace != nullptr) {
                   trace->spans.push_back({r, SpanKind::allreduce, bucket.bytes, started, sg4::Engine::get_clock()});

@@ -52,10 +52,6 @@ struct SimGridOptions {
   // Receiver-ready protocol (dtsim-mpi-run's): each receive first sends its sender an empty "ready" message and a
   // send starts only when that has arrived, so a rank that runs ahead cannot load a link its receiver still needs.
   bool ready_handshake = false;
-  // Buffered sends (dtsim-mpi-run's over OpenMPI's TCP transport: an eager send is complete once the library has
-  // copied it): a send does not hold its step back; the rank waits for its messages only after its last step. A
-  // rank's sends to different receivers in consecutive steps then share its link, as a binomial broadcast's do.
-  bool buffered_sends = false;
   // Record every step, reduction and message into ExecutionResult::trace (for --trace and link utilisation).
   bool record_trace = false;
   // Calibrated piecewise corrections by message size (SimGrid's latency and bandwidth factor callbacks).

@@ -1,7 +1,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "algorithms/binomial_tree.hpp"
 #include "algorithms/ring.hpp"
 #include "models/alpha_beta.hpp"
 #include "schedule_helpers.hpp"
@@ -209,26 +208,4 @@ TEST_CASE("the receiver-ready handshake adds one latency per step and keeps earl
   const double one = 1e6 / handshake.cost.bandwidth_Bps;
   CHECK(h.rank_finish_s[1] == Approx(one).epsilon(1e-6));
   CHECK(h.rank_finish_s[0] == Approx(2 * one).epsilon(1e-6));
-}
-
-TEST_CASE("buffered sends let a rank's sends to different receivers share its link") {
-  // Binomial broadcast from rank 0 on 4 ranks: rank 0 sends to 2, then to 1; rank 2 forwards to 3 once it has the
-  // message. Sends held to their step (the schedule's semantics): 0 -> 2, then 0 -> 1 and 2 -> 3 at once: two
-  // transfer times. Buffered (dtsim-mpi-run over TCP): 0 -> 2 and 0 -> 1 share rank 0's link and both end after two
-  // transfer times, then 2 -> 3: three. The ready handshake still orders each pair's messages.
-  const Schedule s = binomial_broadcast(4, 4000000);
-  SimGridOptions held;
-  held.cost.alpha_s = 0;
-  held.ready_handshake = true;
-  SimGridOptions buffered = held;
-  buffered.buffered_sends = true;
-  const double one = 4e6 / held.cost.bandwidth_Bps;
-  const ExecutionResult h = run_simgrid(s, held);
-  const ExecutionResult b = run_simgrid(s, buffered);
-  CHECK(h.time_s == Approx(2 * one).epsilon(1e-6));
-  CHECK(b.time_s == Approx(3 * one).epsilon(1e-6));
-  CHECK(b.rank_finish_s[1] == Approx(2 * one).epsilon(1e-6));
-  // a ring sends to one peer only: buffering changes nothing there
-  const Schedule ring = ring_allreduce(4, 4000000);
-  CHECK(run_simgrid(ring, buffered).time_s == Approx(run_simgrid(ring, held).time_s).epsilon(1e-6));
 }

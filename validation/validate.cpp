@@ -109,8 +109,7 @@ void summarize(ValidationResult& result) {
 
 // One case on the SimGrid star. Over TCP (OpenMPI): acknowledgements load the reverse direction of every link. A
 // dtsim schedule runs with dtsim-mpi-run's receiver-ready protocol (an empty "ready" message, then the data sent
-// eagerly into the posted receive; the send is complete once OpenMPI has copied it, so it does not hold its step
-// back); OpenMPI's own allreduce sends every message eagerly (the eager limits are raised
+// eagerly into the posted receive); OpenMPI's own allreduce sends every message eagerly (the eager limits are raised
 // to 64 MiB), before its receive is posted.
 double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                     bool tcp) {
@@ -125,7 +124,6 @@ double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t 
   const bool library = algorithm_name == "mpi" || algorithm_name == "nccl";
   sg.eager = tcp && library;
   sg.ready_handshake = tcp && !library;
-  sg.buffered_sends = tcp && !library;
   return run_simgrid(find_algorithm(algorithm).build(ranks, bytes / 4 * 4, options), sg).time_s;
 }
 
