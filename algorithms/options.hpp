@@ -15,6 +15,9 @@ struct AlgorithmOptions {
   std::uint32_t servers = 1;
   // Parameter server: servers on hosts of their own (false) or on the first `servers` workers (true, servers <= ranks).
   bool colocated_servers = false;
+  // Parameter server, co-located: shard s lives on worker s x server_stride (>= 1, (servers - 1) x server_stride <
+  // ranks). The ranks per node puts one shard on the first accelerator of each node.
+  std::uint32_t server_stride = 1;
   // Broadcast and reduce: the root rank, in [0, ranks).
   std::uint32_t root = 0;
   // Hierarchical: ranks per node (>= 1, dividing ranks) and the allreduce algorithm run across nodes (any registered

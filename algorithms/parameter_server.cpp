@@ -2,7 +2,8 @@
 // Phases: push: every worker sends shard s to server s (in one step, all shards at once); each server adds up the P
 //   shards it receives. Pull: every server sends its reduced shard to every worker, which copies it.
 //   Servers on hosts of their own (default) are helper ranks P..P+S-1 that start empty; co-located servers are workers
-//   0..S-1, each keeping its own shard locally.
+//   0, k, 2k, ..., (S-1)k (k = server_stride: 1, or the ranks per node for one server per node), each keeping its own
+//   shard locally.
 // Cost without contention: 2 (alpha + n/S beta) + P n/S gamma (P-1 instead of P when co-located).
 //   With one link per host every server link carries P shards each way, so on a star:
 //   2 (alpha + P n/(S B)) + P n/S gamma on hosts of their own, 2 (alpha + (P-1) n/(S B)) + (P-1) n/S gamma co-located
@@ -22,8 +23,14 @@ Schedule parameter_server_allreduce(int ranks, std::uint64_t bytes, const Algori
     throw OptionError("servers", "expected at most " + std::to_string(p) + " co-located servers (one per rank), got " +
                                      std::to_string(s));
   }
+  const std::uint32_t stride = options.server_stride;
+  if (stride < 1) throw std::invalid_argument("ps: expected a server stride of at least 1, got 0");
+  if (options.colocated_servers && static_cast<std::uint64_t>(s - 1) * stride >= p) {
+    throw OptionError("servers", std::to_string(s) + " co-located servers " + std::to_string(stride) +
+                                     " ranks apart do not fit in " + std::to_string(p) + " ranks");
+  }
   const std::uint32_t total = options.colocated_servers ? p : p + s;
-  auto server_rank = [&](std::uint32_t shard) { return options.colocated_servers ? shard : p + shard; };
+  auto server_rank = [&](std::uint32_t shard) { return options.colocated_servers ? shard * stride : p + shard; };
   ScheduleBuilder builder(Collective::allreduce, "ps", static_cast<int>(total), bytes,
                           buffer_chunks(bytes, s, options.element_bytes));
   builder.set_participants(ranks);
@@ -33,8 +40,8 @@ Schedule parameter_server_allreduce(int ranks, std::uint64_t bytes, const Algori
     builder.begin_rank(static_cast<int>(r));
     if (nothing_to_send) continue;
     const bool worker = r < p;
-    const bool server = options.colocated_servers ? r < s : r >= p;
-    const std::uint32_t own = server ? (options.colocated_servers ? r : r - p) : 0;
+    const bool server = options.colocated_servers ? r % stride == 0 && r / stride < s : r >= p;
+    const std::uint32_t own = server ? (options.colocated_servers ? r / stride : r - p) : 0;
     builder.begin_step();  // push
     if (worker) {
       for (std::uint32_t shard = 0; shard < s; ++shard) {

@@ -235,6 +235,10 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   } else if (per_node > groups && per_node % groups == 0) {
     options.ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
   }
+  // ps: one shard per node, on the node's first rank of the group
+  if (static_cast<std::uint64_t>(options.servers - 1) * options.ranks_per_node <
+      static_cast<std::uint64_t>(layout.data))
+    options.server_stride = options.ranks_per_node;
   const Backend backend = auto_backend(out.accelerators);  // SimGrid up to 64 accelerators, flow above
   options.compact = backend == Backend::flow;
   TrainingProgram program = make_program(stage_setup, layout.data, static_cast<int>(std::lround(out.micro_batch)),

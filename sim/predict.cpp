@@ -163,6 +163,7 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   options.servers = static_cast<std::uint32_t>(p.nodes);  // ps: one server shard per node, on its first accelerator
   options.colocated_servers = true;
   options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
+  options.server_stride = static_cast<std::uint32_t>(per_node);
   options.compact = backend == Backend::flow;
   const MemoryBudget budget{backend == Backend::flow ? RunMemory::flow : RunMemory::simgrid,
                             available_bytes ? *available_bytes : available_memory_bytes()};

@@ -145,6 +145,38 @@ TEST_CASE("parameter server: sharded, on server hosts or co-located, verified, e
       }
     }
   }
+  // co-located servers spread out (one per node): verified, each shard reduced on worker shard x stride, and on the
+  // star (every host alike) timed as when they sit on the first workers
+  for (const std::uint32_t stride : {2U, 3U, 4U}) {
+    for (const std::uint32_t servers : {1U, 2U, 3U}) {
+      const int ranks = 8;
+      if ((servers - 1) * stride >= static_cast<std::uint32_t>(ranks)) continue;
+      CAPTURE(stride, servers);
+      AlgorithmOptions options;
+      options.servers = servers;
+      options.colocated_servers = true;
+      options.server_stride = stride;
+      const Schedule s = find_algorithm("ps").build(ranks, bytes, options);
+      CHECK(verify(s).ok);
+      for (int r = 0; r < ranks; ++r) {
+        bool reduces = false;
+        for (const Op& op : s.rank_ops(r))
+          reduces = reduces || op.kind() == OpKind::recv_reduce;
+        const bool server =
+            r % static_cast<int>(stride) == 0 && r / static_cast<int>(stride) < static_cast<int>(servers);
+        CHECK(reduces == (server && ranks > 1));
+      }
+      SimGridOptions sg;
+      sg.cost = cost;
+      CHECK(rel_diff(run_simgrid(s, sg).time_s,
+                     parameter_server_shared_link_seconds(ranks, bytes, cost, servers, true)) < 1e-9);
+    }
+  }
+  AlgorithmOptions spread;
+  spread.servers = 3;
+  spread.colocated_servers = true;
+  spread.server_stride = 4;
+  CHECK_THROWS_WITH(find_algorithm("ps").build(8, 100, spread), Catch::Contains("do not fit in 8 ranks"));
   CHECK_THROWS_AS(find_algorithm("ps").build(4, 100, AlgorithmOptions{1, 0, false}), OptionError);
   CHECK_THROWS_WITH(find_algorithm("ps").build(4, 100, AlgorithmOptions{1, 5, true}),
                     Catch::Contains("at most 4 co-located servers"));
