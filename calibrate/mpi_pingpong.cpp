@@ -10,6 +10,11 @@
 //     many as a ring keeps busy; rank 0 prints per size the median time of one exchange over ranks and repetitions,
 //     then the median over repetitions of the slowest rank's time (a step of a collective waits for its slowest pair).
 //     What the machine that hosts an emulated cluster can carry in total (its cores copy every byte) shows here.
+//   mpirun -np 2 dtsim-mpi-pingpong sendtime REPETITIONS SIZE...: how much of a message the transport buffers. Rank 1
+//     posts its receive and sends an empty "ready" message (as dtsim-mpi-run does), rank 0 then sends SIZE bytes
+//     (MPI_Isend, MPI_Wait) and waits for an empty "done" message rank 1 sends once it has everything. Rank 0 prints
+//     per size the medians over repetitions of the time until its send was complete and until "done" came: a send is
+//     complete while its last bytes are still in the transport's buffers, (1 - complete / done) x SIZE of them.
 #include <mpi.h>
 
 #include <algorithm>
@@ -26,7 +31,8 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const bool exchange = argc > 1 && std::strcmp(argv[1], "exchange") == 0;
   const bool all = exchange || (argc > 1 && std::strcmp(argv[1], "all") == 0);
-  const int first = all ? 2 : 1;  // argv[first]: REPETITIONS
+  const bool sendtime = argc > 1 && std::strcmp(argv[1], "sendtime") == 0;
+  const int first = all || sendtime ? 2 : 1;  // argv[first]: REPETITIONS
   if ((all ? size < 2 || size % 2 != 0 : size != 2) || argc < first + 2) {
     if (rank == 0) {
       std::fprintf(stderr,
@@ -49,6 +55,40 @@ int main(int argc, char** argv) {
   const bool pinger = rank < half;
   const int partner = pinger ? rank + half : rank - half;
   std::vector<double> gathered(static_cast<std::size_t>(size));
+  if (sendtime) {
+    for (long bytes : sizes) {
+      std::vector<double> complete, done;
+      for (int r = 0; r < repetitions + 1; ++r) {  // the first round warms the connection up and is not counted
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Request request;
+        if (rank == 0) {
+          MPI_Recv(nullptr, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          const double start = MPI_Wtime();
+          MPI_Isend(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 1, 0, MPI_COMM_WORLD, &request);
+          MPI_Wait(&request, MPI_STATUS_IGNORE);
+          const double sent = MPI_Wtime();
+          MPI_Recv(nullptr, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          if (r == 0) continue;
+          complete.push_back(sent - start);
+          done.push_back(MPI_Wtime() - start);
+        } else if (rank == 1) {
+          MPI_Irecv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD, &request);
+          MPI_Send(nullptr, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+          MPI_Wait(&request, MPI_STATUS_IGNORE);
+          MPI_Send(nullptr, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        }
+      }
+      if (rank != 0) continue;
+      auto median = [](std::vector<double>& v) {
+        std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+        return v[v.size() / 2];
+      };
+      std::printf("%ld %.9e %.9e\n", bytes, median(complete), median(done));
+      std::fflush(stdout);
+    }
+    MPI_Finalize();
+    return 0;
+  }
   for (long bytes : sizes) {
     double best = 1e30;
     std::vector<double> samples;

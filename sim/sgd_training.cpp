@@ -150,7 +150,7 @@ void run_allreduce(Run& run, int ranks, const std::vector<sg4::Host*>& hosts, co
               helper_buffer.assign(schedule.bytes / 4, 0.0F);
             }
             const double allreduce_start = sg4::Engine::get_clock();
-            execute_steps(schedule, schedule.rank_ops(r), mailboxes[static_cast<std::size_t>(r)], buffer, 1.0, false,
+            execute_steps(schedule, schedule.rank_ops(r), mailboxes[static_cast<std::size_t>(r)], buffer, 1.0, {},
                           run.trace);
             run.span(r, SpanKind::allreduce, schedule.bytes, allreduce_start);
             if (w == nullptr) continue;

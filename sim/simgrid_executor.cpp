@@ -63,8 +63,20 @@ void ready_mailbox_get(int sender, int receiver) {
 // then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode).
 
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
-                   double host_flops_per_compute_flop, bool ready_handshake, RunTrace* trace) {
+                   double host_flops_per_compute_flop, SendProtocol protocol, RunTrace* trace) {
   static int dummy_payload = 0;  // SimGrid refuses null payloads; simulated-size mode sends this
+  const bool ready_handshake = protocol.ready_handshake;
+  // a send buffer splits each message into a head the step waits for and a buffered tail (sent when the head is done)
+  const std::uint64_t buffered = protocol.send_buffer_bytes;
+  auto tail_of = [buffered](std::uint64_t bytes) { return std::min(bytes, buffered); };
+  struct Tail {
+    std::size_t head;  // its head's place in `comms`
+    int peer;
+    std::uint64_t bytes;
+  };
+  std::vector<Tail> tails;              // of this step's sends
+  std::vector<sg4::CommPtr> in_flight;  // tails on their way: waited for after the rank's last step
+  int* tail_sink = nullptr;             // where a tail's (empty) payload lands
   struct SentMessage {
     std::size_t comm;
     int peer;
@@ -99,13 +111,19 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     landed.assign(recv_ops.size(), nullptr);
 
     std::size_t recv_slot = 0;
+    auto post_receive = [&](const Op& op) {  // the message, or its head, brings the payload; a tail brings nothing
+      sg4::Mailbox* in = RankMailboxes::find(mailboxes.in, op.peer());
+      comms.push_back(in->get_async<Payload>(&landed[recv_slot++]));
+      const std::uint64_t bytes = s.span_bytes(op.span());
+      if (buffered > 0 && tail_of(bytes) > 0 && tail_of(bytes) < bytes) comms.push_back(in->get_async<int>(&tail_sink));
+    };
     if (ready_handshake) {  // post the receives, announce them, then send each message once its receiver is ready
       auto ready_mailbox = [](int from, int to) {
         return sg4::Mailbox::by_name("ready" + std::to_string(from) + ">" + std::to_string(to));
       };
       for (std::size_t k = i; k < end; ++k) {  // (SimGrid matches even an empty put with its get: wait at step end)
         if (!ops[k].is_recv()) continue;
-        comms.push_back(RankMailboxes::find(mailboxes.in, ops[k].peer())->get_async<Payload>(&landed[recv_slot++]));
+        post_receive(ops[k]);
         comms.push_back(ready_mailbox(mailboxes.rank, ops[k].peer())->put_async(&dummy_payload, 0));
       }
     }
@@ -119,16 +137,43 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
           const float* from = buffer->data() + c.offset_bytes / 4;
           payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
         }
-        if (trace != nullptr) sent.push_back({comms.size(), op.peer(), s.span_bytes(op.span())});
-        comms.push_back(RankMailboxes::find(mailboxes.out, op.peer())->put_async(payload, s.span_bytes(op.span())));
+        const std::uint64_t bytes = s.span_bytes(op.span());
+        sg4::Mailbox* out = RankMailboxes::find(mailboxes.out, op.peer());
+        const std::uint64_t tail = tail_of(bytes);
+        if (tail == bytes && buffered > 0) {  // all of it fits in the buffer: the step does not wait for it
+          in_flight.push_back(out->put_async(payload, bytes));
+          continue;
+        }
+        if (tail > 0) tails.push_back({comms.size(), op.peer(), tail});
+        if (trace != nullptr) sent.push_back({comms.size(), op.peer(), bytes});
+        comms.push_back(out->put_async(payload, bytes - tail));
       } else if (op.is_recv() && !ready_handshake) {
-        comms.push_back(RankMailboxes::find(mailboxes.in, op.peer())->get_async<Payload>(&landed[recv_slot++]));
+        post_receive(op);
       }
     }
     sg4::ExecPtr compute;
     if (compute_flops > 0.0) compute = sg4::this_actor::exec_async(compute_flops * host_flops_per_compute_flop);
-    for (const sg4::CommPtr& comm : comms)
-      comm->wait();  // Comm::wait_all costs a dynamic_cast per comm in 3.32
+    if (tails.empty()) {
+      for (const sg4::CommPtr& comm : comms)
+        comm->wait();  // Comm::wait_all costs a dynamic_cast per comm in 3.32
+    } else {           // each tail leaves as soon as its head is done
+      std::vector<sg4::CommPtr> waiting = comms;
+      std::vector<std::size_t> place(comms.size());
+      for (std::size_t k = 0; k < place.size(); ++k)
+        place[k] = k;
+      while (!waiting.empty()) {
+        const auto done = static_cast<std::size_t>(sg4::Comm::wait_any(waiting));
+        for (const Tail& t : tails) {
+          if (t.head != place[done]) continue;
+          in_flight.push_back(RankMailboxes::find(mailboxes.out, t.peer)->put_async(&dummy_payload, t.bytes));
+        }
+        waiting[done] = waiting.back();
+        waiting.pop_back();
+        place[done] = place.back();
+        place.pop_back();
+      }
+      tails.clear();
+    }
     if (compute) compute->wait();
     const double reduce_start_s = trace != nullptr ? sg4::Engine::get_clock() : 0.0;
     if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));  // host speed = reduce rate
@@ -157,13 +202,15 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     }
     i = end;
   }
+  for (const sg4::CommPtr& comm : in_flight)
+    comm->wait();
 }
 
 void run_rank(Simulation& sim, int rank) {
   const double host_flops_per_compute_flop = sim.options.cost.reduce_Bps / sim.options.compute_flops_per_s;
   Payload* buffer = sim.options.real_payload ? &sim.buffers[static_cast<std::size_t>(rank)] : nullptr;
   execute_steps(sim.schedule, sim.schedule.rank_ops(rank), sim.mailboxes[static_cast<std::size_t>(rank)], buffer,
-                host_flops_per_compute_flop, sim.options.ready_handshake,
+                host_flops_per_compute_flop, {sim.options.ready_handshake, sim.options.send_buffer_bytes},
                 sim.options.record_trace ? &sim.trace : nullptr);
   sim.finish_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
   ++sim.finished;
@@ -502,6 +549,9 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
       !(options.compute_flops_per_s > 0)) {
     throw std::invalid_argument("simgrid executor: bandwidth, reduce rate and compute speed must be > 0, latency >= 0");
   }
+  if (options.record_trace && options.send_buffer_bytes > 0) {
+    throw std::invalid_argument("simgrid executor: a trace is not recorded with a send buffer");
+  }
   if (options.topology != nullptr) {
     if (options.accelerator_of.size() != static_cast<std::size_t>(schedule.ranks)) {
       throw std::invalid_argument("simgrid executor: the schedule has " + std::to_string(schedule.ranks) +
@@ -682,7 +732,7 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
                 }
                 const double started = sg4::Engine::get_clock();
                 execute_steps(bucket, bucket.rank_ops(r), mailboxes[static_cast<std::size_t>(r)], nullptr,
-                              host_flops_per_compute_flop, false, trace);
+                              host_flops_per_compute_flop, {}, trace);
                 *comm_time += sg4::Engine::get_clock() - started;
                 if (trace != nullptr) {
                   trace->spans.push_back({r, SpanKind::allreduce, bucket.bytes, started, sg4::Engine::get_clock()});

@@ -52,6 +52,12 @@ struct SimGridOptions {
   // Receiver-ready protocol (dtsim-mpi-run's): each receive first sends its sender an empty "ready" message and a
   // send starts only when that has arrived, so a rank that runs ahead cannot load a link its receiver still needs.
   bool ready_handshake = false;
+  // Transport send buffer (dtsim-mpi-run over OpenMPI's TCP transport): a send is complete for its rank once all but
+  // its last send_buffer_bytes have left, and those go on during the rank's next steps, on the same route after the
+  // rest (as a second message, with its own latency). A rank's sends to different receivers in consecutive steps then
+  // overlap by that much, as a binomial broadcast's do over TCP. 0 (default): a send holds its step until it is
+  // received. Measured by `dtsim-mpi-pingpong sendtime`.
+  std::uint64_t send_buffer_bytes = 0;
   // Record every step, reduction and message into ExecutionResult::trace (for --trace and link utilisation).
   bool record_trace = false;
   // Calibrated piecewise corrections by message size (SimGrid's latency and bandwidth factor callbacks).

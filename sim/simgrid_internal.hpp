@@ -36,8 +36,14 @@ struct RankMailboxes {
 // then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode). `ready_handshake`: the
 // receiver-ready protocol of dtsim-mpi-run (each receive first sends its sender an empty "ready" message; a send
 // starts once its receiver is ready). `trace`: where to record the rank's steps, reductions and sent messages.
+// How a rank's messages go: the schedule's rendezvous by default; see SimGridOptions::ready_handshake and
+// SimGridOptions::send_buffer_bytes.
+struct SendProtocol {
+  bool ready_handshake = false;
+  std::uint64_t send_buffer_bytes = 0;
+};
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
-                   double host_flops_per_compute_flop, bool ready_handshake = false, RunTrace* trace = nullptr);
+                   double host_flops_per_compute_flop, SendProtocol protocol = {}, RunTrace* trace = nullptr);
 // One mailbox per (sender, receiver) pair that any of the schedules uses.
 std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks);
 // The network model settings, after the engine exists and before the platform is built.

@@ -492,7 +492,19 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
   CHECK(x["cases"][0]["predicted_s"].get<double>() == k["cases"][0]["predicted_s"].get<double>());
   std::ifstream report(dir / "validation-measured.md");
   const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
-  CHECK_THAT(text, Catch::Contains("| 8000.00, 6000.00 MB/s |"));
+  CHECK_THAT(text, Catch::Contains("| 8000.00, 6000.00 MB/s | not measured |"));
+  {
+    std::ofstream out(dir / "measured.txt", std::ios::app);  // sends complete while 1 MB and 3 MB are still on the way
+    out << "sendtime 4194304 " << 3145728 / 1e9 << ' ' << 4194304 / 1e9 << '\n';
+    out << "sendtime 8388608 " << 5242880 / 1e9 << ' ' << 8388608 / 1e9 << '\n';
+    out << "sendtime 16777216 " << 15728640 / 1e9 << ' ' << 16777216 / 1e9 << '\n';
+  }
+  const Run buffered = run_dtsim("validate --measured " + (dir / "measured.txt").string() +
+                                 " --ranks 4 --max-median-error 100 --out-dir " + dir.string());
+  REQUIRE(buffered.exit_code == 0);
+  std::ifstream fourth(dir / "validation-measured.json");
+  const auto y = nlohmann::json::parse(fourth);
+  CHECK(y["networks"][0]["send_buffer_bytes"].get<double>() == Approx(1048576).epsilon(1e-4));  // the median
   check_usage_errors({
       {"validate --measured " + (dir / "measured.txt").string(), "--ranks: needed with --measured"},
       {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},

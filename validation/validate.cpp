@@ -22,6 +22,10 @@ struct RawRun {
   std::vector<Sample> pingpong_all;      // every rank at once, in pairs (emulated-run.sh)
   std::vector<Sample> exchange;          // every rank at once, in pairs, both ways at the same time
   std::vector<Sample> exchange_slowest;  // the same, the slowest rank of each exchange
+  struct SendTime {
+    double bytes, complete_s, done_s;
+  };
+  std::vector<SendTime> sendtime;  // ranks 0 and 1: when a send was complete, and when it had arrived
   struct Case {
     std::string algorithm;
     std::uint64_t bytes;
@@ -44,6 +48,10 @@ RawRun parse_raw(std::istream& in) {
       Sample s;
       in >> s.x >> s.y;
       samples->push_back(s);
+    } else if (kind == "sendtime") {
+      RawRun::SendTime t{};
+      in >> t.bytes >> t.complete_s >> t.done_s;
+      raw.sendtime.push_back(t);
     } else if (kind == "case") {
       RawRun::Case c;
       double min_s = 0;
@@ -112,7 +120,7 @@ void summarize(ValidationResult& result) {
 // eagerly into the posted receive); OpenMPI's own allreduce sends every message eagerly (the eager limits are raised
 // to 64 MiB), before its receive is posted.
 double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
-                    bool tcp) {
+                    bool tcp, double send_buffer_bytes) {
   AlgorithmOptions options;
   options.element_bytes = 4;
   options.colocated_servers = true;
@@ -124,6 +132,7 @@ double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t 
   const bool library = algorithm_name == "mpi" || algorithm_name == "nccl";
   sg.eager = tcp && library;
   sg.ready_handshake = tcp && !library;
+  if (tcp && !library) sg.send_buffer_bytes = static_cast<std::uint64_t>(std::llround(send_buffer_bytes));
   return run_simgrid(find_algorithm(algorithm).build(ranks, bytes / 4 * 4, options), sg).time_s;
 }
 
@@ -177,6 +186,13 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
   if (!raw.exchange_slowest.empty()) {
     net.exchange_slowest_Bps = fit_pingpong(raw.exchange_slowest, "slowest exchange").bandwidth_Bps;
   }
+  if (!raw.sendtime.empty()) {  // a send is complete (1 - complete / done) x bytes before it has arrived
+    std::vector<double> held;
+    for (const RawRun::SendTime& t : raw.sendtime) {
+      if (t.done_s > 0) held.push_back(std::max(0.0, t.bytes * (1 - t.complete_s / t.done_s)));
+    }
+    net.send_buffer_bytes = percentile(held, 0.5);
+  }
   result.networks.push_back(net);
   progress(std::to_string(ranks) + " ranks: SimGrid predictions");
   for (const RawRun::Case& c : raw.cases) {
@@ -186,7 +202,7 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
     v.algorithm = c.algorithm;
     v.bytes = c.bytes;
     v.measured_s = c.median_s;
-    v.predicted_s = predict_case(c.algorithm, ranks, c.bytes, net.cost, tcp);
+    v.predicted_s = predict_case(c.algorithm, ranks, c.bytes, net.cost, tcp, net.send_buffer_bytes);
     v.result_ok = c.ok;
     result.cases.push_back(v);
   }
@@ -224,6 +240,7 @@ ValidationResult repredict(const nlohmann::json& previous) {
       net.two_rank_bandwidth_Bps = n.value("two_rank_bandwidth_Bps", 0.0);
       net.exchange_bandwidth_Bps = n.value("exchange_bandwidth_Bps", 0.0);
       net.exchange_slowest_Bps = n.value("exchange_slowest_Bps", 0.0);
+      net.send_buffer_bytes = n.value("send_buffer_bytes", 0.0);
       result.networks.push_back(net);
     }
     for (const auto& c : previous.at("cases")) {
@@ -238,7 +255,7 @@ ValidationResult repredict(const nlohmann::json& previous) {
         return n.ranks == v.ranks && n.rate_bps == v.rate_bps;
       });
       if (net == result.networks.end()) throw std::invalid_argument("a case without its network");
-      v.predicted_s = predict_case(v.algorithm, v.ranks, v.bytes, net->cost, v.rate_bps > 0);
+      v.predicted_s = predict_case(v.algorithm, v.ranks, v.bytes, net->cost, v.rate_bps > 0, net->send_buffer_bytes);
       result.cases.push_back(v);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -290,7 +307,8 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
                         {"all_ranks_alpha_s", n.all_ranks_alpha_s},
                         {"two_rank_bandwidth_Bps", n.two_rank_bandwidth_Bps},
                         {"exchange_bandwidth_Bps", n.exchange_bandwidth_Bps},
-                        {"exchange_slowest_Bps", n.exchange_slowest_Bps}});
+                        {"exchange_slowest_Bps", n.exchange_slowest_Bps},
+                        {"send_buffer_bytes", n.send_buffer_bytes}});
   }
   return {{"command", command},
           {"repetitions", plan.repetitions},
@@ -302,7 +320,7 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
 
 std::string validation_markdown(const ValidationPlan& plan, const ValidationResult& r, const std::string& command) {
   std::ostringstream out;
-  char line[256];
+  char line[512];
   out << "# Validation: real runs against dtsim's predictions" << (r.label.empty() ? "" : " (" + r.label + ")")
       << "\n\n"
       << "Produced by `" << command << "` (median of " << plan.repetitions
@@ -316,18 +334,21 @@ std::string validation_markdown(const ValidationPlan& plan, const ValidationResu
   out << line
       << "| ranks | rate | alpha (ranks 0 and 1) | bandwidth (all ranks at once) | beta R^2 | reduce rate used | "
          "all ranks at once: alpha; ranks 0 and 1: bandwidth | each of N streams, both ways in pairs: median, "
-         "slowest |\n"
-         "|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+         "slowest | still buffered when a send is complete |\n"
+         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const ValidationNetwork& n : r.networks) {
     char exchange[48] = "not run";
     if (n.exchange_bandwidth_Bps > 0) {
       std::snprintf(exchange, sizeof exchange, "%.2f, %.2f MB/s", n.exchange_bandwidth_Bps / 1e6,
                     n.exchange_slowest_Bps / 1e6);
     }
+    char buffered[32] = "not measured";
+    if (n.send_buffer_bytes > 0) std::snprintf(buffered, sizeof buffered, "%.0f KB", n.send_buffer_bytes / 1e3);
     std::snprintf(line, sizeof line,
-                  "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.4f | %.2f GB/s | %.1f us, %.2f MB/s | %s |\n", n.ranks,
-                  n.rate_bps / 1e6, n.cost.alpha_s * 1e6, n.cost.bandwidth_Bps / 1e6, n.beta_r_squared,
-                  n.cost.reduce_Bps / 1e9, n.all_ranks_alpha_s * 1e6, n.two_rank_bandwidth_Bps / 1e6, exchange);
+                  "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.4f | %.2f GB/s | %.1f us, %.2f MB/s | %s | %s |\n",
+                  n.ranks, n.rate_bps / 1e6, n.cost.alpha_s * 1e6, n.cost.bandwidth_Bps / 1e6, n.beta_r_squared,
+                  n.cost.reduce_Bps / 1e9, n.all_ranks_alpha_s * 1e6, n.two_rank_bandwidth_Bps / 1e6, exchange,
+                  buffered);
     out << line;
   }
   out << "\n| ranks | rate | algorithm | bytes | measured | predicted | error | result |\n"

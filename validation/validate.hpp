@@ -45,6 +45,9 @@ struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
   // two-rank bandwidth, the machine hosting the emulated cluster carries as many streams as a ring without slowing.
   double exchange_bandwidth_Bps = 0;
   double exchange_slowest_Bps = 0;  // the same from the slowest rank of each exchange (0: not run)
+  // How much of a send the transport still holds when the send is complete (dtsim-mpi-pingpong sendtime, the median
+  // over its sizes; 0: not measured). dtsim's schedules over TCP are predicted with it (SimGridOptions).
+  double send_buffer_bytes = 0;
 };
 
 struct ValidationResult {
