@@ -21,12 +21,14 @@ double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fa
 const std::vector<std::string> allreduce_algorithms{
     "ring", "tree", "pipelined-tree", "dbtree", "butterfly", "rabenseifner", "ps", "direct", "hierarchical"};
 
+// ps: 2 co-located servers, server_stride ranks apart (the ranks per node puts one on each of the first two nodes)
 Schedule build(const std::string& algorithm, int ranks, std::uint64_t bytes, int ranks_per_node = 4,
-               bool compact = false) {
+               bool compact = false, int server_stride = 1) {
   AlgorithmOptions options;
   options.compact = compact;
   options.colocated_servers = true;
   options.servers = 2;
+  options.server_stride = static_cast<std::uint32_t>(server_stride);
   options.ranks_per_node = static_cast<std::uint32_t>(ranks_per_node);
   return find_algorithm(algorithm).build(ranks, bytes, options);
 }
@@ -162,7 +164,9 @@ TEST_CASE("flow and SimGrid executors agree on routed clusters: fat-trees, a tor
     for (const std::string& algorithm : allreduce_algorithms) {
       for (std::uint64_t bytes : {4096ULL, 16000000ULL}) {
         CAPTURE(c.file, c.fabric_change, algorithm, bytes);
-        const Schedule s = build(algorithm, topology.accelerators(), bytes, spec.node.accelerators);
+        // ps as predict runs it: a server on the first accelerator of a node
+        const Schedule s =
+            build(algorithm, topology.accelerators(), bytes, spec.node.accelerators, false, spec.node.accelerators);
         SimGridOptions sg;
         sg.topology = &topology;
         sg.accelerator_of = placement;
