@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
   const bool pinger = rank < half;
   const int partner = pinger ? rank + half : rank - half;
   std::vector<double> gathered(static_cast<std::size_t>(size));
+  auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
   if (sendtime) {
     for (long bytes : sizes) {
       std::vector<double> complete, done;
@@ -79,10 +83,6 @@ int main(int argc, char** argv) {
         }
       }
       if (rank != 0) continue;
-      auto median = [](std::vector<double>& v) {
-        std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-        return v[v.size() / 2];
-      };
       std::printf("%ld %.9e %.9e\n", bytes, median(complete), median(done));
       std::fflush(stdout);
     }
@@ -117,10 +117,6 @@ int main(int argc, char** argv) {
       }
     }
     if (rank != 0) continue;
-    auto median = [](std::vector<double>& v) {
-      std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-      return v[v.size() / 2];
-    };
     if (exchange) {
       std::printf("%ld %.9e %.9e\n", bytes, median(samples), median(slowest));
     } else if (all) {
