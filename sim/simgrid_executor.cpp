@@ -68,7 +68,8 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
   const bool ready_handshake = protocol.ready_handshake;
   // a send buffer splits each message into a head the step waits for and a buffered tail (sent when the head is done)
   const std::uint64_t buffered = protocol.send_buffer_bytes;
-  auto tail_of = [buffered](std::uint64_t bytes) { return std::min(bytes, buffered); };
+  // split: a head and a tail of `buffered` bytes; otherwise one message (held, or wholly buffered if buffered > 0)
+  auto split = [buffered](std::uint64_t bytes) { return buffered > 0 && bytes > buffered; };
   struct Tail {
     std::size_t head;  // its head's place in `comms`
     int peer;
@@ -115,7 +116,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
       sg4::Mailbox* in = RankMailboxes::find(mailboxes.in, op.peer());
       comms.push_back(in->get_async<Payload>(&landed[recv_slot++]));
       const std::uint64_t bytes = s.span_bytes(op.span());
-      if (buffered > 0 && tail_of(bytes) > 0 && tail_of(bytes) < bytes) comms.push_back(in->get_async<int>(&tail_sink));
+      if (split(bytes)) comms.push_back(in->get_async<int>(&tail_sink));
     };
     if (ready_handshake) {  // post the receives, announce them, then send each message once its receiver is ready
       auto ready_mailbox = [](int from, int to) {
@@ -139,11 +140,11 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
         }
         const std::uint64_t bytes = s.span_bytes(op.span());
         sg4::Mailbox* out = RankMailboxes::find(mailboxes.out, op.peer());
-        const std::uint64_t tail = tail_of(bytes);
-        if (tail == bytes && buffered > 0) {  // all of it fits in the buffer: the step does not wait for it
+        if (buffered > 0 && !split(bytes)) {  // all of it fits in the buffer: the step does not wait for it
           in_flight.push_back(out->put_async(payload, bytes));
           continue;
         }
+        const std::uint64_t tail = split(bytes) ? buffered : 0;
         if (tail > 0) tails.push_back({comms.size(), op.peer(), tail});
         if (trace != nullptr) sent.push_back({comms.size(), op.peer(), bytes});
         comms.push_back(out->put_async(payload, bytes - tail));

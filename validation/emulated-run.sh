@@ -2,8 +2,8 @@
 # The emulated cluster of `dtsim validate`: N ranks, each in a network namespace of its own (own hostname), veth pairs
 # into a bridge in a switch namespace, tbf shaping at RATE in both directions of every link; OpenMPI over TCP started
 # through a namespace-aware launcher. Runs an MPI ping-pong between the first two nodes and one of all N ranks in
-# pairs at once, how much of a send TCP still buffers when it is complete, then every (algorithm,
-# size) case, and writes result lines to OUT. Namespaces are torn down on exit, failure or interrupt; every mpirun is
+# pairs at once, measures how much of a send TCP still buffers when it is complete, then runs every (algorithm, size)
+# case, and writes result lines to OUT. Namespaces are torn down on exit, failure or interrupt; every mpirun is
 # bounded by a timeout; addresses live only on the veths it creates (10.77.0.0/24), so no traffic leaves them.
 # Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN). Facts behind the choices: ../shared/notes/emulated-cluster.md.
 #

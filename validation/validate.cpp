@@ -117,8 +117,9 @@ void summarize(ValidationResult& result) {
 
 // One case on the SimGrid star. Over TCP (OpenMPI): acknowledgements load the reverse direction of every link. A
 // dtsim schedule runs with dtsim-mpi-run's receiver-ready protocol (an empty "ready" message, then the data sent
-// eagerly into the posted receive); OpenMPI's own allreduce sends every message eagerly (the eager limits are raised
-// to 64 MiB), before its receive is posted.
+// eagerly into the posted receive), each send complete while its last send_buffer_bytes are still in TCP's buffers;
+// OpenMPI's own allreduce sends every message eagerly (the eager limits are raised to 128 MiB), before its receive is
+// posted.
 double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                     bool tcp, double send_buffer_bytes) {
   AlgorithmOptions options;
@@ -130,9 +131,10 @@ double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t 
   sg.cost = cost;
   sg.ack_crosstraffic = tcp;
   const bool library = algorithm_name == "mpi" || algorithm_name == "nccl";
+  const bool dtsim_over_tcp = tcp && !library;
   sg.eager = tcp && library;
-  sg.ready_handshake = tcp && !library;
-  if (tcp && !library) sg.send_buffer_bytes = static_cast<std::uint64_t>(std::llround(send_buffer_bytes));
+  sg.ready_handshake = dtsim_over_tcp;
+  if (dtsim_over_tcp) sg.send_buffer_bytes = static_cast<std::uint64_t>(std::llround(send_buffer_bytes));
   return run_simgrid(find_algorithm(algorithm).build(ranks, bytes / 4 * 4, options), sg).time_s;
 }
 
