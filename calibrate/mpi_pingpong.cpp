@@ -15,6 +15,13 @@
 //     (MPI_Isend, MPI_Wait) and waits for an empty "done" message rank 1 sends once it has everything. Rank 0 prints
 //     per size the medians over repetitions of the time until its send was complete and until "done" came: a send is
 //     complete while its last bytes are still in the transport's buffers, (1 - complete / done) x SIZE of them.
+//   mpirun -np 3 dtsim-mpi-pingpong twosends REPETITIONS SIZE...: how two messages a rank sends one after the other
+//     to two ranks share its link. Ranks 1 and 2 post their receives and send "ready"; rank 0 sends SIZE bytes to
+//     rank 1 (MPI_Isend, MPI_Wait), then SIZE bytes to rank 2, and waits for the "done" each sends once it has
+//     everything, timing each as it comes. Rank 0 prints per size the medians of: both sends' completion and both
+//     "done" arrivals. Fair
+//     sharing of the link makes the first message arrive when the second does if both were buffered at once; a
+//     first-in first-out link delivers the first at half that time.
 #include <mpi.h>
 
 #include <algorithm>
@@ -32,12 +39,14 @@ int main(int argc, char** argv) {
   const bool exchange = argc > 1 && std::strcmp(argv[1], "exchange") == 0;
   const bool all = exchange || (argc > 1 && std::strcmp(argv[1], "all") == 0);
   const bool sendtime = argc > 1 && std::strcmp(argv[1], "sendtime") == 0;
-  const int first = all || sendtime ? 2 : 1;  // argv[first]: REPETITIONS
-  if ((all ? size < 2 || size % 2 != 0 : size != 2) || argc < first + 2) {
+  const bool twosends = argc > 1 && std::strcmp(argv[1], "twosends") == 0;
+  const int first = all || sendtime || twosends ? 2 : 1;  // argv[first]: REPETITIONS
+  const bool ranks_fit = all ? size >= 2 && size % 2 == 0 : size == (twosends ? 3 : 2);
+  if (!ranks_fit || argc < first + 2) {
     if (rank == 0) {
       std::fprintf(stderr,
-                   "dtsim-mpi-pingpong: needs 2 ranks (or an even count with 'all' or 'exchange'), REPETITIONS and "
-                   "sizes\n");
+                   "dtsim-mpi-pingpong: needs 2 ranks (3 with 'twosends', an even count with 'all' or 'exchange'), "
+                   "REPETITIONS and sizes\n");
     }
     MPI_Finalize();
     return 2;
@@ -59,6 +68,55 @@ int main(int argc, char** argv) {
     std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
     return v[v.size() / 2];
   };
+  if (twosends) {
+    for (long bytes : sizes) {
+      std::vector<double> complete[2], done[2];
+      for (int r = 0; r < repetitions + 1; ++r) {  // the first round warms the connections up and is not counted
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+          MPI_Request finished[2];
+          for (int to = 1; to <= 2; ++to)
+            MPI_Recv(nullptr, 0, MPI_BYTE, to, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          for (int to = 1; to <= 2; ++to)
+            MPI_Irecv(nullptr, 0, MPI_BYTE, to, 2, MPI_COMM_WORLD, &finished[to - 1]);
+          // one request list, so that a "done" is timed when it comes, also while the second send is going on
+          MPI_Request pending[3] = {finished[0], finished[1], MPI_REQUEST_NULL};
+          double sent[2] = {0, 0}, arrived[2] = {0, 0};
+          const double start = MPI_Wtime();
+          for (int to = 1; to <= 2; ++to) {
+            MPI_Isend(buffer.data(), static_cast<int>(bytes), MPI_CHAR, to, 0, MPI_COMM_WORLD, &pending[2]);
+            while (pending[2] != MPI_REQUEST_NULL) {
+              int which = 0;
+              MPI_Waitany(3, pending, &which, MPI_STATUS_IGNORE);
+              (which == 2 ? sent[to - 1] : arrived[which]) = MPI_Wtime() - start;
+            }
+          }
+          for (int k = 0; k < 2; ++k) {
+            if (pending[k] == MPI_REQUEST_NULL) continue;
+            MPI_Wait(&pending[k], MPI_STATUS_IGNORE);
+            arrived[k] = MPI_Wtime() - start;
+          }
+          if (r == 0) continue;
+          for (int k = 0; k < 2; ++k) {
+            complete[k].push_back(sent[k]);
+            done[k].push_back(arrived[k]);
+          }
+        } else {
+          MPI_Request request;
+          MPI_Irecv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD, &request);
+          MPI_Send(nullptr, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+          MPI_Wait(&request, MPI_STATUS_IGNORE);
+          MPI_Send(nullptr, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        }
+      }
+      if (rank != 0) continue;
+      std::printf("%ld %.9e %.9e %.9e %.9e\n", bytes, median(complete[0]), median(complete[1]), median(done[0]),
+                  median(done[1]));
+      std::fflush(stdout);
+    }
+    MPI_Finalize();
+    return 0;
+  }
   if (sendtime) {
     for (long bytes : sizes) {
       std::vector<double> complete, done;

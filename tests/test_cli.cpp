@@ -505,6 +505,35 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
   std::ifstream fourth(dir / "validation-measured.json");
   const auto y = nlohmann::json::parse(fourth);
   CHECK(y["networks"][0]["send_buffer_bytes"].get<double>() == Approx(1048576).epsilon(1e-4));  // the median
+  CHECK(y["networks"][0]["two_sends"].empty());
+  {
+    std::ofstream out(dir / "measured.txt", std::ios::app);  // the first of two sends arrived at 0.6 of the second
+    out << "twosends 4194304 0.0001 0.0002 0.0006 0.001\n";
+  }
+  const Run two = run_dtsim("validate --measured " + (dir / "measured.txt").string() +
+                            " --ranks 4 --max-median-error 100 --out-dir " + dir.string());
+  REQUIRE(two.exit_code == 0);
+  std::ifstream fifth(dir / "validation-measured.json");
+  const auto z = nlohmann::json::parse(fifth);
+  REQUIRE(z["networks"][0]["two_sends"].size() == 1);
+  const auto& t = z["networks"][0]["two_sends"][0];
+  CHECK(t["measured_first_s"].get<double>() == 0.0006);
+  CHECK(t["measured_second_s"].get<double>() == 0.001);
+  // measured elsewhere (not over TCP): each send is held until it has arrived, so the second one starts after it
+  const double one = 10e-6 + 4194304 / 10e9;
+  CHECK(t["predicted_first_s"].get<double>() == Approx(one).epsilon(0.01));
+  CHECK(t["predicted_second_s"].get<double>() == Approx(2 * one).epsilon(0.01));
+  std::ifstream with_two(dir / "validation-measured.md");
+  const std::string two_text((std::istreambuf_iterator<char>(with_two)), std::istreambuf_iterator<char>());
+  CHECK_THAT(two_text, Catch::Contains("| 4 | 0 Mbit/s | 4194304 | 0.600 ms |"));
+  {
+    std::ofstream out(dir / "measured.txt", std::ios::app);
+    out << "twosends 4194304 0.0001 0.0002 0 0.001\n";
+  }
+  const Run bad_two =
+      run_dtsim("validate --measured " + (dir / "measured.txt").string() + " --ranks 4 --out-dir " + dir.string());
+  CHECK(bad_two.exit_code == 2);
+  CHECK_THAT(bad_two.output, Catch::Contains("\"twosends\" line: expected BYTES"));
   check_usage_errors({
       {"validate --measured " + (dir / "measured.txt").string(), "--ranks: needed with --measured"},
       {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},

@@ -2,8 +2,8 @@
 # The emulated cluster of `dtsim validate`: N ranks, each in a network namespace of its own (own hostname), veth pairs
 # into a bridge in a switch namespace, tbf shaping at RATE in both directions of every link; OpenMPI over TCP started
 # through a namespace-aware launcher. Runs an MPI ping-pong between the first two nodes and one of all N ranks in
-# pairs at once, measures how much of a send TCP still buffers when it is complete, then runs every (algorithm, size)
-# case, and writes result lines to OUT. Namespaces are torn down on exit, failure or interrupt; every mpirun is
+# pairs at once, measures how much of a send TCP still buffers when it is complete and how two sends one after the
+# other share a link, then runs every (algorithm, size) case, and writes result lines to OUT. Namespaces are torn down on exit, failure or interrupt; every mpirun is
 # bounded by a timeout; addresses live only on the veths it creates (10.77.0.0/24), so no traffic leaves them.
 # Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN). Facts behind the choices: ../shared/notes/emulated-cluster.md.
 #
@@ -12,6 +12,7 @@
 #             exchange BYTES SECONDS (N ranks in pairs at once, both ways: the time of one exchange)
 #             exchange_slowest BYTES SECONDS (the same, the slowest rank's time)
 #             sendtime BYTES COMPLETE_S ARRIVED_S (ranks 0 and 1: when a send was complete, when it had arrived)
+#             twosends BYTES COMPLETE1_S COMPLETE2_S ARRIVED1_S ARRIVED2_S (rank 0 sends to rank 1, then to rank 2)
 #             case ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG
 set -euo pipefail
 bin=$(cd "$1" && pwd); n=$2; rate=$3; reps=$4; out=$5; algorithms=$6; shift 6; sizes=("$@")
@@ -90,6 +91,11 @@ run_mpi "$n" 300 "$bin/dtsim-mpi-pingpong" exchange 5 "${pingpong_sizes[@]}" |
 # how much of a send TCP still holds when OpenMPI calls it complete (its tail overlaps the rank's next step)
 run_mpi 2 300 "$bin/dtsim-mpi-pingpong" sendtime 5 8388608 16777216 |
   while read -r bytes complete arrived; do echo "sendtime $bytes $complete $arrived" >> "$out"; done
+# two sends one after the other from one rank to two: whether the link shares them fairly (a check of the model)
+if (( n >= 3 )); then
+  run_mpi 3 300 "$bin/dtsim-mpi-pingpong" twosends 5 262144 1048576 4194304 16777216 |
+    while read -r bytes c1 c2 a1 a2; do echo "twosends $bytes $c1 $c2 $a1 $a2" >> "$out"; done
+fi
 for algorithm in $algorithms; do
   for bytes in "${sizes[@]}"; do
     line=$(run_mpi "$n" 600 "$bin/dtsim-mpi-run" "$algorithm" "$bytes" "$reps" | tail -1)

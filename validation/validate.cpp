@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "algorithms/registry.hpp"
+#include "algorithms/schedule.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/microbench.hpp"
 #include "sim/simgrid_executor.hpp"
@@ -25,7 +26,8 @@ struct RawRun {
   struct SendTime {
     double bytes, complete_s, done_s;
   };
-  std::vector<SendTime> sendtime;  // ranks 0 and 1: when a send was complete, and when it had arrived
+  std::vector<SendTime> sendtime;   // ranks 0 and 1: when a send was complete, and when it had arrived
+  std::vector<TwoSends> two_sends;  // measured times only
   struct Case {
     std::string algorithm;
     std::uint64_t bytes;
@@ -52,6 +54,16 @@ RawRun parse_raw(std::istream& in) {
       RawRun::SendTime t{};
       in >> t.bytes >> t.complete_s >> t.done_s;
       raw.sendtime.push_back(t);
+    } else if (kind == "twosends") {
+      TwoSends t;
+      double complete_first = 0, complete_second = 0;
+      in >> t.bytes >> complete_first >> complete_second >> t.measured_first_s >> t.measured_second_s;
+      if (!in || t.bytes < 4 || t.measured_first_s <= 0 || t.measured_second_s <= 0) {
+        throw std::invalid_argument(
+            "a \"twosends\" line: expected BYTES (4 or more) and four times in seconds, "
+            "the last two positive");
+      }
+      raw.two_sends.push_back(t);
     } else if (kind == "case") {
       RawRun::Case c;
       double min_s = 0;
@@ -120,22 +132,51 @@ void summarize(ValidationResult& result) {
 // eagerly into the posted receive), each send complete while its last send_buffer_bytes are still in TCP's buffers;
 // OpenMPI's own allreduce sends every message eagerly (the eager limits are raised to 128 MiB), before its receive is
 // posted.
+SimGridOptions case_options(bool library, const AlphaBetaGamma& cost, bool tcp, double send_buffer_bytes) {
+  SimGridOptions sg;
+  sg.cost = cost;
+  sg.ack_crosstraffic = tcp;
+  const bool dtsim_over_tcp = tcp && !library;
+  sg.eager = tcp && library;
+  sg.ready_handshake = dtsim_over_tcp;
+  if (dtsim_over_tcp) sg.send_buffer_bytes = static_cast<std::uint64_t>(std::llround(send_buffer_bytes));
+  return sg;
+}
+
 double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                     bool tcp, double send_buffer_bytes) {
   AlgorithmOptions options;
   options.element_bytes = 4;
   options.colocated_servers = true;
   // the libraries' own allreduce is pinned to (OpenMPI) or mostly is (NCCL) a ring
-  const std::string algorithm = algorithm_name == "mpi" || algorithm_name == "nccl" ? "ring" : algorithm_name;
-  SimGridOptions sg;
-  sg.cost = cost;
-  sg.ack_crosstraffic = tcp;
   const bool library = algorithm_name == "mpi" || algorithm_name == "nccl";
-  const bool dtsim_over_tcp = tcp && !library;
-  sg.eager = tcp && library;
-  sg.ready_handshake = dtsim_over_tcp;
-  if (dtsim_over_tcp) sg.send_buffer_bytes = static_cast<std::uint64_t>(std::llround(send_buffer_bytes));
-  return run_simgrid(find_algorithm(algorithm).build(ranks, bytes / 4 * 4, options), sg).time_s;
+  const std::string algorithm = library ? "ring" : algorithm_name;
+  return run_simgrid(find_algorithm(algorithm).build(ranks, bytes / 4 * 4, options),
+                     case_options(library, cost, tcp, send_buffer_bytes))
+      .time_s;
+}
+
+// dtsim-mpi-pingpong twosends as a schedule: rank 0 sends `bytes` to rank 1, then (a step later) to rank 2, with
+// dtsim-mpi-run's protocol. The measurement times each arrival by an empty "done" message back to rank 0, after it
+// had both "ready" messages; the simulation's clock starts before the "ready" messages: one latency each, which
+// cancel.
+void predict_two_sends(TwoSends& t, const AlphaBetaGamma& cost, bool tcp, double send_buffer_bytes) {
+  const auto bytes = static_cast<std::uint64_t>(t.bytes);
+  ScheduleBuilder b(Collective::broadcast, "two sends", 3, bytes, split_even(bytes, 1, 1));
+  b.set_root(0);
+  b.begin_rank(0);
+  b.begin_step();
+  b.add(Op::send(1, 0));
+  b.begin_step();
+  b.add(Op::send(2, 0));
+  for (int r = 1; r <= 2; ++r) {
+    b.begin_rank(r);
+    b.begin_step();
+    b.add(Op::recv_copy(0, 0));
+  }
+  const ExecutionResult e = run_simgrid(b.finish(), case_options(false, cost, tcp, send_buffer_bytes));
+  t.predicted_first_s = e.rank_finish_s[1];
+  t.predicted_second_s = e.rank_finish_s[2];
 }
 
 constexpr const char* all_ranks_text = "all ranks in pairs at once";
@@ -195,6 +236,9 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
     }
     net.send_buffer_bytes = percentile(held, 0.5);
   }
+  net.two_sends = raw.two_sends;
+  for (TwoSends& t : net.two_sends)
+    predict_two_sends(t, net.cost, tcp, net.send_buffer_bytes);
   result.networks.push_back(net);
   progress(std::to_string(ranks) + " ranks: SimGrid predictions");
   for (const RawRun::Case& c : raw.cases) {
@@ -243,6 +287,14 @@ ValidationResult repredict(const nlohmann::json& previous) {
       net.exchange_bandwidth_Bps = n.value("exchange_bandwidth_Bps", 0.0);
       net.exchange_slowest_Bps = n.value("exchange_slowest_Bps", 0.0);
       net.send_buffer_bytes = n.value("send_buffer_bytes", 0.0);
+      for (const auto& m : n.value("two_sends", nlohmann::json::array())) {
+        TwoSends t;
+        t.bytes = m.at("bytes").get<double>();
+        t.measured_first_s = m.at("measured_first_s").get<double>();
+        t.measured_second_s = m.at("measured_second_s").get<double>();
+        predict_two_sends(t, net.cost, net.rate_bps > 0, net.send_buffer_bytes);
+        net.two_sends.push_back(t);
+      }
       result.networks.push_back(net);
     }
     for (const auto& c : previous.at("cases")) {
@@ -298,6 +350,14 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
   }
   nlohmann::json networks = nlohmann::json::array();
   for (const ValidationNetwork& n : r.networks) {
+    nlohmann::json two_sends = nlohmann::json::array();
+    for (const TwoSends& t : n.two_sends) {
+      two_sends.push_back({{"bytes", t.bytes},
+                           {"measured_first_s", t.measured_first_s},
+                           {"measured_second_s", t.measured_second_s},
+                           {"predicted_first_s", t.predicted_first_s},
+                           {"predicted_second_s", t.predicted_second_s}});
+    }
     networks.push_back({{"ranks", n.ranks},
                         {"rate_bps", n.rate_bps},
                         {"alpha_s", n.cost.alpha_s},
@@ -310,7 +370,8 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
                         {"two_rank_bandwidth_Bps", n.two_rank_bandwidth_Bps},
                         {"exchange_bandwidth_Bps", n.exchange_bandwidth_Bps},
                         {"exchange_slowest_Bps", n.exchange_slowest_Bps},
-                        {"send_buffer_bytes", n.send_buffer_bytes}});
+                        {"send_buffer_bytes", n.send_buffer_bytes},
+                        {"two_sends", two_sends}});
   }
   return {{"command", command},
           {"repetitions", plan.repetitions},
@@ -352,6 +413,27 @@ std::string validation_markdown(const ValidationPlan& plan, const ValidationResu
                   n.cost.reduce_Bps / 1e9, n.all_ranks_alpha_s * 1e6, n.two_rank_bandwidth_Bps / 1e6, exchange,
                   buffered);
     out << line;
+  }
+  bool two_sends = false;
+  for (const ValidationNetwork& n : r.networks)
+    two_sends = two_sends || !n.two_sends.empty();
+  if (two_sends) {
+    out << "\nThe transport alone: rank 0 sends a message to rank 1, then one to rank 2 (`dtsim-mpi-pingpong "
+           "twosends`);\nwhen each had arrived, measured and predicted with the fits above. Fair sharing of rank 0's "
+           "link\nmakes both arrive together when both were buffered at once.\n\n"
+           "| ranks | rate | bytes | first: measured | predicted | error | second: measured | predicted | error |\n"
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const ValidationNetwork& n : r.networks) {
+      for (const TwoSends& t : n.two_sends) {
+        std::snprintf(line, sizeof line,
+                      "| %d | %.0f Mbit/s | %.0f | %.3f ms | %.3f ms | %+.1f%% | %.3f ms | %.3f ms | %+.1f%% |\n",
+                      n.ranks, n.rate_bps / 1e6, t.bytes, t.measured_first_s * 1e3, t.predicted_first_s * 1e3,
+                      100 * (t.predicted_first_s - t.measured_first_s) / t.measured_first_s, t.measured_second_s * 1e3,
+                      t.predicted_second_s * 1e3,
+                      100 * (t.predicted_second_s - t.measured_second_s) / t.measured_second_s);
+        out << line;
+      }
+    }
   }
   out << "\n| ranks | rate | algorithm | bytes | measured | predicted | error | result |\n"
          "|---:|---:|---|---:|---:|---:|---:|---|\n";

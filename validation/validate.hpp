@@ -32,6 +32,17 @@ struct ValidationCase {
   double error() const { return (predicted_s - measured_s) / measured_s; }
 };
 
+// Two messages of `bytes` a rank sends one after the other, to two ranks (dtsim-mpi-pingpong twosends): when each
+// had arrived, measured and as the SimGrid executor predicts it with the network's fits. A check of the transport
+// model alone (fair sharing of the link, the send buffer), apart from any collective.
+struct TwoSends {
+  double bytes = 0;
+  double measured_first_s = 0;
+  double measured_second_s = 0;
+  double predicted_first_s = 0;
+  double predicted_second_s = 0;
+};
+
 struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
   int ranks = 0;
   double rate_bps = 0;
@@ -48,6 +59,7 @@ struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
   // How much of a send the transport still holds when the send is complete (dtsim-mpi-pingpong sendtime, the median
   // over its sizes; 0: not measured). dtsim's schedules over TCP are predicted with it (SimGridOptions).
   double send_buffer_bytes = 0;
+  std::vector<TwoSends> two_sends;  // empty: not measured
 };
 
 struct ValidationResult {
