@@ -70,14 +70,35 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
   const std::uint64_t buffered = protocol.send_buffer_bytes;
   // split: a head and a tail of `buffered` bytes; otherwise one message (held, or wholly buffered if buffered > 0)
   auto split = [buffered](std::uint64_t bytes) { return buffered > 0 && bytes > buffered; };
+  // A message (a head, a tail) moves as `parts` comms, so that one written while an earlier step's are still on their
+  // way gets 1 / parts of their share: theirs are equal parts, its bytes are all in its first (the others empty).
+  const int parts = buffered > 0 ? std::max(1, protocol.older_send_weight) : 1;
+  auto put_parts = [&](sg4::Mailbox* out, void* payload, std::uint64_t bytes, bool newer,
+                       std::vector<sg4::CommPtr>& into) {  // the first part carries the payload
+    const std::uint64_t each = newer ? 0 : bytes / static_cast<std::uint64_t>(parts);
+    into.push_back(out->put_async(payload, bytes - each * static_cast<std::uint64_t>(parts - 1)));
+    for (int k = 1; k < parts; ++k)
+      into.push_back(out->put_async(&dummy_payload, each));
+  };
   struct Tail {
-    std::size_t head;  // its head's place in `comms`
+    std::size_t head;  // its head's first part's place in `comms`
     int peer;
     std::uint64_t bytes;
+    bool newer;  // its message was written while an earlier step's were on their way
   };
   std::vector<Tail> tails;              // of this step's sends
-  std::vector<sg4::CommPtr> in_flight;  // tails on their way: waited for after the rank's last step
-  int* tail_sink = nullptr;             // where a tail's (empty) payload lands
+  std::vector<sg4::CommPtr> in_flight;  // buffered messages and tails on their way: waited for after the last step
+  std::size_t earlier = 0;              // in_flight[0, earlier): those of earlier steps, maybe done since
+  auto older_on_the_way = [&] {         // (each done comm is tested once, then dropped)
+    const auto first = in_flight.begin();
+    const auto kept = std::remove_if(first, first + static_cast<std::ptrdiff_t>(earlier),
+                                     [](const sg4::CommPtr& c) { return c->test(); });
+    const auto dropped = static_cast<std::size_t>(first + static_cast<std::ptrdiff_t>(earlier) - kept);
+    in_flight.erase(kept, first + static_cast<std::ptrdiff_t>(earlier));
+    earlier -= dropped;
+    return earlier > 0;
+  };
+  int* tail_sink = nullptr;  // where a tail's (empty) payload lands
   struct SentMessage {
     std::size_t comm;
     int peer;
@@ -90,6 +111,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
   std::size_t i = 0;
   while (i < ops.size()) {
     comms.clear();
+    earlier = in_flight.size();
     recv_ops.clear();
     landed.clear();
     sent.clear();
@@ -115,8 +137,9 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     auto post_receive = [&](const Op& op) {  // the message, or its head, brings the payload; a tail brings nothing
       sg4::Mailbox* in = RankMailboxes::find(mailboxes.in, op.peer());
       comms.push_back(in->get_async<Payload>(&landed[recv_slot++]));
-      const std::uint64_t bytes = s.span_bytes(op.span());
-      if (split(bytes)) comms.push_back(in->get_async<int>(&tail_sink));
+      const int more = parts - 1 + (split(s.span_bytes(op.span())) ? parts : 0);
+      for (int k = 0; k < more; ++k)
+        comms.push_back(in->get_async<int>(&tail_sink));
     };
     if (ready_handshake) {  // post the receives, announce them, then send each message once its receiver is ready
       auto ready_mailbox = [](int from, int to) {
@@ -140,14 +163,15 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
         }
         const std::uint64_t bytes = s.span_bytes(op.span());
         sg4::Mailbox* out = RankMailboxes::find(mailboxes.out, op.peer());
+        const bool newer = parts > 1 && older_on_the_way();
         if (buffered > 0 && !split(bytes)) {  // all of it fits in the buffer: the step does not wait for it
-          in_flight.push_back(out->put_async(payload, bytes));
+          put_parts(out, payload, bytes, newer, in_flight);
           continue;
         }
         const std::uint64_t tail = split(bytes) ? buffered : 0;
-        if (tail > 0) tails.push_back({comms.size(), op.peer(), tail});
+        if (tail > 0) tails.push_back({comms.size(), op.peer(), tail, newer});
         if (trace != nullptr) sent.push_back({comms.size(), op.peer(), bytes});
-        comms.push_back(out->put_async(payload, bytes - tail));
+        put_parts(out, payload, bytes - tail, newer, comms);
       } else if (op.is_recv() && !ready_handshake) {
         post_receive(op);
       }
@@ -166,7 +190,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
         const auto done = static_cast<std::size_t>(sg4::Comm::wait_any(waiting));
         for (const Tail& t : tails) {
           if (t.head != place[done]) continue;
-          in_flight.push_back(RankMailboxes::find(mailboxes.out, t.peer)->put_async(&dummy_payload, t.bytes));
+          put_parts(RankMailboxes::find(mailboxes.out, t.peer), &dummy_payload, t.bytes, t.newer, in_flight);
         }
         waiting[done] = waiting.back();
         waiting.pop_back();
@@ -211,7 +235,8 @@ void run_rank(Simulation& sim, int rank) {
   const double host_flops_per_compute_flop = sim.options.cost.reduce_Bps / sim.options.compute_flops_per_s;
   Payload* buffer = sim.options.real_payload ? &sim.buffers[static_cast<std::size_t>(rank)] : nullptr;
   execute_steps(sim.schedule, sim.schedule.rank_ops(rank), sim.mailboxes[static_cast<std::size_t>(rank)], buffer,
-                host_flops_per_compute_flop, {sim.options.ready_handshake, sim.options.send_buffer_bytes},
+                host_flops_per_compute_flop,
+                {sim.options.ready_handshake, sim.options.send_buffer_bytes, sim.options.older_send_weight},
                 sim.options.record_trace ? &sim.trace : nullptr);
   sim.finish_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
   ++sim.finished;
@@ -552,6 +577,10 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
   }
   if (options.record_trace && options.send_buffer_bytes > 0) {
     throw std::invalid_argument("simgrid executor: a trace is not recorded with a send buffer");
+  }
+  if (options.older_send_weight < 1 || options.older_send_weight > 16) {
+    throw std::invalid_argument("simgrid executor: older_send_weight must be in [1, 16], got " +
+                                std::to_string(options.older_send_weight));
   }
   if (options.topology != nullptr) {
     if (options.accelerator_of.size() != static_cast<std::size_t>(schedule.ranks)) {

@@ -41,6 +41,7 @@ struct RankMailboxes {
 struct SendProtocol {
   bool ready_handshake = false;
   std::uint64_t send_buffer_bytes = 0;
+  int older_send_weight = 1;  // SimGridOptions::older_send_weight
 };
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
                    double host_flops_per_compute_flop, SendProtocol protocol = {}, RunTrace* trace = nullptr);

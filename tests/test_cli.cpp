@@ -525,7 +525,8 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
   CHECK(t["predicted_second_s"].get<double>() == Approx(2 * one).epsilon(0.01));
   std::ifstream with_two(dir / "validation-measured.md");
   const std::string two_text((std::istreambuf_iterator<char>(with_two)), std::istreambuf_iterator<char>());
-  CHECK_THAT(two_text, Catch::Contains("| 4 | 0 Mbit/s | 4194304 | 0.600 ms |"));
+  CHECK_THAT(two_text, Catch::Contains("| 4 | 0 Mbit/s | 1 | 4194304 | 0.600 ms |"));
+  CHECK(z["networks"][0]["older_send_weight"] == 1);  // not over TCP: no send buffer, nothing to weigh
   {
     std::ofstream out(dir / "measured.txt", std::ios::app);
     out << "twosends 4194304 0.0001 0.0002 0 0.001\n";

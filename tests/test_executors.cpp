@@ -241,3 +241,38 @@ TEST_CASE("a send buffer lets the tail of a rank's send overlap its next send to
   const Schedule ring = ring_allreduce(4, 4000000);
   CHECK(run_simgrid(ring, some).time_s == Approx(run_simgrid(ring, held).time_s).epsilon(1e-6));
 }
+
+TEST_CASE("with an older send weight, a message already on its way keeps that many times a newer one's share") {
+  // The broadcast above with weight 2 (units u as there).
+  //   All buffered: 0 -> 2 (written first) gets 2/3 of rank 0's link, 0 -> 1 1/3: rank 2 has its 4 MB at 6u, rank 1
+  //   its first 2 MB then and the rest by 8u; 2 -> 3 (rank 2's first message) takes 4u more: 10u (12u when fair).
+  //   1 MB buffered: 0 -> 2's head alone (3u), then its tail at 2/3 with 0 -> 1 at 1/3: rank 2 done at 4.5u, forwards
+  //   3 MB held and 1 MB buffered by 8.5u; 0 -> 1 has 0.5 MB at 4.5u, then alone: its last byte at 8u (9u fair).
+  const Schedule s = binomial_broadcast(4, 4000000);
+  SimGridOptions all;
+  all.cost.alpha_s = 0;
+  all.ready_handshake = true;
+  all.send_buffer_bytes = 8000000;
+  all.older_send_weight = 2;
+  SimGridOptions some = all;
+  some.send_buffer_bytes = 1000000;
+  const double u = 1e6 / all.cost.bandwidth_Bps;
+  const ExecutionResult a = run_simgrid(s, all);
+  CHECK(a.rank_finish_s[2] == Approx(10 * u).epsilon(1e-6));  // done when its own buffered send to 3 has arrived
+  CHECK(a.rank_finish_s[1] == Approx(8 * u).epsilon(1e-6));
+  CHECK(a.time_s == Approx(10 * u).epsilon(1e-6));
+  const ExecutionResult b = run_simgrid(s, some);
+  CHECK(b.rank_finish_s[3] == Approx(8.5 * u).epsilon(1e-6));
+  CHECK(b.rank_finish_s[1] == Approx(8 * u).epsilon(1e-6));
+  // weight 1 is fair sharing, as without the option; payloads stay whole through the parts
+  SimGridOptions fair = all;
+  fair.older_send_weight = 1;
+  CHECK(run_simgrid(s, fair).time_s == Approx(12 * u).epsilon(1e-6));
+  SimGridOptions payload = some;
+  payload.real_payload = true;
+  CHECK(run_simgrid(binomial_broadcast(4, 4000000, AlgorithmOptions{4}), payload).payload_ok);
+  CHECK(run_simgrid(ring_allreduce(4, 4000000, AlgorithmOptions{4}), payload).payload_ok);
+  SimGridOptions bad = all;
+  bad.older_send_weight = 0;
+  CHECK_THROWS_WITH(run_simgrid(s, bad), Catch::Contains("older_send_weight must be in [1, 16], got 0"));
+}

@@ -60,6 +60,9 @@ struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
   // over its sizes; 0: not measured). dtsim's schedules over TCP are predicted with it (SimGridOptions).
   double send_buffer_bytes = 0;
   std::vector<TwoSends> two_sends;  // empty: not measured
+  // How many times a newer message's share a rank's message already on its way keeps (SimGridOptions): the whole
+  // number from 1 to 4 whose predictions of the two-sends first arrivals come closest (1: not measured).
+  int older_send_weight = 1;
 };
 
 struct ValidationResult {
