@@ -33,8 +33,9 @@ struct ValidationCase {
 };
 
 // Two messages of `bytes` a rank sends one after the other, to two ranks (dtsim-mpi-pingpong twosends): when each
-// had arrived, measured and as the SimGrid executor predicts it with the network's fits. A check of the transport
-// model alone (fair sharing of the link, the send buffer), apart from any collective.
+// had arrived, measured and as the SimGrid executor predicts it with the network's fits. The transport model alone
+// (how a link shares two messages, the send buffer), apart from any collective: the older send weight is fitted to
+// these first arrivals.
 struct TwoSends {
   double bytes = 0;
   double measured_first_s = 0;
