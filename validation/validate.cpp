@@ -128,11 +128,6 @@ void summarize(ValidationResult& result) {
   result.p90_abs_error = percentile(errors, 0.9);
 }
 
-// One case on the SimGrid star. Over TCP (OpenMPI): acknowledgements load the reverse direction of every link. A
-// dtsim schedule runs with dtsim-mpi-run's receiver-ready protocol (an empty "ready" message, then the data sent
-// eagerly into the posted receive), each send complete while its last send_buffer_bytes are still in TCP's buffers;
-// OpenMPI's own allreduce sends every message eagerly (the eager limits are raised to 128 MiB), before its receive is
-// posted.
 // What a network's fits and microbenchmarks give the SimGrid executor.
 struct TransportModel {
   AlphaBetaGamma cost;
@@ -155,6 +150,11 @@ SimGridOptions case_options(bool library, const TransportModel& m) {
   return sg;
 }
 
+// One case on the SimGrid star. Over TCP (OpenMPI): acknowledgements load the reverse direction of every link. A
+// dtsim schedule runs with dtsim-mpi-run's receiver-ready protocol (an empty "ready" message, then the data sent
+// eagerly into the posted receive), each send complete while its last send_buffer_bytes are still in TCP's buffers,
+// which keep older_send_weight times the share of what the rank writes in a later step; OpenMPI's own allreduce sends
+// every message eagerly (the eager limits are raised to 128 MiB), before its receive is posted.
 double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t bytes, const TransportModel& m) {
   AlgorithmOptions options;
   options.element_bytes = 4;
@@ -192,15 +192,11 @@ void predict_two_sends(TwoSends& t, const TransportModel& m) {
 // first arrivals are closest to the measured ones (least sum of squared relative errors; the lower on a tie). Each
 // network's two_sends are then predicted with it.
 void fit_older_send_weight(TransportModel& m, std::vector<TwoSends>& two_sends) {
-  m.older_send_weight = 1;
-  if (two_sends.empty() || !m.tcp || m.send_buffer_bytes <= 0) {
-    for (TwoSends& t : two_sends)
-      predict_two_sends(t, m);
-    return;
-  }
+  // without a send buffer (not over TCP) every weight predicts the same
+  const int most = two_sends.empty() || !m.tcp || m.send_buffer_bytes <= 0 ? 1 : 4;
   double best = std::numeric_limits<double>::infinity();
   int best_weight = 1;
-  for (int weight = 1; weight <= 4; ++weight) {
+  for (int weight = 1; most > 1 && weight <= most; ++weight) {
     m.older_send_weight = weight;
     double sum = 0;
     for (TwoSends& t : two_sends) {
