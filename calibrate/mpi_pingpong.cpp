@@ -19,9 +19,8 @@
 //     to two ranks share its link. Ranks 1 and 2 post their receives and send "ready"; rank 0 sends SIZE bytes to
 //     rank 1 (MPI_Isend, MPI_Wait), then SIZE bytes to rank 2, and waits for the "done" each sends once it has
 //     everything, timing each as it comes. Rank 0 prints per size the medians of: both sends' completion and both
-//     "done" arrivals. Fair
-//     sharing of the link makes the first message arrive when the second does if both were buffered at once; a
-//     first-in first-out link delivers the first at half that time.
+//     "done" arrivals. Fair sharing of the link makes the first message arrive when the second does if both were
+//     buffered at once; a first-in first-out link delivers the first at half that time.
 #include <mpi.h>
 
 #include <algorithm>
@@ -29,6 +28,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+// The receiving side of sendtime and twosends: post the receive, send an empty "ready" (tag 1) to rank 0, wait for
+// the message, then send an empty "done" (tag 2).
+void receive_and_report(std::vector<char>& buffer, long bytes) {
+  MPI_Request request;
+  MPI_Irecv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD, &request);
+  MPI_Send(nullptr, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  MPI_Send(nullptr, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -74,13 +83,13 @@ int main(int argc, char** argv) {
       for (int r = 0; r < repetitions + 1; ++r) {  // the first round warms the connections up and is not counted
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) {
-          MPI_Request finished[2];
           for (int to = 1; to <= 2; ++to)
             MPI_Recv(nullptr, 0, MPI_BYTE, to, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          // one request list (the two "done" messages, then the send going on), so that a "done" is timed when it
+          // comes, also while the second send is going on
+          MPI_Request pending[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
           for (int to = 1; to <= 2; ++to)
-            MPI_Irecv(nullptr, 0, MPI_BYTE, to, 2, MPI_COMM_WORLD, &finished[to - 1]);
-          // one request list, so that a "done" is timed when it comes, also while the second send is going on
-          MPI_Request pending[3] = {finished[0], finished[1], MPI_REQUEST_NULL};
+            MPI_Irecv(nullptr, 0, MPI_BYTE, to, 2, MPI_COMM_WORLD, &pending[to - 1]);
           double sent[2] = {0, 0}, arrived[2] = {0, 0};
           const double start = MPI_Wtime();
           for (int to = 1; to <= 2; ++to) {
@@ -102,11 +111,7 @@ int main(int argc, char** argv) {
             done[k].push_back(arrived[k]);
           }
         } else {
-          MPI_Request request;
-          MPI_Irecv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD, &request);
-          MPI_Send(nullptr, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-          MPI_Wait(&request, MPI_STATUS_IGNORE);
-          MPI_Send(nullptr, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+          receive_and_report(buffer, bytes);
         }
       }
       if (rank != 0) continue;
@@ -134,10 +139,7 @@ int main(int argc, char** argv) {
           complete.push_back(sent - start);
           done.push_back(MPI_Wtime() - start);
         } else if (rank == 1) {
-          MPI_Irecv(buffer.data(), static_cast<int>(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD, &request);
-          MPI_Send(nullptr, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-          MPI_Wait(&request, MPI_STATUS_IGNORE);
-          MPI_Send(nullptr, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+          receive_and_report(buffer, bytes);
         }
       }
       if (rank != 0) continue;

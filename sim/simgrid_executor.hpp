@@ -59,10 +59,10 @@ struct SimGridOptions {
   // received. Measured by `dtsim-mpi-pingpong sendtime`.
   std::uint64_t send_buffer_bytes = 0;
   // With a send buffer: how many times the share of a newer message a message gets that its rank wrote into the
-  // buffer in an earlier step, while both are on their way (1: fair sharing). Over TCP without losses the streaming
-  // connection keeps the larger window. Whole numbers only: the message moves as that many equal parts, and a newer
-  // one as one part (plus empty ones, so that its receiver posts as many receives either way). Measured by
-  // `dtsim-mpi-pingpong twosends`.
+  // buffer in an earlier step, while both are on their way (1: fair sharing). Over TCP at 1 Gbit/s it is about 2,
+  // without losses; why is not known (docs/validation.md). Whole numbers only: the message moves as that many equal
+  // parts, and a newer one as one part (plus empty ones, so that its receiver posts as many receives either way).
+  // Fitted to `dtsim-mpi-pingpong twosends`.
   int older_send_weight = 1;
   // Record every step, reduction and message into ExecutionResult::trace (for --trace and link utilisation).
   bool record_trace = false;

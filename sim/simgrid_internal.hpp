@@ -32,17 +32,15 @@ struct RankMailboxes {
   }
 };
 
-// One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
-// then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode). `ready_handshake`: the
-// receiver-ready protocol of dtsim-mpi-run (each receive first sends its sender an empty "ready" message; a send
-// starts once its receiver is ready). `trace`: where to record the rank's steps, reductions and sent messages.
-// How a rank's messages go: the schedule's rendezvous by default; see SimGridOptions::ready_handshake and
-// SimGridOptions::send_buffer_bytes.
+// How a rank's messages go: the schedule's rendezvous by default; see the SimGridOptions fields of the same names.
 struct SendProtocol {
-  bool ready_handshake = false;
+  bool ready_handshake = false;  // dtsim-mpi-run's receiver-ready protocol
   std::uint64_t send_buffer_bytes = 0;
-  int older_send_weight = 1;  // SimGridOptions::older_send_weight
+  int older_send_weight = 1;
 };
+// One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
+// then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode). `protocol`: how its messages
+// go. `trace`: where to record the rank's steps, reductions and sent messages.
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
                    double host_flops_per_compute_flop, SendProtocol protocol = {}, RunTrace* trace = nullptr);
 // One mailbox per (sender, receiver) pair that any of the schedules uses.
