@@ -58,7 +58,8 @@ struct ExecutionResult {
   // Flow executor: the instants at which it handled events, and the global steps it skipped as repetitions.
   std::uint64_t event_batches = 0;
   std::uint64_t skipped_steps = 0;
-  RunTrace trace;  // filled when the executor was asked to record
+  std::uint64_t rank_classes = 0;  // flow executor: classes of ranks simulated in their stead (0: every rank)
+  RunTrace trace;                  // filled when the executor was asked to record
 };
 
 // A data-parallel training step as every rank runs it: a compute actor (input, forward, backward layer by layer,
@@ -87,8 +88,9 @@ struct TrainingResult {
   double backward_s = 0;
   double exposed_comm_s = 0;
   double optimizer_s = 0;
-  double comm_s = 0;  // time its communication actor spent in allreduces during that step
-  double wall_s = 0;  // what the simulation cost
+  double comm_s = 0;               // time its communication actor spent in allreduces during that step
+  double wall_s = 0;               // what the simulation cost
+  std::uint64_t rank_classes = 0;  // flow executor: classes of ranks simulated in their stead (0: every rank)
 };
 
 // One rank's last simulated training step, as the training executors record it.

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "algorithms/step_walker.hpp"
+#include "sim/flow_lumping.hpp"
 
 namespace dtsim {
 namespace {
@@ -432,11 +433,8 @@ private:
       for (const Chunk& c : s.chunks)
         segment.chunk_prefix.push_back(segment.chunk_prefix.back() + c.size_bytes);
     }
-    if (!segment.even && smallest > 0 &&
-        static_cast<double>(largest - smallest) <= o_.pad_chunks_within * static_cast<double>(largest)) {
-      segment.padded_chunk_bytes = largest;
-      segment.even = true;
-    }
+    segment.padded_chunk_bytes = lumping::padded_chunk_bytes(s, o_.pad_chunks_within);
+    if (segment.padded_chunk_bytes > 0) segment.even = true;
     return segment;
   }
 
@@ -1249,6 +1247,12 @@ private:
   std::vector<std::uint32_t> filled_;    // fill: the links a level fills
 };
 
+// The rank classes to simulate instead of the ranks, where that is allowed and pays: at most a quarter as many.
+std::optional<lumping::Lumping> lump(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options) {
+  if (!options.lump_ranks || ranks < 4) return std::nullopt;
+  return lumping::find_classes(ranks, segments, options, static_cast<std::size_t>(ranks) / 4);
+}
+
 void check_placement(int ranks, const FlowOptions& options, const char* what) {
   if (options.topology != nullptr && options.accelerator_of.size() != static_cast<std::size_t>(ranks)) {
     throw std::invalid_argument(std::string("flow executor: ") + what + " has " + std::to_string(ranks) +
@@ -1266,8 +1270,28 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   check_placement(schedule.ranks, options, "the schedule");
   const auto started = std::chrono::steady_clock::now();
   const Schedule* const segments[] = {&schedule};
-  FlowEngine engine(schedule.ranks, segments, options);
   ExecutionResult result;
+  if (auto lumped = lump(schedule.ranks, segments, options)) {
+    lumping::LumpedEngine engine(*lumped, options);
+    std::vector<double> class_finish(lumped->classes(), 0.0);
+    for (std::size_t c = 0; c < lumped->classes(); ++c)
+      engine.start_segment(static_cast<int>(c), 0, 0.0);
+    engine.run([&](int cls) { class_finish[static_cast<std::size_t>(cls)] = engine.now(); });
+    if (const std::size_t n = engine.inside_segments(); n > 0) {
+      throw std::runtime_error("flow executor: deadlock: " + std::to_string(n) + " classes of ranks never finished");
+    }
+    for (const std::uint32_t c : lumped->class_of)
+      result.rank_finish_s.push_back(class_finish[c]);
+    result.time_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
+    result.messages = lumped->messages;
+    result.bytes_sent = lumped->bytes_sent;
+    result.event_batches = engine.batches();
+    result.rank_classes = lumped->classes();
+    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    result.peak_rss_bytes = peak_rss_bytes();
+    return result;
+  }
+  FlowEngine engine(schedule.ranks, segments, options);
   result.rank_finish_s.assign(static_cast<std::size_t>(schedule.ranks), 0.0);
   for (int r = 0; r < schedule.ranks; ++r)
     engine.start_segment(r, 0, 0.0);
@@ -1304,9 +1328,10 @@ struct TrainingRank {
   double last_step_s = 0, last_stall = 0, last_exposed = 0, last_comm = 0;
 };
 
+template <typename Engine>
 class TrainingFlow {
 public:
-  TrainingFlow(const TrainingProgram& t, int ranks, FlowEngine& engine)
+  TrainingFlow(const TrainingProgram& t, int ranks, Engine& engine)
       : t_(t), engine_(engine), ranks_(static_cast<std::size_t>(ranks)) {
     forward_total_ = std::accumulate(t.forward_s.begin(), t.forward_s.end(), 0.0);
     backward_total_ = std::accumulate(t.backward_s.begin(), t.backward_s.end(), 0.0);
@@ -1392,7 +1417,7 @@ private:
   }
 
   const TrainingProgram& t_;
-  FlowEngine& engine_;
+  Engine& engine_;
   std::vector<TrainingRank> ranks_;
   double forward_total_ = 0;
   double backward_total_ = 0;
@@ -1415,8 +1440,23 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
     buckets.push_back(&bucket);
   }
   const auto started = std::chrono::steady_clock::now();
+  if (auto lumped = lump(ranks, buckets, options)) {  // every class's ranks run the same steps
+    lumping::LumpedEngine engine(*lumped, options);
+    const int classes = static_cast<int>(lumped->classes());
+    TrainingFlow<lumping::LumpedEngine> training(program, classes, engine);
+    training.start();
+    engine.run([&](int cls) { training.bucket_done(cls); });
+    if (!training.finished()) {
+      throw std::runtime_error("flow executor: training step deadlocked: " + std::to_string(engine.inside_segments()) +
+                               " classes of ranks never finished");
+    }
+    TrainingResult result = training.result();
+    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    result.rank_classes = lumped->classes();
+    return result;
+  }
   FlowEngine engine(ranks, buckets, options);
-  TrainingFlow training(program, ranks, engine);
+  TrainingFlow<FlowEngine> training(program, ranks, engine);
   training.start();
   engine.run([&](int rank) { training.bucket_done(rank); });
   if (!training.finished()) {

@@ -46,6 +46,11 @@ struct FlowOptions {
   // or equal one, and those whose every route goes on to, or comes from, one no-wider link): the max-min rates are the
   // same (tests/test_flow.cpp compares), each rate computation reads fewer links; false only to check that.
   bool prune_links = true;
+  // Simulate classes of ranks instead of ranks where the run is symmetric enough: colour refinement finds the ranks,
+  // messages and links that provably run alike (sim/flow_lumping.hpp), and one of each class is simulated, with the
+  // same times. Used for schedules that are not compact when there are at most a quarter as many classes as ranks (a
+  // parameter server, direct, butterfly on a symmetric cluster); false only to check that (tests/test_flow.cpp).
+  bool lump_ranks = true;
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.

@@ -2,6 +2,7 @@
 // weighted by route latency, latency paid before the bytes move), so the same times.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -292,6 +293,7 @@ TEST_CASE("links left out of the routes because they constrain nothing leave eve
     FlowOptions fo;
     fo.topology = &topology;
     fo.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    fo.lump_ranks = false;  // (classes of ranks do not prune: compare the full executor with itself)
     for (const std::string algorithm : {"ring", "butterfly", "ps", "rabenseifner", "hierarchical"}) {
       CAPTURE(file, algorithm);
       const Schedule s = build(algorithm, topology.accelerators(), 8000000, spec.node.accelerators);
@@ -303,5 +305,107 @@ TEST_CASE("links left out of the routes because they constrain nothing leave eve
       for (std::size_t r = 0; r < all.rank_finish_s.size(); r += 5)
         CHECK(rel_diff(pruned.rank_finish_s[r], all.rank_finish_s[r]) < 1e-9);
     }
+  }
+}
+
+TEST_CASE("simulating one rank per class of ranks that run alike gives every rank the time of simulating them all") {
+  // Fat-trees with partly filled leaves and three levels (radix 8), oversubscribed, a torus, DGX nodes, the star with
+  // calibrated factors: every algorithm whose schedule is not compact, with and without lumping, every rank compared.
+  const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/";
+  struct Case {
+    std::string file;
+    int nodes;
+    int radix;  // 0: the file's fabric; -1: a 4x4 torus
+    double oversubscription;
+  };
+  int lumped_cases = 0, cases = 0;
+  for (const Case& c : std::vector<Case>{{"v100-nvlink-edr.json", 40, 8, 1},
+                                         {"v100-nvlink-edr.json", 9, 0, 1},
+                                         {"dgx-a100.json", 6, 8, 1},
+                                         {"cpu-10gbe.json", 26, 8, 3},
+                                         {"cpu-25gbe.json", 16, -1, 1},
+                                         {"", 24, 0, 1}}) {
+    std::unique_ptr<Topology> topology;
+    FlowOptions fo;
+    int ranks = c.nodes, per_node = 1;
+    if (!c.file.empty()) {
+      ClusterSpec spec = load_cluster_file(dir + c.file);
+      spec.nodes = c.nodes;
+      if (c.radix > 0) {
+        spec.fabric.kind = FabricKind::fat_tree;
+        spec.fabric.radix = c.radix;
+        spec.fabric.levels = 0;
+        spec.fabric.oversubscription = c.oversubscription;
+      } else if (c.radix < 0) {
+        spec.fabric.kind = FabricKind::torus;
+        spec.fabric.dimensions = {4, 4};
+        spec.fabric.endpoints_per_switch = 1;
+        spec.fabric.link = spec.node.nic;
+      }
+      topology = std::make_unique<Topology>(spec);
+      fo.topology = topology.get();
+      fo.accelerator_of = place_positions(*topology, Placement::block, RankOrder::topology);
+      ranks = topology->accelerators();
+      per_node = spec.node.accelerators;
+    } else {
+      fo.cost.alpha_s = 3e-6;
+      fo.factors = {{0, 3.0, 0.5}, {65536, 1.5, 0.8}, {4194304, 1.0, 0.95}};
+    }
+    for (const std::string& algorithm : allreduce_algorithms) {
+      for (std::uint64_t bytes : {4096ULL, 8000000ULL}) {
+        CAPTURE(c.file, c.nodes, algorithm, bytes);
+        const Schedule s = build(algorithm, ranks, bytes, per_node, false, per_node);
+        fo.lump_ranks = true;
+        const ExecutionResult lumped = run_flow(s, fo);
+        fo.lump_ranks = false;
+        const ExecutionResult every = run_flow(s, fo);
+        CHECK(every.rank_classes == 0);
+        CHECK(rel_diff(lumped.time_s, every.time_s) < 1e-9);
+        CHECK(lumped.messages == every.messages);
+        CHECK(lumped.bytes_sent == every.bytes_sent);
+        REQUIRE(lumped.rank_finish_s.size() == every.rank_finish_s.size());
+        for (std::size_t r = 0; r < every.rank_finish_s.size(); ++r)
+          CHECK(rel_diff(lumped.rank_finish_s[r], every.rank_finish_s[r]) < 1e-9);
+        ++cases;
+        if (lumped.rank_classes > 0) ++lumped_cases;
+        // ps with a server per node, and direct, are symmetric enough on the fat-trees and the star (the torus'
+        // dimension-order routes tie-break by destination, so its ranks mostly differ)
+        if ((algorithm == "ps" || algorithm == "direct") && c.radix >= 0) CHECK(lumped.rank_classes > 0);
+        if (lumped.rank_classes > 0) CHECK(lumped.rank_classes * 4 <= static_cast<std::uint64_t>(ranks));
+      }
+    }
+  }
+  CHECK(lumped_cases * 3 >= cases);  // (at least a third of them lumped: the check above is not vacuous)
+}
+
+TEST_CASE("training steps on classes of ranks take the times of training steps on every rank") {
+  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/v100-nvlink-edr.json");
+  spec.nodes = 24;
+  spec.fabric.radix = 8;  // partly filled leaves
+  const Topology topology(spec);
+  FlowOptions fo;
+  fo.topology = &topology;
+  fo.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  const int ranks = topology.accelerators();
+  for (const std::string algorithm : {"ps", "butterfly", "direct"}) {
+    CAPTURE(algorithm);
+    TrainingProgram program;
+    program.forward_s = {1e-3, 2e-3, 1e-3};
+    program.backward_s = {2e-3, 4e-3, 2e-3};
+    program.optimizer_s = 5e-4;
+    program.bucket_ready_after = {2, 0};
+    program.buckets.push_back(build(algorithm, ranks, 6000000, 4, false, 4));
+    program.buckets.push_back(build(algorithm, ranks, 2000000, 4, false, 4));
+    program.batch_s = 3e-3;
+    fo.lump_ranks = true;
+    const TrainingResult lumped = run_flow_training(program, ranks, fo);
+    fo.lump_ranks = false;
+    const TrainingResult every = run_flow_training(program, ranks, fo);
+    CHECK(lumped.rank_classes > 0);
+    CHECK(every.rank_classes == 0);
+    CHECK(rel_diff(lumped.step_s, every.step_s) < 1e-9);
+    CHECK(rel_diff(lumped.exposed_comm_s, every.exposed_comm_s) < 1e-9);
+    CHECK(rel_diff(lumped.comm_s, every.comm_s) < 1e-9);
+    CHECK(std::fabs(lumped.input_stall_s - every.input_stall_s) < 1e-12);
   }
 }

@@ -1,0 +1,832 @@
+#include "sim/flow_lumping.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <queue>
+#include <tuple>
+#include <unordered_map>
+
+#include "models/calibration.hpp"
+#include "sim/topology.hpp"
+
+namespace dtsim::lumping {
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+std::uint64_t combine(std::uint64_t seed, std::uint64_t value) { return mix(seed ^ mix(value)); }
+std::uint64_t bits_of(double value) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+// Two times this close are one instant (as in the flow executor).
+double tolerance(double now) { return 1e-12 * std::max(1.0, now); }
+
+// Renumbers keys densely (equal keys, equal ids) and returns how many distinct there are.
+template <typename Key>
+std::uint32_t dense_ids(const std::vector<Key>& keys, std::vector<std::uint32_t>& ids,
+                        std::vector<std::uint32_t>& order) {
+  order.resize(keys.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
+  ids.resize(keys.size());
+  std::uint32_t next = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (i > 0 && keys[order[i]] != keys[order[i - 1]]) ++next;
+    ids[order[i]] = next;
+  }
+  return keys.empty() ? 0 : next + 1;
+}
+
+struct Route {
+  std::uint32_t first = 0;  // into Problem::route_resources
+  std::uint32_t count = 0;
+  double latency_s = 0;
+  double narrowest_Bps = infinity;
+};
+
+// Segments of one shape (the same ops, peers and spans; buckets of one allreduce at other sizes): their messages are
+// matched and routed once.
+struct Group {
+  std::vector<std::size_t> segments;
+  std::vector<std::uint64_t> span_key;  // by span: its timed bytes in every segment of the group, hashed
+  std::vector<std::uint32_t> src, dst, src_step, dst_step, span, route;  // by message
+};
+
+std::vector<std::uint64_t> timed_span_bytes(const Schedule& s, double pad_within) {
+  const std::uint64_t padded = padded_chunk_bytes(s, pad_within);
+  std::vector<std::uint64_t> bytes(s.spans.size());
+  for (std::uint32_t i = 0; i < s.spans.size(); ++i)
+    bytes[i] = padded > 0 ? s.spans[i].chunk_count * padded : s.span_bytes(i);
+  return bytes;
+}
+
+bool same_shape(const Schedule& a, const Schedule& b) {
+  if (&a == &b) return true;
+  if (a.ranks != b.ranks || a.rank_begin != b.rank_begin || a.ops != b.ops || a.compute_flops != b.compute_flops ||
+      a.spans.size() != b.spans.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.spans.size(); ++i) {
+    if (a.spans[i].first_chunk != b.spans[i].first_chunk || a.spans[i].chunk_count != b.spans[i].chunk_count) {
+      return false;
+    }
+  }
+  return true;
+}
+
+class Finder {
+public:
+  struct LumpingFailed {};
+
+  Finder(int ranks, std::span<const Schedule* const> segments, const FlowOptions& o)
+      : o_(o), segments_(segments), n_(static_cast<std::size_t>(ranks)) {}
+
+  std::optional<Lumping> find(std::size_t max_classes) {
+    for (const Schedule* s : segments_)
+      timed_.push_back(timed_span_bytes(*s, o_.pad_chunks_within));
+    make_groups();
+    resources_ = o_.topology != nullptr ? 2 * o_.topology->links().size() : 2 * n_;
+    for (Group& g : groups_) {
+      if (!match_messages(g)) return std::nullopt;  // unmatched transfers: the full executor reports the deadlock
+      route_messages(g);
+    }
+    static_rank_keys();
+    if (!refine(max_classes)) return std::nullopt;
+    return build();
+  }
+
+private:
+  void make_groups() {
+    for (std::size_t i = 0; i < segments_.size(); ++i) {
+      Group* into = nullptr;
+      for (Group& g : groups_) {
+        if (same_shape(*segments_[g.segments.front()], *segments_[i])) into = &g;
+      }
+      if (into == nullptr) into = &groups_.emplace_back();
+      into->segments.push_back(i);
+    }
+    for (Group& g : groups_) {
+      const Schedule& s = *segments_[g.segments.front()];
+      g.span_key.assign(s.spans.size(), 0);
+      for (std::uint32_t span = 0; span < s.spans.size(); ++span) {
+        for (const std::size_t seg : g.segments)
+          g.span_key[span] = combine(g.span_key[span], timed_[seg][span]);
+      }
+    }
+  }
+
+  // Every send of the group's shape with its receive: in order per (sender, receiver) pair, as the executors match.
+  bool match_messages(Group& g) {
+    const Schedule& s = *segments_[g.segments.front()];
+    std::vector<std::uint64_t> offset(n_ + 1, 0);
+    for (const Op& op : s.ops) {
+      if (op.kind() == OpKind::send) ++offset[static_cast<std::size_t>(op.peer()) + 1];
+    }
+    for (std::size_t p = 0; p < n_; ++p)
+      offset[p + 1] += offset[p];
+    const std::uint64_t m = offset[n_];
+    g.src.resize(m);
+    g.dst.resize(m);
+    g.src_step.resize(m);
+    g.dst_step.resize(m);
+    g.span.resize(m);
+    std::vector<std::uint64_t> cursor(offset.begin(), offset.end() - 1);
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      std::uint32_t step = none;
+      bool first = true;
+      for (const Op& op : s.rank_ops(static_cast<int>(r))) {
+        if (first || op.starts_step()) ++step;
+        first = false;
+        if (op.kind() != OpKind::send) continue;
+        const auto peer = static_cast<std::size_t>(op.peer());
+        const std::uint64_t at = cursor[peer]++;
+        g.src[at] = r;
+        g.dst[at] = static_cast<std::uint32_t>(peer);
+        g.src_step[at] = step;
+        g.span[at] = op.span();
+      }
+    }
+    struct Recv {
+      std::uint32_t src;
+      std::uint32_t step;
+    };
+    std::vector<Recv> recvs;
+    for (std::uint32_t p = 0; p < n_; ++p) {
+      recvs.clear();
+      std::uint32_t step = none;
+      bool first = true;
+      for (const Op& op : s.rank_ops(static_cast<int>(p))) {
+        if (first || op.starts_step()) ++step;
+        first = false;
+        if (op.is_recv()) recvs.push_back({static_cast<std::uint32_t>(op.peer()), step});
+      }
+      std::stable_sort(recvs.begin(), recvs.end(), [](const Recv& a, const Recv& b) { return a.src < b.src; });
+      if (recvs.size() != offset[p + 1] - offset[p]) return false;
+      for (std::size_t k = 0; k < recvs.size(); ++k) {
+        const std::uint64_t at = offset[p] + k;
+        if (recvs[k].src != g.src[at]) return false;
+        g.dst_step[at] = recvs[k].step;
+      }
+    }
+    return true;
+  }
+
+  void route_messages(Group& g) {
+    const std::size_t m = g.src.size();
+    g.route.resize(m);
+    if (o_.topology == nullptr) {  // the star: src's uplink, dst's downlink
+      for (std::size_t i = 0; i < m; ++i) {
+        Route r;
+        r.first = static_cast<std::uint32_t>(route_resources_.size());
+        r.count = 2;
+        r.latency_s = o_.cost.alpha_s;
+        r.narrowest_Bps = o_.cost.bandwidth_Bps;
+        route_resources_.push_back(2 * g.src[i]);
+        route_resources_.push_back(2 * g.dst[i] + 1);
+        g.route[i] = static_cast<std::uint32_t>(routes_.size());
+        routes_.push_back(r);
+      }
+      return;
+    }
+    const Topology& t = *o_.topology;
+    if (position_of_.empty()) {
+      position_of_.assign(static_cast<std::size_t>(t.accelerators()), none);
+      for (std::size_t p = 0; p < n_; ++p)
+        position_of_[static_cast<std::size_t>(o_.accelerator_of[p])] = static_cast<std::uint32_t>(p);
+    }
+    std::vector<std::uint32_t> route_from(n_, none);
+    std::vector<int> sources;
+    std::size_t i = 0;
+    while (i < m) {
+      const std::uint32_t dst = g.dst[i];
+      std::size_t end = i;
+      sources.clear();
+      while (end < m && g.dst[end] == dst) {
+        if (end == i || g.src[end] != g.src[end - 1]) sources.push_back(o_.accelerator_of[g.src[end]]);
+        ++end;
+      }
+      t.routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
+        Route r;
+        r.first = static_cast<std::uint32_t>(route_resources_.size());
+        r.count = static_cast<std::uint32_t>(hops.size());
+        for (const RouteHop& hop : hops) {
+          const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
+          route_resources_.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
+          r.latency_s += link.latency_s;
+          r.narrowest_Bps = std::min(r.narrowest_Bps, link.bandwidth_Bps);
+        }
+        route_from[position_of_[static_cast<std::size_t>(source)]] = static_cast<std::uint32_t>(routes_.size());
+        routes_.push_back(r);
+      });
+      for (std::size_t k = i; k < end; ++k) {
+        g.route[k] = route_from[g.src[k]];
+        if (g.route[k] == none) throw LumpingFailed{};  // (a pair the topology did not route)
+      }
+      for (std::size_t k = i; k < end; ++k)
+        route_from[g.src[k]] = none;
+      i = end;
+    }
+  }
+
+  double capacity(std::size_t resource) const {
+    return o_.topology != nullptr ? o_.topology->links()[resource / 2].spec.bandwidth_Bps : o_.cost.bandwidth_Bps;
+  }
+
+  // What a rank does apart from its messages: per segment and step, the flops it computes and the bytes it reduces.
+  void static_rank_keys() {
+    rank_key_.assign(n_, 0);
+    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+      const Group& g = groups_[gi];
+      const Schedule& s = *segments_[g.segments.front()];
+      for (std::uint32_t r = 0; r < n_; ++r) {
+        std::uint64_t key = combine(rank_key_[r], gi);
+        std::uint64_t step_key = 0;
+        bool first = true;
+        for (const Op& op : s.rank_ops(static_cast<int>(r))) {
+          if (first || op.starts_step()) key = combine(key, step_key + 1);
+          if (first || op.starts_step()) step_key = 0;
+          first = false;
+          if (op.kind() == OpKind::compute) step_key = combine(step_key, bits_of(s.compute_flops[op.compute_index()]));
+          if (op.kind() == OpKind::recv_reduce) step_key += mix(g.span_key[op.span()]);  // a sum: order-free
+        }
+        rank_key_[r] = combine(key, step_key + 1);
+      }
+    }
+  }
+
+  std::uint64_t message_key(const Group& g, std::size_t gi, std::size_t i) const {
+    const Route& r = routes_[g.route[i]];
+    std::uint64_t on_route = 0;  // the multiset of link classes it crosses
+    for (std::uint32_t k = 0; k < r.count; ++k)
+      on_route += mix(link_class_[route_resources_[r.first + k]] + 1);
+    std::uint64_t key = combine(gi, rank_class_[g.src[i]]);
+    key = combine(key, g.src_step[i]);
+    key = combine(key, rank_class_[g.dst[i]]);
+    key = combine(key, g.dst_step[i]);
+    key = combine(key, g.span_key[g.span[i]]);
+    key = combine(key, bits_of(r.latency_s));
+    key = combine(key, bits_of(r.narrowest_Bps));
+    return combine(key, on_route);
+  }
+
+  // Colour refinement to the coarsest equitable partition; false if it has more than max_classes rank classes.
+  bool refine(std::size_t max_classes) {
+    std::vector<std::uint32_t> order;
+    rank_class_.assign(n_, 0);
+    std::vector<std::uint64_t> caps(resources_);
+    for (std::size_t e = 0; e < resources_; ++e)
+      caps[e] = bits_of(capacity(e));
+    std::uint32_t link_classes = dense_ids(caps, link_class_, order);
+    std::uint32_t rank_classes = 1;
+    using RankKey = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, std::uint64_t>;
+    using LinkKey = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>;
+    std::vector<RankKey> rank_keys(n_);
+    std::vector<LinkKey> link_keys(resources_);
+    while (true) {
+      for (std::size_t r = 0; r < n_; ++r)
+        rank_keys[r] = {rank_class_[r], rank_key_[r], 0, 0};
+      for (std::size_t e = 0; e < resources_; ++e)
+        link_keys[e] = {link_class_[e], 0, 0};
+      for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+        const Group& g = groups_[gi];
+        for (std::size_t i = 0; i < g.src.size(); ++i) {
+          const std::uint64_t key = message_key(g, gi, i);
+          const std::uint64_t as_sender = mix(key * 2 + 1), as_receiver = mix(key * 2 + 2);
+          std::get<2>(rank_keys[g.src[i]]) += as_sender;
+          std::get<3>(rank_keys[g.src[i]]) += mix(as_sender);
+          std::get<2>(rank_keys[g.dst[i]]) += as_receiver;
+          std::get<3>(rank_keys[g.dst[i]]) += mix(as_receiver);
+          const Route& r = routes_[g.route[i]];
+          const std::uint64_t on_link = mix(key * 2 + 3);
+          for (std::uint32_t k = 0; k < r.count; ++k) {
+            LinkKey& lk = link_keys[route_resources_[r.first + k]];
+            std::get<1>(lk) += on_link;
+            std::get<2>(lk) += mix(on_link);
+          }
+        }
+      }
+      const std::uint32_t new_ranks = dense_ids(rank_keys, rank_class_, order);
+      const std::uint32_t new_links = dense_ids(link_keys, link_class_, order);
+      if (new_ranks > max_classes) return false;
+      if (new_ranks == rank_classes && new_links == link_classes) return true;
+      rank_classes = new_ranks;
+      link_classes = new_links;
+    }
+  }
+
+  Lumping build() {
+    Lumping l;
+    // classes numbered by their smallest rank
+    std::vector<std::uint32_t> renumber(n_, none);
+    l.class_of.resize(n_);
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      std::uint32_t& c = renumber[rank_class_[r]];
+      if (c == none) {
+        c = static_cast<std::uint32_t>(l.representative.size());
+        l.representative.push_back(r);
+      }
+      l.class_of[r] = c;
+    }
+    const std::size_t classes = l.representative.size();
+    std::vector<std::uint64_t> class_size(classes, 0);
+    for (const std::uint32_t c : l.class_of)
+      ++class_size[c];
+    std::uint32_t link_classes = 0;
+    for (const std::uint32_t d : link_class_)
+      link_classes = std::max(link_classes, d + 1);
+    std::vector<std::uint64_t> link_class_size(link_classes, 0);
+    l.capacity_Bps.assign(link_classes, 0);
+    for (std::size_t e = 0; e < resources_; ++e) {
+      ++link_class_size[link_class_[e]];
+      l.capacity_Bps[link_class_[e]] = capacity(e);
+    }
+    l.first_step.resize(segments_.size());
+    struct Entry {
+      std::uint32_t cls, step, flow_side;
+      bool operator<(const Entry& o) const {
+        return std::tie(cls, step, flow_side) < std::tie(o.cls, o.step, o.flow_side);
+      }
+      bool operator==(const Entry& o) const = default;
+    };
+    std::vector<std::uint32_t> step_of_flow_begin(segments_.size(), 0);
+    struct PerSegmentSteps {
+      std::vector<LumpedStep> steps;
+      std::vector<std::uint32_t> flows;
+    };
+    std::vector<PerSegmentSteps> per_segment(segments_.size());
+    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+      const Group& g = groups_[gi];
+      const Schedule& shape = *segments_[g.segments.front()];
+      // message classes of the shape
+      struct Template {
+        std::uint32_t src_class, src_step, dst_class, dst_step, span, route;
+        std::uint64_t members = 0;
+      };
+      std::vector<Template> templates;
+      std::unordered_map<std::uint64_t, std::uint32_t> template_of;
+      std::vector<Entry> entries;
+      std::vector<std::uint64_t> sends_of_span(shape.spans.size(), 0);
+      for (std::size_t i = 0; i < g.src.size(); ++i) {
+        ++sends_of_span[g.span[i]];
+        const std::uint64_t key = message_key(g, gi, i);
+        auto [it, fresh] = template_of.try_emplace(key, static_cast<std::uint32_t>(templates.size()));
+        if (fresh) {
+          templates.push_back(
+              {l.class_of[g.src[i]], g.src_step[i], l.class_of[g.dst[i]], g.dst_step[i], g.span[i], g.route[i], 0});
+        }
+        Template& t = templates[it->second];
+        ++t.members;
+        if (l.representative[l.class_of[g.src[i]]] == g.src[i]) {
+          entries.push_back({l.class_of[g.src[i]], g.src_step[i], it->second * 2});
+        }
+        if (l.representative[l.class_of[g.dst[i]]] == g.dst[i]) {
+          entries.push_back({l.class_of[g.dst[i]], g.dst_step[i], it->second * 2 + 1});
+        }
+      }
+      std::sort(entries.begin(), entries.end());
+      entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
+      // the links each class loads: members x (links of the class on one member's route) / links in the class
+      std::vector<std::pair<std::uint32_t, double>> template_hops;
+      std::vector<std::uint32_t> template_first(templates.size() + 1, 0);
+      std::vector<std::uint32_t> count_of(link_classes, 0);
+      for (std::size_t t = 0; t < templates.size(); ++t) {
+        const Route& r = routes_[templates[t].route];
+        std::vector<std::uint32_t> seen;
+        for (std::uint32_t k = 0; k < r.count; ++k) {
+          const std::uint32_t d = link_class_[route_resources_[r.first + k]];
+          if (count_of[d]++ == 0) seen.push_back(d);
+        }
+        for (const std::uint32_t d : seen) {
+          const std::uint64_t total = templates[t].members * count_of[d];
+          if (total % link_class_size[d] != 0) throw LumpingFailed{};  // not equitable after all: a hash collision
+          template_hops.emplace_back(d, static_cast<double>(total / link_class_size[d]));
+          count_of[d] = 0;
+        }
+        template_first[t + 1] = static_cast<std::uint32_t>(template_hops.size());
+      }
+      for (const Template& t : templates) {
+        if (t.members % class_size[t.src_class] != 0 || t.members % class_size[t.dst_class] != 0) {
+          throw LumpingFailed{};
+        }
+      }
+      for (const std::size_t seg : g.segments) {
+        const auto base = static_cast<std::uint32_t>(l.flows.size());
+        for (std::size_t t = 0; t < templates.size(); ++t) {
+          const Template& tp = templates[t];
+          const Route& r = routes_[tp.route];
+          LumpedFlow f;
+          f.segment = static_cast<std::uint32_t>(seg);
+          f.src_class = tp.src_class;
+          f.src_step = tp.src_step;
+          f.dst_class = tp.dst_class;
+          f.dst_step = tp.dst_step;
+          f.bytes = timed_[seg][tp.span];
+          f.members = tp.members;
+          f.first_hop = static_cast<std::uint32_t>(l.hops.size());
+          f.hop_count = template_first[t + 1] - template_first[t];
+          f.latency_s = r.latency_s;
+          f.narrowest_Bps = r.narrowest_Bps;
+          for (std::uint32_t h = template_first[t]; h < template_first[t + 1]; ++h)
+            l.hops.push_back({template_hops[h].first, template_hops[h].second});
+          l.flows.push_back(f);
+        }
+        const Schedule& s = *segments_[seg];
+        for (std::uint32_t span = 0; span < s.spans.size(); ++span) {
+          l.messages += sends_of_span[span];
+          l.bytes_sent += sends_of_span[span] * s.span_bytes(span);
+        }
+        // the representatives' steps
+        PerSegmentSteps& out = per_segment[seg];
+        std::vector<std::uint32_t>& first = l.first_step[seg];
+        first.assign(classes + 1, 0);
+        std::size_t e = 0;
+        for (std::uint32_t c = 0; c < classes; ++c) {
+          first[c] = static_cast<std::uint32_t>(out.steps.size());
+          std::uint32_t step = none;
+          bool first_op = true;
+          for (const Op& op : s.rank_ops(static_cast<int>(l.representative[c]))) {
+            if (first_op || op.starts_step()) {
+              ++step;
+              out.steps.emplace_back();
+              out.steps.back().first = static_cast<std::uint32_t>(out.flows.size());
+              while (e < entries.size() && entries[e].cls == c && entries[e].step == step) {
+                out.flows.push_back(base * 2 + entries[e].flow_side);
+                ++e;
+              }
+              out.steps.back().count = static_cast<std::uint32_t>(out.flows.size()) - out.steps.back().first;
+            }
+            first_op = false;
+            if (op.kind() == OpKind::compute) out.steps.back().flops += s.compute_flops[op.compute_index()];
+            if (op.kind() == OpKind::recv_reduce) out.steps.back().reduce_bytes += timed_[seg][op.span()];
+          }
+        }
+        first[classes] = static_cast<std::uint32_t>(out.steps.size());
+        if (e != entries.size()) throw LumpingFailed{};
+      }
+    }
+    // one array of steps: segment after segment
+    for (std::size_t seg = 0; seg < segments_.size(); ++seg) {
+      const auto step_base = static_cast<std::uint32_t>(l.steps.size());
+      const auto flow_base = static_cast<std::uint32_t>(l.step_flows.size());
+      for (LumpedStep st : per_segment[seg].steps) {
+        st.first += flow_base;
+        l.steps.push_back(st);
+      }
+      l.step_flows.insert(l.step_flows.end(), per_segment[seg].flows.begin(), per_segment[seg].flows.end());
+      for (std::uint32_t& f : l.first_step[seg])
+        f += step_base;
+    }
+    return l;
+  }
+
+  const FlowOptions& o_;
+  std::span<const Schedule* const> segments_;
+  std::size_t n_;
+  std::size_t resources_ = 0;
+  std::vector<std::vector<std::uint64_t>> timed_;  // by segment, by span
+  std::vector<Group> groups_;
+  std::vector<Route> routes_;
+  std::vector<std::uint32_t> route_resources_;
+  std::vector<std::uint32_t> position_of_;  // by accelerator
+  std::vector<std::uint64_t> rank_key_;
+  std::vector<std::uint32_t> rank_class_;
+  std::vector<std::uint32_t> link_class_;
+};
+
+}  // namespace
+
+std::uint64_t padded_chunk_bytes(const Schedule& s, double pad_within) {
+  std::uint64_t smallest = std::numeric_limits<std::uint64_t>::max(), largest = 0;
+  for (const Chunk& c : s.chunks) {
+    smallest = std::min(smallest, c.size_bytes);
+    largest = std::max(largest, c.size_bytes);
+  }
+  if (smallest < largest && smallest > 0 &&
+      static_cast<double>(largest - smallest) <= pad_within * static_cast<double>(largest)) {
+    return largest;
+  }
+  return 0;
+}
+
+std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options,
+                                    std::size_t max_classes) {
+  for (const Schedule* s : segments) {
+    if (s->compact() || s->ranks != ranks) return std::nullopt;
+  }
+  try {
+    return Finder(ranks, segments, options).find(max_classes);
+  } catch (const Finder::LumpingFailed&) {
+    return std::nullopt;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+
+struct LumpedEngine::State {
+  State(const Lumping& lumping, const FlowOptions& options) : l(lumping), o(options) {
+    reduce_Bps = o.topology != nullptr ? o.topology->spec().node.reduce_Bps : o.cost.reduce_Bps;
+    classes.resize(l.classes());
+    flows.resize(l.flows.size());
+    for (std::size_t i = 0; i < l.flows.size(); ++i) {
+      const LumpedFlow& lf = l.flows[i];
+      FlowState& f = flows[i];
+      const FactorRange factor = factors_for(o.factors, static_cast<double>(lf.bytes));
+      f.penalty = lf.latency_s > 0 ? lf.latency_s : 1.0;
+      if (!o.factors.empty()) {
+        f.bound = lf.narrowest_Bps * factor.bandwidth_factor;
+        f.cost = 1.0 / factor.bandwidth_factor;
+      }
+      f.latency_s = lf.latency_s * factor.latency_factor;
+    }
+    left.assign(l.capacity_Bps.size(), 0);
+    weight.assign(l.capacity_Bps.size(), 0);
+    unfrozen.assign(l.capacity_Bps.size(), 0);
+    touched_mark.assign(l.capacity_Bps.size(), 0);
+  }
+
+  enum class Kind : std::uint8_t { release, latency_paid, flow_done, reduce_done, compute_done };
+  struct Event {
+    double at;
+    Kind kind;
+    std::uint32_t id;
+    std::uint32_t version;
+    bool operator>(const Event& e) const { return at > e.at; }
+  };
+  struct ClassState {
+    int segment = -1;
+    std::uint32_t step = none;  // the current step, counted from the segment's first
+    std::uint32_t outstanding = 0;
+    std::uint64_t reduce_bytes = 0;
+  };
+  struct FlowState {
+    bool src_posted = false;
+    bool dst_posted = false;
+    bool moving = false;
+    bool frozen = false;
+    double remaining = 0;
+    double rate = 0;
+    double next_rate = 0;
+    double updated_at = 0;
+    std::uint32_t version = 0;
+    double penalty = 1;
+    double bound = infinity;
+    double cost = 1;
+    double latency_s = 0;
+  };
+
+  void push(double at, Kind kind, std::uint32_t id, std::uint32_t version = 0) { events.push({at, kind, id, version}); }
+
+  void post_step(std::uint32_t c) {
+    ClassState& cs = classes[c];
+    const LumpedStep& st = l.steps[l.first_step[static_cast<std::size_t>(cs.segment)][c] + cs.step];
+    cs.reduce_bytes = st.reduce_bytes;
+    cs.outstanding += st.count;
+    if (st.flops > 0) {
+      ++cs.outstanding;
+      push(now + st.flops / o.compute_flops_per_s, Kind::compute_done, c);
+    }
+    for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
+      const std::uint32_t id = l.step_flows[i] / 2;
+      FlowState& f = flows[id];
+      (l.step_flows[i] % 2 == 0 ? f.src_posted : f.dst_posted) = true;
+      if (f.src_posted && f.dst_posted) push(now + f.latency_s, Kind::latency_paid, id);
+    }
+    if (cs.outstanding == 0) items_done(c);
+  }
+
+  // Moves class c to its next step; false at the end of its segment.
+  bool next_step(std::uint32_t c) {
+    ClassState& cs = classes[c];
+    const auto& first = l.first_step[static_cast<std::size_t>(cs.segment)];
+    const std::uint32_t count = first[c + 1] - first[c];
+    const std::uint32_t next = cs.step == none ? 0 : cs.step + 1;
+    if (next >= count) return false;
+    cs.step = next;
+    return true;
+  }
+
+  void item_done(std::uint32_t c) {
+    if (--classes[c].outstanding == 0) items_done(c);
+  }
+  void items_done(std::uint32_t c) {
+    if (classes[c].reduce_bytes > 0) {
+      push(now + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps, Kind::reduce_done, c);
+    } else {
+      ready.push_back(c);
+    }
+  }
+
+  void finish(std::uint32_t id) {
+    FlowState& f = flows[id];
+    if (f.moving) {
+      f.moving = false;
+      moving.erase(std::find(moving.begin(), moving.end(), id));
+      rates_dirty = true;
+    }
+    ++f.version;
+    f.rate = 0;
+    f.src_posted = f.dst_posted = false;
+    item_done(l.flows[id].src_class);
+    item_done(l.flows[id].dst_class);
+  }
+
+  void handle(const Event& e) {
+    switch (e.kind) {
+      case Kind::release:
+        if (next_step(e.id)) {
+          post_step(e.id);
+        } else {
+          ready.push_back(e.id);
+        }
+        break;
+      case Kind::latency_paid: {
+        FlowState& f = flows[e.id];
+        if (l.flows[e.id].bytes == 0) {
+          finish(e.id);
+          break;
+        }
+        f.moving = true;
+        f.remaining = static_cast<double>(l.flows[e.id].bytes);
+        f.rate = 0;
+        f.updated_at = now;
+        moving.push_back(e.id);
+        rates_dirty = true;
+        break;
+      }
+      case Kind::flow_done:
+        if (e.version == flows[e.id].version) finish(e.id);
+        break;
+      case Kind::reduce_done: ready.push_back(e.id); break;
+      case Kind::compute_done: item_done(e.id); break;
+    }
+  }
+
+  // Weighted max-min fairness by progressive filling over the moving message classes, each loading a link class
+  // with its flows per link; as the flow executor's fill, one flow per class.
+  void compute_rates() {
+    rates_dirty = false;
+    touched.clear();
+    ++epoch;
+    for (const std::uint32_t id : moving) {
+      FlowState& f = flows[id];
+      f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated_at));
+      f.updated_at = now;
+      f.frozen = false;
+      const LumpedFlow& lf = l.flows[id];
+      for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count; ++h) {
+        const LumpedHop& hop = l.hops[h];
+        if (touched_mark[hop.resource] != epoch) {
+          touched_mark[hop.resource] = epoch;
+          touched.push_back(hop.resource);
+          left[hop.resource] = l.capacity_Bps[hop.resource];
+          weight[hop.resource] = 0;
+          unfrozen[hop.resource] = 0;
+        }
+        weight[hop.resource] += hop.flows * f.cost / f.penalty;
+        ++unfrozen[hop.resource];
+      }
+    }
+    std::size_t open = moving.size();
+    auto freeze = [&](std::uint32_t id, double level) {
+      FlowState& f = flows[id];
+      f.frozen = true;
+      --open;
+      f.next_rate = level / f.penalty;
+      const LumpedFlow& lf = l.flows[id];
+      for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count; ++h) {
+        const LumpedHop& hop = l.hops[h];
+        left[hop.resource] -= hop.flows * f.next_rate * f.cost;
+        weight[hop.resource] -= hop.flows * f.cost / f.penalty;
+        --unfrozen[hop.resource];
+      }
+    };
+    auto share = [&](std::uint32_t res) { return std::max(0.0, left[res]) / weight[res]; };
+    while (open > 0) {
+      double level = infinity;
+      for (const std::uint32_t res : touched) {
+        if (unfrozen[res] > 0) level = std::min(level, share(res));
+      }
+      double by_bound = infinity;
+      for (const std::uint32_t id : moving) {
+        if (!flows[id].frozen) by_bound = std::min(by_bound, flows[id].bound * flows[id].penalty);
+      }
+      if (level == infinity && by_bound == infinity) {
+        for (const std::uint32_t id : moving) {
+          if (!flows[id].frozen) freeze(id, infinity);
+        }
+        break;
+      }
+      const double close = std::min(level, by_bound) * (1 + 1e-12);
+      if (by_bound <= level) {
+        for (const std::uint32_t id : moving) {
+          if (!flows[id].frozen && flows[id].bound * flows[id].penalty <= close) freeze(id, by_bound);
+        }
+        continue;
+      }
+      filled.clear();
+      for (const std::uint32_t res : touched) {
+        if (unfrozen[res] > 0 && share(res) <= close) filled.push_back(res);
+      }
+      ++epoch;
+      for (const std::uint32_t res : filled)
+        touched_mark[res] = epoch;  // marks the filled links (all touched links are re-marked below)
+      for (const std::uint32_t id : moving) {
+        if (flows[id].frozen) continue;
+        const LumpedFlow& lf = l.flows[id];
+        bool hit = false;
+        for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count && !hit; ++h)
+          hit = touched_mark[l.hops[h].resource] == epoch;
+        if (hit) freeze(id, level);
+      }
+    }
+    for (const std::uint32_t id : moving) {
+      FlowState& f = flows[id];
+      if (f.next_rate == f.rate) continue;
+      f.rate = f.next_rate;
+      ++f.version;
+      push(f.rate > 0 ? now + f.remaining / f.rate : infinity, Kind::flow_done, id, f.version);
+    }
+  }
+
+  void run(const std::function<void(int)>& on_segment_done) {
+    while (!events.empty()) {
+      ++batches;
+      now = std::max(now, events.top().at);
+      if (now == infinity) break;  // flows that never move: a deadlock
+      while (!events.empty() && events.top().at <= now + tolerance(now)) {
+        const Event e = events.top();
+        events.pop();
+        handle(e);
+      }
+      if (rates_dirty) compute_rates();
+      std::vector<std::uint32_t> now_ready;
+      now_ready.swap(ready);
+      for (const std::uint32_t c : now_ready) {
+        if (next_step(c)) {
+          post_step(c);
+        } else {
+          classes[c].segment = -1;
+          on_segment_done(static_cast<int>(c));
+        }
+      }
+      if (rates_dirty) compute_rates();
+    }
+  }
+
+  const Lumping& l;
+  const FlowOptions& o;
+  double reduce_Bps = 0;
+  double now = 0;
+  std::uint64_t batches = 0;
+  std::vector<ClassState> classes;
+  std::vector<FlowState> flows;
+  std::vector<std::uint32_t> moving;
+  std::vector<std::uint32_t> ready;
+  bool rates_dirty = false;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  // compute_rates' scratch, by link class
+  std::vector<double> left, weight;
+  std::vector<std::uint32_t> unfrozen;
+  std::vector<std::uint64_t> touched_mark;
+  std::uint64_t epoch = 0;
+  std::vector<std::uint32_t> touched, filled;
+};
+
+LumpedEngine::LumpedEngine(const Lumping& lumping, const FlowOptions& options)
+    : s_(std::make_unique<State>(lumping, options)) {}
+LumpedEngine::~LumpedEngine() = default;
+double LumpedEngine::now() const { return s_->now; }
+std::uint64_t LumpedEngine::batches() const { return s_->batches; }
+
+void LumpedEngine::start_segment(int cls, std::size_t index, double release) {
+  State::ClassState& cs = s_->classes[static_cast<std::size_t>(cls)];
+  cs.segment = static_cast<int>(index);
+  cs.step = none;
+  cs.outstanding = 0;
+  cs.reduce_bytes = 0;
+  s_->push(std::max(release, s_->now), State::Kind::release, static_cast<std::uint32_t>(cls));
+}
+
+void LumpedEngine::run(const std::function<void(int)>& on_segment_done) { s_->run(on_segment_done); }
+
+std::size_t LumpedEngine::inside_segments() const {
+  std::size_t n = 0;
+  for (const State::ClassState& cs : s_->classes)
+    n += cs.segment >= 0 ? 1 : 0;
+  return n;
+}
+
+}  // namespace dtsim::lumping

@@ -1,0 +1,108 @@
+// Symmetry reduction for the flow executor: ranks that provably run alike are simulated once.
+//
+// A parameter server on 4096 GPUs with one shard per node moves 4 million messages a phase, yet on a fat-tree they
+// fall into a dozen kinds (a GPU that holds a shard or not, a server on the same leaf or not, ...). Colour refinement
+// (1-dimensional Weisfeiler-Leman, as used for lumping linear programs: Grohe et al. 2014, "Dimension reduction via
+// colour refinement") over the ranks, the messages between them and the links they cross finds the coarsest partition
+// in which
+//   - ranks of one class run the same steps (flops, bytes reduced) and take part in the same number of messages of
+//     each message class, as sender and as receiver, in each step;
+//   - messages of one class have senders of one class and receivers of one class, the same steps on both sides, the
+//     same bytes, the same route latency and narrowest link, and cross the same number of links of each link class;
+//   - links of one class have the same capacity and carry the same number of messages of each message class.
+// In such an (equitable) partition every rank of a class posts its steps at the same instants, every message of a
+// class starts, moves and ends at the same instants, and every link of a class carries the same load: by induction
+// over events, since progressive filling treats all flows of a class and all links of a class alike, and max-min
+// allocations are unique. So one flow per message class and one rank per rank class give the exact times, with a link
+// class carrying (members x links of that class per member / links in the class) flows of a message class.
+// Transfers are matched as the executors match them (in order per sender-receiver pair), once, before the run.
+//
+// Refinement compares classes by 64-bit hashes of their sorted-free (summed) neighbourhoods; the result is checked
+// for consistency (every multiplicity divides exactly), and any doubt falls back to the full simulation.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "algorithms/schedule.hpp"
+#include "sim/flow_executor.hpp"
+
+namespace dtsim::lumping {
+
+// The size every chunk of `schedule` is timed at (FlowOptions::pad_chunks_within), or 0 to time each at its own.
+std::uint64_t padded_chunk_bytes(const Schedule& schedule, double pad_within);
+
+// One class of messages: its senders' and receivers' classes and steps, and how it loads each link class.
+struct LumpedFlow {
+  std::uint32_t segment = 0;
+  std::uint32_t src_class = 0;
+  std::uint32_t src_step = 0;  // in the segment, counted from 0
+  std::uint32_t dst_class = 0;
+  std::uint32_t dst_step = 0;
+  std::uint64_t bytes = 0;    // timed
+  std::uint64_t members = 0;  // messages in the class
+  std::uint32_t first_hop = 0;
+  std::uint32_t hop_count = 0;
+  double latency_s = 0;
+  double narrowest_Bps = 0;
+};
+
+struct LumpedHop {
+  std::uint32_t resource = 0;  // a link class (one direction)
+  double flows = 0;            // flows of the message class on each link of the class
+};
+
+// A step of a rank class in a segment: what its representative computes and reduces, and the message classes it
+// waits for (flow id x 2 + 0 as sender, + 1 as receiver).
+struct LumpedStep {
+  double flops = 0;
+  std::uint64_t reduce_bytes = 0;
+  std::uint32_t first = 0;  // into Lumping::step_flows
+  std::uint32_t count = 0;
+};
+
+struct Lumping {
+  std::vector<std::uint32_t> class_of;        // by rank
+  std::vector<std::uint32_t> representative;  // by class: its smallest rank
+  std::vector<double> capacity_Bps;           // by link class
+  std::vector<LumpedFlow> flows;
+  std::vector<LumpedHop> hops;
+  std::vector<LumpedStep> steps;
+  std::vector<std::uint32_t> step_flows;
+  std::vector<std::vector<std::uint32_t>> first_step;  // [segment][class], classes + 1 entries: steps of the class
+  std::uint64_t messages = 0;                          // in one run of every segment
+  std::uint64_t bytes_sent = 0;
+  std::size_t classes() const { return representative.size(); }
+};
+
+// The coarsest equitable partition of the ranks running `segments` (non-compact schedules over `ranks` ranks, placed
+// and routed as `options` says), or nothing when it has more than `max_classes` classes or cannot be had.
+std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options,
+                                    std::size_t max_classes);
+
+// Runs segments on the classes of a Lumping: the same events as the flow executor's, one rank and one flow per class.
+class LumpedEngine {
+public:
+  LumpedEngine(const Lumping& lumping, const FlowOptions& options);
+  ~LumpedEngine();
+  LumpedEngine(const LumpedEngine&) = delete;
+  LumpedEngine& operator=(const LumpedEngine&) = delete;
+
+  double now() const;
+  std::uint64_t batches() const;
+  // Class `cls` runs its part of segment `index` from `release`, or now if that is later.
+  void start_segment(int cls, std::size_t index, double release);
+  // Runs until nothing is pending; on_segment_done(cls) when a class ends a segment (it may start the next).
+  void run(const std::function<void(int)>& on_segment_done);
+  // Classes inside a segment (after run: those that deadlocked).
+  std::size_t inside_segments() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace dtsim::lumping
