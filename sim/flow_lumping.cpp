@@ -1,7 +1,10 @@
 #include "sim/flow_lumping.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <queue>
@@ -50,11 +53,46 @@ std::uint32_t dense_ids(const std::vector<Key>& keys, std::vector<std::uint32_t>
   return keys.empty() ? 0 : next + 1;
 }
 
-struct Route {
-  std::uint32_t first = 0;  // into Problem::route_resources
-  std::uint32_t count = 0;
-  double latency_s = 0;
-  double narrowest_Bps = infinity;
+// Open addressing from a 64-bit hash to the ids of the sequences that have it (checked by the caller).
+class HashIndex {
+public:
+  // Calls same(id) for each id stored under `hash` until it returns true; returns that id or `none`.
+  template <typename Same>
+  std::uint32_t find(std::uint64_t hash, Same&& same) const {
+    if (slots_.empty()) return none;
+    for (std::size_t i = mix(hash) & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i].id == none) return none;
+      if (slots_[i].hash == hash && same(slots_[i].id)) return slots_[i].id;
+    }
+  }
+  void insert(std::uint64_t hash, std::uint32_t id) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    place(hash, id);
+    ++size_;
+  }
+
+private:
+  struct Slot {
+    std::uint64_t hash = 0;
+    std::uint32_t id = none;
+  };
+  void place(std::uint64_t hash, std::uint32_t id) {
+    std::size_t i = mix(hash) & mask_;
+    while (slots_[i].id != none)
+      i = (i + 1) & mask_;
+    slots_[i] = {hash, id};
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<std::size_t>(1024, 2 * old.size()), Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& slot : old) {
+      if (slot.id != none) place(slot.hash, slot.id);
+    }
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
 };
 
 // Segments of one shape (the same ops, peers and spans; buckets of one allreduce at other sizes): their messages are
@@ -62,7 +100,10 @@ struct Route {
 struct Group {
   std::vector<std::size_t> segments;
   std::vector<std::uint64_t> span_key;  // by span: its timed bytes in every segment of the group, hashed
-  std::vector<std::uint32_t> src, dst, src_step, dst_step, span, route;  // by message
+  // by message: sender and receiver, their steps, the span, the route's two halves (Finder::halves_), and what
+  // does not change in refinement (the group, steps, timed bytes, the route's latency and narrowest link) hashed
+  std::vector<std::uint32_t> src, dst, src_step, dst_step, span, first_half, second_half;
+  std::vector<std::uint64_t> fixed_key;
 };
 
 std::vector<std::uint64_t> timed_span_bytes(const Schedule& s, double pad_within) {
@@ -94,18 +135,36 @@ public:
   Finder(int ranks, std::span<const Schedule* const> segments, const FlowOptions& o)
       : o_(o), segments_(segments), n_(static_cast<std::size_t>(ranks)) {}
 
+  static double clock_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
   std::optional<Lumping> find(std::size_t max_classes) {
+    const double t0 = clock_s();
     for (const Schedule* s : segments_)
       timed_.push_back(timed_span_bytes(*s, o_.pad_chunks_within));
     make_groups();
     resources_ = o_.topology != nullptr ? 2 * o_.topology->links().size() : 2 * n_;
-    for (Group& g : groups_) {
-      if (!match_messages(g)) return std::nullopt;  // unmatched transfers: the full executor reports the deadlock
-      route_messages(g);
+    if (o_.topology != nullptr) {
+      position_of_.assign(static_cast<std::size_t>(o_.topology->accelerators()), none);
+      for (std::size_t p = 0; p < n_; ++p)
+        position_of_[static_cast<std::size_t>(o_.accelerator_of[p])] = static_cast<std::uint32_t>(p);
     }
+    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+      // unmatched transfers: the full executor reports the deadlock
+      if (!match_messages(groups_[gi])) return std::nullopt;
+      if (getenv("DTSIM_DEBUG_LUMP")) fprintf(stderr, "matched %.3f s\n", clock_s() - t0);
+      route_messages(groups_[gi], gi);
+    }
+    if (getenv("DTSIM_DEBUG_LUMP"))
+      fprintf(stderr, "halves %zu, links %zu, hits %zu  %.3f s\n", halves_.size(), half_links_.size(), hits_,
+              clock_s() - t0);
     static_rank_keys();
+    if (getenv("DTSIM_DEBUG_LUMP")) fprintf(stderr, "static %.3f s\n", clock_s() - t0);
     if (!refine(max_classes)) return std::nullopt;
-    return build();
+    if (getenv("DTSIM_DEBUG_LUMP")) fprintf(stderr, "refined %.3f s\n", clock_s() - t0);
+    auto l = build();
+    if (getenv("DTSIM_DEBUG_LUMP")) fprintf(stderr, "built %.3f s\n", clock_s() - t0);
+    return l;
   }
 
 private:
@@ -184,59 +243,96 @@ private:
     return true;
   }
 
-  void route_messages(Group& g) {
+  // A route is stored as two interned halves: the routes from one GPU share their way up and those into one GPU
+  // their way down, so millions of routes are a few thousand pieces, and refinement reads two sums per message.
+  std::uint32_t intern_half(const std::uint32_t* links, std::uint32_t count, std::uint32_t& last) {
+    auto same = [&](std::uint32_t id) {
+      const Half& h = halves_[id];
+      return h.count == count && std::equal(links, links + count, half_links_.begin() + h.first);
+    };
+    if (last != none && same(last)) {
+      ++hits_;
+      return last;
+    }  // (the routes of neighbouring sources share their halves)
+    std::uint64_t hash = count;
+    for (std::uint32_t k = 0; k < count; ++k)
+      hash = (hash + links[k]) * 0x9E3779B97F4A7C15ULL;
+    last = half_index_.find(hash, same);
+    if (last != none) return last;
+    last = static_cast<std::uint32_t>(halves_.size());
+    halves_.push_back({static_cast<std::uint32_t>(half_links_.size()), count});
+    half_links_.insert(half_links_.end(), links, links + count);
+    half_index_.insert(hash, last);
+    return last;
+  }
+  std::span<const std::uint32_t> half(std::uint32_t id) const {
+    return {half_links_.data() + halves_[id].first, halves_[id].count};
+  }
+
+  struct RouteInfo {
+    std::uint32_t first_half = none;
+    std::uint32_t second_half = none;
+    std::uint64_t key = 0;  // latency and narrowest link
+  };
+
+  void route_messages(Group& g, std::size_t gi) {
     const std::size_t m = g.src.size();
-    g.route.resize(m);
-    if (o_.topology == nullptr) {  // the star: src's uplink, dst's downlink
-      for (std::size_t i = 0; i < m; ++i) {
-        Route r;
-        r.first = static_cast<std::uint32_t>(route_resources_.size());
-        r.count = 2;
-        r.latency_s = o_.cost.alpha_s;
-        r.narrowest_Bps = o_.cost.bandwidth_Bps;
-        route_resources_.push_back(2 * g.src[i]);
-        route_resources_.push_back(2 * g.dst[i] + 1);
-        g.route[i] = static_cast<std::uint32_t>(routes_.size());
-        routes_.push_back(r);
-      }
-      return;
-    }
-    const Topology& t = *o_.topology;
-    if (position_of_.empty()) {
-      position_of_.assign(static_cast<std::size_t>(t.accelerators()), none);
-      for (std::size_t p = 0; p < n_; ++p)
-        position_of_[static_cast<std::size_t>(o_.accelerator_of[p])] = static_cast<std::uint32_t>(p);
-    }
-    std::vector<std::uint32_t> route_from(n_, none);
+    g.first_half.resize(m);
+    g.second_half.resize(m);
+    g.fixed_key.resize(m);
+    std::vector<RouteInfo> route_from(n_);
     std::vector<int> sources;
+    std::vector<std::uint32_t> links;
+    std::uint32_t last_first = none, last_second = none;
+    auto store = [&](std::uint32_t src, double latency_s, double narrowest_Bps) {
+      const std::uint32_t mid = static_cast<std::uint32_t>(links.size() + 1) / 2;
+      RouteInfo& r = route_from[src];
+      r.first_half = intern_half(links.data(), mid, last_first);
+      r.second_half = intern_half(links.data() + mid, static_cast<std::uint32_t>(links.size()) - mid, last_second);
+      r.key = combine(bits_of(latency_s), bits_of(narrowest_Bps));
+    };
     std::size_t i = 0;
     while (i < m) {
       const std::uint32_t dst = g.dst[i];
       std::size_t end = i;
       sources.clear();
       while (end < m && g.dst[end] == dst) {
-        if (end == i || g.src[end] != g.src[end - 1]) sources.push_back(o_.accelerator_of[g.src[end]]);
+        if (end == i || g.src[end] != g.src[end - 1]) sources.push_back(static_cast<int>(g.src[end]));
         ++end;
       }
-      t.routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
-        Route r;
-        r.first = static_cast<std::uint32_t>(route_resources_.size());
-        r.count = static_cast<std::uint32_t>(hops.size());
-        for (const RouteHop& hop : hops) {
-          const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
-          route_resources_.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
-          r.latency_s += link.latency_s;
-          r.narrowest_Bps = std::min(r.narrowest_Bps, link.bandwidth_Bps);
+      if (o_.topology == nullptr) {  // the star: src's uplink, dst's downlink
+        for (const int src : sources) {
+          links = {2 * static_cast<std::uint32_t>(src), 2 * dst + 1};
+          store(static_cast<std::uint32_t>(src), o_.cost.alpha_s, o_.cost.bandwidth_Bps);
         }
-        route_from[position_of_[static_cast<std::size_t>(source)]] = static_cast<std::uint32_t>(routes_.size());
-        routes_.push_back(r);
-      });
+      } else {
+        const Topology& t = *o_.topology;
+        for (int& src : sources)
+          src = o_.accelerator_of[static_cast<std::size_t>(src)];
+        t.routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
+          links.clear();
+          double latency_s = 0, narrowest_Bps = infinity;
+          for (const RouteHop& hop : hops) {
+            const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
+            links.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
+            latency_s += link.latency_s;
+            narrowest_Bps = std::min(narrowest_Bps, link.bandwidth_Bps);
+          }
+          store(position_of_[static_cast<std::size_t>(source)], latency_s, narrowest_Bps);
+        });
+      }
       for (std::size_t k = i; k < end; ++k) {
-        g.route[k] = route_from[g.src[k]];
-        if (g.route[k] == none) throw LumpingFailed{};  // (a pair the topology did not route)
+        const RouteInfo& r = route_from[g.src[k]];
+        if (r.first_half == none) throw LumpingFailed{};  // (a pair the topology did not route)
+        g.first_half[k] = r.first_half;
+        g.second_half[k] = r.second_half;
+        std::uint64_t key = combine(gi, g.src_step[k]);
+        key = combine(key, g.dst_step[k]);
+        key = combine(key, g.span_key[g.span[k]]);
+        g.fixed_key[k] = combine(key, r.key);
       }
       for (std::size_t k = i; k < end; ++k)
-        route_from[g.src[k]] = none;
+        route_from[g.src[k]] = RouteInfo{};
       i = end;
     }
   }
@@ -267,61 +363,81 @@ private:
     }
   }
 
-  std::uint64_t message_key(const Group& g, std::size_t gi, std::size_t i) const {
-    const Route& r = routes_[g.route[i]];
-    std::uint64_t on_route = 0;  // the multiset of link classes it crosses
-    for (std::uint32_t k = 0; k < r.count; ++k)
-      on_route += mix(link_class_[route_resources_[r.first + k]] + 1);
-    std::uint64_t key = combine(gi, rank_class_[g.src[i]]);
-    key = combine(key, g.src_step[i]);
-    key = combine(key, rank_class_[g.dst[i]]);
-    key = combine(key, g.dst_step[i]);
-    key = combine(key, g.span_key[g.span[i]]);
-    key = combine(key, bits_of(r.latency_s));
-    key = combine(key, bits_of(r.narrowest_Bps));
-    return combine(key, on_route);
+  // A message's class, from the classes of its sender and receiver and the multiset of link classes on its route
+  // (half_sum_: per half, the sum of its links' mixed classes).
+  std::uint64_t message_key(const Group& g, std::size_t i) const {
+    const std::uint64_t ends = (static_cast<std::uint64_t>(rank_class_[g.src[i]]) << 32) | rank_class_[g.dst[i]];
+    return mix(g.fixed_key[i] ^ mix(ends) ^ (half_sum_[g.first_half[i]] + half_sum_[g.second_half[i]]));
   }
 
-  // Colour refinement to the coarsest equitable partition; false if it has more than max_classes rank classes.
+  void sum_halves() {
+    half_sum_.assign(halves_.size(), 0);
+    for (std::size_t h = 0; h < halves_.size(); ++h) {
+      for (const std::uint32_t e : half(static_cast<std::uint32_t>(h)))
+        half_sum_[h] += mix(link_class_[e] + 1);
+    }
+  }
+
+  // Colour refinement to the coarsest equitable partition; false if it has more than max_classes rank classes. The
+  // multisets of neighbours are compared by two sums (of mixed hashes and of their squares).
   bool refine(std::size_t max_classes) {
     std::vector<std::uint32_t> order;
-    rank_class_.assign(n_, 0);
-    std::vector<std::uint64_t> caps(resources_);
-    for (std::size_t e = 0; e < resources_; ++e)
-      caps[e] = bits_of(capacity(e));
-    std::uint32_t link_classes = dense_ids(caps, link_class_, order);
-    std::uint32_t rank_classes = 1;
-    using RankKey = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, std::uint64_t>;
-    using LinkKey = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>;
-    std::vector<RankKey> rank_keys(n_);
-    std::vector<LinkKey> link_keys(resources_);
+    std::uint32_t rank_classes = dense_ids(rank_key_, rank_class_, order);
+    std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> link_init(resources_);
+    for (std::size_t e = 0; e < resources_; ++e) {
+      if (o_.topology != nullptr) {
+        const TopologyLink& link = o_.topology->links()[e / 2];
+        link_init[e] = {bits_of(link.spec.bandwidth_Bps), bits_of(link.spec.latency_s),
+                        static_cast<std::uint64_t>(link.link_class)};
+      } else {
+        link_init[e] = {bits_of(o_.cost.bandwidth_Bps), e % 2, 0};
+      }
+    }
+    std::uint32_t link_classes = dense_ids(link_init, link_class_, order);
+    using Key = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>;
+    std::vector<Key> rank_keys(n_);
+    std::vector<Key> link_keys(resources_);
+    std::vector<std::uint64_t> half_a, half_b;
     while (true) {
+      sum_halves();
       for (std::size_t r = 0; r < n_; ++r)
-        rank_keys[r] = {rank_class_[r], rank_key_[r], 0, 0};
+        rank_keys[r] = {rank_class_[r], 0, 0};
       for (std::size_t e = 0; e < resources_; ++e)
         link_keys[e] = {link_class_[e], 0, 0};
-      for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
-        const Group& g = groups_[gi];
+      half_a.assign(halves_.size(), 0);
+      half_b.assign(halves_.size(), 0);
+      for (const Group& g : groups_) {
         for (std::size_t i = 0; i < g.src.size(); ++i) {
-          const std::uint64_t key = message_key(g, gi, i);
-          const std::uint64_t as_sender = mix(key * 2 + 1), as_receiver = mix(key * 2 + 2);
-          std::get<2>(rank_keys[g.src[i]]) += as_sender;
-          std::get<3>(rank_keys[g.src[i]]) += mix(as_sender);
-          std::get<2>(rank_keys[g.dst[i]]) += as_receiver;
-          std::get<3>(rank_keys[g.dst[i]]) += mix(as_receiver);
-          const Route& r = routes_[g.route[i]];
-          const std::uint64_t on_link = mix(key * 2 + 3);
-          for (std::uint32_t k = 0; k < r.count; ++k) {
-            LinkKey& lk = link_keys[route_resources_[r.first + k]];
-            std::get<1>(lk) += on_link;
-            std::get<2>(lk) += mix(on_link);
-          }
+          const std::uint64_t key = message_key(g, i);
+          const std::uint64_t as_sender = mix(key + 1), as_receiver = mix(key + 2), on_link = mix(key + 3);
+          Key& src = rank_keys[g.src[i]];
+          std::get<1>(src) += as_sender;
+          std::get<2>(src) += as_sender * as_sender;
+          Key& dst = rank_keys[g.dst[i]];
+          std::get<1>(dst) += as_receiver;
+          std::get<2>(dst) += as_receiver * as_receiver;
+          const std::uint64_t square = on_link * on_link;
+          half_a[g.first_half[i]] += on_link;
+          half_b[g.first_half[i]] += square;
+          half_a[g.second_half[i]] += on_link;
+          half_b[g.second_half[i]] += square;
+        }
+      }
+      for (std::size_t h = 0; h < halves_.size(); ++h) {
+        for (const std::uint32_t e : half(static_cast<std::uint32_t>(h))) {
+          std::get<1>(link_keys[e]) += half_a[h];
+          std::get<2>(link_keys[e]) += half_b[h];
         }
       }
       const std::uint32_t new_ranks = dense_ids(rank_keys, rank_class_, order);
       const std::uint32_t new_links = dense_ids(link_keys, link_class_, order);
+      if (getenv("DTSIM_DEBUG_LUMP"))
+        fprintf(stderr, "refine: %u rank classes, %u link classes\n", new_ranks, new_links);
       if (new_ranks > max_classes) return false;
-      if (new_ranks == rank_classes && new_links == link_classes) return true;
+      if (new_ranks == rank_classes && new_links == link_classes) {
+        sum_halves();
+        return true;
+      }
       rank_classes = new_ranks;
       link_classes = new_links;
     }
@@ -372,7 +488,7 @@ private:
       const Schedule& shape = *segments_[g.segments.front()];
       // message classes of the shape
       struct Template {
-        std::uint32_t src_class, src_step, dst_class, dst_step, span, route;
+        std::uint32_t src_class, src_step, dst_class, dst_step, span, first_half, second_half;
         std::uint64_t members = 0;
       };
       std::vector<Template> templates;
@@ -381,11 +497,11 @@ private:
       std::vector<std::uint64_t> sends_of_span(shape.spans.size(), 0);
       for (std::size_t i = 0; i < g.src.size(); ++i) {
         ++sends_of_span[g.span[i]];
-        const std::uint64_t key = message_key(g, gi, i);
+        const std::uint64_t key = message_key(g, i);
         auto [it, fresh] = template_of.try_emplace(key, static_cast<std::uint32_t>(templates.size()));
         if (fresh) {
-          templates.push_back(
-              {l.class_of[g.src[i]], g.src_step[i], l.class_of[g.dst[i]], g.dst_step[i], g.span[i], g.route[i], 0});
+          templates.push_back({l.class_of[g.src[i]], g.src_step[i], l.class_of[g.dst[i]], g.dst_step[i], g.span[i],
+                               g.first_half[i], g.second_half[i], 0});
         }
         Template& t = templates[it->second];
         ++t.members;
@@ -403,11 +519,12 @@ private:
       std::vector<std::uint32_t> template_first(templates.size() + 1, 0);
       std::vector<std::uint32_t> count_of(link_classes, 0);
       for (std::size_t t = 0; t < templates.size(); ++t) {
-        const Route& r = routes_[templates[t].route];
         std::vector<std::uint32_t> seen;
-        for (std::uint32_t k = 0; k < r.count; ++k) {
-          const std::uint32_t d = link_class_[route_resources_[r.first + k]];
-          if (count_of[d]++ == 0) seen.push_back(d);
+        for (const std::uint32_t h : {templates[t].first_half, templates[t].second_half}) {
+          for (const std::uint32_t e : half(h)) {
+            const std::uint32_t d = link_class_[e];
+            if (count_of[d]++ == 0) seen.push_back(d);
+          }
         }
         for (const std::uint32_t d : seen) {
           const std::uint64_t total = templates[t].members * count_of[d];
@@ -426,7 +543,17 @@ private:
         const auto base = static_cast<std::uint32_t>(l.flows.size());
         for (std::size_t t = 0; t < templates.size(); ++t) {
           const Template& tp = templates[t];
-          const Route& r = routes_[tp.route];
+          double latency_s = o_.topology != nullptr ? 0.0 : o_.cost.alpha_s;
+          double narrowest_Bps = o_.topology != nullptr ? infinity : o_.cost.bandwidth_Bps;
+          if (o_.topology != nullptr) {
+            for (const std::uint32_t h : {tp.first_half, tp.second_half}) {
+              for (const std::uint32_t e : half(h)) {
+                const LinkSpec& link = o_.topology->links()[e / 2].spec;
+                latency_s += link.latency_s;
+                narrowest_Bps = std::min(narrowest_Bps, link.bandwidth_Bps);
+              }
+            }
+          }
           LumpedFlow f;
           f.segment = static_cast<std::uint32_t>(seg);
           f.src_class = tp.src_class;
@@ -437,8 +564,8 @@ private:
           f.members = tp.members;
           f.first_hop = static_cast<std::uint32_t>(l.hops.size());
           f.hop_count = template_first[t + 1] - template_first[t];
-          f.latency_s = r.latency_s;
-          f.narrowest_Bps = r.narrowest_Bps;
+          f.latency_s = latency_s;
+          f.narrowest_Bps = narrowest_Bps;
           for (std::uint32_t h = template_first[t]; h < template_first[t + 1]; ++h)
             l.hops.push_back({template_hops[h].first, template_hops[h].second});
           l.flows.push_back(f);
@@ -477,6 +604,9 @@ private:
         if (e != entries.size()) throw LumpingFailed{};
       }
     }
+    if (getenv("DTSIM_DEBUG_LUMP"))
+      fprintf(stderr, "build: %zu classes, %zu flows, %zu hops, %zu steps\n", classes, l.flows.size(), l.hops.size(),
+              l.steps.size());
     // one array of steps: segment after segment
     for (std::size_t seg = 0; seg < segments_.size(); ++seg) {
       const auto step_base = static_cast<std::uint32_t>(l.steps.size());
@@ -498,8 +628,15 @@ private:
   std::size_t resources_ = 0;
   std::vector<std::vector<std::uint64_t>> timed_;  // by segment, by span
   std::vector<Group> groups_;
-  std::vector<Route> routes_;
-  std::vector<std::uint32_t> route_resources_;
+  struct Half {
+    std::uint32_t first = 0;  // into half_links_
+    std::uint32_t count = 0;
+  };
+  std::size_t hits_ = 0;
+  std::vector<Half> halves_;
+  std::vector<std::uint32_t> half_links_;
+  HashIndex half_index_;
+  std::vector<std::uint64_t> half_sum_;     // by half: the sum of its links' mixed classes
   std::vector<std::uint32_t> position_of_;  // by accelerator
   std::vector<std::uint64_t> rank_key_;
   std::vector<std::uint32_t> rank_class_;
@@ -555,6 +692,8 @@ struct LumpedEngine::State {
     weight.assign(l.capacity_Bps.size(), 0);
     unfrozen.assign(l.capacity_Bps.size(), 0);
     touched_mark.assign(l.capacity_Bps.size(), 0);
+    on_first.assign(l.capacity_Bps.size(), 0);
+    on_end.assign(l.capacity_Bps.size(), 0);
   }
 
   enum class Kind : std::uint8_t { release, latency_paid, flow_done, reduce_done, compute_done };
@@ -679,12 +818,14 @@ struct LumpedEngine::State {
   void compute_rates() {
     rates_dirty = false;
     touched.clear();
+    bounded.clear();
     ++epoch;
     for (const std::uint32_t id : moving) {
       FlowState& f = flows[id];
       f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated_at));
       f.updated_at = now;
       f.frozen = false;
+      if (f.bound < infinity) bounded.push_back(id);
       const LumpedFlow& lf = l.flows[id];
       for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count; ++h) {
         const LumpedHop& hop = l.hops[h];
@@ -699,6 +840,23 @@ struct LumpedEngine::State {
         ++unfrozen[hop.resource];
       }
     }
+    // the moving flows on each link, read when the link fills
+    std::uint32_t total = 0;
+    for (const std::uint32_t res : touched) {
+      on_first[res] = total;
+      total += unfrozen[res];
+      on_end[res] = on_first[res];
+    }
+    on_flows.resize(total);
+    for (const std::uint32_t id : moving) {
+      const LumpedFlow& lf = l.flows[id];
+      for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count; ++h)
+        on_flows[on_end[l.hops[h].resource]++] = id;
+    }
+    auto bound_level = [&](std::uint32_t id) { return flows[id].bound * flows[id].penalty; };
+    std::sort(bounded.begin(), bounded.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return bound_level(a) < bound_level(b); });
+    std::size_t next_bounded = 0;
     std::size_t open = moving.size();
     auto freeze = [&](std::uint32_t id, double level) {
       FlowState& f = flows[id];
@@ -719,11 +877,10 @@ struct LumpedEngine::State {
       for (const std::uint32_t res : touched) {
         if (unfrozen[res] > 0) level = std::min(level, share(res));
       }
-      double by_bound = infinity;
-      for (const std::uint32_t id : moving) {
-        if (!flows[id].frozen) by_bound = std::min(by_bound, flows[id].bound * flows[id].penalty);
-      }
-      if (level == infinity && by_bound == infinity) {
+      while (next_bounded < bounded.size() && flows[bounded[next_bounded]].frozen)
+        ++next_bounded;
+      const double by_bound = next_bounded < bounded.size() ? bound_level(bounded[next_bounded]) : infinity;
+      if (level == infinity && by_bound == infinity) {  // flows that cross no link
         for (const std::uint32_t id : moving) {
           if (!flows[id].frozen) freeze(id, infinity);
         }
@@ -731,8 +888,8 @@ struct LumpedEngine::State {
       }
       const double close = std::min(level, by_bound) * (1 + 1e-12);
       if (by_bound <= level) {
-        for (const std::uint32_t id : moving) {
-          if (!flows[id].frozen && flows[id].bound * flows[id].penalty <= close) freeze(id, by_bound);
+        for (std::size_t i = next_bounded; i < bounded.size() && bound_level(bounded[i]) <= close; ++i) {
+          if (!flows[bounded[i]].frozen) freeze(bounded[i], by_bound);
         }
         continue;
       }
@@ -740,16 +897,10 @@ struct LumpedEngine::State {
       for (const std::uint32_t res : touched) {
         if (unfrozen[res] > 0 && share(res) <= close) filled.push_back(res);
       }
-      ++epoch;
-      for (const std::uint32_t res : filled)
-        touched_mark[res] = epoch;  // marks the filled links (all touched links are re-marked below)
-      for (const std::uint32_t id : moving) {
-        if (flows[id].frozen) continue;
-        const LumpedFlow& lf = l.flows[id];
-        bool hit = false;
-        for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count && !hit; ++h)
-          hit = touched_mark[l.hops[h].resource] == epoch;
-        if (hit) freeze(id, level);
+      for (const std::uint32_t res : filled) {
+        for (std::uint32_t i = on_first[res]; i < on_end[res]; ++i) {
+          if (!flows[on_flows[i]].frozen) freeze(on_flows[i], level);
+        }
       }
     }
     for (const std::uint32_t id : moving) {
@@ -802,7 +953,8 @@ struct LumpedEngine::State {
   std::vector<std::uint32_t> unfrozen;
   std::vector<std::uint64_t> touched_mark;
   std::uint64_t epoch = 0;
-  std::vector<std::uint32_t> touched, filled;
+  std::vector<std::uint32_t> touched, filled, bounded;
+  std::vector<std::uint32_t> on_first, on_end, on_flows;  // by link class: its moving flows, on_flows[first, end)
 };
 
 LumpedEngine::LumpedEngine(const Lumping& lumping, const FlowOptions& options)
