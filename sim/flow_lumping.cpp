@@ -1,6 +1,7 @@
 #include "sim/flow_lumping.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -100,9 +101,10 @@ private:
 struct Group {
   std::vector<std::size_t> segments;
   std::vector<std::uint64_t> span_key;  // by span: its timed bytes in every segment of the group, hashed
-  // by message: sender and receiver, their steps, the span, the route's two halves (Finder::halves_), and what
+  // by message: sender and receiver, their steps, the span, the route's three pieces (Finder::pieces_), and what
   // does not change in refinement (the group, steps, timed bytes, the route's latency and narrowest link) hashed
-  std::vector<std::uint32_t> src, dst, src_step, dst_step, span, first_half, second_half;
+  std::vector<std::uint32_t> src, dst, src_step, dst_step, span;
+  std::array<std::vector<std::uint32_t>, 3> piece;
   std::vector<std::uint64_t> fixed_key;
 };
 
@@ -156,7 +158,7 @@ public:
       route_messages(groups_[gi], gi);
     }
     if (getenv("DTSIM_DEBUG_LUMP"))
-      fprintf(stderr, "halves %zu, links %zu, hits %zu  %.3f s\n", halves_.size(), half_links_.size(), hits_,
+      fprintf(stderr, "pieces %zu, links %zu, hits %zu  %.3f s\n", pieces_.size(), piece_links_.size(), hits_,
               clock_s() - t0);
     static_rank_keys();
     if (getenv("DTSIM_DEBUG_LUMP")) fprintf(stderr, "static %.3f s\n", clock_s() - t0);
@@ -243,52 +245,58 @@ private:
     return true;
   }
 
-  // A route is stored as two interned halves: the routes from one GPU share their way up and those into one GPU
-  // their way down, so millions of routes are a few thousand pieces, and refinement reads two sums per message.
-  std::uint32_t intern_half(const std::uint32_t* links, std::uint32_t count, std::uint32_t& last) {
+  // A route is stored as three interned pieces: the links inside the sender's node, those of the fabric, those inside
+  // the receiver's node (on the star: the sender's uplink, nothing, the receiver's downlink). The routes from one GPU
+  // share their first piece, those into one GPU their last, those between two leaves their middle one; so millions
+  // of routes are a few thousand pieces, found mostly by comparing with the piece used last, and refinement reads
+  // three sums per message.
+  std::uint32_t intern_piece(const std::uint32_t* links, std::uint32_t count, std::uint32_t& last) {
     auto same = [&](std::uint32_t id) {
-      const Half& h = halves_[id];
-      return h.count == count && std::equal(links, links + count, half_links_.begin() + h.first);
+      const Piece& h = pieces_[id];
+      return h.count == count && std::equal(links, links + count, piece_links_.begin() + h.first);
     };
     if (last != none && same(last)) {
       ++hits_;
       return last;
-    }  // (the routes of neighbouring sources share their halves)
+    }
     std::uint64_t hash = count;
     for (std::uint32_t k = 0; k < count; ++k)
       hash = (hash + links[k]) * 0x9E3779B97F4A7C15ULL;
-    last = half_index_.find(hash, same);
+    last = piece_index_.find(hash, same);
     if (last != none) return last;
-    last = static_cast<std::uint32_t>(halves_.size());
-    halves_.push_back({static_cast<std::uint32_t>(half_links_.size()), count});
-    half_links_.insert(half_links_.end(), links, links + count);
-    half_index_.insert(hash, last);
+    last = static_cast<std::uint32_t>(pieces_.size());
+    pieces_.push_back({static_cast<std::uint32_t>(piece_links_.size()), count});
+    piece_links_.insert(piece_links_.end(), links, links + count);
+    piece_index_.insert(hash, last);
     return last;
   }
-  std::span<const std::uint32_t> half(std::uint32_t id) const {
-    return {half_links_.data() + halves_[id].first, halves_[id].count};
+
+  std::span<const std::uint32_t> piece(std::uint32_t id) const {
+    return {piece_links_.data() + pieces_[id].first, pieces_[id].count};
   }
 
   struct RouteInfo {
-    std::uint32_t first_half = none;
-    std::uint32_t second_half = none;
+    std::array<std::uint32_t, 3> piece{none, none, none};
     std::uint64_t key = 0;  // latency and narrowest link
   };
 
   void route_messages(Group& g, std::size_t gi) {
     const std::size_t m = g.src.size();
-    g.first_half.resize(m);
-    g.second_half.resize(m);
+    for (auto& p : g.piece)
+      p.resize(m);
     g.fixed_key.resize(m);
     std::vector<RouteInfo> route_from(n_);
     std::vector<int> sources;
     std::vector<std::uint32_t> links;
-    std::uint32_t last_first = none, last_second = none;
-    auto store = [&](std::uint32_t src, double latency_s, double narrowest_Bps) {
-      const std::uint32_t mid = static_cast<std::uint32_t>(links.size() + 1) / 2;
+    std::vector<std::uint32_t> last_first(n_, none);  // by sender: its first piece last time
+    std::uint32_t last_middle = none, last_last = none;
+    auto store = [&](std::uint32_t src, std::uint32_t inside_src, std::uint32_t inside_dst, double latency_s,
+                     double narrowest_Bps) {
       RouteInfo& r = route_from[src];
-      r.first_half = intern_half(links.data(), mid, last_first);
-      r.second_half = intern_half(links.data() + mid, static_cast<std::uint32_t>(links.size()) - mid, last_second);
+      const auto count = static_cast<std::uint32_t>(links.size());
+      r.piece[0] = intern_piece(links.data(), inside_src, last_first[src]);
+      r.piece[1] = intern_piece(links.data() + inside_src, count - inside_src - inside_dst, last_middle);
+      r.piece[2] = intern_piece(links.data() + count - inside_dst, inside_dst, last_last);
       r.key = combine(bits_of(latency_s), bits_of(narrowest_Bps));
     };
     std::size_t i = 0;
@@ -300,13 +308,18 @@ private:
         if (end == i || g.src[end] != g.src[end - 1]) sources.push_back(static_cast<int>(g.src[end]));
         ++end;
       }
+      last_last = none;
       if (o_.topology == nullptr) {  // the star: src's uplink, dst's downlink
         for (const int src : sources) {
           links = {2 * static_cast<std::uint32_t>(src), 2 * dst + 1};
-          store(static_cast<std::uint32_t>(src), o_.cost.alpha_s, o_.cost.bandwidth_Bps);
+          store(static_cast<std::uint32_t>(src), 1, 1, o_.cost.alpha_s, o_.cost.bandwidth_Bps);
         }
       } else {
         const Topology& t = *o_.topology;
+        auto inside_node = [&](const RouteHop& hop) {
+          const LinkClass c = t.links()[static_cast<std::size_t>(hop.link)].link_class;
+          return c != LinkClass::fabric && c != LinkClass::global;
+        };
         for (int& src : sources)
           src = o_.accelerator_of[static_cast<std::size_t>(src)];
         t.routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
@@ -318,14 +331,19 @@ private:
             latency_s += link.latency_s;
             narrowest_Bps = std::min(narrowest_Bps, link.bandwidth_Bps);
           }
-          store(position_of_[static_cast<std::size_t>(source)], latency_s, narrowest_Bps);
+          std::uint32_t inside_src = 0, inside_dst = 0;
+          while (inside_src < hops.size() && inside_node(hops[inside_src]))
+            ++inside_src;
+          while (inside_dst + inside_src < hops.size() && inside_node(hops[hops.size() - 1 - inside_dst]))
+            ++inside_dst;
+          store(position_of_[static_cast<std::size_t>(source)], inside_src, inside_dst, latency_s, narrowest_Bps);
         });
       }
       for (std::size_t k = i; k < end; ++k) {
         const RouteInfo& r = route_from[g.src[k]];
-        if (r.first_half == none) throw LumpingFailed{};  // (a pair the topology did not route)
-        g.first_half[k] = r.first_half;
-        g.second_half[k] = r.second_half;
+        if (r.piece[0] == none) throw LumpingFailed{};  // (a pair the topology did not route)
+        for (std::size_t p = 0; p < 3; ++p)
+          g.piece[p][k] = r.piece[p];
         std::uint64_t key = combine(gi, g.src_step[k]);
         key = combine(key, g.dst_step[k]);
         key = combine(key, g.span_key[g.span[k]]);
@@ -364,17 +382,18 @@ private:
   }
 
   // A message's class, from the classes of its sender and receiver and the multiset of link classes on its route
-  // (half_sum_: per half, the sum of its links' mixed classes).
+  // (piece_sum_: per piece, the sum of its links' mixed classes).
   std::uint64_t message_key(const Group& g, std::size_t i) const {
     const std::uint64_t ends = (static_cast<std::uint64_t>(rank_class_[g.src[i]]) << 32) | rank_class_[g.dst[i]];
-    return mix(g.fixed_key[i] ^ mix(ends) ^ (half_sum_[g.first_half[i]] + half_sum_[g.second_half[i]]));
+    const std::uint64_t on_route = piece_sum_[g.piece[0][i]] + piece_sum_[g.piece[1][i]] + piece_sum_[g.piece[2][i]];
+    return mix(g.fixed_key[i] ^ mix(ends) ^ on_route);
   }
 
-  void sum_halves() {
-    half_sum_.assign(halves_.size(), 0);
-    for (std::size_t h = 0; h < halves_.size(); ++h) {
-      for (const std::uint32_t e : half(static_cast<std::uint32_t>(h)))
-        half_sum_[h] += mix(link_class_[e] + 1);
+  void sum_pieces() {
+    piece_sum_.assign(pieces_.size(), 0);
+    for (std::size_t h = 0; h < pieces_.size(); ++h) {
+      for (const std::uint32_t e : piece(static_cast<std::uint32_t>(h)))
+        piece_sum_[h] += mix(link_class_[e] + 1);
     }
   }
 
@@ -397,15 +416,15 @@ private:
     using Key = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>;
     std::vector<Key> rank_keys(n_);
     std::vector<Key> link_keys(resources_);
-    std::vector<std::uint64_t> half_a, half_b;
+    std::vector<std::uint64_t> piece_a, piece_b;
     while (true) {
-      sum_halves();
+      sum_pieces();
       for (std::size_t r = 0; r < n_; ++r)
         rank_keys[r] = {rank_class_[r], 0, 0};
       for (std::size_t e = 0; e < resources_; ++e)
         link_keys[e] = {link_class_[e], 0, 0};
-      half_a.assign(halves_.size(), 0);
-      half_b.assign(halves_.size(), 0);
+      piece_a.assign(pieces_.size(), 0);
+      piece_b.assign(pieces_.size(), 0);
       for (const Group& g : groups_) {
         for (std::size_t i = 0; i < g.src.size(); ++i) {
           const std::uint64_t key = message_key(g, i);
@@ -417,16 +436,16 @@ private:
           std::get<1>(dst) += as_receiver;
           std::get<2>(dst) += as_receiver * as_receiver;
           const std::uint64_t square = on_link * on_link;
-          half_a[g.first_half[i]] += on_link;
-          half_b[g.first_half[i]] += square;
-          half_a[g.second_half[i]] += on_link;
-          half_b[g.second_half[i]] += square;
+          for (std::size_t p = 0; p < 3; ++p) {
+            piece_a[g.piece[p][i]] += on_link;
+            piece_b[g.piece[p][i]] += square;
+          }
         }
       }
-      for (std::size_t h = 0; h < halves_.size(); ++h) {
-        for (const std::uint32_t e : half(static_cast<std::uint32_t>(h))) {
-          std::get<1>(link_keys[e]) += half_a[h];
-          std::get<2>(link_keys[e]) += half_b[h];
+      for (std::size_t h = 0; h < pieces_.size(); ++h) {
+        for (const std::uint32_t e : piece(static_cast<std::uint32_t>(h))) {
+          std::get<1>(link_keys[e]) += piece_a[h];
+          std::get<2>(link_keys[e]) += piece_b[h];
         }
       }
       const std::uint32_t new_ranks = dense_ids(rank_keys, rank_class_, order);
@@ -435,7 +454,7 @@ private:
         fprintf(stderr, "refine: %u rank classes, %u link classes\n", new_ranks, new_links);
       if (new_ranks > max_classes) return false;
       if (new_ranks == rank_classes && new_links == link_classes) {
-        sum_halves();
+        sum_pieces();
         return true;
       }
       rank_classes = new_ranks;
@@ -488,7 +507,8 @@ private:
       const Schedule& shape = *segments_[g.segments.front()];
       // message classes of the shape
       struct Template {
-        std::uint32_t src_class, src_step, dst_class, dst_step, span, first_half, second_half;
+        std::uint32_t src_class, src_step, dst_class, dst_step, span;
+        std::array<std::uint32_t, 3> pieces;
         std::uint64_t members = 0;
       };
       std::vector<Template> templates;
@@ -500,8 +520,13 @@ private:
         const std::uint64_t key = message_key(g, i);
         auto [it, fresh] = template_of.try_emplace(key, static_cast<std::uint32_t>(templates.size()));
         if (fresh) {
-          templates.push_back({l.class_of[g.src[i]], g.src_step[i], l.class_of[g.dst[i]], g.dst_step[i], g.span[i],
-                               g.first_half[i], g.second_half[i], 0});
+          templates.push_back({l.class_of[g.src[i]],
+                               g.src_step[i],
+                               l.class_of[g.dst[i]],
+                               g.dst_step[i],
+                               g.span[i],
+                               {g.piece[0][i], g.piece[1][i], g.piece[2][i]},
+                               0});
         }
         Template& t = templates[it->second];
         ++t.members;
@@ -520,8 +545,8 @@ private:
       std::vector<std::uint32_t> count_of(link_classes, 0);
       for (std::size_t t = 0; t < templates.size(); ++t) {
         std::vector<std::uint32_t> seen;
-        for (const std::uint32_t h : {templates[t].first_half, templates[t].second_half}) {
-          for (const std::uint32_t e : half(h)) {
+        for (const std::uint32_t h : templates[t].pieces) {
+          for (const std::uint32_t e : piece(h)) {
             const std::uint32_t d = link_class_[e];
             if (count_of[d]++ == 0) seen.push_back(d);
           }
@@ -546,8 +571,8 @@ private:
           double latency_s = o_.topology != nullptr ? 0.0 : o_.cost.alpha_s;
           double narrowest_Bps = o_.topology != nullptr ? infinity : o_.cost.bandwidth_Bps;
           if (o_.topology != nullptr) {
-            for (const std::uint32_t h : {tp.first_half, tp.second_half}) {
-              for (const std::uint32_t e : half(h)) {
+            for (const std::uint32_t h : tp.pieces) {
+              for (const std::uint32_t e : piece(h)) {
                 const LinkSpec& link = o_.topology->links()[e / 2].spec;
                 latency_s += link.latency_s;
                 narrowest_Bps = std::min(narrowest_Bps, link.bandwidth_Bps);
@@ -628,15 +653,15 @@ private:
   std::size_t resources_ = 0;
   std::vector<std::vector<std::uint64_t>> timed_;  // by segment, by span
   std::vector<Group> groups_;
-  struct Half {
-    std::uint32_t first = 0;  // into half_links_
+  struct Piece {
+    std::uint32_t first = 0;  // into piece_links_
     std::uint32_t count = 0;
   };
   std::size_t hits_ = 0;
-  std::vector<Half> halves_;
-  std::vector<std::uint32_t> half_links_;
-  HashIndex half_index_;
-  std::vector<std::uint64_t> half_sum_;     // by half: the sum of its links' mixed classes
+  std::vector<Piece> pieces_;
+  std::vector<std::uint32_t> piece_links_;
+  HashIndex piece_index_;
+  std::vector<std::uint64_t> piece_sum_;    // by piece: the sum of its links' mixed classes
   std::vector<std::uint32_t> position_of_;  // by accelerator
   std::vector<std::uint64_t> rank_key_;
   std::vector<std::uint32_t> rank_class_;
