@@ -369,13 +369,10 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
 }
 
 // Up from the source's NIC port to the lowest level whose subtree holds both ports, taking at a level-(i-1) switch
-// the up-link (destination mod w_i) as the search's D-mod-k does among them (they are in that order in the graph),
+// the up-link (destination port mod w_i) as the search's D-mod-k does among them (they are in that order in the graph),
 // then down the only way to the destination's port.
 void Topology::fat_tree_route(int source, int destination, std::vector<RouteHop>& hops) const {
   const FatTreeShape& t = *fat_tree_;
-  const int per_node = spec_.node.accelerators;
-  const int nics = spec_.node.nics;
-  auto port_of = [&](int acc) { return node_of(acc) * nics + (acc % per_node) * nics / per_node; };
   const long long from = port_of(source);
   const long long to = port_of(destination);
   hops.clear();
@@ -394,7 +391,7 @@ void Topology::fat_tree_route(int source, int destination, std::vector<RouteHop>
   long long node = from / t.m[0];  // level-1 index: upper digits, no lower digits
   long long digits_span = t.m[0];
   for (std::size_t i = 2; i <= top; ++i) {
-    const long long up = static_cast<long long>(destination) % t.w[i - 1];
+    const long long up = to % t.w[i - 1];
     hops.push_back({t.up_link_base[i] + static_cast<int>(node * t.w[i - 1] + up), true});
     const long long low = node % t.lower[i - 1];
     node = (node / t.lower[i - 1] / t.m[i - 1]) * t.lower[i] + up * t.lower[i - 1] + low;
@@ -474,7 +471,7 @@ void Topology::search_routes(int destination, const std::vector<int>& sources,
         widest = bandwidth;
         candidates.emplace_back(w, link);
       }
-      const auto& [next, link] = candidates[static_cast<std::size_t>(destination) % candidates.size()];
+      const auto& [next, link] = candidates[static_cast<std::size_t>(port_of(destination)) % candidates.size()];
       hops.push_back(RouteHop{link, links_[static_cast<std::size_t>(link)].a == static_cast<int>(v)});
       v = next;
     }

@@ -11,10 +11,13 @@
 //
 // Routes are shortest in hops. Where several next hops are equally short, the widest links win (NVSwitch over the
 // PCIe switch between two GPUs of a node), and among equally wide ones (a fat-tree's uplinks, a torus' dimensions)
-// the choice is deterministic: the candidate numbered (destination accelerator mod count), D-mod-k routing (Zahavi
-// 2010), which spreads distinct destinations evenly over a leaf's uplinks. In a fat-tree shortest routes are up/down
-// routes: up to a common ancestor, then down; those between nodes are computed from the tree's structure (the same
-// links the search would choose, tests/test_topology.cpp), so that 100,000-accelerator clusters route in moments.
+// the choice is deterministic: the candidate numbered (destination NIC port mod count), D-mod-k routing (Zahavi
+// 2010), which spreads distinct destinations evenly over a leaf's uplinks. InfiniBand routes by the destination
+// port's address, so the accelerators behind one NIC share its routes (numbering by accelerator instead would send
+// every route into a node's first GPU, on 4-GPU nodes, over a quarter of the uplinks). In a fat-tree shortest routes
+// are up/down routes: up to a common ancestor, then down; those between nodes are computed from the tree's structure
+// (the same links the search would choose, tests/test_topology.cpp), so that 100,000-accelerator clusters route in
+// moments.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +69,11 @@ public:
   const ClusterSpec& spec() const { return spec_; }
   int accelerators() const { return spec_.accelerators(); }
   int node_of(int accelerator) const { return accelerator / spec_.node.accelerators; }
+  // The NIC port an accelerator reaches the fabric through: accelerator i of a node uses NIC i * nics / A.
+  int port_of(int accelerator) const {
+    const int per_node = spec_.node.accelerators;
+    return node_of(accelerator) * spec_.node.nics + (accelerator % per_node) * spec_.node.nics / per_node;
+  }
   int vertex_count() const { return static_cast<int>(kinds_.size()); }
   VertexKind vertex_kind(int vertex) const { return kinds_[static_cast<std::size_t>(vertex)]; }
   int accelerator_vertex(int accelerator) const { return accelerator_vertex_[static_cast<std::size_t>(accelerator)]; }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <simgrid/s4u.hpp>
 #include <sstream>
 
@@ -398,4 +399,27 @@ TEST_CASE("SimGrid itself loads the platform file, with the routes dtsim simulat
   std::filesystem::remove(path);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("D-mod-k goes by the destination's NIC port: routes into the first GPUs of many nodes use every uplink") {
+  // 4 V100s behind one NIC; radix 8: 4 nodes a leaf, 4 uplinks. Numbered by accelerator (0, 4, 8, ...), every route
+  // into a node's first GPU would leave the leaf by uplink 0 (4k mod 4); numbered by port (0, 1, 2, ...), by all four.
+  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/v100-nvlink-edr.json");
+  spec.nodes = 16;
+  spec.fabric.kind = FabricKind::fat_tree;
+  spec.fabric.radix = 8;
+  spec.fabric.levels = 0;
+  const Topology t(spec);
+  std::set<int> first_uplinks;
+  for (int node = 4; node < 16; ++node) {  // from GPU 1 of node 0 to GPU 0 of every node on another leaf
+    const std::vector<RouteHop> hops = t.route(1, node * 4);
+    REQUIRE(hops.size() > 4);
+    CHECK(t.links()[static_cast<std::size_t>(hops[3].link)].link_class == LinkClass::fabric);
+    first_uplinks.insert(hops[3].link);                            // after the PCIe hops and the NIC's link to its leaf
+    const std::vector<RouteHop> other = t.route(1, node * 4 + 2);  // another GPU behind the same NIC
+    REQUIRE(other.size() == hops.size());
+    for (std::size_t h = 0; h + 1 < hops.size(); ++h)  // the same way up to the last link, into the GPU
+      CHECK((other[h].link == hops[h].link && other[h].a_to_b == hops[h].a_to_b));
+  }
+  CHECK(first_uplinks.size() == 4);
 }
