@@ -48,8 +48,8 @@ struct FlowOptions {
   bool prune_links = true;
   // Simulate classes of ranks instead of ranks where the run is symmetric enough: colour refinement finds the ranks,
   // messages and links that provably run alike (sim/flow_lumping.hpp), and one of each class is simulated, with the
-  // same times. Used for schedules that are not compact when there are at most a quarter as many classes as ranks (a
-  // parameter server, direct, butterfly on a symmetric cluster); false only to check that (tests/test_flow.cpp).
+  // same times. Used for schedules that are not compact when there are at most a sixteenth as many classes as ranks,
+  // or 16 (a parameter server, direct, butterfly on a star); false only to check that (tests/test_flow.cpp).
   bool lump_ranks = true;
 };
 

@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <queue>
@@ -137,11 +134,7 @@ public:
   Finder(int ranks, std::span<const Schedule* const> segments, const FlowOptions& o)
       : o_(o), segments_(segments), n_(static_cast<std::size_t>(ranks)) {}
 
-  static double clock_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  }
   std::optional<Lumping> find(std::size_t max_classes) {
-    const double t0 = clock_s();
     for (const Schedule* s : segments_)
       timed_.push_back(timed_span_bytes(*s, o_.pad_chunks_within));
     make_groups();
@@ -154,19 +147,11 @@ public:
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       // unmatched transfers: the full executor reports the deadlock
       if (!match_messages(groups_[gi])) return std::nullopt;
-      if (getenv("DTSIM_DEBUG_LUMP")) fprintf(stderr, "matched %.3f s\n", clock_s() - t0);
       route_messages(groups_[gi], gi);
     }
-    if (getenv("DTSIM_DEBUG_LUMP"))
-      fprintf(stderr, "pieces %zu, links %zu, hits %zu  %.3f s\n", pieces_.size(), piece_links_.size(), hits_,
-              clock_s() - t0);
     static_rank_keys();
-    if (getenv("DTSIM_DEBUG_LUMP")) fprintf(stderr, "static %.3f s\n", clock_s() - t0);
     if (!refine(max_classes)) return std::nullopt;
-    if (getenv("DTSIM_DEBUG_LUMP")) fprintf(stderr, "refined %.3f s\n", clock_s() - t0);
-    auto l = build();
-    if (getenv("DTSIM_DEBUG_LUMP")) fprintf(stderr, "built %.3f s\n", clock_s() - t0);
-    return l;
+    return build();
   }
 
 private:
@@ -255,10 +240,7 @@ private:
       const Piece& h = pieces_[id];
       return h.count == count && std::equal(links, links + count, piece_links_.begin() + h.first);
     };
-    if (last != none && same(last)) {
-      ++hits_;
-      return last;
-    }
+    if (last != none && same(last)) return last;
     std::uint64_t hash = count;
     for (std::uint32_t k = 0; k < count; ++k)
       hash = (hash + links[k]) * 0x9E3779B97F4A7C15ULL;
@@ -450,8 +432,6 @@ private:
       }
       const std::uint32_t new_ranks = dense_ids(rank_keys, rank_class_, order);
       const std::uint32_t new_links = dense_ids(link_keys, link_class_, order);
-      if (getenv("DTSIM_DEBUG_LUMP"))
-        fprintf(stderr, "refine: %u rank classes, %u link classes\n", new_ranks, new_links);
       if (new_ranks > max_classes) return false;
       if (new_ranks == rank_classes && new_links == link_classes) {
         sum_pieces();
@@ -496,7 +476,6 @@ private:
       }
       bool operator==(const Entry& o) const = default;
     };
-    std::vector<std::uint32_t> step_of_flow_begin(segments_.size(), 0);
     struct PerSegmentSteps {
       std::vector<LumpedStep> steps;
       std::vector<std::uint32_t> flows;
@@ -629,9 +608,6 @@ private:
         if (e != entries.size()) throw LumpingFailed{};
       }
     }
-    if (getenv("DTSIM_DEBUG_LUMP"))
-      fprintf(stderr, "build: %zu classes, %zu flows, %zu hops, %zu steps\n", classes, l.flows.size(), l.hops.size(),
-              l.steps.size());
     // one array of steps: segment after segment
     for (std::size_t seg = 0; seg < segments_.size(); ++seg) {
       const auto step_base = static_cast<std::uint32_t>(l.steps.size());
@@ -657,7 +633,6 @@ private:
     std::uint32_t first = 0;  // into piece_links_
     std::uint32_t count = 0;
   };
-  std::size_t hits_ = 0;
   std::vector<Piece> pieces_;
   std::vector<std::uint32_t> piece_links_;
   HashIndex piece_index_;
@@ -718,6 +693,7 @@ struct LumpedEngine::State {
     unfrozen.assign(l.capacity_Bps.size(), 0);
     touched_mark.assign(l.capacity_Bps.size(), 0);
     on_first.assign(l.capacity_Bps.size(), 0);
+    stamp.assign(l.capacity_Bps.size(), 0);
     on_end.assign(l.capacity_Bps.size(), 0);
   }
 
@@ -894,14 +870,28 @@ struct LumpedEngine::State {
         left[hop.resource] -= hop.flows * f.next_rate * f.cost;
         weight[hop.resource] -= hop.flows * f.cost / f.penalty;
         --unfrozen[hop.resource];
+        changed.push_back(hop.resource);
       }
     };
+    // links by the level that would fill them, in a heap: an entry is current while its link's stamp matches
     auto share = [&](std::uint32_t res) { return std::max(0.0, left[res]) / weight[res]; };
-    while (open > 0) {
-      double level = infinity;
-      for (const std::uint32_t res : touched) {
-        if (unfrozen[res] > 0) level = std::min(level, share(res));
+    by_share.clear();
+    for (const std::uint32_t res : touched) {
+      stamp[res] = 0;
+      by_share.push_back({share(res), res, 0});
+    }
+    std::make_heap(by_share.begin(), by_share.end(), std::greater<>{});
+    auto pop_stale = [&] {
+      while (!by_share.empty()) {
+        const Filling& top = by_share.front();
+        if (top.stamp == stamp[top.resource] && unfrozen[top.resource] > 0) break;
+        std::pop_heap(by_share.begin(), by_share.end(), std::greater<>{});
+        by_share.pop_back();
       }
+    };
+    while (open > 0) {
+      pop_stale();
+      const double level = by_share.empty() ? infinity : by_share.front().share;
       while (next_bounded < bounded.size() && flows[bounded[next_bounded]].frozen)
         ++next_bounded;
       const double by_bound = next_bounded < bounded.size() ? bound_level(bounded[next_bounded]) : infinity;
@@ -912,20 +902,31 @@ struct LumpedEngine::State {
         break;
       }
       const double close = std::min(level, by_bound) * (1 + 1e-12);
+      changed.clear();
       if (by_bound <= level) {
         for (std::size_t i = next_bounded; i < bounded.size() && bound_level(bounded[i]) <= close; ++i) {
           if (!flows[bounded[i]].frozen) freeze(bounded[i], by_bound);
         }
-        continue;
-      }
-      filled.clear();
-      for (const std::uint32_t res : touched) {
-        if (unfrozen[res] > 0 && share(res) <= close) filled.push_back(res);
-      }
-      for (const std::uint32_t res : filled) {
-        for (std::uint32_t i = on_first[res]; i < on_end[res]; ++i) {
-          if (!flows[on_flows[i]].frozen) freeze(on_flows[i], level);
+      } else {
+        filled.clear();
+        while (!by_share.empty() && by_share.front().share <= close) {
+          const Filling top = by_share.front();
+          std::pop_heap(by_share.begin(), by_share.end(), std::greater<>{});
+          by_share.pop_back();
+          if (top.stamp == stamp[top.resource] && unfrozen[top.resource] > 0) filled.push_back(top.resource);
+          pop_stale();
         }
+        for (const std::uint32_t res : filled) {
+          ++stamp[res];  // (its entry is gone)
+          for (std::uint32_t i = on_first[res]; i < on_end[res]; ++i) {
+            if (!flows[on_flows[i]].frozen) freeze(on_flows[i], level);
+          }
+        }
+      }
+      for (const std::uint32_t res : changed) {  // links whose share moved: a new entry each
+        if (unfrozen[res] == 0) continue;
+        by_share.push_back({share(res), res, ++stamp[res]});
+        std::push_heap(by_share.begin(), by_share.end(), std::greater<>{});
       }
     }
     for (const std::uint32_t id : moving) {
@@ -980,6 +981,15 @@ struct LumpedEngine::State {
   std::uint64_t epoch = 0;
   std::vector<std::uint32_t> touched, filled, bounded;
   std::vector<std::uint32_t> on_first, on_end, on_flows;  // by link class: its moving flows, on_flows[first, end)
+  struct Filling {
+    double share;
+    std::uint32_t resource;
+    std::uint32_t stamp;
+    bool operator>(const Filling& o) const { return share > o.share; }
+  };
+  std::vector<Filling> by_share;       // a min-heap of links by share
+  std::vector<std::uint32_t> stamp;    // by link class: the stamp of its current heap entry
+  std::vector<std::uint32_t> changed;  // links a level's freezing touched
 };
 
 LumpedEngine::LumpedEngine(const Lumping& lumping, const FlowOptions& options)
