@@ -44,7 +44,12 @@ std::string collective_text(const CollectiveRun& run) {
   }
   out << "  sim cost   " << format_seconds(run.result.wall_s) << " wall";
   if (run.result.setup_wall_s > 0) out << " (" << format_seconds(run.result.setup_wall_s) << " building the platform)";
-  out << ", peak memory " << format_bytes(run.result.peak_rss_bytes) << '\n';
+  out << ", peak memory " << format_bytes(run.result.peak_rss_bytes);
+  if (run.result.rank_classes > 0) {  // (flow executor: one rank simulated per class)
+    out << "; ranks simulated as " << run.result.rank_classes << (run.result.rank_classes == 1 ? " class" : " classes")
+        << " that run alike";
+  }
+  out << '\n';
   if (run.links_recorded) out << links_text(run.links, 5, run.result.time_s);
   if (run.verified) out << "  verified   every send meets its receive, no deadlock, each contribution reduced once\n";
   if (run.result.payload_checked) {
@@ -101,6 +106,7 @@ nlohmann::json collective_json(const CollectiveRun& run) {
   if (run.backend == "flow") {  // what the flow executor simulated and what it skipped as repetitions
     j["sim_event_batches"] = run.result.event_batches;
     j["sim_skipped_steps"] = run.result.skipped_steps;
+    j["sim_rank_classes"] = run.result.rank_classes;  // 0: every rank simulated
   }
   if (run.cluster.empty()) {
     j["alpha_s"] = run.cost.alpha_s;
