@@ -41,6 +41,11 @@ RunSettings parse_run_settings(const Flags& flags) {
     throw UsageError("--network-model: " + settings.network_model + " needs --backend simgrid (flow is CM02's model)");
   }
   if (settings.backend == "auto" && settings.network_model != "CM02") settings.backend = "simgrid";
+  settings.rank_classes = flags.choice("rank-classes", {"on", "off"}) == "on";
+  if (flags.has("rank-classes") && settings.backend != "flow" && settings.backend != "auto") {
+    throw UsageError("--rank-classes: only the flow backend simulates classes of ranks (got --backend " +
+                     settings.backend + ")");
+  }
   settings.algorithm = parse_algorithm_options(flags);
   if (flags.has("calibration")) {
     Calibration calibration;
@@ -205,6 +210,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   } else if (backend == "flow") {
     FlowOptions fo;
     network_options(fo, settings, cluster);
+    fo.lump_ranks = settings.rank_classes;
     run.network_model = "CM02";
     run.result = run_flow(schedule, fo);
   } else {

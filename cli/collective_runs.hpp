@@ -39,7 +39,7 @@ inline constexpr std::array<FlagSpec, 3> cluster_flags{{
 
 // The network and backend flags of `collective` and `compare`, then the option flags.
 inline constexpr auto run_flags =
-    join_flags(std::array<FlagSpec, 6>{{
+    join_flags(std::array<FlagSpec, 7>{{
                    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
                    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
                    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
@@ -49,6 +49,9 @@ inline constexpr auto run_flags =
                     "(simgrid up to 64 ranks, flow above)"},
                    {"network-model", "NAME", "CM02",
                     "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
+                   {"rank-classes", "ON|OFF", "on",
+                    "flow only: simulate one rank per class of ranks that provably run alike, with the same times "
+                    "(on), or every rank (off: to compare)"},
                    {"calibration", "FILE", "",
                     "a calibration file (dtsim calibrate): its piecewise network fits correct latency and bandwidth "
                     "by message size; on the star its largest-message fit and reduction rate replace the defaults of "
@@ -65,6 +68,7 @@ struct RunSettings {
   std::vector<FactorRange> factors;  // --calibration
   std::string backend;               // "auto", "simgrid", "flow" or "analytical"
   std::string network_model;         // "CM02" or "LV08"
+  bool rank_classes = true;          // flow: FlowOptions::lump_ranks
   bool real_payload = false;
   // simgrid: record the run (steps, messages) and list the links it loaded; `auto_record`: when the schedule is small
   // enough (at most record_ops_limit ops) to record at little cost.

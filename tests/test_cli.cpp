@@ -139,8 +139,25 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --algorithm dbtree --segment-size 1B --bytes 1GB --ranks 1024",
        "--segment-size: dbtree: 1-byte segments of 500000000 bytes over 1024 ranks need more than"},
       {"verify --algorithm ps --servers 9 --ranks 8 --ps-placement colocated", "--servers: expected at most 8"},
+      {"collective --rank-classes maybe", "--rank-classes: expected on or off"},
+      {"collective --rank-classes off --backend simgrid", "--rank-classes: only the flow backend simulates classes"},
   };
   check_usage_errors(cases);
+}
+
+TEST_CASE("collective --rank-classes off simulates every rank, with the time of simulating one per class") {
+  const std::string args = "collective --algorithm direct --ranks 256 --bytes 2MB --backend flow --json";
+  const Run classes = run_dtsim(args);
+  const Run every = run_dtsim(args + " --rank-classes off");
+  REQUIRE(classes.exit_code == 0);
+  REQUIRE(every.exit_code == 0);
+  const auto a = nlohmann::json::parse(classes.output);
+  const auto b = nlohmann::json::parse(every.output);
+  CHECK(a["sim_rank_classes"] == 1);  // every rank of direct on the star runs alike
+  CHECK(b["sim_rank_classes"] == 0);
+  CHECK(a["time_s"].get<double>() == Approx(b["time_s"].get<double>()).epsilon(1e-9));
+  CHECK(a["messages"] == b["messages"]);
+  CHECK(a["bytes_sent"] == b["bytes_sent"]);
 }
 
 TEST_CASE("verify command proves ring and prints the message count") {
