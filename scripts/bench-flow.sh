@@ -5,6 +5,9 @@
 # Then the flow executor alone at 100,000 accelerators (12,500 DGX H100 nodes on a 4-level fat-tree, hierarchical
 # allreduce with Rabenseifner between nodes), and predict's sweep of the default scenario from 1 to SWEEP_MAX GPUs
 # (default 4096) per algorithm (SWEEP_ALGORITHMS, default ring,tree,butterfly,ps; a slow one is cut at 600 s).
+# Then classes of ranks side by side (FlowOptions::lump_ranks): a parameter server with a shard on each of the first
+# quarter of the GPUs, and direct, on V100 NVLink nodes, with --rank-classes on and off (off only up to LUMP_OFF_MAX
+# GPUs, default 1024), and the whole predict sweep of the default scenario (every algorithm in one command).
 # usage: scripts/bench-flow.sh [RANKS...] (default 64 256 1024 4096 16384 65536)
 # Prints a Markdown table (wall seconds and peak resident memory of each, their simulated times), then how wall time
 # and memory grow with ranks: the exponent b of a least-squares fit wall = a * ranks^b over the rows of each network.
@@ -16,6 +19,7 @@ simgrid_max=${SIMGRID_MAX:-1024}
 cluster_max=${CLUSTER_MAX:-65536}
 sweep_max=${SWEEP_MAX:-4096}
 sweep_algorithms=${SWEEP_ALGORITHMS:-ring,tree,butterfly,ps}
+lump_off_max=${LUMP_OFF_MAX:-1024}
 [[ -x build/dtsim ]] || bash scripts/build.sh >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -88,6 +92,37 @@ print(f"| dgx-h100 hierarchical (rabenseifner), 100 MB | {sys.argv[2]} | {d['ran
 PY
 done
 echo
+echo "classes of ranks on V100 NVLink nodes (25 MB, flow backend), simulating one rank per class and every rank:"
+echo
+echo "| algorithm | GPUs | classes | wall, classes (s) | peak RSS (MB) | wall, every rank (s) | peak RSS (MB) | every / classes wall | simulated, classes (s) | simulated, every rank (s) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for p in 256 1024 4096; do
+  for a in ps direct; do
+    args=(collective --cluster scenarios/clusters/v100-nvlink-edr.json --nodes "$((p / 4))" --algorithm "$a" --bytes 25MB
+          --backend flow --json)
+    [[ $a == ps ]] && args+=(--servers "$((p / 4))" --ps-placement colocated)
+    ./build/dtsim "${args[@]}" >"$tmp/on.json"
+    if (( p <= lump_off_max )); then
+      ./build/dtsim "${args[@]}" --rank-classes off >"$tmp/off.json"
+    else
+      echo '{}' >"$tmp/off.json"
+    fi
+    python3 - "$a" "$p" "$tmp" <<'PY'
+import json, sys
+a, p, tmp = sys.argv[1:]
+on = json.load(open(f"{tmp}/on.json"))
+off = json.load(open(f"{tmp}/off.json"))
+row = f"| {a} | {p} | {on['sim_rank_classes']} | {on['sim_wall_s']:.3f} | {on['sim_peak_rss_bytes']/1e6:.0f} |"
+if off:
+    row += (f" {off['sim_wall_s']:.2f} | {off['sim_peak_rss_bytes']/1e6:.0f} | {off['sim_wall_s']/on['sim_wall_s']:.1f} |"
+            f" {on['time_s']:.9f} | {off['time_s']:.9f} |")
+else:
+    row += f" (not run) | | | {on['time_s']:.9f} | |"
+print(row)
+PY
+  done
+done
+echo
 counts=1
 c=1
 while ((c * 2 <= sweep_max)); do
@@ -98,6 +133,9 @@ echo "predict sweep of the default scenario over $counts GPUs, per algorithm:"
 echo
 echo "| algorithm | wall (s) | peak RSS (MB) | slowest count | its wall (s) | step at the largest count (s) |"
 echo "|---|---:|---:|---:|---:|---:|"
+start=$(date +%s.%N)
+/usr/bin/time -f "%M" -o "$tmp/rss" ./build/dtsim predict --accelerators "$counts" >/dev/null
+echo "| every algorithm of the scenario, one command | $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$(date +%s.%N)") | $(( $(cat "$tmp/rss") / 1000 )) | | | |"
 IFS=, read -r -a algorithms <<<"$sweep_algorithms"
 for a in "${algorithms[@]}"; do
   start=$(date +%s.%N)
