@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "algorithms/transfer_matching.hpp"
 #include "models/calibration.hpp"
 #include "sim/topology.hpp"
 
@@ -98,9 +99,9 @@ private:
 struct Group {
   std::vector<std::size_t> segments;
   std::vector<std::uint64_t> span_key;  // by span: its timed bytes in every segment of the group, hashed
-  // by message: sender and receiver, their steps, the span, the route's three pieces (Finder::pieces_), and what
-  // does not change in refinement (the group, steps, timed bytes, the route's latency and narrowest link) hashed
-  std::vector<std::uint32_t> src, dst, src_step, dst_step, span;
+  MatchedTransfers t;                   // the messages: sender, receiver, their steps, the span (by receiver)
+  // by message: the route's three pieces (Finder::pieces_), and what does not change in refinement (the group,
+  // steps, timed bytes, the route's latency and narrowest link) hashed
   std::array<std::vector<std::uint32_t>, 3> piece;
   std::vector<std::uint64_t> fixed_key;
 };
@@ -146,7 +147,9 @@ public:
     }
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       // unmatched transfers: the full executor reports the deadlock
-      if (!match_messages(groups_[gi])) return std::nullopt;
+      std::optional<MatchedTransfers> matched = match_transfers(*segments_[groups_[gi].segments.front()]);
+      if (!matched) return std::nullopt;
+      groups_[gi].t = std::move(*matched);
       route_messages(groups_[gi], gi);
     }
     static_rank_keys();
@@ -172,62 +175,6 @@ private:
           g.span_key[span] = combine(g.span_key[span], timed_[seg][span]);
       }
     }
-  }
-
-  // Every send of the group's shape with its receive: in order per (sender, receiver) pair, as the executors match.
-  bool match_messages(Group& g) {
-    const Schedule& s = *segments_[g.segments.front()];
-    std::vector<std::uint64_t> offset(n_ + 1, 0);
-    for (const Op& op : s.ops) {
-      if (op.kind() == OpKind::send) ++offset[static_cast<std::size_t>(op.peer()) + 1];
-    }
-    for (std::size_t p = 0; p < n_; ++p)
-      offset[p + 1] += offset[p];
-    const std::uint64_t m = offset[n_];
-    g.src.resize(m);
-    g.dst.resize(m);
-    g.src_step.resize(m);
-    g.dst_step.resize(m);
-    g.span.resize(m);
-    std::vector<std::uint64_t> cursor(offset.begin(), offset.end() - 1);
-    for (std::uint32_t r = 0; r < n_; ++r) {
-      std::uint32_t step = none;
-      bool first = true;
-      for (const Op& op : s.rank_ops(static_cast<int>(r))) {
-        if (first || op.starts_step()) ++step;
-        first = false;
-        if (op.kind() != OpKind::send) continue;
-        const auto peer = static_cast<std::size_t>(op.peer());
-        const std::uint64_t at = cursor[peer]++;
-        g.src[at] = r;
-        g.dst[at] = static_cast<std::uint32_t>(peer);
-        g.src_step[at] = step;
-        g.span[at] = op.span();
-      }
-    }
-    struct Recv {
-      std::uint32_t src;
-      std::uint32_t step;
-    };
-    std::vector<Recv> recvs;
-    for (std::uint32_t p = 0; p < n_; ++p) {
-      recvs.clear();
-      std::uint32_t step = none;
-      bool first = true;
-      for (const Op& op : s.rank_ops(static_cast<int>(p))) {
-        if (first || op.starts_step()) ++step;
-        first = false;
-        if (op.is_recv()) recvs.push_back({static_cast<std::uint32_t>(op.peer()), step});
-      }
-      std::stable_sort(recvs.begin(), recvs.end(), [](const Recv& a, const Recv& b) { return a.src < b.src; });
-      if (recvs.size() != offset[p + 1] - offset[p]) return false;
-      for (std::size_t k = 0; k < recvs.size(); ++k) {
-        const std::uint64_t at = offset[p] + k;
-        if (recvs[k].src != g.src[at]) return false;
-        g.dst_step[at] = recvs[k].step;
-      }
-    }
-    return true;
   }
 
   // A route is stored as three interned pieces: the links inside the sender's node, those of the fabric, those inside
@@ -263,7 +210,7 @@ private:
   };
 
   void route_messages(Group& g, std::size_t gi) {
-    const std::size_t m = g.src.size();
+    const std::size_t m = g.t.src.size();
     for (auto& p : g.piece)
       p.resize(m);
     g.fixed_key.resize(m);
@@ -283,11 +230,11 @@ private:
     };
     std::size_t i = 0;
     while (i < m) {
-      const std::uint32_t dst = g.dst[i];
+      const std::uint32_t dst = g.t.dst[i];
       std::size_t end = i;
       sources.clear();
-      while (end < m && g.dst[end] == dst) {
-        if (end == i || g.src[end] != g.src[end - 1]) sources.push_back(static_cast<int>(g.src[end]));
+      while (end < m && g.t.dst[end] == dst) {
+        if (end == i || g.t.src[end] != g.t.src[end - 1]) sources.push_back(static_cast<int>(g.t.src[end]));
         ++end;
       }
       last_last = none;
@@ -322,17 +269,17 @@ private:
         });
       }
       for (std::size_t k = i; k < end; ++k) {
-        const RouteInfo& r = route_from[g.src[k]];
+        const RouteInfo& r = route_from[g.t.src[k]];
         if (r.piece[0] == none) throw LumpingFailed{};  // (a pair the topology did not route)
         for (std::size_t p = 0; p < 3; ++p)
           g.piece[p][k] = r.piece[p];
-        std::uint64_t key = combine(gi, g.src_step[k]);
-        key = combine(key, g.dst_step[k]);
-        key = combine(key, g.span_key[g.span[k]]);
+        std::uint64_t key = combine(gi, g.t.src_step[k]);
+        key = combine(key, g.t.dst_step[k]);
+        key = combine(key, g.span_key[g.t.span[k]]);
         g.fixed_key[k] = combine(key, r.key);
       }
       for (std::size_t k = i; k < end; ++k)
-        route_from[g.src[k]] = RouteInfo{};
+        route_from[g.t.src[k]] = RouteInfo{};
       i = end;
     }
   }
@@ -366,7 +313,7 @@ private:
   // A message's class, from the classes of its sender and receiver and the multiset of link classes on its route
   // (piece_sum_: per piece, the sum of its links' mixed classes).
   std::uint64_t message_key(const Group& g, std::size_t i) const {
-    const std::uint64_t ends = (static_cast<std::uint64_t>(rank_class_[g.src[i]]) << 32) | rank_class_[g.dst[i]];
+    const std::uint64_t ends = (static_cast<std::uint64_t>(rank_class_[g.t.src[i]]) << 32) | rank_class_[g.t.dst[i]];
     const std::uint64_t on_route = piece_sum_[g.piece[0][i]] + piece_sum_[g.piece[1][i]] + piece_sum_[g.piece[2][i]];
     return mix(g.fixed_key[i] ^ mix(ends) ^ on_route);
   }
@@ -408,13 +355,13 @@ private:
       piece_a.assign(pieces_.size(), 0);
       piece_b.assign(pieces_.size(), 0);
       for (const Group& g : groups_) {
-        for (std::size_t i = 0; i < g.src.size(); ++i) {
+        for (std::size_t i = 0; i < g.t.src.size(); ++i) {
           const std::uint64_t key = message_key(g, i);
           const std::uint64_t as_sender = mix(key + 1), as_receiver = mix(key + 2), on_link = mix(key + 3);
-          Key& src = rank_keys[g.src[i]];
+          Key& src = rank_keys[g.t.src[i]];
           std::get<1>(src) += as_sender;
           std::get<2>(src) += as_sender * as_sender;
-          Key& dst = rank_keys[g.dst[i]];
+          Key& dst = rank_keys[g.t.dst[i]];
           std::get<1>(dst) += as_receiver;
           std::get<2>(dst) += as_receiver * as_receiver;
           const std::uint64_t square = on_link * on_link;
@@ -494,26 +441,26 @@ private:
       std::unordered_map<std::uint64_t, std::uint32_t> template_of;
       std::vector<Entry> entries;
       std::vector<std::uint64_t> sends_of_span(shape.spans.size(), 0);
-      for (std::size_t i = 0; i < g.src.size(); ++i) {
-        ++sends_of_span[g.span[i]];
+      for (std::size_t i = 0; i < g.t.src.size(); ++i) {
+        ++sends_of_span[g.t.span[i]];
         const std::uint64_t key = message_key(g, i);
         auto [it, fresh] = template_of.try_emplace(key, static_cast<std::uint32_t>(templates.size()));
         if (fresh) {
-          templates.push_back({l.class_of[g.src[i]],
-                               g.src_step[i],
-                               l.class_of[g.dst[i]],
-                               g.dst_step[i],
-                               g.span[i],
+          templates.push_back({l.class_of[g.t.src[i]],
+                               g.t.src_step[i],
+                               l.class_of[g.t.dst[i]],
+                               g.t.dst_step[i],
+                               g.t.span[i],
                                {g.piece[0][i], g.piece[1][i], g.piece[2][i]},
                                0});
         }
         Template& t = templates[it->second];
         ++t.members;
-        if (l.representative[l.class_of[g.src[i]]] == g.src[i]) {
-          entries.push_back({l.class_of[g.src[i]], g.src_step[i], it->second * 2});
+        if (l.representative[l.class_of[g.t.src[i]]] == g.t.src[i]) {
+          entries.push_back({l.class_of[g.t.src[i]], g.t.src_step[i], it->second * 2});
         }
-        if (l.representative[l.class_of[g.dst[i]]] == g.dst[i]) {
-          entries.push_back({l.class_of[g.dst[i]], g.dst_step[i], it->second * 2 + 1});
+        if (l.representative[l.class_of[g.t.dst[i]]] == g.t.dst[i]) {
+          entries.push_back({l.class_of[g.t.dst[i]], g.t.dst_step[i], it->second * 2 + 1});
         }
       }
       std::sort(entries.begin(), entries.end());

@@ -1,6 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <optional>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
+#include "algorithms/step_walker.hpp"
+#include "algorithms/transfer_matching.hpp"
 #include "algorithms/verifier.hpp"
 #include "schedule_helpers.hpp"
 
@@ -158,4 +167,69 @@ TEST_CASE("spans: one message carries a run of chunks, and the verifier checks e
   CAPTURE(bad.error);
   CHECK_FALSE(bad.ok);
   CHECK(contains(bad.error, "rank 0 sends chunks 0-3 to rank 1, which receives chunks 2-3"));
+}
+
+namespace {
+
+// The walker's matches as (src, src step, dst, dst step, span): a receive is matched while its step is posted, so the
+// receiver's step is the number of steps it has ended so far.
+struct MatchRecorder {
+  std::vector<std::uint32_t> steps_done;
+  std::vector<std::uint32_t> token_step;
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>> matches;
+  std::uint32_t on_send_posted(std::size_t rank, const Op&) {
+    token_step.push_back(steps_done[rank]);
+    return static_cast<std::uint32_t>(token_step.size() - 1);
+  }
+  void on_matched(std::size_t src, std::size_t dst, std::uint32_t token, const Op& send, const Op&) {
+    matches.emplace_back(src, token_step[token], dst, steps_done[dst], send.span());
+  }
+  void on_step_done(std::size_t rank, std::span<const Op>) { ++steps_done[rank]; }
+  bool failed() const { return false; }
+};
+
+}  // namespace
+
+TEST_CASE("transfers matched in two passes are those the step walker matches, steps on both sides included") {
+  // by hand: rank 0 sends chunk 0 in step 0 and chunk 1 in step 1; rank 1 takes both in its step 0
+  Schedule s = ring_allreduce(2, 8000);
+  const Schedule two = with_ops(s, {{step_start(Op::send(1, 0)), step_start(Op::send(1, 1))},
+                                    {step_start(Op::recv_copy(0, 0)), Op::recv_copy(0, 1)}});
+  const std::optional<MatchedTransfers> t = match_transfers(two);
+  REQUIRE(t.has_value());
+  REQUIRE(t->size() == 2);
+  CHECK(t->first_into == std::vector<std::uint64_t>{0, 0, 2});
+  CHECK(t->src_step == std::vector<std::uint32_t>{0, 1});
+  CHECK(t->dst_step == std::vector<std::uint32_t>{0, 0});
+  CHECK(t->span == std::vector<std::uint32_t>{0, 1});
+  // a send nobody receives
+  CHECK_FALSE(match_transfers(with_ops(s, {{step_start(Op::send(1, 0)), step_start(Op::send(1, 1))},
+                                           {step_start(Op::recv_copy(0, 0))}}))
+                  .has_value());
+  // every algorithm, against the walker
+  AlgorithmOptions options;
+  options.colocated_servers = true;
+  options.servers = 3;
+  options.ranks_per_node = 3;
+  for (const std::string name :
+       {"ring", "tree", "pipelined-tree", "dbtree", "butterfly", "rabenseifner", "ps", "direct", "hierarchical"}) {
+    for (int ranks : {6, 9}) {
+      CAPTURE(name, ranks);
+      const Schedule schedule = find_algorithm(name).build(ranks, 3000000, options);
+      MatchRecorder walk;
+      walk.steps_done.assign(static_cast<std::size_t>(ranks), 0);
+      REQUIRE(walk_schedule(schedule, walk).error.empty());
+      const std::optional<MatchedTransfers> matched = match_transfers(schedule);
+      REQUIRE(matched.has_value());
+      std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>> two_passes;
+      for (std::size_t i = 0; i < matched->size(); ++i) {
+        two_passes.emplace_back(matched->src[i], matched->src_step[i], matched->dst[i], matched->dst_step[i],
+                                matched->span[i]);
+      }
+      std::sort(walk.matches.begin(), walk.matches.end());
+      std::sort(two_passes.begin(), two_passes.end());
+      CHECK(two_passes == walk.matches);
+      CHECK(!two_passes.empty());
+    }
+  }
 }
