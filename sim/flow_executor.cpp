@@ -12,6 +12,7 @@
 
 #include "algorithms/step_walker.hpp"
 #include "sim/flow_lumping.hpp"
+#include "sim/open_index.hpp"
 
 namespace dtsim {
 namespace {
@@ -65,47 +66,6 @@ struct Channel {
   std::uint32_t sends = 0;
   std::uint32_t waiting_recvs = 0;
   std::uint32_t route = none;  // the route of its transfers, once one started
-};
-
-// Open addressing from a (src, dst) pair to a dense index (channels, routes): the hot path does one probe or two.
-class PairIndex {
-public:
-  std::uint32_t find(std::uint64_t key) const {
-    if (slots_.empty()) return none;
-    for (std::size_t i = hash(key);; i = (i + 1) & mask_) {
-      if (slots_[i].key == key + 1) return slots_[i].value;
-      if (slots_[i].key == 0) return none;
-    }
-  }
-  void insert(std::uint64_t key, std::uint32_t value) {
-    if (2 * (size_ + 1) > slots_.size()) grow();
-    place(key, value);
-    ++size_;
-  }
-
-private:
-  struct Slot {
-    std::uint64_t key = 0;  // key + 1; 0 marks an empty slot
-    std::uint32_t value = 0;
-  };
-  std::size_t hash(std::uint64_t key) const { return (key * 0x9E3779B97F4A7C15ULL >> 17) & mask_; }
-  void place(std::uint64_t key, std::uint32_t value) {
-    std::size_t i = hash(key);
-    while (slots_[i].key != 0)
-      i = (i + 1) & mask_;
-    slots_[i] = {key + 1, value};
-  }
-  void grow() {
-    std::vector<Slot> slots = std::move(slots_);
-    slots_.assign(std::max<std::size_t>(64, 2 * slots.size()), Slot{});
-    mask_ = slots_.size() - 1;
-    for (const Slot& slot : slots) {
-      if (slot.key != 0) place(slot.key - 1, slot.value);
-    }
-  }
-  std::vector<Slot> slots_;  // key and value side by side: one cache line a probe
-  std::size_t mask_ = 0;
-  std::size_t size_ = 0;
 };
 
 enum class EventKind : std::uint8_t { latency_paid, flow_done, reduce_done, compute_done, release };
@@ -1200,7 +1160,7 @@ private:
   std::size_t in_flight_ = 0;
   std::size_t timers_ = 0;  // reduce_done and compute_done events pending
   std::vector<Channel> channels_;
-  PairIndex channel_of_;
+  OpenIndex channel_of_;  // by (src, dst) pair
   struct PendingSend {
     std::uint64_t bytes = 0;
     std::uint32_t next = none;  // the channel's next, or the next free entry
@@ -1226,7 +1186,7 @@ private:
   std::vector<Resource> res_;
   std::vector<Route> routes_;
   std::vector<std::uint32_t> route_resources_;
-  PairIndex route_of_;
+  OpenIndex route_of_;  // by (src, dst) pair
   struct OnResource {
     std::uint32_t flow;
     std::uint32_t hop;  // the resource's place in the flow's route
@@ -1428,6 +1388,19 @@ private:
   std::vector<double> ready_after_;  // bucket b is ready this long after backward starts
 };
 
+// The training steps of `units` ranks (or classes of ranks) on an engine.
+template <typename Engine>
+TrainingResult train_on(Engine& engine, const TrainingProgram& program, int units, const char* what) {
+  TrainingFlow<Engine> training(program, units, engine);
+  training.start();
+  engine.run([&](int unit) { training.bucket_done(unit); });
+  if (!training.finished()) {
+    throw std::runtime_error("flow executor: training step deadlocked: " + std::to_string(engine.inside_segments()) +
+                             " " + what + " never finished");
+  }
+  return training.result();
+}
+
 }  // namespace
 
 TrainingResult run_flow_training(const TrainingProgram& program, int ranks, const FlowOptions& options) {
@@ -1444,30 +1417,15 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
     buckets.push_back(&bucket);
   }
   const auto started = std::chrono::steady_clock::now();
+  TrainingResult result;
   if (auto lumped = lump(ranks, buckets, options)) {  // every class's ranks run the same steps
     lumping::LumpedEngine engine(*lumped, options);
-    const int classes = static_cast<int>(lumped->classes());
-    TrainingFlow<lumping::LumpedEngine> training(program, classes, engine);
-    training.start();
-    engine.run([&](int cls) { training.bucket_done(cls); });
-    if (!training.finished()) {
-      throw std::runtime_error("flow executor: training step deadlocked: " + std::to_string(engine.inside_segments()) +
-                               " classes of ranks never finished");
-    }
-    TrainingResult result = training.result();
-    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    result = train_on(engine, program, static_cast<int>(lumped->classes()), "classes of ranks");
     result.rank_classes = lumped->classes();
-    return result;
+  } else {
+    FlowEngine engine(ranks, buckets, options);
+    result = train_on(engine, program, ranks, "ranks");
   }
-  FlowEngine engine(ranks, buckets, options);
-  TrainingFlow<FlowEngine> training(program, ranks, engine);
-  training.start();
-  engine.run([&](int rank) { training.bucket_done(rank); });
-  if (!training.finished()) {
-    throw std::runtime_error("flow executor: training step deadlocked: " + std::to_string(engine.inside_segments()) +
-                             " ranks never finished");
-  }
-  TrainingResult result = training.result();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

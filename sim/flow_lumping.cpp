@@ -11,6 +11,7 @@
 
 #include "algorithms/transfer_matching.hpp"
 #include "models/calibration.hpp"
+#include "sim/open_index.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim::lumping {
@@ -51,48 +52,6 @@ std::uint32_t dense_ids(const std::vector<Key>& keys, std::vector<std::uint32_t>
   }
   return keys.empty() ? 0 : next + 1;
 }
-
-// Open addressing from a 64-bit hash to the ids of the sequences that have it (checked by the caller).
-class HashIndex {
-public:
-  // Calls same(id) for each id stored under `hash` until it returns true; returns that id or `none`.
-  template <typename Same>
-  std::uint32_t find(std::uint64_t hash, Same&& same) const {
-    if (slots_.empty()) return none;
-    for (std::size_t i = mix(hash) & mask_;; i = (i + 1) & mask_) {
-      if (slots_[i].id == none) return none;
-      if (slots_[i].hash == hash && same(slots_[i].id)) return slots_[i].id;
-    }
-  }
-  void insert(std::uint64_t hash, std::uint32_t id) {
-    if (2 * (size_ + 1) > slots_.size()) grow();
-    place(hash, id);
-    ++size_;
-  }
-
-private:
-  struct Slot {
-    std::uint64_t hash = 0;
-    std::uint32_t id = none;
-  };
-  void place(std::uint64_t hash, std::uint32_t id) {
-    std::size_t i = mix(hash) & mask_;
-    while (slots_[i].id != none)
-      i = (i + 1) & mask_;
-    slots_[i] = {hash, id};
-  }
-  void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(std::max<std::size_t>(1024, 2 * old.size()), Slot{});
-    mask_ = slots_.size() - 1;
-    for (const Slot& slot : old) {
-      if (slot.id != none) place(slot.hash, slot.id);
-    }
-  }
-  std::vector<Slot> slots_;
-  std::size_t mask_ = 0;
-  std::size_t size_ = 0;
-};
 
 // Segments of one shape (the same ops, peers and spans; buckets of one allreduce at other sizes): their messages are
 // matched and routed once.
@@ -582,7 +541,7 @@ private:
   };
   std::vector<Piece> pieces_;
   std::vector<std::uint32_t> piece_links_;
-  HashIndex piece_index_;
+  OpenIndex piece_index_;                   // by hash of the piece's links
   std::vector<std::uint64_t> piece_sum_;    // by piece: the sum of its links' mixed classes
   std::vector<std::uint32_t> position_of_;  // by accelerator
   std::vector<std::uint64_t> rank_key_;
