@@ -855,9 +855,8 @@ struct LumpedEngine::State {
         handle(e);
       }
       if (rates_dirty) compute_rates();
-      std::vector<std::uint32_t> now_ready;
-      now_ready.swap(ready);
-      for (const std::uint32_t c : now_ready) {
+      for (std::size_t i = 0; i < ready.size(); ++i) {  // (a step with nothing to wait for makes its class ready again)
+        const std::uint32_t c = ready[i];
         if (next_step(c)) {
           post_step(c);
         } else {
@@ -865,6 +864,7 @@ struct LumpedEngine::State {
           on_segment_done(static_cast<int>(c));
         }
       }
+      ready.clear();
       if (rates_dirty) compute_rates();
     }
   }

@@ -409,3 +409,39 @@ TEST_CASE("training steps on classes of ranks take the times of training steps o
     CHECK(std::fabs(lumped.input_stall_s - every.input_stall_s) < 1e-12);
   }
 }
+
+TEST_CASE("classes of ranks run steps with nothing to wait for, and compute steps, as every rank does") {
+  // direct on 8 ranks with two steps added to every rank after its first: one computing nothing (the rank is ready
+  // again at once, in the same instant) and one computing 5e8 flops
+  Schedule s = build("direct", 8, 8000000);
+  s.compute_flops = {0.0, 5e8};
+  std::vector<Op> ops;
+  std::vector<std::uint64_t> begin;
+  for (int r = 0; r < s.ranks; ++r) {
+    begin.push_back(ops.size());
+    const auto rank_ops = s.rank_ops(r);
+    for (std::size_t i = 0; i < rank_ops.size(); ++i) {
+      if (i > 0 && rank_ops[i].starts_step() && ops.size() - begin.back() == i) {
+        Op nothing = Op::compute(0), work = Op::compute(1);
+        nothing.mark_step_start();
+        work.mark_step_start();
+        ops.push_back(nothing);
+        ops.push_back(work);
+      }
+      ops.push_back(rank_ops[i]);
+    }
+  }
+  begin.push_back(ops.size());
+  s.ops = ops;
+  s.rank_begin = begin;
+  FlowOptions fo;
+  fo.compute_flops_per_s = 1e12;
+  const ExecutionResult lumped = run_flow(s, fo);
+  fo.lump_ranks = false;
+  const ExecutionResult every = run_flow(s, fo);
+  CHECK(lumped.rank_classes == 1);
+  CHECK(rel_diff(lumped.time_s, every.time_s) < 1e-9);
+  CHECK(every.time_s > 5e8 / 1e12);  // the compute step counts
+  for (std::size_t r = 0; r < every.rank_finish_s.size(); ++r)
+    CHECK(rel_diff(lumped.rank_finish_s[r], every.rank_finish_s[r]) < 1e-9);
+}
