@@ -49,7 +49,8 @@ std::optional<MatchedTransfers> match_transfers(const Schedule& s) {
       if (op.starts_step()) ++step;
       if (op.is_recv()) recvs.push_back({static_cast<std::uint32_t>(op.peer()), step});
     }
-    std::stable_sort(recvs.begin(), recvs.end(), [](const Recv& a, const Recv& b) { return a.src < b.src; });
+    const auto by_sender = [](const Recv& a, const Recv& b) { return a.src < b.src; };
+    if (!std::is_sorted(recvs.begin(), recvs.end(), by_sender)) std::stable_sort(recvs.begin(), recvs.end(), by_sender);
     if (recvs.size() != t.first_into[d + 1] - t.first_into[d]) return std::nullopt;
     for (std::size_t k = 0; k < recvs.size(); ++k) {
       const std::uint64_t at = t.first_into[d] + k;

@@ -73,14 +73,14 @@ std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor) 
   const auto ranks = static_cast<std::uint64_t>(schedule.ranks);
   // channels: distinct (sender, receiver) pairs, which SimGrid keeps a mailbox for
   std::uint64_t channels = 0;
-  std::vector<int> peers;
+  std::vector<int> last_sender(static_cast<std::size_t>(schedule.ranks), -1);  // by receiver: the last rank counted
   for (int r = 0; r < schedule.ranks; ++r) {
-    peers.clear();
     for (const Op& op : schedule.rank_ops(r)) {
-      if (op.kind() == OpKind::send) peers.push_back(op.peer());
+      if (op.kind() != OpKind::send) continue;
+      int& last = last_sender[static_cast<std::size_t>(op.peer())];
+      if (last != r) ++channels;
+      last = r;
     }
-    std::sort(peers.begin(), peers.end());
-    channels += static_cast<std::uint64_t>(std::unique(peers.begin(), peers.end()) - peers.begin());
   }
   const std::uint64_t schedule_bytes = estimated_schedule_bytes(schedule);
   // fitted to peak RSS of `dtsim collective` (ring and direct, 64 to 4096 ranks; docs/benchmarks.md)
