@@ -1217,6 +1217,19 @@ std::optional<lumping::Lumping> lump(int ranks, std::span<const Schedule* const>
   return lumping::find_classes(ranks, segments, options, most);
 }
 
+// Runs `units` ranks (or classes of ranks) through segment 0 from time 0: when each one finished.
+template <typename Engine>
+std::vector<double> run_once(Engine& engine, std::size_t units, const char* what) {
+  std::vector<double> finish(units, 0.0);
+  for (std::size_t u = 0; u < units; ++u)
+    engine.start_segment(static_cast<int>(u), 0, 0.0);
+  engine.run([&](int unit) { finish[static_cast<std::size_t>(unit)] = engine.now(); });
+  if (const std::size_t n = engine.inside_segments(); n > 0) {
+    throw std::runtime_error("flow executor: deadlock: " + std::to_string(n) + " " + what + " never finished");
+  }
+  return finish;
+}
+
 void check_placement(int ranks, const FlowOptions& options, const char* what) {
   if (options.topology != nullptr && options.accelerator_of.size() != static_cast<std::size_t>(ranks)) {
     throw std::invalid_argument(std::string("flow executor: ") + what + " has " + std::to_string(ranks) +
@@ -1237,37 +1250,22 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   ExecutionResult result;
   if (auto lumped = lump(schedule.ranks, segments, options)) {
     lumping::LumpedEngine engine(*lumped, options);
-    std::vector<double> class_finish(lumped->classes(), 0.0);
-    for (std::size_t c = 0; c < lumped->classes(); ++c)
-      engine.start_segment(static_cast<int>(c), 0, 0.0);
-    engine.run([&](int cls) { class_finish[static_cast<std::size_t>(cls)] = engine.now(); });
-    if (const std::size_t n = engine.inside_segments(); n > 0) {
-      throw std::runtime_error("flow executor: deadlock: " + std::to_string(n) + " classes of ranks never finished");
-    }
+    const std::vector<double> finish = run_once(engine, lumped->classes(), "classes of ranks");
     for (const std::uint32_t c : lumped->class_of)
-      result.rank_finish_s.push_back(class_finish[c]);
-    result.time_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
+      result.rank_finish_s.push_back(finish[c]);
     result.messages = lumped->messages;
     result.bytes_sent = lumped->bytes_sent;
     result.event_batches = engine.batches();
     result.rank_classes = lumped->classes();
-    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    result.peak_rss_bytes = peak_rss_bytes();
-    return result;
-  }
-  FlowEngine engine(schedule.ranks, segments, options);
-  result.rank_finish_s.assign(static_cast<std::size_t>(schedule.ranks), 0.0);
-  for (int r = 0; r < schedule.ranks; ++r)
-    engine.start_segment(r, 0, 0.0);
-  engine.run([&](int rank) { result.rank_finish_s[static_cast<std::size_t>(rank)] = engine.now(); });
-  if (const std::size_t n = engine.inside_segments(); n > 0) {
-    throw std::runtime_error("flow executor: deadlock: " + std::to_string(n) + " ranks never finished");
+  } else {
+    FlowEngine engine(schedule.ranks, segments, options);
+    result.rank_finish_s = run_once(engine, static_cast<std::size_t>(schedule.ranks), "ranks");
+    result.messages = engine.messages();
+    result.bytes_sent = engine.bytes_sent();
+    result.event_batches = engine.batches();
+    result.skipped_steps = engine.skipped_steps();
   }
   result.time_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
-  result.messages = engine.messages();
-  result.bytes_sent = engine.bytes_sent();
-  result.event_batches = engine.batches();
-  result.skipped_steps = engine.skipped_steps();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.peak_rss_bytes = peak_rss_bytes();
   return result;
