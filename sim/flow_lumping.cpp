@@ -168,6 +168,24 @@ private:
     std::uint64_t key = 0;  // latency and narrowest link
   };
 
+  // A route's latency (every hop's) and narrowest link; on the star alpha and the hosts' bandwidth.
+  struct RouteFigures {
+    double latency_s = 0;
+    double narrowest_Bps = infinity;
+  };
+  RouteFigures figures(std::span<const std::span<const std::uint32_t>> parts) const {
+    if (o_.topology == nullptr) return {o_.cost.alpha_s, o_.cost.bandwidth_Bps};
+    RouteFigures f;
+    for (const auto& part : parts) {
+      for (const std::uint32_t e : part) {
+        const LinkSpec& link = o_.topology->links()[e / 2].spec;
+        f.latency_s += link.latency_s;
+        f.narrowest_Bps = std::min(f.narrowest_Bps, link.bandwidth_Bps);
+      }
+    }
+    return f;
+  }
+
   void route_messages(Group& g, std::size_t gi) {
     const std::size_t m = g.t.src.size();
     for (auto& p : g.piece)
@@ -178,31 +196,29 @@ private:
     std::vector<std::uint32_t> links;
     std::vector<std::uint32_t> last_first(n_, none);  // by sender: its first piece last time
     std::uint32_t last_middle = none, last_last = none;
-    auto store = [&](std::uint32_t src, std::uint32_t inside_src, std::uint32_t inside_dst, double latency_s,
-                     double narrowest_Bps) {
+    auto store = [&](std::uint32_t src, std::uint32_t inside_src, std::uint32_t inside_dst) {
       RouteInfo& r = route_from[src];
       const auto count = static_cast<std::uint32_t>(links.size());
       r.piece[0] = intern_piece(links.data(), inside_src, last_first[src]);
       r.piece[1] = intern_piece(links.data() + inside_src, count - inside_src - inside_dst, last_middle);
       r.piece[2] = intern_piece(links.data() + count - inside_dst, inside_dst, last_last);
-      r.key = combine(bits_of(latency_s), bits_of(narrowest_Bps));
+      const std::span<const std::uint32_t> whole[] = {links};
+      const RouteFigures f = figures(whole);
+      r.key = combine(bits_of(f.latency_s), bits_of(f.narrowest_Bps));
     };
-    std::size_t i = 0;
-    while (i < m) {
-      const std::uint32_t dst = g.t.dst[i];
-      std::size_t end = i;
+    for (std::uint32_t dst = 0; dst < n_; ++dst) {
+      const std::uint64_t begin = g.t.first_into[dst], end = g.t.first_into[dst + 1];
       sources.clear();
-      while (end < m && g.t.dst[end] == dst) {
-        if (end == i || g.t.src[end] != g.t.src[end - 1]) sources.push_back(static_cast<int>(g.t.src[end]));
-        ++end;
+      for (std::uint64_t k = begin; k < end; ++k) {
+        if (k == begin || g.t.src[k] != g.t.src[k - 1]) sources.push_back(static_cast<int>(g.t.src[k]));
       }
       last_last = none;
       if (o_.topology == nullptr) {  // the star: src's uplink, dst's downlink
         for (const int src : sources) {
           links = {2 * static_cast<std::uint32_t>(src), 2 * dst + 1};
-          store(static_cast<std::uint32_t>(src), 1, 1, o_.cost.alpha_s, o_.cost.bandwidth_Bps);
+          store(static_cast<std::uint32_t>(src), 1, 1);
         }
-      } else {
+      } else if (!sources.empty()) {
         const Topology& t = *o_.topology;
         auto inside_node = [&](const RouteHop& hop) {
           const LinkClass c = t.links()[static_cast<std::size_t>(hop.link)].link_class;
@@ -212,22 +228,17 @@ private:
           src = o_.accelerator_of[static_cast<std::size_t>(src)];
         t.routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
           links.clear();
-          double latency_s = 0, narrowest_Bps = infinity;
-          for (const RouteHop& hop : hops) {
-            const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
+          for (const RouteHop& hop : hops)
             links.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
-            latency_s += link.latency_s;
-            narrowest_Bps = std::min(narrowest_Bps, link.bandwidth_Bps);
-          }
           std::uint32_t inside_src = 0, inside_dst = 0;
           while (inside_src < hops.size() && inside_node(hops[inside_src]))
             ++inside_src;
           while (inside_dst + inside_src < hops.size() && inside_node(hops[hops.size() - 1 - inside_dst]))
             ++inside_dst;
-          store(position_of_[static_cast<std::size_t>(source)], inside_src, inside_dst, latency_s, narrowest_Bps);
+          store(position_of_[static_cast<std::size_t>(source)], inside_src, inside_dst);
         });
       }
-      for (std::size_t k = i; k < end; ++k) {
+      for (std::uint64_t k = begin; k < end; ++k) {
         const RouteInfo& r = route_from[g.t.src[k]];
         if (r.piece[0] == none) throw LumpingFailed{};  // (a pair the topology did not route)
         for (std::size_t p = 0; p < 3; ++p)
@@ -237,9 +248,8 @@ private:
         key = combine(key, g.span_key[g.t.span[k]]);
         g.fixed_key[k] = combine(key, r.key);
       }
-      for (std::size_t k = i; k < end; ++k)
+      for (std::uint64_t k = begin; k < end; ++k)
         route_from[g.t.src[k]] = RouteInfo{};
-      i = end;
     }
   }
 
@@ -453,17 +463,9 @@ private:
         const auto base = static_cast<std::uint32_t>(l.flows.size());
         for (std::size_t t = 0; t < templates.size(); ++t) {
           const Template& tp = templates[t];
-          double latency_s = o_.topology != nullptr ? 0.0 : o_.cost.alpha_s;
-          double narrowest_Bps = o_.topology != nullptr ? infinity : o_.cost.bandwidth_Bps;
-          if (o_.topology != nullptr) {
-            for (const std::uint32_t h : tp.pieces) {
-              for (const std::uint32_t e : piece(h)) {
-                const LinkSpec& link = o_.topology->links()[e / 2].spec;
-                latency_s += link.latency_s;
-                narrowest_Bps = std::min(narrowest_Bps, link.bandwidth_Bps);
-              }
-            }
-          }
+          const std::span<const std::uint32_t> parts[] = {piece(tp.pieces[0]), piece(tp.pieces[1]),
+                                                          piece(tp.pieces[2])};
+          const RouteFigures route = figures(parts);
           LumpedFlow f;
           f.segment = static_cast<std::uint32_t>(seg);
           f.src_class = tp.src_class;
@@ -474,8 +476,8 @@ private:
           f.members = tp.members;
           f.first_hop = static_cast<std::uint32_t>(l.hops.size());
           f.hop_count = template_first[t + 1] - template_first[t];
-          f.latency_s = latency_s;
-          f.narrowest_Bps = narrowest_Bps;
+          f.latency_s = route.latency_s;
+          f.narrowest_Bps = route.narrowest_Bps;
           for (std::uint32_t h = template_first[t]; h < template_first[t + 1]; ++h)
             l.hops.push_back({template_hops[h].first, template_hops[h].second});
           l.flows.push_back(f);
