@@ -85,7 +85,8 @@ struct Lumping {
 std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options,
                                     std::size_t max_classes);
 
-// Runs segments on the classes of a Lumping: the same events as the flow executor's, one rank and one flow per class.
+// Runs segments on the classes of a Lumping: the same events as the flow executor's, one rank and one flow per class
+// (sim/lumped_engine.cpp).
 class LumpedEngine {
 public:
   LumpedEngine(const Lumping& lumping, const FlowOptions& options);

@@ -1,0 +1,367 @@
+// The lumped engine: the flow executor's events on classes of ranks (sim/flow_lumping.hpp says why that is exact).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+
+#include "models/calibration.hpp"
+#include "sim/flow_lumping.hpp"
+#include "sim/topology.hpp"
+
+namespace dtsim::lumping {
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+// Two times this close are one instant (as in the flow executor).
+double tolerance(double now) { return 1e-12 * std::max(1.0, now); }
+
+}  // namespace
+
+struct LumpedEngine::State {
+  State(const Lumping& lumping, const FlowOptions& options) : l(lumping), o(options) {
+    reduce_Bps = o.topology != nullptr ? o.topology->spec().node.reduce_Bps : o.cost.reduce_Bps;
+    classes.resize(l.classes());
+    flows.resize(l.flows.size());
+    for (std::size_t i = 0; i < l.flows.size(); ++i) {
+      const LumpedFlow& lf = l.flows[i];
+      FlowState& f = flows[i];
+      const FactorRange factor = factors_for(o.factors, static_cast<double>(lf.bytes));
+      f.penalty = lf.latency_s > 0 ? lf.latency_s : 1.0;
+      if (!o.factors.empty()) {
+        f.bound = lf.narrowest_Bps * factor.bandwidth_factor;
+        f.cost = 1.0 / factor.bandwidth_factor;
+      }
+      f.latency_s = lf.latency_s * factor.latency_factor;
+    }
+    left.assign(l.capacity_Bps.size(), 0);
+    weight.assign(l.capacity_Bps.size(), 0);
+    unfrozen.assign(l.capacity_Bps.size(), 0);
+    touched_mark.assign(l.capacity_Bps.size(), 0);
+    on_first.assign(l.capacity_Bps.size(), 0);
+    stamp.assign(l.capacity_Bps.size(), 0);
+    on_end.assign(l.capacity_Bps.size(), 0);
+  }
+
+  enum class Kind : std::uint8_t { release, latency_paid, flow_done, reduce_done, compute_done };
+  struct Event {
+    double at;
+    Kind kind;
+    std::uint32_t id;
+    std::uint32_t version;
+    bool operator>(const Event& e) const { return at > e.at; }
+  };
+  struct ClassState {
+    int segment = -1;
+    std::uint32_t step = none;  // the current step, counted from the segment's first
+    std::uint32_t outstanding = 0;
+    std::uint64_t reduce_bytes = 0;
+  };
+  struct FlowState {
+    bool src_posted = false;
+    bool dst_posted = false;
+    bool moving = false;
+    bool frozen = false;
+    double remaining = 0;
+    double rate = 0;
+    double next_rate = 0;
+    double updated_at = 0;
+    std::uint32_t version = 0;
+    double penalty = 1;
+    double bound = infinity;
+    double cost = 1;
+    double latency_s = 0;
+  };
+
+  void push(double at, Kind kind, std::uint32_t id, std::uint32_t version = 0) { events.push({at, kind, id, version}); }
+
+  void post_step(std::uint32_t c) {
+    ClassState& cs = classes[c];
+    const LumpedStep& st = l.steps[l.first_step[static_cast<std::size_t>(cs.segment)][c] + cs.step];
+    cs.reduce_bytes = st.reduce_bytes;
+    cs.outstanding += st.count;
+    if (st.flops > 0) {
+      ++cs.outstanding;
+      push(now + st.flops / o.compute_flops_per_s, Kind::compute_done, c);
+    }
+    for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
+      const std::uint32_t id = l.step_flows[i] / 2;
+      FlowState& f = flows[id];
+      (l.step_flows[i] % 2 == 0 ? f.src_posted : f.dst_posted) = true;
+      if (f.src_posted && f.dst_posted) push(now + f.latency_s, Kind::latency_paid, id);
+    }
+    if (cs.outstanding == 0) items_done(c);
+  }
+
+  // Moves class c to its next step; false at the end of its segment.
+  bool next_step(std::uint32_t c) {
+    ClassState& cs = classes[c];
+    const auto& first = l.first_step[static_cast<std::size_t>(cs.segment)];
+    const std::uint32_t count = first[c + 1] - first[c];
+    const std::uint32_t next = cs.step == none ? 0 : cs.step + 1;
+    if (next >= count) return false;
+    cs.step = next;
+    return true;
+  }
+
+  void item_done(std::uint32_t c) {
+    if (--classes[c].outstanding == 0) items_done(c);
+  }
+  void items_done(std::uint32_t c) {
+    if (classes[c].reduce_bytes > 0) {
+      push(now + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps, Kind::reduce_done, c);
+    } else {
+      ready.push_back(c);
+    }
+  }
+
+  void finish(std::uint32_t id) {
+    FlowState& f = flows[id];
+    if (f.moving) {
+      f.moving = false;
+      moving.erase(std::find(moving.begin(), moving.end(), id));
+      rates_dirty = true;
+    }
+    ++f.version;
+    f.rate = 0;
+    f.src_posted = f.dst_posted = false;
+    item_done(l.flows[id].src_class);
+    item_done(l.flows[id].dst_class);
+  }
+
+  void handle(const Event& e) {
+    switch (e.kind) {
+      case Kind::release:
+        if (next_step(e.id)) {
+          post_step(e.id);
+        } else {
+          ready.push_back(e.id);
+        }
+        break;
+      case Kind::latency_paid: {
+        FlowState& f = flows[e.id];
+        if (l.flows[e.id].bytes == 0) {
+          finish(e.id);
+          break;
+        }
+        f.moving = true;
+        f.remaining = static_cast<double>(l.flows[e.id].bytes);
+        f.rate = 0;
+        f.updated_at = now;
+        moving.push_back(e.id);
+        rates_dirty = true;
+        break;
+      }
+      case Kind::flow_done:
+        if (e.version == flows[e.id].version) finish(e.id);
+        break;
+      case Kind::reduce_done: ready.push_back(e.id); break;
+      case Kind::compute_done: item_done(e.id); break;
+    }
+  }
+
+  // Weighted max-min fairness by progressive filling over the moving message classes, each loading a link class
+  // with its flows per link; as the flow executor's fill, one flow per class.
+  void compute_rates() {
+    rates_dirty = false;
+    touched.clear();
+    bounded.clear();
+    ++epoch;
+    for (const std::uint32_t id : moving) {
+      FlowState& f = flows[id];
+      f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated_at));
+      f.updated_at = now;
+      f.frozen = false;
+      if (f.bound < infinity) bounded.push_back(id);
+      const LumpedFlow& lf = l.flows[id];
+      for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count; ++h) {
+        const LumpedHop& hop = l.hops[h];
+        if (touched_mark[hop.resource] != epoch) {
+          touched_mark[hop.resource] = epoch;
+          touched.push_back(hop.resource);
+          left[hop.resource] = l.capacity_Bps[hop.resource];
+          weight[hop.resource] = 0;
+          unfrozen[hop.resource] = 0;
+        }
+        weight[hop.resource] += hop.flows * f.cost / f.penalty;
+        ++unfrozen[hop.resource];
+      }
+    }
+    // the moving flows on each link, read when the link fills
+    std::uint32_t total = 0;
+    for (const std::uint32_t res : touched) {
+      on_first[res] = total;
+      total += unfrozen[res];
+      on_end[res] = on_first[res];
+    }
+    on_flows.resize(total);
+    for (const std::uint32_t id : moving) {
+      const LumpedFlow& lf = l.flows[id];
+      for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count; ++h)
+        on_flows[on_end[l.hops[h].resource]++] = id;
+    }
+    auto bound_level = [&](std::uint32_t id) { return flows[id].bound * flows[id].penalty; };
+    std::sort(bounded.begin(), bounded.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return bound_level(a) < bound_level(b); });
+    std::size_t next_bounded = 0;
+    std::size_t open = moving.size();
+    auto freeze = [&](std::uint32_t id, double level) {
+      FlowState& f = flows[id];
+      f.frozen = true;
+      --open;
+      f.next_rate = level / f.penalty;
+      const LumpedFlow& lf = l.flows[id];
+      for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count; ++h) {
+        const LumpedHop& hop = l.hops[h];
+        left[hop.resource] -= hop.flows * f.next_rate * f.cost;
+        weight[hop.resource] -= hop.flows * f.cost / f.penalty;
+        --unfrozen[hop.resource];
+        changed.push_back(hop.resource);
+      }
+    };
+    // links by the level that would fill them, in a heap: an entry is current while its link's stamp matches
+    auto share = [&](std::uint32_t res) { return std::max(0.0, left[res]) / weight[res]; };
+    by_share.clear();
+    for (const std::uint32_t res : touched) {
+      stamp[res] = 0;
+      by_share.push_back({share(res), res, 0});
+    }
+    std::make_heap(by_share.begin(), by_share.end(), std::greater<>{});
+    auto pop_stale = [&] {
+      while (!by_share.empty()) {
+        const Filling& top = by_share.front();
+        if (top.stamp == stamp[top.resource] && unfrozen[top.resource] > 0) break;
+        std::pop_heap(by_share.begin(), by_share.end(), std::greater<>{});
+        by_share.pop_back();
+      }
+    };
+    while (open > 0) {
+      pop_stale();
+      const double level = by_share.empty() ? infinity : by_share.front().share;
+      while (next_bounded < bounded.size() && flows[bounded[next_bounded]].frozen)
+        ++next_bounded;
+      const double by_bound = next_bounded < bounded.size() ? bound_level(bounded[next_bounded]) : infinity;
+      if (level == infinity && by_bound == infinity) {  // flows that cross no link
+        for (const std::uint32_t id : moving) {
+          if (!flows[id].frozen) freeze(id, infinity);
+        }
+        break;
+      }
+      const double close = std::min(level, by_bound) * (1 + 1e-12);
+      changed.clear();
+      if (by_bound <= level) {
+        for (std::size_t i = next_bounded; i < bounded.size() && bound_level(bounded[i]) <= close; ++i) {
+          if (!flows[bounded[i]].frozen) freeze(bounded[i], by_bound);
+        }
+      } else {
+        filled.clear();
+        while (!by_share.empty() && by_share.front().share <= close) {
+          const Filling top = by_share.front();
+          std::pop_heap(by_share.begin(), by_share.end(), std::greater<>{});
+          by_share.pop_back();
+          if (top.stamp == stamp[top.resource] && unfrozen[top.resource] > 0) filled.push_back(top.resource);
+          pop_stale();
+        }
+        for (const std::uint32_t res : filled) {
+          ++stamp[res];  // (its entry is gone)
+          for (std::uint32_t i = on_first[res]; i < on_end[res]; ++i) {
+            if (!flows[on_flows[i]].frozen) freeze(on_flows[i], level);
+          }
+        }
+      }
+      for (const std::uint32_t res : changed) {  // links whose share moved: a new entry each
+        if (unfrozen[res] == 0) continue;
+        by_share.push_back({share(res), res, ++stamp[res]});
+        std::push_heap(by_share.begin(), by_share.end(), std::greater<>{});
+      }
+    }
+    for (const std::uint32_t id : moving) {
+      FlowState& f = flows[id];
+      if (f.next_rate == f.rate) continue;
+      f.rate = f.next_rate;
+      ++f.version;
+      push(f.rate > 0 ? now + f.remaining / f.rate : infinity, Kind::flow_done, id, f.version);
+    }
+  }
+
+  void run(const std::function<void(int)>& on_segment_done) {
+    while (!events.empty()) {
+      ++batches;
+      now = std::max(now, events.top().at);
+      if (now == infinity) break;  // flows that never move: a deadlock
+      while (!events.empty() && events.top().at <= now + tolerance(now)) {
+        const Event e = events.top();
+        events.pop();
+        handle(e);
+      }
+      if (rates_dirty) compute_rates();
+      for (std::size_t i = 0; i < ready.size(); ++i) {  // (a step with nothing to wait for makes its class ready again)
+        const std::uint32_t c = ready[i];
+        if (next_step(c)) {
+          post_step(c);
+        } else {
+          classes[c].segment = -1;
+          on_segment_done(static_cast<int>(c));
+        }
+      }
+      ready.clear();
+      if (rates_dirty) compute_rates();
+    }
+  }
+
+  const Lumping& l;
+  const FlowOptions& o;
+  double reduce_Bps = 0;
+  double now = 0;
+  std::uint64_t batches = 0;
+  std::vector<ClassState> classes;
+  std::vector<FlowState> flows;
+  std::vector<std::uint32_t> moving;
+  std::vector<std::uint32_t> ready;
+  bool rates_dirty = false;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  // compute_rates' scratch, by link class
+  std::vector<double> left, weight;
+  std::vector<std::uint32_t> unfrozen;
+  std::vector<std::uint64_t> touched_mark;
+  std::uint64_t epoch = 0;
+  std::vector<std::uint32_t> touched, filled, bounded;
+  std::vector<std::uint32_t> on_first, on_end, on_flows;  // by link class: its moving flows, on_flows[first, end)
+  struct Filling {
+    double share;
+    std::uint32_t resource;
+    std::uint32_t stamp;
+    bool operator>(const Filling& o) const { return share > o.share; }
+  };
+  std::vector<Filling> by_share;       // a min-heap of links by share
+  std::vector<std::uint32_t> stamp;    // by link class: the stamp of its current heap entry
+  std::vector<std::uint32_t> changed;  // links a level's freezing touched
+};
+
+LumpedEngine::LumpedEngine(const Lumping& lumping, const FlowOptions& options)
+    : s_(std::make_unique<State>(lumping, options)) {}
+LumpedEngine::~LumpedEngine() = default;
+double LumpedEngine::now() const { return s_->now; }
+std::uint64_t LumpedEngine::batches() const { return s_->batches; }
+
+void LumpedEngine::start_segment(int cls, std::size_t index, double release) {
+  State::ClassState& cs = s_->classes[static_cast<std::size_t>(cls)];
+  cs.segment = static_cast<int>(index);
+  cs.step = none;
+  cs.outstanding = 0;
+  cs.reduce_bytes = 0;
+  s_->push(std::max(release, s_->now), State::Kind::release, static_cast<std::uint32_t>(cls));
+}
+
+void LumpedEngine::run(const std::function<void(int)>& on_segment_done) { s_->run(on_segment_done); }
+
+std::size_t LumpedEngine::inside_segments() const {
+  std::size_t n = 0;
+  for (const State::ClassState& cs : s_->classes)
+    n += cs.segment >= 0 ? 1 : 0;
+  return n;
+}
+
+}  // namespace dtsim::lumping
