@@ -22,13 +22,16 @@ namespace {
 
 constexpr const char* default_scenario = "scenarios/training/resnet50-v100.json";
 
-constexpr std::array<FlagSpec, 8> predict_flags{{
+constexpr std::array<FlagSpec, 9> predict_flags{{
     {"resume", "FILE", "",
      "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already there "
      "(also under mpirun -n K, which splits the configurations over K processes; not with --search or --trace)"},
     {"backend", "NAME", "auto",
      "what times each step: simgrid (every message), flow (flow-level, sim/flow_executor), or auto (SimGrid up to "
      "64 accelerators, flow above)"},
+    {"rank-classes", "ON|OFF", "on",
+     "flow only: simulate one rank per class of ranks that provably run alike, with the same times (on), or every "
+     "rank (off: to compare)"},
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node), e.g. 1,2,...,16"},
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
@@ -198,6 +201,10 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
                                     : (backend_choice == "flow" ? Backend::flow : Backend::simgrid);
   };
   if (flags.has("trace") && backend_choice == "flow") throw UsageError("--trace: needs --backend simgrid or auto");
+  const bool rank_classes = flags.choice("rank-classes", {"on", "off"}) == "on";
+  if (flags.has("rank-classes") && backend_choice == "simgrid") {
+    throw UsageError("--rank-classes: only the flow backend simulates classes of ranks (got --backend simgrid)");
+  }
   const Prediction baseline = predict_step(scenario.setup, scenario.cluster, 1, scenario.algorithms.front());
   const int largest = *std::max_element(scenario.accelerators.begin(), scenario.accelerators.end());
   // the largest configuration is recorded when traced (on SimGrid whatever the backend), or when SimGrid runs it
@@ -223,7 +230,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
         Prediction p;
         try {
           p = predict_step(scenario.setup, scenario.cluster, a, algorithm, record_this ? &traced : nullptr,
-                           record_this ? Backend::simgrid : backend_for(a));
+                           record_this ? Backend::simgrid : backend_for(a), std::nullopt, rank_classes);
         } catch (const OptionError& e) {
           throw UsageError(where + ": " + algorithm + " on " + std::to_string(a) + " accelerators: " + e.what());
         } catch (const std::invalid_argument& e) {

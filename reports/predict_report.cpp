@@ -97,7 +97,8 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                      {"memory", memory_json(p.memory, s.device.memory_bytes)},
                      {"bottleneck", p.bottleneck},
                      {"backend", to_string(p.backend)},
-                     {"sim_wall_s", p.step.wall_s}};
+                     {"sim_wall_s", p.step.wall_s},
+                     {"sim_rank_classes", p.step.rank_classes}};
     list.push_back(r);
   }
   return nlohmann::json{{"scenario", scenario.name},

@@ -122,7 +122,7 @@ FlowOptions flow_options(const SimGridOptions& sg) {
 
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace, Backend backend,
-                        std::optional<std::uint64_t> available_bytes) {
+                        std::optional<std::uint64_t> available_bytes, bool rank_classes) {
   if (accelerators < 1) throw std::invalid_argument("accelerators must be >= 1");
   if (trace != nullptr && backend != Backend::simgrid) throw std::invalid_argument("a trace needs the SimGrid backend");
   Prediction p;
@@ -170,7 +170,9 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   const TrainingProgram program =
       make_program(setup, accelerators, p.local_batch, algorithm, options, per_node, budget);
   if (backend == Backend::flow) {
-    p.step = run_flow_training(program, accelerators, flow_options(sg));
+    FlowOptions fo = flow_options(sg);
+    fo.lump_ranks = rank_classes;
+    p.step = run_flow_training(program, accelerators, fo);
   } else {
     p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
   }

@@ -65,10 +65,11 @@ FlowOptions flow_options(const SimGridOptions& sg);
 // One configuration on `accelerators` accelerators of `cluster` (nodes filled one by one). Throws
 // std::invalid_argument when a strong-scaling batch does not split evenly, InsufficientMemory (before simulating)
 // when the run would need more than `available_bytes` (default: this machine's available memory; 0: unchecked).
-// `trace`: record the simulated steps (SimGrid only). `backend`: the executor of the step.
+// `trace`: record the simulated steps (SimGrid only). `backend`: the executor of the step. `rank_classes`: the flow
+// executor simulates one rank per class of ranks that run alike (FlowOptions::lump_ranks).
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace = nullptr, Backend backend = Backend::simgrid,
-                        std::optional<std::uint64_t> available_bytes = std::nullopt);
+                        std::optional<std::uint64_t> available_bytes = std::nullopt, bool rank_classes = true);
 // Fills speedup and efficiency from a one-accelerator baseline and names the bottleneck.
 void compare_to_baseline(Prediction& p, const Prediction& baseline);
 

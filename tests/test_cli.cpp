@@ -145,6 +145,23 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
   check_usage_errors(cases);
 }
 
+TEST_CASE("predict --rank-classes off simulates every accelerator, with the steps of simulating one per class") {
+  const std::string args = "predict --accelerators 128 --algorithm ps --backend flow --json";
+  const Run classes = run_dtsim(args);
+  const Run every = run_dtsim(args + " --rank-classes off");
+  REQUIRE(classes.exit_code == 0);
+  REQUIRE(every.exit_code == 0);
+  const auto a = nlohmann::json::parse(classes.output)["results"].back();
+  const auto b = nlohmann::json::parse(every.output)["results"].back();
+  CHECK(a["sim_rank_classes"].get<int>() > 0);
+  CHECK(a["sim_rank_classes"].get<int>() <= 16);
+  CHECK(b["sim_rank_classes"] == 0);
+  CHECK(a["step_time_s"].get<double>() == Approx(b["step_time_s"].get<double>()).epsilon(1e-9));
+  CHECK(a["comm_s"].get<double>() == Approx(b["comm_s"].get<double>()).epsilon(1e-9));
+  check_usage_errors({{"predict --rank-classes off --backend simgrid", "--rank-classes: only the flow backend"},
+                      {"predict --rank-classes yes", "--rank-classes: expected on or off"}});
+}
+
 TEST_CASE("collective --rank-classes off simulates every rank, with the time of simulating one per class") {
   const std::string args = "collective --algorithm direct --ranks 256 --bytes 2MB --backend flow --json";
   const Run classes = run_dtsim(args);
@@ -268,7 +285,8 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   REQUIRE(j["results"].size() == 3);  // the baseline, then ring and ps on 8
   for (const auto& r : j["results"]) {
     for (const char* key : {"accelerators", "nodes", "algorithm", "local_batch", "global_batch", "fits", "step_time_s",
-                            "samples_per_s", "speedup", "efficiency", "breakdown", "comm_s", "memory", "bottleneck"}) {
+                            "samples_per_s", "speedup", "efficiency", "breakdown", "comm_s", "memory", "bottleneck",
+                            "backend", "sim_wall_s", "sim_rank_classes"}) {
       CAPTURE(key);
       CHECK(r.contains(key));
     }
