@@ -145,36 +145,44 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
   check_usage_errors(cases);
 }
 
-TEST_CASE("predict --rank-classes off simulates every accelerator, with the steps of simulating one per class") {
-  const std::string args = "predict --accelerators 128 --algorithm ps --backend flow --json";
+namespace {
+
+// A command's JSON with classes of ranks (the default) and with --rank-classes off.
+std::pair<nlohmann::json, nlohmann::json> with_and_without_classes(const std::string& args) {
   const Run classes = run_dtsim(args);
   const Run every = run_dtsim(args + " --rank-classes off");
   REQUIRE(classes.exit_code == 0);
   REQUIRE(every.exit_code == 0);
-  const auto a = nlohmann::json::parse(classes.output)["results"].back();
-  const auto b = nlohmann::json::parse(every.output)["results"].back();
-  CHECK(a["sim_rank_classes"].get<int>() > 0);
-  CHECK(a["sim_rank_classes"].get<int>() <= 16);
-  CHECK(b["sim_rank_classes"] == 0);
-  CHECK(a["step_time_s"].get<double>() == Approx(b["step_time_s"].get<double>()).epsilon(1e-9));
-  CHECK(a["comm_s"].get<double>() == Approx(b["comm_s"].get<double>()).epsilon(1e-9));
-  check_usage_errors({{"predict --rank-classes off --backend simgrid", "--rank-classes: only the flow backend"},
-                      {"predict --rank-classes yes", "--rank-classes: expected on or off"}});
+  return {nlohmann::json::parse(classes.output), nlohmann::json::parse(every.output)};
 }
 
-TEST_CASE("collective --rank-classes off simulates every rank, with the time of simulating one per class") {
-  const std::string args = "collective --algorithm direct --ranks 256 --bytes 2MB --backend flow --json";
-  const Run classes = run_dtsim(args);
-  const Run every = run_dtsim(args + " --rank-classes off");
-  REQUIRE(classes.exit_code == 0);
-  REQUIRE(every.exit_code == 0);
-  const auto a = nlohmann::json::parse(classes.output);
-  const auto b = nlohmann::json::parse(every.output);
-  CHECK(a["sim_rank_classes"] == 1);  // every rank of direct on the star runs alike
-  CHECK(b["sim_rank_classes"] == 0);
-  CHECK(a["time_s"].get<double>() == Approx(b["time_s"].get<double>()).epsilon(1e-9));
-  CHECK(a["messages"] == b["messages"]);
-  CHECK(a["bytes_sent"] == b["bytes_sent"]);
+}  // namespace
+
+TEST_CASE("collective and predict with --rank-classes off simulate every rank, with the times of one per class") {
+  {
+    const auto [a, b] = with_and_without_classes(
+        "collective --algorithm direct --ranks 256 --bytes 2MB --backend "
+        "flow --json");
+    CHECK(a["sim_rank_classes"] == 1);  // every rank of direct on the star runs alike
+    CHECK(b["sim_rank_classes"] == 0);
+    CHECK(a["time_s"].get<double>() == Approx(b["time_s"].get<double>()).epsilon(1e-9));
+    CHECK(a["messages"] == b["messages"]);
+    CHECK(a["bytes_sent"] == b["bytes_sent"]);
+  }
+  {
+    const auto [all_a, all_b] = with_and_without_classes(
+        "predict --accelerators 128 --algorithm ps --backend flow "
+        "--json");
+    const auto& a = all_a["results"].back();
+    const auto& b = all_b["results"].back();
+    CHECK(a["sim_rank_classes"].get<int>() > 0);
+    CHECK(a["sim_rank_classes"].get<int>() <= 16);
+    CHECK(b["sim_rank_classes"] == 0);
+    CHECK(a["step_time_s"].get<double>() == Approx(b["step_time_s"].get<double>()).epsilon(1e-9));
+    CHECK(a["comm_s"].get<double>() == Approx(b["comm_s"].get<double>()).epsilon(1e-9));
+  }
+  check_usage_errors({{"predict --rank-classes off --backend simgrid", "--rank-classes: only the flow backend"},
+                      {"predict --rank-classes yes", "--rank-classes: expected on or off"}});
 }
 
 TEST_CASE("verify command proves ring and prints the message count") {
