@@ -1207,14 +1207,16 @@ private:
   std::vector<std::uint32_t> filled_;    // fill: the links a level fills
 };
 
-// The rank classes to simulate instead of the ranks, where that is allowed and pays: at most a sixteenth as many
-// (or 16). The lumped engine recomputes every moving flow's rate at each instant, so with hundreds of classes that
-// end their steps at different times (butterfly on 4096 V100s: 512) the full engine's local updates win (5.7 s
-// against 0.5 s).
+// The rank classes to simulate instead of the ranks, where that is allowed and pays: fewer than the ranks, and at
+// most a sixteenth as many (or 16). The lumped engine recomputes every moving flow's rate at each instant, so with
+// hundreds of classes that end their steps at different times (butterfly on 4096 V100s: 512) the full engine's local
+// updates win (5.7 s against 0.5 s).
 std::optional<lumping::Lumping> lump(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options) {
   if (!options.lump_ranks || ranks < 4) return std::nullopt;
   const std::size_t most = std::max<std::size_t>(16, static_cast<std::size_t>(ranks) / 16);
-  return lumping::find_classes(ranks, segments, options, most);
+  std::optional<lumping::Lumping> lumped = lumping::find_classes(ranks, segments, options, most);
+  if (lumped && lumped->classes() >= static_cast<std::size_t>(ranks)) return std::nullopt;  // (nothing to gain)
+  return lumped;
 }
 
 // Runs `units` ranks (or classes of ranks) through segment 0 from time 0: when each one finished.
@@ -1402,6 +1404,7 @@ TrainingResult train_on(Engine& engine, const TrainingProgram& program, int unit
 }  // namespace
 
 TrainingResult run_flow_training(const TrainingProgram& program, int ranks, const FlowOptions& options) {
+  check_placement(ranks, options, "the training program");
   if (std::string problem =
           check_training_program(program, ranks, options.topology != nullptr ? options.accelerator_of.size() : 0);
       !problem.empty()) {

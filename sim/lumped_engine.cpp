@@ -155,7 +155,7 @@ struct LumpedEngine::State {
         break;
       }
       case Kind::flow_done:
-        if (e.version == flows[e.id].version) finish(e.id);
+        if (!stale(e)) finish(e.id);
         break;
       case Kind::reduce_done: ready.push_back(e.id); break;
       case Kind::compute_done: item_done(e.id); break;
@@ -286,16 +286,26 @@ struct LumpedEngine::State {
     }
   }
 
+  // A flow_done event left behind by a later rate change.
+  bool stale(const Event& e) const { return e.kind == Kind::flow_done && e.version != flows[e.id].version; }
+
   void run(const std::function<void(int)>& on_segment_done) {
-    while (!events.empty()) {
+    while (true) {
+      while (!events.empty() && stale(events.top()))
+        events.pop();
+      if (events.empty()) break;
       ++batches;
       now = std::max(now, events.top().at);
       if (now == infinity) break;  // flows that never move: a deadlock
+      // the instant's events are taken first, as the flow executor takes them: those its handlers post for (nearly)
+      // the same instant wait for the next batch
+      batch.clear();
       while (!events.empty() && events.top().at <= now + tolerance(now)) {
-        const Event e = events.top();
+        batch.push_back(events.top());
         events.pop();
-        handle(e);
       }
+      for (const Event& e : batch)
+        handle(e);
       if (rates_dirty) compute_rates();
       for (std::size_t i = 0; i < ready.size(); ++i) {  // (a step with nothing to wait for makes its class ready again)
         const std::uint32_t c = ready[i];
@@ -322,6 +332,7 @@ struct LumpedEngine::State {
   std::vector<std::uint32_t> ready;
   bool rates_dirty = false;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  std::vector<Event> batch;  // run: the events of the current instant
   // compute_rates' scratch, by link class
   std::vector<double> left, weight;
   std::vector<std::uint32_t> unfrozen;

@@ -408,6 +408,13 @@ TEST_CASE("training steps on classes of ranks take the times of training steps o
     CHECK(rel_diff(lumped.comm_s, every.comm_s) < 1e-9);
     CHECK(std::fabs(lumped.input_stall_s - every.input_stall_s) < 1e-12);
   }
+  // a cluster without a placement is refused, not read out of range
+  TrainingProgram program;
+  program.forward_s = program.backward_s = {1e-3};
+  program.bucket_ready_after = {0};
+  program.buckets.push_back(build("ps", ranks, 1000000, 4, false, 4));
+  fo.accelerator_of.clear();
+  CHECK_THROWS_AS(run_flow_training(program, ranks, fo), std::invalid_argument);
 }
 
 TEST_CASE("classes of ranks run steps with nothing to wait for, and compute steps, as every rank does") {
