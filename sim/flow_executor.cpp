@@ -403,8 +403,7 @@ private:
     return c.k == 0 ? op.span() : c.repeat->shifted(op.span(), c.k);
   }
   static std::uint64_t timed_bytes(const Segment& segment, std::uint32_t span) {
-    const Schedule& s = *segment.schedule;
-    return segment.padded_chunk_bytes > 0 ? s.spans[span].chunk_count * segment.padded_chunk_bytes : s.span_bytes(span);
+    return lumping::timed_span_bytes(*segment.schedule, span, segment.padded_chunk_bytes);
   }
 
   // Moves `c` to the rank's next step (a repetition or the next stored step); false at the end of its ops.

@@ -59,11 +59,11 @@ struct Group {
   std::vector<std::uint64_t> fixed_key;
 };
 
-std::vector<std::uint64_t> timed_span_bytes(const Schedule& s, double pad_within) {
+std::vector<std::uint64_t> timed_bytes_by_span(const Schedule& s, double pad_within) {
   const std::uint64_t padded = padded_chunk_bytes(s, pad_within);
   std::vector<std::uint64_t> bytes(s.spans.size());
   for (std::uint32_t i = 0; i < s.spans.size(); ++i)
-    bytes[i] = padded > 0 ? s.spans[i].chunk_count * padded : s.span_bytes(i);
+    bytes[i] = timed_span_bytes(s, i, padded);
   return bytes;
 }
 
@@ -90,7 +90,7 @@ public:
 
   std::optional<Lumping> find(std::size_t max_classes) {
     for (const Schedule* s : segments_)
-      timed_.push_back(timed_span_bytes(*s, o_.pad_chunks_within));
+      timed_.push_back(timed_bytes_by_span(*s, o_.pad_chunks_within));
     make_groups();
     resources_ = o_.topology != nullptr ? 2 * o_.topology->links().size() : 2 * n_;
     if (o_.topology != nullptr) {
