@@ -34,6 +34,7 @@ RunSettings parse_run_settings(const Flags& flags) {
   RunSettings settings;
   settings.cost.bandwidth_Bps = flags.parse("bandwidth", [](const std::string& v) { return parse_bandwidth_Bps(v); });
   settings.cost.alpha_s = flags.parse("latency", [](const std::string& v) { return parse_seconds(v); });
+  settings.cost.gap_s = flags.parse("gap", [](const std::string& v) { return parse_seconds(v); });
   settings.cost.reduce_Bps = flags.parse("reduce-rate", [](const std::string& v) { return parse_bandwidth_Bps(v); });
   settings.backend = flags.choice("backend", {"auto", "simgrid", "analytical", "flow"});
   settings.network_model = flags.choice("network-model", {"CM02", "LV08"});
@@ -65,6 +66,7 @@ RunSettings parse_run_settings(const Flags& flags) {
     if (star && !flags.has("latency")) settings.cost.alpha_s = reference.alpha_s;
     if (star && !flags.has("bandwidth")) settings.cost.bandwidth_Bps = reference.bandwidth_Bps;
     if (star && !flags.has("reduce-rate")) settings.cost.reduce_Bps = calibration.reduce_Bps;
+    if (star && !flags.has("gap") && calibration.message_gap_s > 0) settings.cost.gap_s = calibration.message_gap_s;
   }
   if (!flags.accepts("cluster") || !flags.has("cluster")) {
     for (const char* name : {"placement", "order", "nodes"}) {
@@ -72,7 +74,7 @@ RunSettings parse_run_settings(const Flags& flags) {
     }
     return settings;
   }
-  for (const char* name : {"bandwidth", "latency", "reduce-rate"}) {
+  for (const char* name : {"bandwidth", "latency", "gap", "reduce-rate"}) {
     if (flags.has(name)) {
       throw UsageError("--" + std::string(name) +
                        ": not with --cluster (the cluster file gives every link and the "

@@ -28,7 +28,7 @@ inline constexpr std::array<FlagSpec, 5> option_flags{{
 inline constexpr std::array<FlagSpec, 3> cluster_flags{{
     {"cluster", "FILE", "",
      "a cluster file (e.g. scenarios/clusters/dgx-a100.json): ranks are its accelerators and messages take its "
-     "routes; replaces --bandwidth, --latency and --reduce-rate"},
+     "routes; replaces --bandwidth, --latency, --gap and --reduce-rate"},
     {"placement", "HOW", "block",
      "--cluster: ranks fill nodes one by one (block) or go to the nodes in turn "
      "(round-robin)"},
@@ -39,9 +39,12 @@ inline constexpr std::array<FlagSpec, 3> cluster_flags{{
 
 // The network and backend flags of `collective` and `compare`, then the option flags.
 inline constexpr auto run_flags =
-    join_flags(std::array<FlagSpec, 7>{{
+    join_flags(std::array<FlagSpec, 8>{{
                    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
                    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
+                   {"gap", "TIME", "0.3us",
+                    "per-message gap (LogGP's g): each further send of a rank's step is posted this much later; "
+                    "0.3us is MPI over InfiniBand, about 2us over kernel TCP, 0 turns it off (docs/clusters.md)"},
                    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
                    {"backend", "NAME", "auto",
                     "simgrid (SimGrid's network, links shared max-min), flow (the same CM02 model as flows, without "

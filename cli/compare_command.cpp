@@ -133,7 +133,8 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
 
   if (clusters.empty()) {
     out << "allreduce on a star: " << format_bits_per_s(settings.cost.bandwidth_Bps) << " per host, latency "
-        << format_seconds(settings.cost.alpha_s) << ", reduce " << format_rate_Bps(settings.cost.reduce_Bps);
+        << format_seconds(settings.cost.alpha_s) << ", gap " << format_seconds(settings.cost.gap_s)
+        << " a message, reduce " << format_rate_Bps(settings.cost.reduce_Bps);
   } else {
     out << "allreduce on cluster " << clusters.front().description;
   }

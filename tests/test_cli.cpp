@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -215,6 +216,35 @@ TEST_CASE("compare text marks winners and names the crossover sizes") {
   REQUIRE(run.exit_code == 0);
   CHECK(run.output.find("64 ranks: butterfly -> ring between 1 KB and 100 MB") != std::string::npos);
   CHECK(run.output.find(" *") != std::string::npos);
+}
+
+TEST_CASE(
+    "the README's comparison shows the crossovers: trees and butterfly for small messages, bandwidth-optimal ones "
+    "for large, direct only where it wins") {
+  const Run run = run_dtsim("compare --ranks 8,64,512 --bytes 1KB,64KB,1MB,100MB --json");
+  REQUIRE(run.exit_code == 0);
+  std::map<std::pair<int, std::uint64_t>, std::pair<std::string, double>> best;  // (ranks, bytes) -> fastest
+  std::map<std::pair<int, std::uint64_t>, std::map<std::string, double>> times;
+  for (const auto& j : nlohmann::json::parse(run.output)) {
+    const auto key = std::make_pair(j["ranks"].get<int>(), j["bytes"].get<std::uint64_t>());
+    const double t = j["time_s"].get<double>();
+    times[key][j["algorithm"].get<std::string>()] = t;
+    if (!best.count(key) || t < best[key].second) best[key] = {j["algorithm"].get<std::string>(), t};
+  }
+  REQUIRE(best.size() == 12);
+  for (const int ranks : {64, 512}) {
+    CAPTURE(ranks);
+    const std::string small = best[{ranks, 1000}].first;
+    CHECK((small == "butterfly" || small == "tree"));
+    // large messages: the bandwidth-optimal ones (direct ties them on a star's full bisection, its gaps hidden)
+    const auto& large = times[{ranks, 100000000}];
+    CHECK(std::min(large.at("ring"), large.at("rabenseifner")) <= 1.001 * best[{ranks, 100000000}].second);
+    CHECK(large.at("tree") > 2 * large.at("rabenseifner"));
+    // direct pays a gap for each of its P-1 messages a step
+    CHECK(times[{ranks, 1000}]["direct"] > 2 * times[{ranks, 1000}]["butterfly"]);
+  }
+  CHECK(run_dtsim("compare --ranks 8,64,512 --bytes 1KB,64KB,1MB,100MB").output.find("between 1 KB and 64 KB") !=
+        std::string::npos);
 }
 
 TEST_CASE("compare refuses bad lists with exit 2") {
