@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "scenarios/scenario_file.hpp"
@@ -277,11 +278,37 @@ TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input e
       {"collective --nodes 4", "--nodes: needs --cluster"},
       {"collective --cluster " + dgx + " --nodes 50000", "--nodes 50000: cluster.fabric: 400000 NIC ports do not fit"},
       {"collective --cluster " + dgx + " --placement diagonal", "--placement: expected block or round-robin"},
-      {"collective --cluster " + dgx + " --algorithm ps", "--ps-placement: with --cluster the parameter servers"},
+      {"collective --cluster " + dgx + " --algorithm ps --ps-placement hosts",
+       "--ps-placement: hosts is not possible with --cluster"},
       {"compare --cluster " + dgx + " --ranks 8", "--ranks: not with --cluster"},
       {"cluster " + dgx + " --xml /nonexistent-dir/x.xml", "--xml: /nonexistent-dir/x.xml: cannot write"},
   });
   std::filesystem::remove(bad);
+}
+
+TEST_CASE("compare --cluster works with its default algorithms (ps colocated) and names each row's node count") {
+  const std::string v100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/v100-nvlink-edr.json";
+  const Run run = run_dtsim("compare --cluster " + v100 + " --nodes 2,8 --bytes 1KB,1MB");
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("v100-nvlink-edr: 2, 8 nodes x 4 V100"));
+  CHECK_THAT(run.output, Catch::Contains("ps: 1 server on the first ranks (colocated), the default with --cluster"));
+  // a nodes column: 2 nodes are 8 ranks, 8 nodes 32, on every row of theirs
+  std::istringstream lines(run.output);
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("2      8      ", 0) == 0 || line.rfind("8      32     ", 0) == 0) ++rows;
+  }
+  CHECK(rows == 4);
+  CHECK_THAT(run.output, Catch::Contains("8 nodes, 32 ranks: "));
+  // the ps rows of the JSON ran on the cluster with the servers among the ranks
+  const Run json = run_dtsim("compare --cluster " + v100 + " --nodes 2,8 --bytes 1MB --algorithms ps --json");
+  REQUIRE(json.exit_code == 0);
+  const auto all = nlohmann::json::parse(json.output);
+  REQUIRE(all.size() == 2);
+  CHECK_THAT(all[0]["cluster"].get<std::string>(), Catch::StartsWith("v100-nvlink-edr: 2 nodes"));
+  CHECK_THAT(all[1]["cluster"].get<std::string>(), Catch::StartsWith("v100-nvlink-edr: 8 nodes"));
+  CHECK(all[1]["ranks"] == 32);
+  CHECK(all[1]["helper_ranks"] == 0);
 }
 
 TEST_CASE("predict: the default scenario with no arguments, JSON results with the documented keys") {
