@@ -39,7 +39,8 @@ constexpr std::array<FlagSpec, 9> predict_flags{{
     {"json", "", "", "print one JSON object with a results list instead of the table"},
     {"search", "", "",
      "model parallelism: at each accelerator count try every data x tensor x pipeline layout (with the least ZeRO "
-     "sharding that fits in memory) and list them by samples per second, best first"},
+     "sharding that fits in memory) and rank them by time per sample, fastest first (weak scaling: every layout "
+     "trains batch x accelerators samples per step)"},
     {"trace", "FILE", "",
      "write the timeline of the largest configuration (first algorithm) as Chrome trace-event JSON (Perfetto, "
      "chrome://tracing): per rank its forward, backward, optimizer and allreduce intervals, per busy link its use"},
@@ -101,11 +102,11 @@ int predict_parallel_command(const Scenario& scenario, const Flags& flags, const
       throw UsageError(where + ": " + std::to_string(a) + " accelerators, " + layout.describe() + ": " + e.what());
     }
   }
-  if (search) {  // per accelerator count, the most samples per second first (weak scaling: the batch grows with d)
+  if (search) {  // per accelerator count, the least time per sample first (every layout has the same global batch)
     std::stable_sort(results.begin(), results.end(), [](const ParallelPrediction& x, const ParallelPrediction& y) {
       if (x.accelerators != y.accelerators) return x.accelerators < y.accelerators;
       if (x.fits != y.fits) return x.fits;
-      return x.samples_per_s > y.samples_per_s;
+      return x.step_s / x.global_batch < y.step_s / y.global_batch;
     });
   }
   if (flags.has("trace")) {
@@ -121,7 +122,7 @@ int predict_parallel_command(const Scenario& scenario, const Flags& flags, const
   if (flags.has("json")) {
     out << parallel_json(scenario, results).dump() << '\n';
   } else {
-    out << parallel_text(scenario, results);
+    out << parallel_text(scenario, results, search);
   }
   return 0;
 }

@@ -344,6 +344,38 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   CHECK_THAT(text.output, Catch::Contains("Links at 64 accelerators (ring) over 3 simulated steps"));
 }
 
+TEST_CASE("predict --search ranks layouts of one global batch by time per sample and shows each row's batches") {
+  const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";  // weak, 2 per GPU
+  const Run json = run_dtsim("predict " + gpt + " --accelerators 16 --search --json");
+  REQUIRE(json.exit_code == 0);
+  const auto rows = nlohmann::json::parse(json.output)["parallel_results"];
+  REQUIRE(rows.size() > 3);
+  double previous = 0;
+  int one_way = 0;
+  int all_way = 0;
+  for (const auto& r : rows) {
+    CAPTURE(r.dump());
+    REQUIRE(r["fits"] == true);
+    CHECK(r["global_batch"] == 2 * 16);  // the same global batch on every row
+    CHECK(r["replica_batch"].get<int>() * r["data"].get<int>() == 2 * 16);
+    CHECK(r["micro_batch"].get<double>() * r["micro_batches"].get<int>() == r["replica_batch"].get<double>());
+    const double per_sample = r["time_per_sample_s"].get<double>();
+    CHECK(per_sample == Approx(r["step_time_s"].get<double>() / 32));
+    CHECK(per_sample >= previous);  // fastest first
+    previous = per_sample;
+    one_way += r["data"] == 1 ? 1 : 0;
+    all_way += r["data"] == 16 ? 1 : 0;
+  }
+  CHECK(one_way > 0);
+  CHECK(all_way > 0);
+  const Run text = run_dtsim("predict " + gpt + " --accelerators 16 --search");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.output, Catch::Contains("weak scaling, batch 2 per accelerator"));
+  CHECK_THAT(text.output, Catch::Contains("global batch = 2 x accelerators for every layout"));
+  CHECK_THAT(text.output, Catch::Contains("ranked by time per sample (step / global batch)"));
+  CHECK_THAT(text.output, Catch::Contains("global  micro  step       per sample"));
+}
+
 TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-scenarios-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
