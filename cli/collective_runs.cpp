@@ -3,7 +3,6 @@
 #include <sstream>
 
 #include "reports/format.hpp"
-#include "reports/trace_file.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
@@ -242,15 +241,6 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
                                             static_cast<int>(settings.algorithm.ranks_per_node),
                                             settings.algorithm.inter_algorithm, settings.algorithm.segment_bytes});
   return run;
-}
-
-void write_trace_file(const std::string& path, const RunTrace& trace, int ranks, const std::vector<LinkUsage>& links,
-                      const std::string& title) {
-  try {
-    dtsim::write_trace_file(path, trace, ranks, links, title);
-  } catch (const std::runtime_error& e) {
-    throw UsageError(std::string("--trace: ") + e.what());
-  }
 }
 
 }  // namespace dtsim::cli

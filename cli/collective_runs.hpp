@@ -111,9 +111,4 @@ Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings,
                            const ClusterInstance* cluster = nullptr);
 
-// --trace FILE: writes the timeline (reports/trace_file.hpp); a file that cannot be written is a UsageError naming
-// --trace.
-void write_trace_file(const std::string& path, const RunTrace& trace, int ranks, const std::vector<LinkUsage>& links,
-                      const std::string& title);
-
 }  // namespace dtsim::cli

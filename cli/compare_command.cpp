@@ -11,9 +11,12 @@
 
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_flags.hpp"
 #include "cli/sweep.hpp"
+#include "reports/csv_table.hpp"
 #include "reports/format.hpp"
 #include "reports/progress.hpp"
+#include "reports/result_csv.hpp"
 #include "scenarios/units.hpp"
 
 namespace dtsim::cli {
@@ -32,7 +35,7 @@ constexpr auto compare_flags = join_flags(
          "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already "
          "there (also under mpirun -n K, which splits the configurations over K processes)"},
     }},
-    join_flags(cluster_flags, run_flags));
+    join_flags(csv_flags, join_flags(cluster_flags, run_flags)));
 
 std::string cell(const CollectiveRun& run) {
   std::ostringstream out;
@@ -68,6 +71,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     return parse_list<std::uint64_t>(
         v, [](const std::string& one) { return parse_bytes(one); }, 10.0);
   });
+  const bool csv = csv_output(flags);
   RunSettings settings = parse_run_settings(flags);
   settings.auto_record = false;           // a sweep: no link lists
   std::vector<ClusterInstance> clusters;  // one per rank count with --cluster
@@ -129,6 +133,29 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     for (const CollectiveRun& run : runs)
       all.push_back(collective_json(run));
     out << all.dump() << '\n';
+    return 0;
+  }
+  if (csv) {  // one row per (ranks, bytes, algorithm), in the order of the JSON array
+    std::vector<std::string> columns;
+    if (!clusters.empty()) columns.emplace_back("nodes");
+    for (std::string& c : collective_csv_columns())
+      columns.push_back(std::move(c));
+    columns.emplace_back("fastest");
+    CsvTable table(std::move(columns));
+    for (std::size_t p = 0; p < ranks.size(); ++p) {
+      for (std::size_t b = 0; b < sizes.size(); ++b) {
+        const std::size_t best = winner(p, b);
+        for (std::size_t a = 0; a < chosen.size(); ++a) {
+          std::vector<std::string> cells;
+          if (!clusters.empty()) cells.push_back(csv_integer(nodes[p]));
+          for (std::string& c : collective_csv_cells(at(p, b, a)))
+            cells.push_back(std::move(c));
+          cells.push_back(csv_bool(a == best));
+          table.add_row(std::move(cells));
+        }
+      }
+    }
+    out << table.str();
     return 0;
   }
 

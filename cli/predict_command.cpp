@@ -8,9 +8,11 @@
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "cli/output_flags.hpp"
 #include "cli/sweep.hpp"
 #include "reports/predict_report.hpp"
 #include "reports/progress.hpp"
+#include "reports/result_csv.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
@@ -46,6 +48,9 @@ constexpr std::array<FlagSpec, 9> predict_flags{{
      "chrome://tracing): per rank its forward, backward, optimizer and allreduce intervals, per busy link its use"},
 }};
 
+// The flags above and the output flags every command shares.
+constexpr auto predict_all_flags = join_flags(predict_flags, join_flags(csv_flags, trace_flags));
+
 // Above this many accelerators the largest configuration is recorded (for its busiest links) only with --trace.
 constexpr int record_accelerators_limit = 1024;
 
@@ -65,7 +70,7 @@ std::vector<int> parse_counts(const Flags& flags, const char* name) {
 
 // Scenarios with "parallel" (or --search): one layout per accelerator count, or every layout that fits.
 int predict_parallel_command(const Scenario& scenario, const Flags& flags, const std::string& where,
-                             std::ostream& out) {
+                             const TraceRequest& trace, std::ostream& out) {
   if (flags.has("resume")) throw UsageError("--resume: not with --search or a scenario with \"parallel\"");
   const bool search = flags.has("search") || (scenario.parallel && scenario.parallel->search);
   const ParallelSpec spec = scenario.parallel.value_or(ParallelSpec{});
@@ -116,11 +121,14 @@ int predict_parallel_command(const Scenario& scenario, const Flags& flags, const
       throw UsageError("--trace: the last layout, " + todo.back().second.describe() + ", does not fit in memory");
     }
     const ParallelPrediction& last = *traced;
-    write_trace_file(flags.get("trace"), last.pipeline_trace, last.layout.pipeline, {},
-                     scenario.name + ", " + last.layout.describe() + " (one replica's pipeline, a track per stage)");
+    write_trace_file(trace, last.pipeline_trace, last.layout.pipeline, {},
+                     scenario.name + ", " + last.layout.describe() + " (one replica's pipeline, a track per stage)",
+                     std::cerr);
   }
   if (flags.has("json")) {
     out << parallel_json(scenario, results).dump() << '\n';
+  } else if (flags.has("csv")) {
+    out << parallel_csv(results);
   } else {
     out << parallel_text(scenario, results, search);
   }
@@ -138,7 +146,7 @@ const char* predict_usage() {
           "algorithm, the step time, samples/s, speedup and efficiency over one accelerator, the breakdown and\n"
           "the bottleneck. Without SCENARIO: ") +
       default_scenario + " (ResNet-50 on 4x V100 NVLink nodes, 100 Gb/s EDR, 1 to 64 GPUs).\n\n" +
-      flags_help(predict_flags);
+      flags_help(predict_all_flags);
   return text.c_str();
 }
 
@@ -154,7 +162,9 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     path = args[0];
     args = args.subspan(1);
   }
-  const Flags flags(predict_flags, args);
+  const Flags flags(predict_all_flags, args);
+  const bool csv = csv_output(flags);
+  const TraceRequest trace = parse_trace_request(flags);
   Scenario scenario;
   try {
     scenario = load_scenario_file(path, DTSIM_DATA_DIR);
@@ -194,7 +204,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     }
   }
 
-  if (scenario.parallel || flags.has("search")) return predict_parallel_command(scenario, flags, where, out);
+  if (scenario.parallel || flags.has("search")) return predict_parallel_command(scenario, flags, where, trace, out);
 
   const std::string backend_choice = flags.choice("backend", {"auto", "simgrid", "flow"});
   const auto backend_for = [&backend_choice](int accelerators) {
@@ -208,6 +218,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   }
   const Prediction baseline = predict_step(scenario.setup, scenario.cluster, 1, scenario.algorithms.front());
   const int largest = *std::max_element(scenario.accelerators.begin(), scenario.accelerators.end());
+  check_trace_ranks(trace, largest);
   // the largest configuration is recorded when traced (on SimGrid whatever the backend), or when SimGrid runs it
   const bool record =
       largest > 1 &&
@@ -273,7 +284,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   if (flags.has("trace")) {
     if (!traced_ran)
       throw UsageError("--trace: the largest configuration, " + traced_what + ", does not fit in memory");
-    write_trace_file(flags.get("trace"), traced.run, largest, traced.links, scenario.name + ", " + traced_what);
+    write_trace_file(trace, traced.run, largest, traced.links, scenario.name + ", " + traced_what, std::cerr);
   }
   if (flags.has("json")) {
     nlohmann::json doc = predict_json(scenario, results);
@@ -283,6 +294,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
                       {"busiest", links_json(traced.links, 20)}};
     }
     out << doc.dump() << '\n';
+  } else if (csv) {
+    out << predict_csv(results);
   } else {
     out << predict_text(scenario, results);
     if (traced_ran) {
