@@ -95,7 +95,8 @@ void write_trace_file(const TraceRequest& request, const RunTrace& trace, int ra
             std::to_string(slowest_rank(trace, ranks)) + "; --trace-ranks all for every rank)";
   }
   const std::uint64_t bytes = trace_bytes(content);
-  const std::string what = which + "; " + std::to_string(content.links.size()) + " busiest links";
+  const std::string what =
+      which + (content.links.empty() ? "" : "; " + std::to_string(content.links.size()) + " busiest links");
   if (bytes > request.max_bytes) {
     throw UsageError("--trace: " + request.path + " would be " + format_bytes(bytes) + ", above --trace-max-bytes " +
                      format_bytes(request.max_bytes) + " (" + what +

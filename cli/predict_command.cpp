@@ -121,7 +121,9 @@ int predict_parallel_command(const Scenario& scenario, const Flags& flags, const
       throw UsageError("--trace: the last layout, " + todo.back().second.describe() + ", does not fit in memory");
     }
     const ParallelPrediction& last = *traced;
-    write_trace_file(trace, last.pipeline_trace, last.layout.pipeline, {},
+    TraceRequest stages = trace;  // a pipeline's stages differ by position: all of them unless chosen
+    if (!flags.has("trace-ranks")) stages.all_ranks = true;
+    write_trace_file(stages, last.pipeline_trace, last.layout.pipeline, {},
                      scenario.name + ", " + last.layout.describe() + " (one replica's pipeline, a track per stage)",
                      std::cerr);
   }

@@ -740,6 +740,12 @@ TEST_CASE("collective lists the busiest links and --trace writes a trace-event f
     CAPTURE(kind);
     CHECK(step_trace.find(kind) != std::string::npos);
   }
+  // one replica's pipeline: every stage by default
+  const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
+  const Run pipeline = run_dtsim("predict " + gpt + " --accelerators 16 --trace " + trace);
+  REQUIRE(pipeline.exit_code == 0);
+  CHECK_THAT(pipeline.output, Catch::Contains("all 4 ranks\n"));
+  CHECK(nlohmann::json::parse(read_file(trace))["otherData"]["ranks_shown"] == nlohmann::json::array({0, 1, 2, 3}));
   check_usage_errors({
       {"collective --ranks 4 --backend analytical --trace " + trace, "--trace: needs --backend simgrid"},
       {"collective --ranks 4 --trace /nonexistent-dir/t.json", "--trace: "},
