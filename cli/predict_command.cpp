@@ -8,9 +8,11 @@
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "cli/output_flags.hpp"
 #include "cli/sweep.hpp"
 #include "reports/predict_report.hpp"
 #include "reports/progress.hpp"
+#include "reports/result_csv.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
@@ -39,11 +41,15 @@ constexpr std::array<FlagSpec, 9> predict_flags{{
     {"json", "", "", "print one JSON object with a results list instead of the table"},
     {"search", "", "",
      "model parallelism: at each accelerator count try every data x tensor x pipeline layout (with the least ZeRO "
-     "sharding that fits in memory) and list them by samples per second, best first"},
+     "sharding that fits in memory) and rank them by time per sample, fastest first (weak scaling: every layout "
+     "trains batch x accelerators samples per step)"},
     {"trace", "FILE", "",
      "write the timeline of the largest configuration (first algorithm) as Chrome trace-event JSON (Perfetto, "
      "chrome://tracing): per rank its forward, backward, optimizer and allreduce intervals, per busy link its use"},
 }};
+
+// The flags above and the output flags every command shares.
+constexpr auto predict_all_flags = join_flags(predict_flags, join_flags(csv_flags, trace_flags));
 
 // Above this many accelerators the largest configuration is recorded (for its busiest links) only with --trace.
 constexpr int record_accelerators_limit = 1024;
@@ -64,7 +70,7 @@ std::vector<int> parse_counts(const Flags& flags, const char* name) {
 
 // Scenarios with "parallel" (or --search): one layout per accelerator count, or every layout that fits.
 int predict_parallel_command(const Scenario& scenario, const Flags& flags, const std::string& where,
-                             std::ostream& out) {
+                             const TraceRequest& trace, std::ostream& out) {
   if (flags.has("resume")) throw UsageError("--resume: not with --search or a scenario with \"parallel\"");
   const bool search = flags.has("search") || (scenario.parallel && scenario.parallel->search);
   const ParallelSpec spec = scenario.parallel.value_or(ParallelSpec{});
@@ -101,11 +107,11 @@ int predict_parallel_command(const Scenario& scenario, const Flags& flags, const
       throw UsageError(where + ": " + std::to_string(a) + " accelerators, " + layout.describe() + ": " + e.what());
     }
   }
-  if (search) {  // per accelerator count, the most samples per second first (weak scaling: the batch grows with d)
+  if (search) {  // per accelerator count, the least time per sample first (every layout has the same global batch)
     std::stable_sort(results.begin(), results.end(), [](const ParallelPrediction& x, const ParallelPrediction& y) {
       if (x.accelerators != y.accelerators) return x.accelerators < y.accelerators;
       if (x.fits != y.fits) return x.fits;
-      return x.samples_per_s > y.samples_per_s;
+      return x.step_s / x.global_batch < y.step_s / y.global_batch;
     });
   }
   if (flags.has("trace")) {
@@ -115,13 +121,18 @@ int predict_parallel_command(const Scenario& scenario, const Flags& flags, const
       throw UsageError("--trace: the last layout, " + todo.back().second.describe() + ", does not fit in memory");
     }
     const ParallelPrediction& last = *traced;
-    write_trace_file(flags.get("trace"), last.pipeline_trace, last.layout.pipeline, {},
-                     scenario.name + ", " + last.layout.describe() + " (one replica's pipeline, a track per stage)");
+    TraceRequest stages = trace;  // a pipeline's stages differ by position: all of them unless chosen
+    if (!flags.has("trace-ranks")) stages.all_ranks = true;
+    write_trace_file(stages, last.pipeline_trace, last.layout.pipeline, {},
+                     scenario.name + ", " + last.layout.describe() + " (one replica's pipeline, a track per stage)",
+                     std::cerr);
   }
   if (flags.has("json")) {
     out << parallel_json(scenario, results).dump() << '\n';
+  } else if (flags.has("csv")) {
+    out << parallel_csv(results);
   } else {
-    out << parallel_text(scenario, results);
+    out << parallel_text(scenario, results, search);
   }
   return 0;
 }
@@ -137,7 +148,7 @@ const char* predict_usage() {
           "algorithm, the step time, samples/s, speedup and efficiency over one accelerator, the breakdown and\n"
           "the bottleneck. Without SCENARIO: ") +
       default_scenario + " (ResNet-50 on 4x V100 NVLink nodes, 100 Gb/s EDR, 1 to 64 GPUs).\n\n" +
-      flags_help(predict_flags);
+      flags_help(predict_all_flags);
   return text.c_str();
 }
 
@@ -153,7 +164,9 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     path = args[0];
     args = args.subspan(1);
   }
-  const Flags flags(predict_flags, args);
+  const Flags flags(predict_all_flags, args);
+  const bool csv = csv_output(flags);
+  const TraceRequest trace = parse_trace_request(flags);
   Scenario scenario;
   try {
     scenario = load_scenario_file(path, DTSIM_DATA_DIR);
@@ -193,7 +206,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     }
   }
 
-  if (scenario.parallel || flags.has("search")) return predict_parallel_command(scenario, flags, where, out);
+  if (scenario.parallel || flags.has("search")) return predict_parallel_command(scenario, flags, where, trace, out);
 
   const std::string backend_choice = flags.choice("backend", {"auto", "simgrid", "flow"});
   const auto backend_for = [&backend_choice](int accelerators) {
@@ -207,6 +220,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   }
   const Prediction baseline = predict_step(scenario.setup, scenario.cluster, 1, scenario.algorithms.front());
   const int largest = *std::max_element(scenario.accelerators.begin(), scenario.accelerators.end());
+  check_trace_ranks(trace, largest);
   // the largest configuration is recorded when traced (on SimGrid whatever the backend), or when SimGrid runs it
   const bool record =
       largest > 1 &&
@@ -272,7 +286,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   if (flags.has("trace")) {
     if (!traced_ran)
       throw UsageError("--trace: the largest configuration, " + traced_what + ", does not fit in memory");
-    write_trace_file(flags.get("trace"), traced.run, largest, traced.links, scenario.name + ", " + traced_what);
+    write_trace_file(trace, traced.run, largest, traced.links, scenario.name + ", " + traced_what, std::cerr);
   }
   if (flags.has("json")) {
     nlohmann::json doc = predict_json(scenario, results);
@@ -282,6 +296,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
                       {"busiest", links_json(traced.links, 20)}};
     }
     out << doc.dump() << '\n';
+  } else if (csv) {
+    out << predict_csv(results);
   } else {
     out << predict_text(scenario, results);
     if (traced_ran) {

@@ -181,3 +181,43 @@ TEST_CASE("a data x tensor x pipeline layout: the bubble and tensor allreduces a
   const ParallelPrediction more = predict_parallel(sc.setup, sc.cluster, layout, "ring");
   CHECK(more.bubble_s < p.bubble_s);
 }
+
+TEST_CASE("weak scaling: every layout of A accelerators trains batch x A samples per step, the same global batch") {
+  Scenario sc = scenario("gpt2-xl-3d");  // weak, 2 sequences per accelerator
+  REQUIRE(sc.setup.scaling == ScalingMode::weak);
+  const int per_accelerator = sc.setup.batch;
+  for (int accelerators : {16, 64}) {
+    CAPTURE(accelerators);
+    const std::vector<ParallelLayout> layouts = candidate_layouts(sc.setup, sc.cluster, accelerators);
+    REQUIRE(layouts.size() > 3);
+    bool pure_data = false;
+    bool deep_pipeline = false;
+    for (const ParallelLayout& layout : layouts) {
+      CAPTURE(layout.describe());
+      const int replica = replica_batch(sc.setup, layout);
+      CHECK(replica == per_accelerator * layout.tensor * layout.pipeline);
+      CHECK(replica * layout.data == per_accelerator * accelerators);
+      CHECK(replica % layout.micro_batches == 0);
+      pure_data = pure_data || layout.data == accelerators;
+      deep_pipeline = deep_pipeline || layout.data == 1;
+    }
+    CHECK(deep_pipeline);  // 1-way and all-way data parallelism are ranked on the same global batch
+    CHECK(pure_data);
+  }
+  // what predict_parallel trains matches, and the pure data-parallel layout is plain data parallelism's batch
+  ParallelLayout layout;
+  layout.data = 2;
+  layout.tensor = 2;
+  layout.pipeline = 4;
+  layout.micro_batches = 8;
+  const ParallelPrediction p = predict_parallel(sc.setup, sc.cluster, layout, "ring");
+  CHECK(p.replica_batch == per_accelerator * 8);
+  CHECK(p.global_batch == per_accelerator * 16);
+  CHECK(p.micro_batch == Approx(per_accelerator * 8 / 8.0));
+  // strong scaling splits the one global batch over the replicas, and refuses what does not divide
+  sc.setup.scaling = ScalingMode::strong;
+  sc.setup.batch = 96;
+  CHECK(replica_batch(sc.setup, layout) == 48);
+  layout.data = 5;
+  CHECK_THROWS_AS(replica_batch(sc.setup, layout), std::invalid_argument);
+}
