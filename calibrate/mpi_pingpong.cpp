@@ -21,6 +21,11 @@
 //     everything, timing each as it comes. Rank 0 prints per size the medians of: both sends' completion and both
 //     "done" arrivals. Fair sharing of the link makes the first message arrive when the second does if both were
 //     buffered at once; a first-in first-out link delivers the first at half that time.
+//   mpirun -np 2 dtsim-mpi-pingpong msgrate REPETITIONS COUNT...: the per-message gap (LogGP's g). Rank 1 posts COUNT
+//     receives of 8 bytes and sends "ready"; rank 0 then posts COUNT sends of 8 bytes at once (MPI_Isend, MPI_Waitall)
+//     and waits for the "done" rank 1 sends once it has them all. Rank 0 prints per count the median over repetitions
+//     of that time; the slope between two counts is what each further message of a step costs (dtsim validate and
+//     calibrate fit g from it).
 #include <mpi.h>
 
 #include <algorithm>
@@ -49,13 +54,14 @@ int main(int argc, char** argv) {
   const bool all = exchange || (argc > 1 && std::strcmp(argv[1], "all") == 0);
   const bool sendtime = argc > 1 && std::strcmp(argv[1], "sendtime") == 0;
   const bool twosends = argc > 1 && std::strcmp(argv[1], "twosends") == 0;
-  const int first = all || sendtime || twosends ? 2 : 1;  // argv[first]: REPETITIONS
+  const bool msgrate = argc > 1 && std::strcmp(argv[1], "msgrate") == 0;
+  const int first = all || sendtime || twosends || msgrate ? 2 : 1;  // argv[first]: REPETITIONS
   const bool ranks_fit = all ? size >= 2 && size % 2 == 0 : size == (twosends ? 3 : 2);
   if (!ranks_fit || argc < first + 2) {
     if (rank == 0) {
       std::fprintf(stderr,
                    "dtsim-mpi-pingpong: needs 2 ranks (3 with 'twosends', an even count with 'all' or 'exchange'), "
-                   "REPETITIONS and sizes\n");
+                   "REPETITIONS and sizes (message counts with 'msgrate')\n");
     }
     MPI_Finalize();
     return 2;
@@ -77,6 +83,38 @@ int main(int argc, char** argv) {
     std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
     return v[v.size() / 2];
   };
+  if (msgrate) {
+    constexpr int message_bytes = 8;
+    for (long count : sizes) {  // (the arguments are message counts here)
+      const auto n = static_cast<std::size_t>(std::max(1L, count));
+      std::vector<MPI_Request> requests(n);
+      std::vector<char> slots(n * message_bytes, 1);
+      std::vector<double> times;
+      for (int r = 0; r < repetitions + 1; ++r) {  // the first round warms the connection up and is not counted
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+          MPI_Recv(nullptr, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          const double start = MPI_Wtime();
+          for (std::size_t k = 0; k < n; ++k)
+            MPI_Isend(slots.data() + k * message_bytes, message_bytes, MPI_CHAR, 1, 0, MPI_COMM_WORLD, &requests[k]);
+          MPI_Waitall(static_cast<int>(n), requests.data(), MPI_STATUSES_IGNORE);
+          MPI_Recv(nullptr, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          if (r > 0) times.push_back(MPI_Wtime() - start);
+        } else if (rank == 1) {
+          for (std::size_t k = 0; k < n; ++k)
+            MPI_Irecv(slots.data() + k * message_bytes, message_bytes, MPI_CHAR, 0, 0, MPI_COMM_WORLD, &requests[k]);
+          MPI_Send(nullptr, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+          MPI_Waitall(static_cast<int>(n), requests.data(), MPI_STATUSES_IGNORE);
+          MPI_Send(nullptr, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        }
+      }
+      if (rank != 0) continue;
+      std::printf("%ld %.9e\n", count, median(times));
+      std::fflush(stdout);
+    }
+    MPI_Finalize();
+    return 0;
+  }
   if (twosends) {
     for (long bytes : sizes) {
       std::vector<double> complete[2], done[2];

@@ -91,6 +91,9 @@ run_mpi "$n" 300 "$bin/dtsim-mpi-pingpong" exchange 5 "${pingpong_sizes[@]}" |
 # how much of a send TCP still holds when OpenMPI calls it complete (its tail overlaps the rank's next step)
 run_mpi 2 300 "$bin/dtsim-mpi-pingpong" sendtime 5 8388608 16777216 |
   while read -r bytes complete arrived; do echo "sendtime $bytes $complete $arrived" >> "$out"; done
+# many small messages at once from one rank to another: the per-message gap g (the slope over the counts)
+run_mpi 2 300 "$bin/dtsim-mpi-pingpong" msgrate 9 8 16 64 |
+  while read -r count seconds; do echo "msgrate $count $seconds" >> "$out"; done
 # two sends one after the other from one rank to two: whether the link shares them fairly (a check of the model)
 if (( n >= 3 )); then
   run_mpi 3 300 "$bin/dtsim-mpi-pingpong" twosends 5 262144 1048576 4194304 16777216 |

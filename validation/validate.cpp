@@ -24,6 +24,7 @@ struct RawRun {
   std::vector<Sample> pingpong_all;      // every rank at once, in pairs (emulated-run.sh)
   std::vector<Sample> exchange;          // every rank at once, in pairs, both ways at the same time
   std::vector<Sample> exchange_slowest;  // the same, the slowest rank of each exchange
+  std::vector<Sample> msgrate;           // ranks 0 and 1: COUNT small messages at once, and how long they took
   struct SendTime {
     double bytes, complete_s, done_s;
   };
@@ -46,6 +47,7 @@ RawRun parse_raw(std::istream& in) {
                                    : kind == "pingpong_all"     ? &raw.pingpong_all
                                    : kind == "exchange"         ? &raw.exchange
                                    : kind == "exchange_slowest" ? &raw.exchange_slowest
+                                   : kind == "msgrate"          ? &raw.msgrate
                                                                 : nullptr;
     if (samples != nullptr) {
       Sample s;
@@ -120,12 +122,27 @@ double percentile(std::vector<double> v, double q) {
 }
 
 void summarize(ValidationResult& result) {
-  std::vector<double> errors;
+  std::vector<double> errors, all;
   for (const ValidationCase& c : result.cases) {
     if (c.bytes >= 1048576) errors.push_back(std::fabs(c.error()));
+    all.push_back(std::fabs(c.error()));
   }
   result.median_abs_error = percentile(errors, 0.5);
   result.p90_abs_error = percentile(errors, 0.9);
+  result.all_median_abs_error = percentile(all, 0.5);
+  result.all_p90_abs_error = percentile(all, 0.9);
+}
+
+// The per-message gap from `dtsim-mpi-pingpong msgrate` (COUNT small messages at once, and how long they took): the
+// slope of time over count between the two largest counts (the smallest count's time is mostly latency). 0 when
+// fewer than two counts were measured or the slope is not positive.
+double fit_message_gap(std::vector<Sample> msgrate) {
+  if (msgrate.size() < 2) return 0.0;
+  std::sort(msgrate.begin(), msgrate.end(), [](const Sample& a, const Sample& b) { return a.x < b.x; });
+  const Sample& a = msgrate[msgrate.size() - 2];
+  const Sample& b = msgrate.back();
+  if (b.x <= a.x) return 0.0;
+  return std::max(0.0, (b.y - a.y) / (b.x - a.x));
 }
 
 // What a network's fits and microbenchmarks give the SimGrid executor.
@@ -260,6 +277,7 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
   net.bandwidth_all_ranks = all;
   net.all_ranks_alpha_s = all ? loaded.alpha_s : 0.0;
   net.two_rank_bandwidth_Bps = two.bandwidth_Bps;
+  net.cost.gap_s = fit_message_gap(raw.msgrate);
   if (!raw.exchange.empty()) net.exchange_bandwidth_Bps = fit_pingpong(raw.exchange, "exchange").bandwidth_Bps;
   if (!raw.exchange_slowest.empty()) {
     net.exchange_slowest_Bps = fit_pingpong(raw.exchange_slowest, "slowest exchange").bandwidth_Bps;
@@ -316,6 +334,7 @@ ValidationResult repredict(const nlohmann::json& previous) {
       net.cost.alpha_s = n.at("alpha_s").get<double>();
       net.cost.bandwidth_Bps = n.at("bandwidth_Bps").get<double>();
       net.cost.reduce_Bps = n.at("reduce_Bps").get<double>();
+      net.cost.gap_s = n.value("gap_s", 0.0);  // (runs before the message-rate test have none)
       net.beta_r_squared = n.at("beta_r_squared").get<double>();
       net.bandwidth_all_ranks = n.value("bandwidth_from", std::string()) == all_ranks_text;
       net.all_ranks_alpha_s = n.value("all_ranks_alpha_s", 0.0);
@@ -402,6 +421,7 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
                         {"alpha_s", n.cost.alpha_s},
                         {"bandwidth_Bps", n.cost.bandwidth_Bps},
                         {"reduce_Bps", n.cost.reduce_Bps},
+                        {"gap_s", n.cost.gap_s},
                         {"beta_r_squared", n.beta_r_squared},
                         {"alpha_from", "ranks 0 and 1"},
                         {"bandwidth_from", n.bandwidth_all_ranks ? all_ranks_text : "ranks 0 and 1"},
@@ -413,12 +433,14 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
                         {"two_sends", two_sends},
                         {"older_send_weight", n.older_send_weight}});
   }
-  return {{"command", command},
-          {"repetitions", plan.repetitions},
-          {"networks", networks},
-          {"cases", cases},
-          {"summary",
-           {{"sizes", ">= 1 MB"}, {"median_abs_error", r.median_abs_error}, {"p90_abs_error", r.p90_abs_error}}}};
+  return {
+      {"command", command},
+      {"repetitions", plan.repetitions},
+      {"networks", networks},
+      {"cases", cases},
+      {"summary", {{"sizes", ">= 1 MB"}, {"median_abs_error", r.median_abs_error}, {"p90_abs_error", r.p90_abs_error}}},
+      {"summary_all_sizes",
+       {{"sizes", "all"}, {"median_abs_error", r.all_median_abs_error}, {"p90_abs_error", r.all_p90_abs_error}}}};
 }
 
 std::string validation_markdown(const ValidationPlan& plan, const ValidationResult& r, const std::string& command) {
@@ -432,8 +454,11 @@ std::string validation_markdown(const ValidationPlan& plan, const ValidationResu
          "is\n"
       << "predicted by the SimGrid executor with the same schedule the MPI executor ran (`mpi`: OpenMPI's own\n"
       << "MPI_Allreduce, pinned to its ring). Error = (predicted - measured) / measured.\n\n";
-  std::snprintf(line, sizeof line, "**Sizes >= 1 MB: median |error| %.1f%%, 90th percentile %.1f%%.**\n\n",
-                100 * r.median_abs_error, 100 * r.p90_abs_error);
+  std::snprintf(line, sizeof line,
+                "**All sizes: median |error| %.1f%%, 90th percentile %.1f%%.** Sizes >= 1 MB: median %.1f%%, 90th "
+                "percentile %.1f%%.\n\n",
+                100 * r.all_median_abs_error, 100 * r.all_p90_abs_error, 100 * r.median_abs_error,
+                100 * r.p90_abs_error);
   out << line
       << "| ranks | rate | alpha (ranks 0 and 1) | bandwidth (all ranks at once) | beta R^2 | reduce rate used | "
          "all ranks at once: alpha; ranks 0 and 1: bandwidth | each of N streams, both ways in pairs: median, "
@@ -454,6 +479,15 @@ std::string validation_markdown(const ValidationPlan& plan, const ValidationResu
                   buffered);
     out << line;
   }
+  out << "\nPer-message gap g (`dtsim-mpi-pingpong msgrate`: the slope of the time of 16 and 64 small messages sent at "
+         "once):";
+  for (const ValidationNetwork& n : r.networks) {
+    std::snprintf(
+        line, sizeof line, " %d ranks at %.0f Mbit/s %s;", n.ranks, n.rate_bps / 1e6,
+        n.cost.gap_s > 0 ? (std::to_string(n.cost.gap_s * 1e6).substr(0, 5) + " us").c_str() : "not measured");
+    out << line;
+  }
+  out << "\n";
   bool two_sends = false;
   for (const ValidationNetwork& n : r.networks)
     two_sends = two_sends || !n.two_sends.empty();

@@ -14,7 +14,7 @@ namespace dtsim {
 struct ValidationPlan {
   std::vector<int> ranks{4, 8};
   std::vector<double> rates_Mbps{100, 1000};
-  std::vector<std::string> algorithms{"ring", "tree", "butterfly", "rabenseifner", "ps", "mpi"};
+  std::vector<std::string> algorithms{"ring", "tree", "butterfly", "rabenseifner", "ps", "direct", "mpi"};
   std::vector<std::uint64_t> sizes{65536, 262144, 1048576, 4194304, 16777216, 67108864};
   int repetitions = 3;
   std::string bin_dir;  // dtsim-mpi-run, dtsim-mpi-pingpong
@@ -72,6 +72,8 @@ struct ValidationResult {
   std::vector<ValidationCase> cases;
   double median_abs_error = 0;  // over sizes >= 1 MB
   double p90_abs_error = 0;
+  double all_median_abs_error = 0;  // over every size (the headline)
+  double all_p90_abs_error = 0;
 };
 
 // Predicts measurements made elsewhere (dtsim-nccl-run's output: "pingpong" and "case" lines) for `ranks` ranks,
