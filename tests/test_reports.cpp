@@ -9,13 +9,18 @@
 #include <vector>
 
 #include "algorithms/parameter_server.hpp"
+#include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
+#include "reports/collective_report.hpp"
 #include "reports/html_report.hpp"
 #include "reports/progress.hpp"
 #include "reports/svg_plot.hpp"
 #include "reports/trace_file.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "sim/link_load.hpp"
 #include "sim/link_usage.hpp"
 #include "sim/simgrid_executor.hpp"
+#include "sim/topology.hpp"
 
 using namespace dtsim;
 
@@ -243,7 +248,7 @@ TEST_CASE("line plots map log axes by decades and skip points a log axis cannot 
   plot.x.label = "x";
   plot.x.log = true;
   plot.y.label = "y";
-  plot.series.push_back({"s", {{10, 1}, {1000, 2}, {0, 3}}, false});  // x = 0 cannot be drawn on a log axis
+  plot.series.push_back({"s", {{10, 1}, {1000, 2}, {0, 3}}, false, ""});  // x = 0 cannot be drawn on a log axis
   const std::string svg = render_line_plot(plot);
   CHECK(well_formed_error(svg).empty());
   CHECK(count_of(svg, "<circle") == 2);
@@ -298,6 +303,131 @@ TEST_CASE("a parameter server's links: the server's downlink is the busiest (inc
   const std::string server = "rank " + std::to_string(s.ranks - 1);
   CHECK((links[0].name == server + " down" || links[0].name == server + " up"));
   CHECK(links[0].bytes == workers * 4000000ULL);
+}
+
+TEST_CASE("links alike are grouped with a count, the most utilised group first") {
+  auto link = [](const std::string& name, const char* kind, double capacity_Bps, std::uint64_t bytes, double busy) {
+    LinkUsage l;
+    l.name = name;
+    l.kind = kind;
+    l.capacity_Bps = capacity_Bps;
+    l.bytes = bytes;
+    l.busy_fraction = busy;
+    l.utilisation = static_cast<double>(bytes) / capacity_Bps;  // over a run of one second
+    return l;
+  };
+  std::vector<LinkUsage> links;
+  for (int i = 0; i < 16; ++i)
+    links.push_back(link("pcie " + std::to_string(i), "pcie", 25e9, 2500000000, 0.8));
+  links.push_back(link("pcie idle", "pcie", 25e9, 1250000000, 0.8));
+  for (int i = 0; i < 8; ++i)
+    links.push_back(link("nic " + std::to_string(i), "nic", 3.125e9, 2500000000, 0.8));
+  const std::vector<LinkGroup> groups = group_links(links);
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[0].kind == "nic");
+  CHECK(groups[0].count == 8);
+  CHECK(groups[0].utilisation == Approx(0.8));
+  CHECK(groups[0].first == "nic 0");
+  CHECK(groups[1].kind == "pcie");
+  CHECK(groups[1].count == 16);
+  CHECK(groups[1].bytes == 2500000000);
+  CHECK(groups[2].count == 1);
+  CHECK(groups[2].first == "pcie idle");
+  const std::string text = links_text(links, 5, 1.0);
+  CHECK_THAT(text, Catch::Contains("busiest links (of 25 loaded, in 3 groups"));
+  CHECK_THAT(text, Catch::Contains("util  80.0%  busy  80.0%  2.5 GB  8 x nic (25 Gbit/s), e.g. nic 0\n"));
+  CHECK_THAT(text, Catch::Contains("16 x pcie (25 GB/s), e.g. pcie 0\n"));
+  CHECK(text.find("8 x nic") < text.find("16 x pcie"));
+  CHECK_THAT(text, Catch::Contains("  pcie idle\n"));
+  const nlohmann::json json = link_groups_json(links, 2);
+  REQUIRE(json.size() == 2);
+  CHECK(json[0]["kind"] == "nic");
+  CHECK(json[0]["count"] == 8);
+}
+
+namespace {
+
+// pcie4-100g with a 25 GbE NIC: four A100s per node behind one PCIe switch, and `nodes` nodes.
+ClusterSpec pcie_25gbe(int nodes) {
+  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/pcie4-100g.json");
+  spec.nodes = nodes;
+  spec.node.nic.bandwidth_Bps = 25e9 / 8;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("a ring on 25 GbE nodes of 4 GPUs: the NIC links are the most utilised, measured and counted alike") {
+  const Topology topology(pcie_25gbe(4));
+  std::vector<int> accelerator_of(16);
+  for (int p = 0; p < 16; ++p)
+    accelerator_of[static_cast<std::size_t>(p)] = p;
+  const Schedule ring = ring_allreduce(16, 64000000);
+  SimGridOptions sg;
+  sg.topology = &topology;
+  sg.accelerator_of = accelerator_of;
+  sg.record_trace = true;
+  const ExecutionResult r = run_simgrid(ring, sg);
+  const std::vector<LinkUsage> links = cluster_link_usage(r.trace, topology, accelerator_of, r.time_s);
+  REQUIRE(links.size() > 8);
+  for (std::size_t i = 1; i < links.size(); ++i)
+    CHECK(links[i - 1].utilisation >= links[i].utilisation);
+  CHECK(links.front().kind == "nic");
+  const std::vector<LinkGroup> groups = group_links(links);
+  REQUIRE(!groups.empty());
+  CHECK(groups[0].kind == "nic");
+  CHECK(groups[0].count == 8);  // each direction of the 4 nodes' NIC links
+  std::size_t counted = 0;
+  for (const LinkGroup& g : groups)
+    counted += g.count;
+  CHECK(counted == links.size());
+
+  // the same bytes on every link from the schedule and the routes alone, and the same class most utilised
+  const std::vector<double> bytes = step_link_bytes({ring}, topology, accelerator_of);
+  REQUIRE(bytes.size() == 2 * topology.links().size());
+  std::map<std::string, double> measured;
+  for (const LinkUsage& l : links)
+    measured[l.name] = static_cast<double>(l.bytes);
+  std::size_t loaded = 0;
+  for (double b : bytes)
+    loaded += b > 0 ? 1 : 0;
+  CHECK(loaded == links.size());
+  double nic_bytes = 0;
+  for (const LinkUsage& l : links)
+    nic_bytes = l.kind == "nic" ? static_cast<double>(l.bytes) : nic_bytes;
+  CHECK(nic_bytes == Approx(2.0 * 15 / 16 * 64000000));  // 2(P-1)/P of the buffer, as every ring link
+  const LinkClassLoad most = most_utilised_link_class(bytes, topology, r.time_s);
+  CHECK(most.link_class == "nic");
+  CHECK(most.links == 8);
+  CHECK(most.utilisation == Approx(links.front().utilisation).epsilon(1e-9));
+}
+
+TEST_CASE("link bytes from a compact schedule count every repetition, as its full form does") {
+  const Topology topology(pcie_25gbe(4));
+  std::vector<int> accelerator_of(16);
+  for (int p = 0; p < 16; ++p)
+    accelerator_of[static_cast<std::size_t>(p)] = (p * 5) % 16;  // spread over the nodes
+  for (const char* algorithm : {"ring", "hierarchical", "rabenseifner", "direct", "ps"}) {
+    CAPTURE(algorithm);
+    AlgorithmOptions options;
+    options.compact = true;
+    options.ranks_per_node = 4;
+    options.servers = 4;
+    options.colocated_servers = true;
+    options.server_stride = 4;
+    const Schedule compact = find_algorithm(algorithm).build(16, 10000000, options);
+    const std::vector<double> a = step_link_bytes({compact}, topology, accelerator_of);
+    const std::vector<double> b = step_link_bytes({expand(compact)}, topology, accelerator_of);
+    REQUIRE(a.size() == b.size());
+    double total = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CHECK(a[i] == b[i]);
+      total += a[i];
+    }
+    CHECK(total > 0);
+  }
+  // past the limit on transfers: nothing rather than a partial count
+  CHECK(step_link_bytes({ring_allreduce(16, 1000000)}, topology, accelerator_of, 100).empty());
 }
 
 TEST_CASE("the trace is valid trace-event JSON: named tracks, complete events, nested per track") {
