@@ -332,7 +332,7 @@ void section_predict(std::ostringstream& out, const PredictTable& t, SeriesColou
       out << "<td>" << html(format_seconds(r.step_s)) << "</td><td>" << fixed(r.samples_per_s, "%.0f") << "</td><td>"
           << fixed(r.speedup, "%.2fx") << "</td><td>" << percent(r.efficiency) << "</td>";
     }
-    out << "<td>" << html(r.bottleneck) << "</td></tr>\n";
+    out << "<td class=\"words\">" << html(r.bottleneck) << "</td></tr>\n";
   }
   out << "</tbody></table>\n";
   if (t.links_accelerators > 0) {
@@ -525,7 +525,8 @@ h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
 svg{background:#fff;border:1px solid #ddd;box-sizing:border-box}.charts svg{width:100%;height:auto}
 svg .title{font-size:14px;font-weight:600}svg .tick,svg .legend,svg .note{font-size:11px}svg .label{font-size:12px}
 svg .grid{stroke:#eee}svg .axis{stroke:#444}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;white-space:nowrap}
+td.words{white-space:normal;text-align:left}
 td:nth-child(2),th:nth-child(2){text-align:left}table.links td:first-child,table.links th:first-child{text-align:left}
 table.links td:nth-child(2),table.links th:nth-child(2){text-align:right}tr.miss td{background:#fde2e2}.note{color:#555;font-size:12px}
 )";

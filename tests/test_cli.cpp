@@ -294,7 +294,7 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   for (const auto& r : j["results"]) {
     for (const char* key : {"accelerators", "nodes", "algorithm", "local_batch", "global_batch", "fits", "step_time_s",
                             "samples_per_s", "speedup", "efficiency", "breakdown", "comm_s", "memory", "bottleneck",
-                            "backend", "sim_wall_s", "sim_rank_classes"}) {
+                            "most_utilised_links", "backend", "sim_wall_s", "sim_rank_classes"}) {
       CAPTURE(key);
       CHECK(r.contains(key));
     }
@@ -725,6 +725,9 @@ TEST_CASE("report: predict and compare results become one HTML page, bad result 
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(page.find("data-series=\"tree\"") != std::string::npos);
   CHECK(page.find("data-series=\"ideal (linear)\"") != std::string::npos);
+  // the links at 8 accelerators, links alike in one row with their count
+  CHECK(page.find("<h3>Most utilised links at 8 accelerators (ring)</h3>") != std::string::npos);
+  CHECK(page.find(" × pcie links, e.g. ") != std::string::npos);
   CHECK(page.find("Fastest algorithm by ranks and message size") != std::string::npos);
   CHECK(page.find("Predicted against measured time") != std::string::npos);
   // without -o: the first result's name with .html
