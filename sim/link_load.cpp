@@ -1,6 +1,7 @@
 #include "sim/link_load.hpp"
 
 #include <cmath>
+#include <numeric>
 #include <unordered_map>
 
 #include "sim/topology.hpp"
@@ -11,9 +12,40 @@ namespace {
 
 constexpr std::size_t most_pairs = 1U << 22;
 
-// Adds each send's bytes (every repetition of a repeated step) to pair_bytes[(from, to)]; false past the limits.
+// The bytes single chunk `span` moves over repetitions 0..count of `r` (a rotating algorithm's repeated step),
+// without visiting every repetition: the chunks it takes run through cycles of modulus / gcd(stride, modulus),
+// each cycle summed once (from prefix sums of the chunk sizes where it covers the whole range), the part of a cycle
+// left over summed directly or as the cycle less the rest, whichever is shorter. A ring over P ranks thus costs O(1)
+// a send instead of O(P).
+double repeated_bytes(const Schedule& s, const std::vector<double>& prefix, const StepRepeat& r, std::uint32_t span,
+                      std::uint32_t count) {
+  const std::uint64_t n = static_cast<std::uint64_t>(count) + 1;
+  const std::uint64_t modulus = r.modulus;
+  const std::uint64_t cycle = modulus / std::gcd(static_cast<std::uint64_t>(r.stride) % modulus, modulus);
+  auto bytes_at = [&](std::uint64_t k) {
+    return static_cast<double>(s.span_bytes(r.shifted(span, static_cast<std::uint32_t>(k % cycle))));
+  };
+  auto sum = [&](std::uint64_t from, std::uint64_t to) {  // repetitions [from, to)
+    double total = 0;
+    for (std::uint64_t k = from; k < to; ++k)
+      total += bytes_at(k);
+    return total;
+  };
+  const std::uint64_t whole = n / cycle;
+  const std::uint64_t rest = n % cycle;
+  if (whole == 0 && 2 * rest <= cycle) return sum(0, rest);
+  const double cycle_bytes = cycle == modulus ? prefix[r.base + modulus] - prefix[r.base] : sum(0, cycle);
+  const double part = 2 * rest <= cycle ? sum(0, rest) : cycle_bytes - sum(rest, cycle);
+  return static_cast<double>(whole) * cycle_bytes + part;
+}
+
+// Adds each send's bytes (every repetition of a repeated step) to pair_bytes[(from, to)]; false past the limits
+// (`transfers` counts send operations as stored).
 bool add_sends(const Schedule& s, const std::vector<int>& accelerator_of, std::uint64_t& transfers,
                std::uint64_t most_transfers, std::unordered_map<std::uint64_t, double>& pair_bytes) {
+  std::vector<double> prefix(s.chunks.size() + 1, 0.0);  // prefix[c]: the bytes of chunks 0..c-1
+  for (std::size_t c = 0; c < s.chunks.size(); ++c)
+    prefix[c + 1] = prefix[c] + static_cast<double>(s.chunks[c].size_bytes);
   for (int r = 0; r < s.ranks; ++r) {
     const std::uint64_t first = s.rank_begin[static_cast<std::size_t>(r)];
     const std::uint64_t last = s.rank_begin[static_cast<std::size_t>(r) + 1];
@@ -29,13 +61,10 @@ bool add_sends(const Schedule& s, const std::vector<int>& accelerator_of, std::u
         const Op op = s.ops[j];
         if (op.kind() != OpKind::send) continue;
         const auto to = static_cast<std::uint64_t>(accelerator_of[static_cast<std::size_t>(op.peer())]);
-        transfers += count + 1ULL;
-        if (transfers > most_transfers) return false;
+        if (++transfers > most_transfers) return false;
         if (from == to) continue;
-        double bytes = 0;
-        for (std::uint32_t k = 0; k <= count; ++k)
-          bytes += static_cast<double>(s.span_bytes(k == 0 ? op.span() : repeat->shifted(op.span(), k)));
-        pair_bytes[from << 32 | to] += bytes;
+        pair_bytes[from << 32 | to] += repeat != nullptr ? repeated_bytes(s, prefix, *repeat, op.span(), count)
+                                                         : static_cast<double>(s.span_bytes(op.span()));
         if (pair_bytes.size() > most_pairs) return false;
       }
       i = end;

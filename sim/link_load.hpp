@@ -16,9 +16,9 @@ class Topology;
 
 // The bytes per step on each direction of each topology link (entry 2 l: link l from a to b; 2 l + 1: from b to a):
 // every bucket's transfers from position p to q, on accelerators accelerator_of[p] and accelerator_of[q] (none when
-// they are the same), along the routes the executors take. Compact schedules count every repetition. Empty when the
-// buckets hold more than `most_transfers` transfers (repetitions counted) or pairs of accelerators, or more ranks than
-// `accelerator_of` places: the cost stays bounded.
+// they are the same), along the routes the executors take. Compact schedules count every repetition (a ring's in O(1)
+// per send). Empty when the buckets hold more than `most_transfers` send operations (a repeated step's counted once)
+// or 2^22 pairs of accelerators, or more ranks than `accelerator_of` places: the cost stays bounded.
 std::vector<double> step_link_bytes(const std::vector<Schedule>& buckets, const Topology& topology,
                                     const std::vector<int>& accelerator_of, std::uint64_t most_transfers = 1ULL << 27);
 

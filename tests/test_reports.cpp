@@ -426,6 +426,28 @@ TEST_CASE("link bytes from a compact schedule count every repetition, as its ful
     }
     CHECK(total > 0);
   }
+  // a step repeated with a stride that visits half the chunks before it cycles (gcd(2, 8) = 2), more than twice over
+  std::vector<Chunk> chunks;
+  std::uint64_t offset = 0;
+  for (std::uint64_t size = 1; size <= 128; size *= 2) {
+    chunks.push_back({offset, size});
+    offset += size;
+  }
+  ScheduleBuilder builder(Collective::allgather, "strided", 2, offset, chunks);
+  builder.set_compact(true);
+  builder.begin_rank(0);
+  builder.begin_step();
+  builder.add(Op::send(1, 3));
+  builder.repeat_step(9, 2, 0, 8);  // chunks 3, 5, 7, 1, 3, ... 10 times: 2 x (8 + 32 + 128 + 2) + 8 + 32
+  builder.begin_rank(1);
+  builder.begin_step();
+  builder.add(Op::recv_copy(0, 3));
+  builder.repeat_step(9, 2, 0, 8);
+  const Schedule strided = builder.finish();
+  const std::vector<double> compact_bytes = step_link_bytes({strided}, topology, {0, 5});
+  const std::vector<double> full_bytes = step_link_bytes({expand(strided)}, topology, {0, 5});
+  CHECK(compact_bytes == full_bytes);
+  CHECK(*std::max_element(compact_bytes.begin(), compact_bytes.end()) == 2 * (8 + 32 + 128 + 2) + 8 + 32);
   // past the limit on transfers: nothing rather than a partial count
   CHECK(step_link_bytes({ring_allreduce(16, 1000000)}, topology, accelerator_of, 100).empty());
 }
