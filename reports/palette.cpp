@@ -10,17 +10,19 @@ namespace {
 
 using Named = std::pair<std::string_view, std::string_view>;
 
-// The default scenario's algorithms (ring, tree, butterfly, ps) take the four colours farthest apart.
+// compare's default six (ring, tree, butterfly, rabenseifner, ps, direct) take Okabe and Ito's blue, orange, bluish
+// green, vermillion, reddish purple and black; the others the rest. Only the rarely used pipelined tree is a second
+// blue (ring and direct, or ring and rabenseifner, looked alike in two blues).
 constexpr std::array<Named, 9> algorithms{{
     {"ring", "#0072B2"},            // Okabe-Ito blue
     {"tree", "#E69F00"},            // orange
     {"butterfly", "#009E73"},       // bluish green
-    {"ps", "#D55E00"},              // vermillion
-    {"hierarchical", "#CC79A7"},    // reddish purple
-    {"direct", "#882255"},          // Tol's wine
-    {"rabenseifner", "#56B4E9"},    // sky blue
+    {"rabenseifner", "#D55E00"},    // vermillion
+    {"ps", "#CC79A7"},              // reddish purple
+    {"direct", "#000000"},          // black
+    {"hierarchical", "#882255"},    // Tol's wine
     {"dbtree", "#999933"},          // Tol's olive
-    {"pipelined-tree", "#000000"},  // black
+    {"pipelined-tree", "#56B4E9"},  // sky blue
 }};
 
 constexpr std::array<Named, 5> step_parts{{

@@ -213,6 +213,39 @@ TEST_CASE("the HTML report is well formed, self-contained and holds every expect
   CHECK(html.find("median |error| 2.0%") != std::string::npos);
 }
 
+TEST_CASE(
+    "the report's links table: links alike in one row with their count, or an older file's links by utilisation") {
+  auto link = [](const char* name, double busy, double utilisation) {
+    return nlohmann::json{{"name", name}, {"bytes", 1000}, {"busy_fraction", busy}, {"utilisation", utilisation}};
+  };
+  nlohmann::json doc = predict_result();
+  // as dtsim wrote them before links were ranked by utilisation: the busiest first
+  doc["links"] = {
+      {"accelerators", 64}, {"algorithm", "ring"}, {"busiest", {link("pcie a", 0.9, 0.1), link("nic a", 0.8, 0.8)}}};
+  ReportContent older;
+  add_result(doc, "old.json", older);
+  std::string html = render_report_html(older);
+  CHECK(html.find("<h3>Most utilised links at 64 accelerators (ring)</h3>") != std::string::npos);
+  CHECK(html.find(">nic a<") < html.find(">pcie a<"));
+  doc["links"]["groups"] = {{{"kind", "nic"},
+                             {"count", 8},
+                             {"capacity_Bps", 3.125e9},
+                             {"bytes", 287516610},
+                             {"busy_fraction", 0.81},
+                             {"utilisation", 0.809},
+                             {"first", "nic 5 -> fabric switch 24 (nic)"}}};
+  ReportContent grouped;
+  add_result(doc, "new.json", grouped);
+  html = render_report_html(grouped);
+  CHECK(well_formed_error(html).empty());
+  CHECK(html.find("<tr><td>8 × nic links, e.g. nic 5 -&gt; fabric switch 24 (nic)</td><td>25 Gbit/s</td><td>287.5 MB"
+                  "</td><td>81.0%</td><td>80.9%</td></tr>") != std::string::npos);
+  CHECK(html.find(">pcie a<") == std::string::npos);  // the groups stand for the links
+  doc["links"]["groups"][0].erase("count");
+  ReportContent bad;
+  CHECK_THROWS_WITH(add_result(doc, "bad.json", bad), "links.groups[0].count: missing");
+}
+
 TEST_CASE("crossovers name the size where the fastest algorithm changes") {
   ReportContent content;
   add_result(compare_result(), "c.json", content);
