@@ -197,12 +197,29 @@ std::string sweep_signature(const std::string& command, std::span<char* const> a
   return signature;
 }
 
+namespace {
+
+// A record this binary wrote has every field; one that lacks some came from a --resume file of another version.
+template <typename T>
+T from_record(const nlohmann::json& record) {
+  try {
+    return record.get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(std::string("--resume: a result recorded by another version of dtsim (") + e.what() +
+                     "): start a new file");
+  }
+}
+
+}  // namespace
+
 nlohmann::json to_record(const CollectiveRun& run) { return run; }
-CollectiveRun collective_run_from_record(const nlohmann::json& record) { return record.get<CollectiveRun>(); }
+CollectiveRun collective_run_from_record(const nlohmann::json& record) { return from_record<CollectiveRun>(record); }
 nlohmann::json to_record(const Prediction& prediction) { return prediction; }
-Prediction prediction_from_record(const nlohmann::json& record) { return record.get<Prediction>(); }
+Prediction prediction_from_record(const nlohmann::json& record) { return from_record<Prediction>(record); }
 nlohmann::json to_record(const std::vector<LinkUsage>& links) { return links; }
-std::vector<LinkUsage> links_from_record(const nlohmann::json& record) { return record.get<std::vector<LinkUsage>>(); }
+std::vector<LinkUsage> links_from_record(const nlohmann::json& record) {
+  return from_record<std::vector<LinkUsage>>(record);
+}
 
 }  // namespace cli
 }  // namespace dtsim

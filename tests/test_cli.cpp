@@ -368,6 +368,18 @@ TEST_CASE("predict on 25 GbE nodes of 4 GPUs: the NIC links come first, grouped,
   REQUIRE(first_row != std::string::npos);
   CHECK_THAT(after.substr(first_row, after.find('\n', first_row + 1) - first_row),
              Catch::Contains("8 x nic (25 Gbit/s), e.g. "));
+
+  // a --resume journal written before predictions named their link class is refused with the flag, not a crash
+  const std::string journal =
+      (std::filesystem::temp_directory_path() / ("dtsim-links-" + std::to_string(::getpid()) + ".jsonl")).string();
+  const std::string sweep = "predict " + scenario + " --accelerators 1,4 --json --resume " + journal;
+  REQUIRE(run_dtsim(sweep).exit_code == 0);
+  nlohmann::json entry = nlohmann::json::parse(read_file(journal));
+  REQUIRE(entry["record"].contains("most_utilised_links"));
+  entry["record"].erase("most_utilised_links");
+  std::ofstream(journal, std::ios::trunc) << entry.dump() << '\n';
+  check_usage_errors({{sweep, "--resume: a result recorded by another version of dtsim ("}});
+  std::filesystem::remove(journal);
 }
 
 TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") {
