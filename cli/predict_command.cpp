@@ -293,7 +293,9 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     if (traced_ran) {
       doc["links"] = {{"accelerators", largest},
                       {"algorithm", scenario.algorithms.front()},
-                      {"busiest", links_json(traced.links, 20)}};
+                      {"loaded", traced.links.size()},
+                      {"busiest", links_json(traced.links, 20)},
+                      {"groups", link_groups_json(traced.links, 20)}};
     }
     out << doc.dump() << '\n';
   } else if (csv) {

@@ -19,15 +19,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AlphaBetaGamma, alpha_s, bandwidth_Bps, reduc
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExecutionResult, time_s, rank_finish_s, messages, bytes_sent, payload_checked,
                                    payload_ok, payload_max_abs_error, wall_s, setup_wall_s, peak_rss_bytes,
                                    event_batches, skipped_steps, rank_classes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkUsage, name, capacity_Bps, bytes, busy_s, busy_fraction, utilisation, busy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkUsage, name, kind, capacity_Bps, bytes, busy_s, busy_fraction, utilisation, busy)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveRun, algorithm, collective, ranks, helper_ranks, bytes, backend,
                                    network_model, cost, cluster, result, closed_form_s, verified, links_recorded, links)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryUse, weights_bytes, gradient_bytes, optimizer_bytes, activation_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, step_s, input_stall_s, forward_s, backward_s, exposed_comm_s,
                                    optimizer_s, comm_s, wall_s, rank_classes)
 NLOHMANN_JSON_SERIALIZE_ENUM(Backend, {{Backend::simgrid, "simgrid"}, {Backend::flow, "flow"}})
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkClassLoad, link_class, links, utilisation)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Prediction, accelerators, nodes, algorithm, local_batch, global_batch, memory, fits,
-                                   step, samples_per_s, speedup, efficiency, bottleneck, backend)
+                                   step, samples_per_s, speedup, efficiency, bottleneck, backend, most_utilised_links)
 
 namespace cli {
 namespace {
@@ -196,12 +197,29 @@ std::string sweep_signature(const std::string& command, std::span<char* const> a
   return signature;
 }
 
+namespace {
+
+// A record this binary wrote has every field; one that lacks some came from a --resume file of another version.
+template <typename T>
+T from_record(const nlohmann::json& record) {
+  try {
+    return record.get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(std::string("--resume: a result recorded by another version of dtsim (") + e.what() +
+                     "): start a new file");
+  }
+}
+
+}  // namespace
+
 nlohmann::json to_record(const CollectiveRun& run) { return run; }
-CollectiveRun collective_run_from_record(const nlohmann::json& record) { return record.get<CollectiveRun>(); }
+CollectiveRun collective_run_from_record(const nlohmann::json& record) { return from_record<CollectiveRun>(record); }
 nlohmann::json to_record(const Prediction& prediction) { return prediction; }
-Prediction prediction_from_record(const nlohmann::json& record) { return record.get<Prediction>(); }
+Prediction prediction_from_record(const nlohmann::json& record) { return from_record<Prediction>(record); }
 nlohmann::json to_record(const std::vector<LinkUsage>& links) { return links; }
-std::vector<LinkUsage> links_from_record(const nlohmann::json& record) { return record.get<std::vector<LinkUsage>>(); }
+std::vector<LinkUsage> links_from_record(const nlohmann::json& record) {
+  return from_record<std::vector<LinkUsage>>(record);
+}
 
 }  // namespace cli
 }  // namespace dtsim

@@ -60,15 +60,29 @@ std::string collective_text(const CollectiveRun& run) {
   return out.str();
 }
 
+// Network links in bits per second, as they are sold; the others (PCIe, NVLink, CPU) in bytes per second.
+std::string format_capacity(const std::string& kind, double capacity_Bps) {
+  const bool network = kind == "nic" || kind == "fabric" || kind == "global" || kind == "host";
+  return network ? format_bits_per_s(capacity_Bps) : format_rate_Bps(capacity_Bps);
+}
+
 std::string links_text(const std::vector<LinkUsage>& links, std::size_t most, double run_s) {
+  const std::vector<LinkGroup> groups = group_links(links);
   std::ostringstream out;
-  out << "  busiest links (of " << links.size()
-      << " loaded; busy = some message crossing it, util = bytes / (capacity x " << format_seconds(run_s) << "))\n";
-  for (std::size_t i = 0; i < links.size() && i < most; ++i) {
-    const LinkUsage& l = links[i];
+  out << "  busiest links (of " << links.size() << " loaded, in " << groups.size()
+      << (groups.size() == 1 ? " group" : " groups") << " of links alike, the most utilised first; util = bytes / "
+      << "(capacity x " << format_seconds(run_s) << "), busy = some message crossing it; bytes per link)\n";
+  for (std::size_t i = 0; i < groups.size() && i < most; ++i) {
+    const LinkGroup& g = groups[i];
     char line[96];
-    std::snprintf(line, sizeof line, "busy %5.1f%%  util %5.1f%%  ", 100 * l.busy_fraction, 100 * l.utilisation);
-    out << "    " << line << format_bytes(l.bytes) << "  " << l.name << '\n';
+    std::snprintf(line, sizeof line, "util %5.1f%%  busy %5.1f%%  ", 100 * g.utilisation, 100 * g.busy_fraction);
+    out << "    " << line << format_bytes(g.bytes) << "  ";
+    if (g.count == 1) {
+      out << g.first << '\n';
+    } else {
+      out << g.count << " x " << g.kind << " (" << format_capacity(g.kind, g.capacity_Bps) << "), e.g. " << g.first
+          << '\n';
+    }
   }
   return out.str();
 }
@@ -78,11 +92,28 @@ nlohmann::json links_json(const std::vector<LinkUsage>& links, std::size_t most)
   for (std::size_t i = 0; i < links.size() && i < most; ++i) {
     const LinkUsage& l = links[i];
     list.push_back({{"name", l.name},
+                    {"kind", l.kind},
                     {"capacity_Bps", l.capacity_Bps},
                     {"bytes", l.bytes},
                     {"busy_s", l.busy_s},
                     {"busy_fraction", l.busy_fraction},
                     {"utilisation", l.utilisation}});
+  }
+  return list;
+}
+
+nlohmann::json link_groups_json(const std::vector<LinkUsage>& links, std::size_t most) {
+  nlohmann::json list = nlohmann::json::array();
+  const std::vector<LinkGroup> groups = group_links(links);
+  for (std::size_t i = 0; i < groups.size() && i < most; ++i) {
+    const LinkGroup& g = groups[i];
+    list.push_back({{"kind", g.kind},
+                    {"count", g.count},
+                    {"capacity_Bps", g.capacity_Bps},
+                    {"bytes", g.bytes},
+                    {"busy_fraction", g.busy_fraction},
+                    {"utilisation", g.utilisation},
+                    {"first", g.first}});
   }
   return list;
 }
@@ -117,7 +148,10 @@ nlohmann::json collective_json(const CollectiveRun& run) {
     j["cluster"] = run.cluster;
   }
   if (!run.network_model.empty()) j["network_model"] = run.network_model;
-  if (run.links_recorded) j["links"] = links_json(run.links, 20);
+  if (run.links_recorded) {
+    j["links"] = links_json(run.links, 20);
+    j["link_groups"] = link_groups_json(run.links, 20);
+  }
   if (run.closed_form_s >= 0) j["closed_form_s"] = run.closed_form_s;
   if (run.result.payload_checked) {
     j["payload_ok"] = run.result.payload_ok;

@@ -24,17 +24,23 @@ struct CollectiveRun {
   ExecutionResult result;
   double closed_form_s = -1;     // < 0: no closed form for this algorithm
   bool verified = false;         // the symbolic verifier ran and passed
-  bool links_recorded = false;   // the run was recorded: `links` lists every link it loaded, busiest first
+  bool links_recorded = false;   // the run was recorded: `links` lists every link it loaded, most utilised first
   std::vector<LinkUsage> links;  // (the trace itself is in result.trace)
 };
 
 double algbw_Bps(const CollectiveRun& run);
 double busbw_Bps(const CollectiveRun& run);
 std::string collective_text(const CollectiveRun& run);
-// The `most` busiest links as indented text lines, and as a JSON list of {name, capacity_Bps, bytes, busy_s,
-// busy_fraction, utilisation}.
+// `links` (most utilised first) as text: the `most` most utilised groups of links alike (sim/link_usage.hpp), a line
+// each with its utilisation, busy fraction, bytes per link, and its one link's name or its count, kind and capacity.
 std::string links_text(const std::vector<LinkUsage>& links, std::size_t most, double run_s);
+// The `most` most utilised links as a JSON list of {name, kind, capacity_Bps, bytes, busy_s, busy_fraction,
+// utilisation}; and the `most` most utilised groups of links alike as {kind, count, capacity_Bps, bytes (per link),
+// busy_fraction, utilisation, first (the first link's name)}.
 nlohmann::json links_json(const std::vector<LinkUsage>& links, std::size_t most);
+// A link's capacity as people quote it: network links (nic, fabric, global, host) in bit/s, the others in B/s.
+std::string format_capacity(const std::string& kind, double capacity_Bps);
+nlohmann::json link_groups_json(const std::vector<LinkUsage>& links, std::size_t most);
 nlohmann::json collective_json(const CollectiveRun& run);
 
 }  // namespace dtsim

@@ -7,7 +7,9 @@
 #include <set>
 #include <sstream>
 
+#include "reports/collective_report.hpp"
 #include "reports/format.hpp"
+#include "reports/palette.hpp"
 #include "reports/svg_plot.hpp"
 
 namespace dtsim {
@@ -85,6 +87,17 @@ std::vector<LinkRow> read_links(const nlohmann::json& links, const std::string& 
   return rows;
 }
 
+std::vector<LinkGroupRow> read_link_groups(const nlohmann::json& groups, const std::string& path) {
+  std::vector<LinkGroupRow> rows;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const nlohmann::json& g = groups[i];
+    const std::string p = at(path, i);
+    rows.push_back({text(g, "kind", p), count(g, "count", p), number(g, "capacity_Bps", p), count(g, "bytes", p),
+                    number(g, "busy_fraction", p), number(g, "utilisation", p), text(g, "first", p)});
+  }
+  return rows;
+}
+
 PredictTable read_predict(const nlohmann::json& doc) {
   PredictTable t;
   t.scenario = text(doc, "scenario", "");
@@ -121,6 +134,14 @@ PredictTable read_predict(const nlohmann::json& doc) {
     const nlohmann::json& busiest = member(l, "busiest", "links");
     if (!busiest.is_array()) throw ResultFileError("links.busiest: expected a list");
     t.links = read_links(busiest, "links.busiest");
+    std::stable_sort(t.links.begin(), t.links.end(),  // (older results listed them by busy time)
+                     [](const LinkRow& a, const LinkRow& b) { return a.utilisation > b.utilisation; });
+    if (l.contains("groups")) {
+      const nlohmann::json& groups = l["groups"];
+      if (!groups.is_array())
+        throw ResultFileError("links.groups: expected a list, got " + std::string(type_name(groups)));
+      t.link_groups = read_link_groups(groups, "links.groups");
+    }
   }
   return t;
 }
@@ -217,14 +238,33 @@ LinePlot line_plot(std::string title, PlotAxis x, PlotAxis y) {
   return p;
 }
 
-void section_predict(std::ostringstream& out, const PredictTable& t) {
+// Powers of two from at or below `lo` to at or above `hi` (both > 0).
+std::vector<double> powers_of_two(double lo, double hi) {
+  std::vector<double> out;
+  for (double v = std::pow(2.0, std::floor(std::log2(lo) + 1e-9)); v < hi * (1 + 1e-9); v *= 2)
+    out.push_back(v);
+  if (out.empty() || out.back() < hi * (1 - 1e-9)) out.push_back(out.empty() ? hi : out.back() * 2);
+  return out;
+}
+
+// A chart's width in a grid of two columns, and of one alone on a row of its own.
+constexpr double half_width = 720;
+constexpr double full_width = 1440;
+
+void section_predict(std::ostringstream& out, const PredictTable& t, SeriesColours& colours) {
   out << "<section class=\"predict\"><h2>Prediction: " << html(t.scenario) << "</h2>\n<p>" << html(t.model) << " on "
       << html(t.device) << ", cluster " << html(t.cluster) << ", " << html(t.scaling) << " scaling.</p>\n";
   std::vector<std::string> algorithms;
   const PredictRow* baseline = nullptr;
-  int most = 1;
+  std::set<int> counts{1};
+  double least_speedup = 1;
+  double most_speedup = 1;
   for (const PredictRow& r : t.rows) {
-    most = std::max(most, r.accelerators);
+    counts.insert(r.accelerators);
+    if (r.fits && r.speedup > 0) {
+      least_speedup = std::min(least_speedup, r.speedup);
+      most_speedup = std::max(most_speedup, r.speedup);
+    }
     if (r.accelerators == 1) {
       baseline = &r;
       continue;
@@ -232,13 +272,18 @@ void section_predict(std::ostringstream& out, const PredictTable& t) {
     if (std::find(algorithms.begin(), algorithms.end(), r.algorithm) == algorithms.end())
       algorithms.push_back(r.algorithm);
   }
-  LinePlot speedup =
-      line_plot("Speedup over one accelerator", axis("accelerators", true), axis("speedup (x one accelerator)", false));
-  LinePlot efficiency = line_plot("Scaling efficiency (speedup / accelerators)", axis("accelerators", true),
-                                  axis("efficiency (%)", false));
+  const int most = *counts.rbegin();
+  // speedup on log-log axes, where the ideal y = x is the straight diagonal through every accelerator count
+  PlotAxis accelerators = axis("accelerators", true);
+  accelerators.ticks.assign(counts.begin(), counts.end());
+  PlotAxis speedup_axis = axis("speedup (x one accelerator)", true);
+  speedup_axis.ticks = powers_of_two(least_speedup, std::max<double>(most, most_speedup));
+  LinePlot speedup = line_plot("Speedup over one accelerator", accelerators, speedup_axis);
+  LinePlot efficiency =
+      line_plot("Scaling efficiency (speedup / accelerators)", accelerators, axis("efficiency (%)", false));
   for (const std::string& a : algorithms) {
-    PlotSeries s{a, {}, false};
-    PlotSeries e{a, {}, false};
+    PlotSeries s{a, {}, false, colours.colour(a)};
+    PlotSeries e{a, {}, false, colours.colour(a)};
     if (baseline != nullptr && baseline->fits) {
       s.points.emplace_back(1, 1);
       e.points.emplace_back(1, 100);
@@ -251,22 +296,32 @@ void section_predict(std::ostringstream& out, const PredictTable& t) {
     speedup.series.push_back(std::move(s));
     efficiency.series.push_back(std::move(e));
   }
-  speedup.series.push_back({"ideal (linear)", {{1, 1}, {most, most}}, true});
-  efficiency.series.push_back({"ideal", {{1, 100}, {most, 100}}, true});
-  out << "<div class=\"charts\">" << render_line_plot(speedup) << render_line_plot(efficiency) << "</div>\n";
+  PlotSeries ideal{"ideal (linear)", {}, true, std::string(reference_colour)};
+  PlotSeries ideal_efficiency{"ideal", {}, true, std::string(reference_colour)};
+  for (int a : counts) {
+    if (a > most) break;
+    ideal.points.emplace_back(a, a);
+    ideal_efficiency.points.emplace_back(a, 100);
+  }
+  speedup.series.push_back(std::move(ideal));
+  efficiency.series.push_back(std::move(ideal_efficiency));
+  out << "<div class=\"charts\">" << render_line_plot(speedup) << render_line_plot(efficiency);
   for (const std::string& a : algorithms) {
     StackedBars bars;
     bars.title = "Where a step's time goes: " + a;
     bars.x_label = "accelerators";
     bars.y = axis("time per step (s)", false, seconds_label);
     bars.parts = {"forward", "backward", "exposed communication", "input stall", "optimizer"};
+    for (const std::string& part : bars.parts)
+      bars.part_colours.push_back(colours.colour(part));
     for (const PredictRow& r : t.rows) {
       if (!r.fits || (r.algorithm != a && r.accelerators != 1)) continue;
       bars.categories.push_back(std::to_string(r.accelerators));
       bars.values.push_back({r.forward_s, r.backward_s, r.exposed_comm_s, r.input_stall_s, r.optimizer_s});
     }
-    out << "<div class=\"charts\">" << render_stacked_bars(bars) << "</div>\n";
+    out << render_stacked_bars(bars);
   }
+  out << "</div>\n";
   out << "<table><thead><tr><th>accelerators</th><th>algorithm</th><th>step</th><th>samples/s</th><th>speedup</th>"
          "<th>efficiency</th><th>bottleneck</th></tr></thead><tbody>\n";
   for (const PredictRow& r : t.rows) {
@@ -277,24 +332,39 @@ void section_predict(std::ostringstream& out, const PredictTable& t) {
       out << "<td>" << html(format_seconds(r.step_s)) << "</td><td>" << fixed(r.samples_per_s, "%.0f") << "</td><td>"
           << fixed(r.speedup, "%.2fx") << "</td><td>" << percent(r.efficiency) << "</td>";
     }
-    out << "<td>" << html(r.bottleneck) << "</td></tr>\n";
+    out << "<td class=\"words\">" << html(r.bottleneck) << "</td></tr>\n";
   }
   out << "</tbody></table>\n";
   if (t.links_accelerators > 0) {
-    out << "<h3>Busiest links at " << t.links_accelerators << " accelerators (" << html(t.links_algorithm)
-        << ")</h3>\n<table class=\"links\"><thead><tr><th>link</th><th>bytes</th><th>busy</th><th>utilisation</th>"
-           "</tr></thead><tbody>\n";
-    for (const LinkRow& l : t.links) {
-      out << "<tr><td>" << html(l.name) << "</td><td>" << html(format_bytes(l.bytes)) << "</td><td>"
-          << percent(l.busy_fraction) << "</td><td>" << percent(l.utilisation) << "</td></tr>\n";
+    out << "<h3>Most utilised links at " << t.links_accelerators << " accelerators (" << html(t.links_algorithm)
+        << ")</h3>\n<table class=\"links\"><thead><tr><th>links</th><th>capacity</th><th>bytes per link</th>"
+           "<th>busy</th><th>utilisation</th></tr></thead><tbody>\n";
+    if (!t.link_groups.empty()) {
+      for (const LinkGroupRow& g : t.link_groups) {
+        out << "<tr><td>";
+        if (g.count == 1) {
+          out << html(g.first);
+        } else {
+          out << g.count << " × " << html(g.kind) << " links, e.g. " << html(g.first);
+        }
+        out << "</td><td>" << html(format_capacity(g.kind, g.capacity_Bps)) << "</td><td>"
+            << html(format_bytes(g.bytes)) << "</td><td>" << percent(g.busy_fraction) << "</td><td>"
+            << percent(g.utilisation) << "</td></tr>\n";
+      }
+    } else {
+      for (const LinkRow& l : t.links) {
+        out << "<tr><td>" << html(l.name) << "</td><td></td><td>" << html(format_bytes(l.bytes)) << "</td><td>"
+            << percent(l.busy_fraction) << "</td><td>" << percent(l.utilisation) << "</td></tr>\n";
+      }
     }
-    out << "</tbody></table>\n<p class=\"note\">busy: the share of the simulated steps in which some message crossed "
-           "the link; utilisation: bytes carried over what the link could carry in that time.</p>\n";
+    out << "</tbody></table>\n<p class=\"note\">Links alike (of one kind and capacity, as busy and as utilised) "
+           "share a row, the most utilised first. busy: the share of the simulated steps in which some message "
+           "crossed the link; utilisation: bytes carried over what the link could carry in that time.</p>\n";
   }
   out << "</section>\n";
 }
 
-void section_compare(std::ostringstream& out, const CompareTable& t) {
+void section_compare(std::ostringstream& out, const CompareTable& t, SeriesColours& colours) {
   out << "<section class=\"compare\"><h2>Allreduce algorithms compared</h2>\n";
   std::set<int> rank_counts;
   std::set<std::uint64_t> sizes;
@@ -306,12 +376,15 @@ void section_compare(std::ostringstream& out, const CompareTable& t) {
       algorithms.push_back(r.algorithm);
   }
   const std::vector<Crossover> cross = crossovers(t);
+  const bool alone = rank_counts.size() == 1;  // a chart alone takes the whole row
+  out << (alone ? "<div class=\"charts wide\">" : "<div class=\"charts\">");
   for (int p : rank_counts) {
     LinePlot plot =
         line_plot("Allreduce time at " + std::to_string(p) + " ranks",
                   axis("message size per rank (bytes)", true, bytes_label), axis("time (s)", true, seconds_label));
+    plot.width = alone ? full_width : half_width;
     for (const std::string& a : algorithms) {
-      PlotSeries s{a, {}, false};
+      PlotSeries s{a, {}, false, colours.colour(a)};
       for (const CompareRow& r : t.rows) {
         if (r.ranks == p && r.algorithm == a && r.bytes > 0) s.points.emplace_back(r.bytes, r.time_s);
       }
@@ -321,13 +394,17 @@ void section_compare(std::ostringstream& out, const CompareTable& t) {
     for (const Crossover& c : cross) {
       if (c.ranks == p) plot.markers.emplace_back(static_cast<double>(c.bytes), c.after);
     }
-    out << "<div class=\"charts\">" << render_line_plot(plot) << "</div>\n";
+    out << render_line_plot(plot);
   }
+  out << "</div>\n";
   CategoryGrid grid;
   grid.title = "Fastest algorithm by ranks and message size";
   grid.x_label = "message size per rank";
   grid.y_label = "ranks";
   grid.legend = algorithms;
+  for (const std::string& a : algorithms)
+    grid.legend_colours.push_back(colours.colour(a));
+  grid.width = full_width;
   for (std::uint64_t b : sizes)
     grid.columns.push_back(format_bytes(b));
   for (auto it = rank_counts.rbegin(); it != rank_counts.rend(); ++it) {
@@ -351,7 +428,7 @@ void section_compare(std::ostringstream& out, const CompareTable& t) {
     grid.cells.push_back(std::move(row));
     grid.notes.push_back(std::move(notes));
   }
-  out << "<div class=\"charts\">" << render_category_grid(grid) << "</div>\n";
+  out << "<div class=\"charts wide\">" << render_category_grid(grid) << "</div>\n";
   if (!cross.empty()) {
     out << "<h3>Crossovers</h3>\n<table><thead><tr><th>ranks</th><th>from size</th><th>fastest before</th>"
            "<th>fastest from there</th></tr></thead><tbody>\n";
@@ -364,7 +441,7 @@ void section_compare(std::ostringstream& out, const CompareTable& t) {
   out << "</section>\n";
 }
 
-void section_train(std::ostringstream& out, const std::vector<TrainCurve>& curves) {
+void section_train(std::ostringstream& out, const std::vector<TrainCurve>& curves, SeriesColours& colours) {
   out << "<section class=\"train\"><h2>Training: accuracy against simulated time</h2>\n";
   LinePlot accuracy = line_plot("Test accuracy against simulated time", axis("simulated time (s)", false),
                                 axis("test accuracy (%)", false));
@@ -372,8 +449,8 @@ void section_train(std::ostringstream& out, const std::vector<TrainCurve>& curve
                             axis("training loss (cross-entropy)", false));
   for (const TrainCurve& c : curves) {
     const std::string name = c.name + " (" + c.mode + ", " + std::to_string(c.workers) + " workers)";
-    PlotSeries a{name, {}, false};
-    PlotSeries l{name, {}, false};
+    PlotSeries a{name, {}, false, colours.colour(name)};
+    PlotSeries l{name, {}, false, colours.colour(name)};
     for (const TrainPoint& p : c.points) {
       a.points.emplace_back(p.time_s, 100 * p.test_accuracy);
       if (p.time_s > 0) l.points.emplace_back(p.time_s, p.train_loss);
@@ -396,13 +473,14 @@ void section_train(std::ostringstream& out, const std::vector<TrainCurve>& curve
   out << "</tbody></table></section>\n";
 }
 
-void section_validation(std::ostringstream& out, const ValidationTable& t) {
+void section_validation(std::ostringstream& out, const ValidationTable& t, SeriesColours& colours) {
   out << "<section class=\"validation\"><h2>Validation: predictions against real runs</h2>\n";
   if (!t.command.empty()) out << "<p>Produced by <code>" << html(t.command) << "</code>.</p>\n";
   out << "<p><strong>Sizes of 1 MB and more: median |error| " << percent(t.median_abs_error) << ", 90th percentile "
       << percent(t.p90_abs_error) << ".</strong></p>\n";
   LinePlot scatter = line_plot("Predicted against measured time", axis("measured (s)", true, seconds_label),
                                axis("predicted (s)", true, seconds_label));
+  scatter.width = full_width;
   std::vector<std::string> algorithms;
   double lo = 1e300;
   double hi = 0;
@@ -415,15 +493,18 @@ void section_validation(std::ostringstream& out, const ValidationTable& t) {
     }
   }
   for (const std::string& a : algorithms) {
-    PlotSeries s{a, {}, false};
+    PlotSeries s{a, {}, false, colours.colour(a)};
     for (const ValidationRow& r : t.rows) {
       if (r.algorithm == a) s.points.emplace_back(r.measured_s, r.predicted_s);
     }
     std::sort(s.points.begin(), s.points.end());
     scatter.series.push_back(std::move(s));
   }
-  if (hi > 0) scatter.series.push_back({"prediction = measurement", {{lo, lo}, {hi, hi}}, true});
-  out << "<div class=\"charts\">" << render_line_plot(scatter) << "</div>\n";
+  // both axes log: y = x is the straight line between its ends
+  if (hi > 0) {
+    scatter.series.push_back({"prediction = measurement", {{lo, lo}, {hi, hi}}, true, std::string(reference_colour)});
+  }
+  out << "<div class=\"charts wide\">" << render_line_plot(scatter) << "</div>\n";
   out << "<table><thead><tr><th>ranks</th><th>rate</th><th>algorithm</th><th>bytes</th><th>measured</th>"
          "<th>predicted</th><th>error</th></tr></thead><tbody>\n";
   for (const ValidationRow& r : t.rows) {
@@ -439,12 +520,15 @@ void section_validation(std::ostringstream& out, const ValidationTable& t) {
 
 constexpr const char* style = R"(body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1500px;color:#222}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
-.charts{display:flex;flex-wrap:wrap;gap:1em}
-svg{background:#fff;border:1px solid #ddd}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));gap:1em;margin:1em 0}
+.charts.wide{grid-template-columns:1fr}
+svg{background:#fff;border:1px solid #ddd;box-sizing:border-box}.charts svg{width:100%;height:auto}
 svg .title{font-size:14px;font-weight:600}svg .tick,svg .legend,svg .note{font-size:11px}svg .label{font-size:12px}
 svg .grid{stroke:#eee}svg .axis{stroke:#444}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-td:nth-child(2),th:nth-child(2){text-align:left}tr.miss td{background:#fde2e2}.note{color:#555;font-size:12px}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;white-space:nowrap}
+td.words{white-space:normal;text-align:left}
+td:nth-child(2),th:nth-child(2){text-align:left}table.links td:first-child,table.links th:first-child{text-align:left}
+table.links td:nth-child(2),table.links th:nth-child(2){text-align:right}tr.miss td{background:#fde2e2}.note{color:#555;font-size:12px}
 )";
 
 }  // namespace
@@ -493,13 +577,14 @@ std::string render_report_html(const ReportContent& content) {
   for (std::size_t i = 0; i < content.sources.size(); ++i)
     out << (i > 0 ? ", " : "") << "<code>" << html(content.sources[i]) << "</code>";
   out << ".</p>\n";
+  SeriesColours colours;  // one colour per name across every chart of the page
   for (const PredictTable& t : content.predicts)
-    section_predict(out, t);
+    section_predict(out, t, colours);
   for (const CompareTable& t : content.compares)
-    section_compare(out, t);
-  if (!content.trains.empty()) section_train(out, content.trains);
+    section_compare(out, t, colours);
+  if (!content.trains.empty()) section_train(out, content.trains, colours);
   for (const ValidationTable& t : content.validations)
-    section_validation(out, t);
+    section_validation(out, t, colours);
   out << "</body>\n</html>\n";
   return out.str();
 }

@@ -24,6 +24,17 @@ struct LinkRow {
   double utilisation = 0;
 };
 
+// Links alike, as predict --json lists them in links.groups.
+struct LinkGroupRow {
+  std::string kind;
+  std::uint64_t count = 0;
+  double capacity_Bps = 0;
+  std::uint64_t bytes = 0;  // per link
+  double busy_fraction = 0;
+  double utilisation = 0;
+  std::string first;
+};
+
 struct PredictRow {
   int accelerators = 0;
   std::string algorithm;
@@ -47,9 +58,10 @@ struct PredictTable {
   std::string cluster;
   std::string scaling;
   std::vector<PredictRow> rows;
-  int links_accelerators = 0;  // > 0: the busiest links of that configuration
+  int links_accelerators = 0;  // > 0: the most utilised links of that configuration
   std::string links_algorithm;
-  std::vector<LinkRow> links;
+  std::vector<LinkRow> links;             // links.busiest
+  std::vector<LinkGroupRow> link_groups;  // links.groups (results of dtsim before it grouped links have none)
 };
 
 struct CompareRow {

@@ -97,6 +97,10 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                      {"comm_s", p.step.comm_s},
                      {"memory", memory_json(p.memory, s.device.memory_bytes)},
                      {"bottleneck", p.bottleneck},
+                     {"most_utilised_links",
+                      {{"class", p.most_utilised_links.link_class},
+                       {"links", p.most_utilised_links.links},
+                       {"utilisation", p.most_utilised_links.utilisation}}},
                      {"backend", to_string(p.backend)},
                      {"sim_wall_s", p.step.wall_s},
                      {"sim_rank_classes", p.step.rank_classes}};

@@ -1,7 +1,9 @@
 #include "sim/link_usage.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <tuple>
 
 #include "sim/topology.hpp"
 
@@ -11,7 +13,8 @@ namespace {
 
 using Intervals = std::vector<std::pair<double, double>>;
 
-// Merges each link's intervals, drops links nothing crossed, and sorts the busiest first.
+// Merges each link's intervals, drops links nothing crossed, and sorts the most utilised first (then the longest
+// busy, then the most bytes; links alike keep their order).
 std::vector<LinkUsage> finish(std::vector<LinkUsage> links, std::vector<Intervals>& intervals, double run_s) {
   for (std::size_t i = 0; i < links.size(); ++i) {
     Intervals& in = intervals[i];
@@ -33,6 +36,7 @@ std::vector<LinkUsage> finish(std::vector<LinkUsage> links, std::vector<Interval
   }
   std::erase_if(links, [](const LinkUsage& l) { return l.bytes == 0; });
   std::stable_sort(links.begin(), links.end(), [](const LinkUsage& a, const LinkUsage& b) {
+    if (a.utilisation != b.utilisation) return a.utilisation > b.utilisation;
     return a.busy_s != b.busy_s ? a.busy_s > b.busy_s : a.bytes > b.bytes;
   });
   return links;
@@ -44,14 +48,36 @@ std::string vertex_name(const Topology& topology, int vertex) {
 
 }  // namespace
 
+std::vector<LinkGroup> group_links(const std::vector<LinkUsage>& links) {
+  using Key = std::tuple<std::string, double, long long, long long>;  // kind, capacity, per mille used and busy
+  std::map<Key, std::size_t> index;
+  std::vector<LinkGroup> groups;
+  for (const LinkUsage& l : links) {
+    const Key key{l.kind, l.capacity_Bps, std::llround(1000 * l.utilisation), std::llround(1000 * l.busy_fraction)};
+    const auto [it, added] = index.emplace(key, groups.size());
+    if (added) groups.push_back({l.kind, l.capacity_Bps, 0, 0, 0.0, 0.0, l.name});
+    LinkGroup& g = groups[it->second];
+    ++g.count;
+    g.bytes = std::max(g.bytes, l.bytes);
+    g.busy_fraction = std::max(g.busy_fraction, l.busy_fraction);
+    g.utilisation = std::max(g.utilisation, l.utilisation);
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const LinkGroup& a, const LinkGroup& b) {
+    return a.utilisation != b.utilisation ? a.utilisation > b.utilisation : a.busy_fraction > b.busy_fraction;
+  });
+  return groups;
+}
+
 std::vector<LinkUsage> star_link_usage(const RunTrace& trace, int ranks, double bandwidth_Bps, double run_s) {
   std::vector<LinkUsage> links(2 * static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     links[2 * static_cast<std::size_t>(r)].name = "rank " + std::to_string(r) + " up";
     links[2 * static_cast<std::size_t>(r) + 1].name = "rank " + std::to_string(r) + " down";
   }
-  for (LinkUsage& link : links)
+  for (LinkUsage& link : links) {
+    link.kind = "host";
     link.capacity_Bps = bandwidth_Bps;
+  }
   std::vector<Intervals> intervals(links.size());
   for (const TransferRecord& t : trace.transfers) {
     for (const std::size_t i : {2 * static_cast<std::size_t>(t.src), 2 * static_cast<std::size_t>(t.dst) + 1}) {
@@ -74,6 +100,7 @@ std::vector<LinkUsage> cluster_link_usage(const RunTrace& trace, const Topology&
     links[2 * l].name = a + " -> " + b + kind;
     links[2 * l + 1].name = b + " -> " + a + kind;
     links[2 * l].capacity_Bps = links[2 * l + 1].capacity_Bps = tl.spec.bandwidth_Bps;
+    links[2 * l].kind = links[2 * l + 1].kind = to_string(tl.link_class);
   }
   std::vector<Intervals> intervals(links.size());
   std::map<std::pair<int, int>, std::vector<RouteHop>> routes;  // by (source, destination) accelerator

@@ -89,6 +89,16 @@ std::string percent(double part, double whole) {
   return text;
 }
 
+// "; most utilised: the nic links (8 at 81% of their capacity)", or nothing where no link class is known.
+std::string links_clause(const LinkClassLoad& links) {
+  if (links.link_class.empty()) return "";
+  if (links.links == 1) {
+    return "; most utilised: a " + links.link_class + " link (" + percent(links.utilisation, 1.0) + " of its capacity)";
+  }
+  return "; most utilised: the " + links.link_class + " links (" + std::to_string(links.links) + " at " +
+         percent(links.utilisation, 1.0) + " of their capacity)";
+}
+
 std::string name_bottleneck(const Prediction& p) {
   const TrainingResult& s = p.step;
   const double compute = s.forward_s + s.backward_s + s.optimizer_s;
@@ -99,11 +109,11 @@ std::string name_bottleneck(const Prediction& p) {
   if (s.exposed_comm_s > 0.1 * s.step_s) {
     return "communication: " + percent(s.exposed_comm_s, s.step_s) +
            " of the step waits for gradient allreduce that backward could not hide (allreduce busy " +
-           percent(s.comm_s, s.step_s) + " of the step)";
+           percent(s.comm_s, s.step_s) + " of the step)" + links_clause(p.most_utilised_links);
   }
   if (p.accelerators > 1 && s.comm_s > 0.5 * s.backward_s) {
     return "compute, with communication nearly exposed: allreduce takes " + percent(s.comm_s, s.backward_s) +
-           " of the backward pass that hides it";
+           " of the backward pass that hides it" + links_clause(p.most_utilised_links);
   }
   return "compute: forward, backward and optimizer are " + percent(compute, s.step_s) + " of the step";
 }
@@ -183,6 +193,8 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
     trace->links = cluster_link_usage(trace->run, topology, sg.accelerator_of, run_s);
   }
   p.samples_per_s = p.global_batch / p.step.step_s;
+  p.most_utilised_links =
+      most_utilised_link_class(step_link_bytes(program.buckets, topology, sg.accelerator_of), topology, p.step.step_s);
   p.bottleneck = name_bottleneck(p);
   return p;
 }

@@ -13,6 +13,7 @@
 #include "models/training.hpp"
 #include "sim/executor.hpp"
 #include "sim/flow_executor.hpp"
+#include "sim/link_load.hpp"
 #include "sim/link_usage.hpp"
 #include "sim/simgrid_executor.hpp"
 
@@ -51,6 +52,9 @@ struct Prediction {
   double efficiency = 0;  // speedup / accelerators
   std::string bottleneck;
   Backend backend = Backend::simgrid;  // the executor that timed the step
+  // the class of the link the step's allreduces load most over the step's time (from the schedules and routes;
+  // empty on one accelerator, where nothing is sent, and where the schedules are too large to count)
+  LinkClassLoad most_utilised_links;
 };
 
 // What a recorded step did: every rank's timeline over the simulated steps, and the links it loaded, busiest first.
@@ -70,7 +74,7 @@ FlowOptions flow_options(const SimGridOptions& sg);
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace = nullptr, Backend backend = Backend::simgrid,
                         std::optional<std::uint64_t> available_bytes = std::nullopt, bool rank_classes = true);
-// Fills speedup and efficiency from a one-accelerator baseline and names the bottleneck.
+// Fills speedup and efficiency from a one-accelerator baseline.
 void compare_to_baseline(Prediction& p, const Prediction& baseline);
 
 }  // namespace dtsim

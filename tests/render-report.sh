@@ -30,4 +30,23 @@ if grep -E "CONSOLE|Uncaught|Failed to load|net::ERR_" "$log"; then
   exit 1
 fi
 [[ -s $shot ]] || { cat "$log"; echo "render-report: no screenshot"; exit 1; }
-echo "render-report: $page rendered without console messages; screenshot $shot"
+# Text laid out by the browser's own fonts must lie inside its chart (an SVG clips what falls outside its box): a copy
+# of the page with a script that measures every SVG text element, dumped as Chromium sees it after running it.
+measure="$out/$(basename "$page" .html).measure.html"
+check='<script>(function(){var n=0,bad=[];document.querySelectorAll("svg").forEach(function(svg){'
+check+='var s=svg.getBoundingClientRect();svg.querySelectorAll("text").forEach(function(t){n++;'
+check+='var r=t.getBoundingClientRect();if(r.left<s.left-0.5||r.right>s.right+0.5||r.top<s.top-0.5||'
+check+='r.bottom>s.bottom+0.5)bad.push(t.textContent);});});document.body.setAttribute("data-text-check",'
+check+='bad.length?"clipped: "+bad.join(" | "):"ok "+n);})();</script>'
+awk -v check="$check" '{ i = index($0, "</body>"); if (i) $0 = substr($0, 1, i - 1) check substr($0, i); print }' \
+  "$page" > "$measure"
+dom="$out/$(basename "$page" .html).dom.html"
+timeout 120 "$chromium" --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir="$profile" \
+  --proxy-server=127.0.0.1:9 --window-size=1500,5000 --dump-dom "file://$(realpath "$measure")" > "$dom" 2>> "$log" \
+  || { cat "$log"; echo "render-report: chromium failed measuring the text"; exit 1; }
+verdict=$(grep -o 'data-text-check="[^"]*"' "$dom" || true)
+if [[ $verdict != 'data-text-check="ok '[1-9]* ]]; then
+  echo "render-report: text outside its chart in $page: ${verdict:-the measuring script did not run}"
+  exit 1
+fi
+echo "render-report: $page rendered without console messages, its text inside its charts (${verdict#*=}); screenshot $shot"

@@ -353,7 +353,7 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   for (const auto& r : j["results"]) {
     for (const char* key : {"accelerators", "nodes", "algorithm", "local_batch", "global_batch", "fits", "step_time_s",
                             "samples_per_s", "speedup", "efficiency", "breakdown", "comm_s", "memory", "bottleneck",
-                            "backend", "sim_wall_s", "sim_rank_classes"}) {
+                            "most_utilised_links", "backend", "sim_wall_s", "sim_rank_classes"}) {
       CAPTURE(key);
       CHECK(r.contains(key));
     }
@@ -371,9 +371,74 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   const Run text = run_dtsim("predict");
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, Catch::Contains("predict resnet50-v100: resnet50 (25.6M parameters) on v100-nvlink-edr"));
-  // header, baseline, 6 sizes x 4 algorithms, footer; then the 5 busiest links at 64 GPUs (blank line, title, header)
-  CHECK(count_lines(text.output) == 4 + 1 + 6 * 4 + 2 + 3 + 5);
-  CHECK_THAT(text.output, Catch::Contains("Links at 64 accelerators (ring) over 3 simulated steps"));
+  // header, baseline, 6 sizes x 4 algorithms, footer; then the links at 64 GPUs (blank line, title, header) in up to
+  // 5 groups of links alike, here fewer: every node's links of a kind carry the same
+  const std::size_t links_at = text.output.find("\nLinks at 64 accelerators (ring) over 3 simulated steps");
+  REQUIRE(links_at != std::string::npos);
+  CHECK(count_lines(text.output.substr(0, links_at + 1)) == 4 + 1 + 6 * 4 + 2 + 1);  // (and the blank line)
+  const int link_rows = count_lines(text.output.substr(links_at + 1)) - 2;
+  CHECK(link_rows >= 1);
+  CHECK(link_rows < 5);
+  CHECK_THAT(text.output, Catch::Contains(" x pcie (12 GB/s), e.g. "));
+}
+
+TEST_CASE("predict on 25 GbE nodes of 4 GPUs: the NIC links come first, grouped, and the bottleneck names them") {
+  const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/tests/data/resnet50-pcie4-25gbe.json";
+  const Run run = run_dtsim("predict " + scenario + " --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  const auto& links = j["links"];
+  REQUIRE(links["accelerators"] == 16);
+  // every link, the most utilised first
+  const auto& busiest = links["busiest"];
+  REQUIRE(busiest.size() == 20);
+  CHECK(busiest[0]["kind"] == "nic");
+  for (std::size_t i = 1; i < busiest.size(); ++i)
+    CHECK(busiest[i - 1]["utilisation"].get<double>() >= busiest[i]["utilisation"].get<double>());
+  // links alike in one row each: the 4 nodes' NIC links both ways, far more utilised than the PCIe links
+  const auto& groups = links["groups"];
+  REQUIRE(groups.size() >= 2);
+  CHECK(groups[0]["kind"] == "nic");
+  CHECK(groups[0]["count"] == 8);
+  CHECK(groups[0]["first"].get<std::string>().find("(nic)") != std::string::npos);
+  std::size_t counted = 0;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    counted += groups[i]["count"].get<std::size_t>();
+    if (i > 0) CHECK(groups[i - 1]["utilisation"].get<double>() >= groups[i]["utilisation"].get<double>());
+  }
+  CHECK(counted == links["loaded"].get<std::size_t>());
+  CHECK(groups[1]["utilisation"].get<double>() < 0.5 * groups[0]["utilisation"].get<double>());
+  // the bottleneck names that class, as the schedules and routes load it over the step
+  const auto& ring = j["results"][1];
+  CHECK(ring["most_utilised_links"]["class"] == "nic");
+  CHECK(ring["most_utilised_links"]["links"] == 8);
+  CHECK(ring["most_utilised_links"]["utilisation"].get<double>() ==
+        Approx(groups[0]["utilisation"].get<double>()).epsilon(0.05));
+  CHECK_THAT(ring["bottleneck"].get<std::string>(),
+             Catch::StartsWith("communication: ") && Catch::Contains("; most utilised: the nic links (8 at "));
+  CHECK(j["results"][0]["most_utilised_links"]["class"] == "");  // one accelerator sends nothing
+
+  const Run text = run_dtsim("predict " + scenario);
+  REQUIRE(text.exit_code == 0);
+  const std::size_t links_at = text.output.find("Links at 16 accelerators (ring)");
+  REQUIRE(links_at != std::string::npos);
+  const std::string after = text.output.substr(links_at);
+  const std::size_t first_row = after.find("\n    util ");
+  REQUIRE(first_row != std::string::npos);
+  CHECK_THAT(after.substr(first_row, after.find('\n', first_row + 1) - first_row),
+             Catch::Contains("8 x nic (25 Gbit/s), e.g. "));
+
+  // a --resume journal written before predictions named their link class is refused with the flag, not a crash
+  const std::string journal =
+      (std::filesystem::temp_directory_path() / ("dtsim-links-" + std::to_string(::getpid()) + ".jsonl")).string();
+  const std::string sweep = "predict " + scenario + " --accelerators 1,4 --json --resume " + journal;
+  REQUIRE(run_dtsim(sweep).exit_code == 0);
+  nlohmann::json entry = nlohmann::json::parse(read_file(journal));
+  REQUIRE(entry["record"].contains("most_utilised_links"));
+  entry["record"].erase("most_utilised_links");
+  std::ofstream(journal, std::ios::trunc) << entry.dump() << '\n';
+  check_usage_errors({{sweep, "--resume: a result recorded by another version of dtsim ("}});
+  std::filesystem::remove(journal);
 }
 
 TEST_CASE("predict --search ranks layouts of one global batch by time per sample and shows each row's batches") {
@@ -910,6 +975,9 @@ TEST_CASE("report: predict and compare results become one HTML page, bad result 
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(page.find("data-series=\"tree\"") != std::string::npos);
   CHECK(page.find("data-series=\"ideal (linear)\"") != std::string::npos);
+  // the links at 8 accelerators, links alike in one row with their count
+  CHECK(page.find("<h3>Most utilised links at 8 accelerators (ring)</h3>") != std::string::npos);
+  CHECK(page.find(" × pcie links, e.g. ") != std::string::npos);
   CHECK(page.find("Fastest algorithm by ranks and message size") != std::string::npos);
   CHECK(page.find("Predicted against measured time") != std::string::npos);
   // without -o: the first result's name with .html

@@ -10,14 +10,19 @@
 #include <vector>
 
 #include "algorithms/parameter_server.hpp"
+#include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
+#include "reports/collective_report.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/html_report.hpp"
 #include "reports/progress.hpp"
 #include "reports/svg_plot.hpp"
 #include "reports/trace_file.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "sim/link_load.hpp"
 #include "sim/link_usage.hpp"
 #include "sim/simgrid_executor.hpp"
+#include "sim/topology.hpp"
 
 using namespace dtsim;
 
@@ -210,6 +215,39 @@ TEST_CASE("the HTML report is well formed, self-contained and holds every expect
   CHECK(html.find("median |error| 2.0%") != std::string::npos);
 }
 
+TEST_CASE(
+    "the report's links table: links alike in one row with their count, or an older file's links by utilisation") {
+  auto link = [](const char* name, double busy, double utilisation) {
+    return nlohmann::json{{"name", name}, {"bytes", 1000}, {"busy_fraction", busy}, {"utilisation", utilisation}};
+  };
+  nlohmann::json doc = predict_result();
+  // as dtsim wrote them before links were ranked by utilisation: the busiest first
+  doc["links"] = {
+      {"accelerators", 64}, {"algorithm", "ring"}, {"busiest", {link("pcie a", 0.9, 0.1), link("nic a", 0.8, 0.8)}}};
+  ReportContent older;
+  add_result(doc, "old.json", older);
+  std::string html = render_report_html(older);
+  CHECK(html.find("<h3>Most utilised links at 64 accelerators (ring)</h3>") != std::string::npos);
+  CHECK(html.find(">nic a<") < html.find(">pcie a<"));
+  doc["links"]["groups"] = {{{"kind", "nic"},
+                             {"count", 8},
+                             {"capacity_Bps", 3.125e9},
+                             {"bytes", 287516610},
+                             {"busy_fraction", 0.81},
+                             {"utilisation", 0.809},
+                             {"first", "nic 5 -> fabric switch 24 (nic)"}}};
+  ReportContent grouped;
+  add_result(doc, "new.json", grouped);
+  html = render_report_html(grouped);
+  CHECK(well_formed_error(html).empty());
+  CHECK(html.find("<tr><td>8 × nic links, e.g. nic 5 -&gt; fabric switch 24 (nic)</td><td>25 Gbit/s</td><td>287.5 MB"
+                  "</td><td>81.0%</td><td>80.9%</td></tr>") != std::string::npos);
+  CHECK(html.find(">pcie a<") == std::string::npos);  // the groups stand for the links
+  doc["links"]["groups"][0].erase("count");
+  ReportContent bad;
+  CHECK_THROWS_WITH(add_result(doc, "bad.json", bad), "links.groups[0].count: missing");
+}
+
 TEST_CASE("crossovers name the size where the fastest algorithm changes") {
   ReportContent content;
   add_result(compare_result(), "c.json", content);
@@ -245,7 +283,7 @@ TEST_CASE("line plots map log axes by decades and skip points a log axis cannot 
   plot.x.label = "x";
   plot.x.log = true;
   plot.y.label = "y";
-  plot.series.push_back({"s", {{10, 1}, {1000, 2}, {0, 3}}, false});  // x = 0 cannot be drawn on a log axis
+  plot.series.push_back({"s", {{10, 1}, {1000, 2}, {0, 3}}, false, ""});  // x = 0 cannot be drawn on a log axis
   const std::string svg = render_line_plot(plot);
   CHECK(well_formed_error(svg).empty());
   CHECK(count_of(svg, "<circle") == 2);
@@ -300,6 +338,153 @@ TEST_CASE("a parameter server's links: the server's downlink is the busiest (inc
   const std::string server = "rank " + std::to_string(s.ranks - 1);
   CHECK((links[0].name == server + " down" || links[0].name == server + " up"));
   CHECK(links[0].bytes == workers * 4000000ULL);
+}
+
+TEST_CASE("links alike are grouped with a count, the most utilised group first") {
+  auto link = [](const std::string& name, const char* kind, double capacity_Bps, std::uint64_t bytes, double busy) {
+    LinkUsage l;
+    l.name = name;
+    l.kind = kind;
+    l.capacity_Bps = capacity_Bps;
+    l.bytes = bytes;
+    l.busy_fraction = busy;
+    l.utilisation = static_cast<double>(bytes) / capacity_Bps;  // over a run of one second
+    return l;
+  };
+  std::vector<LinkUsage> links;
+  for (int i = 0; i < 16; ++i)
+    links.push_back(link("pcie " + std::to_string(i), "pcie", 25e9, 2500000000, 0.8));
+  links.push_back(link("pcie idle", "pcie", 25e9, 1250000000, 0.8));
+  for (int i = 0; i < 8; ++i)
+    links.push_back(link("nic " + std::to_string(i), "nic", 3.125e9, 2500000000, 0.8));
+  const std::vector<LinkGroup> groups = group_links(links);
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[0].kind == "nic");
+  CHECK(groups[0].count == 8);
+  CHECK(groups[0].utilisation == Approx(0.8));
+  CHECK(groups[0].first == "nic 0");
+  CHECK(groups[1].kind == "pcie");
+  CHECK(groups[1].count == 16);
+  CHECK(groups[1].bytes == 2500000000);
+  CHECK(groups[2].count == 1);
+  CHECK(groups[2].first == "pcie idle");
+  const std::string text = links_text(links, 5, 1.0);
+  CHECK_THAT(text, Catch::Contains("busiest links (of 25 loaded, in 3 groups"));
+  CHECK_THAT(text, Catch::Contains("util  80.0%  busy  80.0%  2.5 GB  8 x nic (25 Gbit/s), e.g. nic 0\n"));
+  CHECK_THAT(text, Catch::Contains("16 x pcie (25 GB/s), e.g. pcie 0\n"));
+  CHECK(text.find("8 x nic") < text.find("16 x pcie"));
+  CHECK_THAT(text, Catch::Contains("  pcie idle\n"));
+  const nlohmann::json json = link_groups_json(links, 2);
+  REQUIRE(json.size() == 2);
+  CHECK(json[0]["kind"] == "nic");
+  CHECK(json[0]["count"] == 8);
+}
+
+namespace {
+
+// pcie4-100g with a 25 GbE NIC: four A100s per node behind one PCIe switch, and `nodes` nodes.
+ClusterSpec pcie_25gbe(int nodes) {
+  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/pcie4-100g.json");
+  spec.nodes = nodes;
+  spec.node.nic.bandwidth_Bps = 25e9 / 8;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("a ring on 25 GbE nodes of 4 GPUs: the NIC links are the most utilised, measured and counted alike") {
+  const Topology topology(pcie_25gbe(4));
+  std::vector<int> accelerator_of(16);
+  for (int p = 0; p < 16; ++p)
+    accelerator_of[static_cast<std::size_t>(p)] = p;
+  const Schedule ring = ring_allreduce(16, 64000000);
+  SimGridOptions sg;
+  sg.topology = &topology;
+  sg.accelerator_of = accelerator_of;
+  sg.record_trace = true;
+  const ExecutionResult r = run_simgrid(ring, sg);
+  const std::vector<LinkUsage> links = cluster_link_usage(r.trace, topology, accelerator_of, r.time_s);
+  REQUIRE(links.size() > 8);
+  for (std::size_t i = 1; i < links.size(); ++i)
+    CHECK(links[i - 1].utilisation >= links[i].utilisation);
+  CHECK(links.front().kind == "nic");
+  const std::vector<LinkGroup> groups = group_links(links);
+  REQUIRE(!groups.empty());
+  CHECK(groups[0].kind == "nic");
+  CHECK(groups[0].count == 8);  // each direction of the 4 nodes' NIC links
+  std::size_t counted = 0;
+  for (const LinkGroup& g : groups)
+    counted += g.count;
+  CHECK(counted == links.size());
+
+  // the same bytes on every link from the schedule and the routes alone, and the same class most utilised
+  const std::vector<double> bytes = step_link_bytes({ring}, topology, accelerator_of);
+  REQUIRE(bytes.size() == 2 * topology.links().size());
+  std::map<std::string, double> measured;
+  for (const LinkUsage& l : links)
+    measured[l.name] = static_cast<double>(l.bytes);
+  std::size_t loaded = 0;
+  for (double b : bytes)
+    loaded += b > 0 ? 1 : 0;
+  CHECK(loaded == links.size());
+  double nic_bytes = 0;
+  for (const LinkUsage& l : links)
+    nic_bytes = l.kind == "nic" ? static_cast<double>(l.bytes) : nic_bytes;
+  CHECK(nic_bytes == Approx(2.0 * 15 / 16 * 64000000));  // 2(P-1)/P of the buffer, as every ring link
+  const LinkClassLoad most = most_utilised_link_class(bytes, topology, r.time_s);
+  CHECK(most.link_class == "nic");
+  CHECK(most.links == 8);
+  CHECK(most.utilisation == Approx(links.front().utilisation).epsilon(1e-9));
+}
+
+TEST_CASE("link bytes from a compact schedule count every repetition, as its full form does") {
+  const Topology topology(pcie_25gbe(4));
+  std::vector<int> accelerator_of(16);
+  for (int p = 0; p < 16; ++p)
+    accelerator_of[static_cast<std::size_t>(p)] = (p * 5) % 16;  // spread over the nodes
+  for (const char* algorithm : {"ring", "hierarchical", "rabenseifner", "direct", "ps"}) {
+    CAPTURE(algorithm);
+    AlgorithmOptions options;
+    options.compact = true;
+    options.ranks_per_node = 4;
+    options.servers = 4;
+    options.colocated_servers = true;
+    options.server_stride = 4;
+    const Schedule compact = find_algorithm(algorithm).build(16, 10000000, options);
+    const std::vector<double> a = step_link_bytes({compact}, topology, accelerator_of);
+    const std::vector<double> b = step_link_bytes({expand(compact)}, topology, accelerator_of);
+    REQUIRE(a.size() == b.size());
+    double total = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CHECK(a[i] == b[i]);
+      total += a[i];
+    }
+    CHECK(total > 0);
+  }
+  // a step repeated with a stride that visits half the chunks before it cycles (gcd(2, 8) = 2), more than twice over
+  std::vector<Chunk> chunks;
+  std::uint64_t offset = 0;
+  for (std::uint64_t size = 1; size <= 128; size *= 2) {
+    chunks.push_back({offset, size});
+    offset += size;
+  }
+  ScheduleBuilder builder(Collective::allgather, "strided", 2, offset, chunks);
+  builder.set_compact(true);
+  builder.begin_rank(0);
+  builder.begin_step();
+  builder.add(Op::send(1, 3));
+  builder.repeat_step(9, 2, 0, 8);  // chunks 3, 5, 7, 1, 3, ... 10 times: 2 x (8 + 32 + 128 + 2) + 8 + 32
+  builder.begin_rank(1);
+  builder.begin_step();
+  builder.add(Op::recv_copy(0, 3));
+  builder.repeat_step(9, 2, 0, 8);
+  const Schedule strided = builder.finish();
+  const std::vector<double> compact_bytes = step_link_bytes({strided}, topology, {0, 5});
+  const std::vector<double> full_bytes = step_link_bytes({expand(strided)}, topology, {0, 5});
+  CHECK(compact_bytes == full_bytes);
+  CHECK(*std::max_element(compact_bytes.begin(), compact_bytes.end()) == 2 * (8 + 32 + 128 + 2) + 8 + 32);
+  // past the limit on transfers: nothing rather than a partial count
+  CHECK(step_link_bytes({ring_allreduce(16, 1000000)}, topology, accelerator_of, 100).empty());
 }
 
 TEST_CASE("the trace is valid trace-event JSON: named tracks, complete events, nested per track") {
