@@ -65,6 +65,12 @@ const AlgorithmInfo& find_algorithm(std::string_view name, Collective collective
                               "' (accepted: " + algorithm_names(collective) + ")");
 }
 
+const AlgorithmInfo& find_qualified_algorithm(std::string_view name) {
+  const std::size_t slash = name.find('/');
+  if (slash == std::string_view::npos) return find_algorithm(name);
+  return find_algorithm(name.substr(slash + 1), parse_collective(name.substr(0, slash)));
+}
+
 Collective parse_collective(std::string_view name) {
   for (Collective c : {Collective::allreduce, Collective::reduce_scatter, Collective::allgather, Collective::broadcast,
                        Collective::reduce, Collective::gather, Collective::scatter, Collective::alltoall}) {

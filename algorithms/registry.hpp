@@ -25,5 +25,8 @@ const AlgorithmInfo& find_algorithm(std::string_view name, Collective collective
 std::string algorithm_names(Collective collective = Collective::allreduce);  // "ring, ..." for messages
 // Throws std::invalid_argument naming the accepted collectives.
 Collective parse_collective(std::string_view name);
+// An algorithm named as "ALGORITHM" (an allreduce) or "COLLECTIVE/ALGORITHM" (e.g. "all-to-all/direct"), as the
+// validation cases name them; throws as find_algorithm and parse_collective do.
+const AlgorithmInfo& find_qualified_algorithm(std::string_view name);
 
 }  // namespace dtsim

@@ -129,6 +129,12 @@ nlohmann::json run_calibration(const CalibrateOptions& o) {
                         {"residuals", fits[r].residuals}});
     }
     c["network"] = {{"source", source}, {"samples", samples_json(network)}, {"ranges", ranges}};
+    if (o.network_csv.empty() && o.measure_network) {
+      progress("network: message rate, 8, 16 and 64 small messages at once");
+      const std::vector<Sample> rate =
+          run_mpi_pingpong(o.pingpong_binary, {8, 16, 64}, o.quick ? 5 : 30, 300, "msgrate");
+      c["network"]["message_rate"] = {{"samples", samples_json(rate)}, {"message_gap_s", fit_message_gap(rate)}};
+    }
   }
   return doc;
 }

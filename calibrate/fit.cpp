@@ -1,5 +1,7 @@
 #include "calibrate/fit.hpp"
 
+#include <algorithm>
+
 #include <Eigen/Dense>
 #include <cmath>
 #include <set>
@@ -77,6 +79,15 @@ std::vector<LinearFit> fit_piecewise(std::span<const Sample> samples, const std:
     fits.push_back(fit_line(in, name.str()));
   }
   return fits;
+}
+
+double fit_message_gap(std::vector<Sample> msgrate) {
+  if (msgrate.size() < 2) return 0.0;
+  std::sort(msgrate.begin(), msgrate.end(), [](const Sample& a, const Sample& b) { return a.x < b.x; });
+  const Sample& a = msgrate[msgrate.size() - 2];
+  const Sample& b = msgrate.back();
+  if (b.x <= a.x) return 0.0;
+  return std::max(0.0, (b.y - a.y) / (b.x - a.x));
 }
 
 }  // namespace dtsim

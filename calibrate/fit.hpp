@@ -35,6 +35,11 @@ struct LinearFit {
 // which shows as a negative intercept of -burst/rate; only the slope is wanted then).
 LinearFit fit_line(std::span<const Sample> samples, const std::string& what, bool slope_only = false);
 
+// The per-message gap from `dtsim-mpi-pingpong msgrate` samples (COUNT small messages sent at once, and how long they
+// took): the slope of time over count between the two largest counts (the smallest count's time is mostly latency).
+// 0 when fewer than two counts were measured or the slope is not positive.
+double fit_message_gap(std::vector<Sample> msgrate);
+
 // One line per range [breakpoints[i], breakpoints[i+1]) (the last range unbounded); ranges with too few samples are
 // an error naming them.
 std::vector<LinearFit> fit_piecewise(std::span<const Sample> samples, const std::vector<double>& breakpoints,

@@ -22,7 +22,7 @@ std::vector<long> pingpong_sizes(long max_bytes) {
 }
 
 std::vector<Sample> run_mpi_pingpong(const std::string& pingpong_binary, const std::vector<long>& sizes,
-                                     int repetitions, int timeout_s) {
+                                     int repetitions, int timeout_s, const std::string& mode) {
   if (std::system("command -v mpirun > /dev/null 2>&1") != 0) {
     throw CalibrationInputError(
         "mpirun: not found; install Debian's openmpi-bin package (apt-get install openmpi-bin libopenmpi-dev), or "
@@ -33,7 +33,9 @@ std::vector<Sample> run_mpi_pingpong(const std::string& pingpong_binary, const s
   }
   std::ostringstream command;
   if (::geteuid() == 0) command << "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ";
-  command << "timeout " << timeout_s << " mpirun --oversubscribe -np 2 " << pingpong_binary << ' ' << repetitions;
+  command << "timeout " << timeout_s << " mpirun --oversubscribe -np 2 " << pingpong_binary << ' ';
+  if (!mode.empty()) command << mode << ' ';
+  command << repetitions;
   for (long s : sizes)
     command << ' ' << s;
   command << " 2>&1";

@@ -17,8 +17,9 @@ struct CalibrationInputError : std::invalid_argument {
 // Runs `mpirun -np 2 PINGPONG REPETITIONS SIZES...` (as root it sets OpenMPI's allow-run-as-root variables) under a
 // time limit and returns (bytes, one-way seconds) per size. Throws CalibrationInputError when mpirun is missing
 // (naming the Debian package) and std::runtime_error when the run fails.
+// `mode`: one of dtsim-mpi-pingpong's modes (e.g. "msgrate", whose sizes are message counts), or empty.
 std::vector<Sample> run_mpi_pingpong(const std::string& pingpong_binary, const std::vector<long>& sizes,
-                                     int repetitions, int timeout_s);
+                                     int repetitions, int timeout_s, const std::string& mode = "");
 
 // "bytes,seconds" per line; a header line and blank lines are skipped. Errors name the file and line.
 std::vector<Sample> read_samples_csv(const std::string& path);

@@ -44,10 +44,19 @@ constexpr std::array<FieldSpec, 5> range_fields{{
     value_field("residuals", FieldType::raw, "", "measured minus fitted seconds, per sample"),
 }};
 
-constexpr std::array<FieldSpec, 3> network_fields{{
+constexpr std::array<FieldSpec, 2> message_rate_fields{{
+    value_field("samples", FieldType::raw, "", "[messages sent at once, seconds] pairs (dtsim-mpi-pingpong msgrate)"),
+    ranged_field("message_gap_s", FieldType::number, "",
+                 "the per-message gap g fitted to them: what each further message of a step costs", 0, unbounded),
+}};
+
+constexpr std::array<FieldSpec, 4> network_fields{{
     value_field("source", FieldType::text, "", "what was measured"),
     value_field("samples", FieldType::raw, "", "[bytes, seconds] pairs"),
     object_list_field("ranges", "the piecewise fits, by ascending min_bytes", range_fields),
+    object_field("message_rate", false,
+                 "the message-rate test and its per-message gap (absent: not measured, the gap is then 0)",
+                 message_rate_fields),
 }};
 
 constexpr std::array<FieldSpec, 9> calibration_fields{{
@@ -103,6 +112,7 @@ Calibration parse_calibration(const nlohmann::json& document) {
       }
       out.network.push_back(range);
     }
+    if (network.has("message_rate")) out.message_gap_s = network.object("message_rate").number("message_gap_s");
   }
   return out;
 }

@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   if (argc != 4) {
-    if (rank == 0) std::fprintf(stderr, "usage: dtsim-mpi-run ALGORITHM|mpi BYTES REPETITIONS\n");
+    if (rank == 0) std::fprintf(stderr, "usage: dtsim-mpi-run ALGORITHM|COLLECTIVE/ALGORITHM|mpi BYTES REPETITIONS\n");
     MPI_Finalize();
     return 2;
   }
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   dtsim::Schedule schedule;
   const bool library = algorithm == "mpi";
   try {
-    schedule = dtsim::find_algorithm(library ? "ring" : algorithm).build(ranks, bytes, options);
+    schedule = dtsim::find_qualified_algorithm(library ? "ring" : algorithm).build(ranks, bytes, options);
   } catch (const std::exception& e) {
     if (rank == 0) std::fprintf(stderr, "dtsim-mpi-run: %s\n", e.what());
     MPI_Finalize();

@@ -133,18 +133,6 @@ void summarize(ValidationResult& result) {
   result.all_p90_abs_error = percentile(all, 0.9);
 }
 
-// The per-message gap from `dtsim-mpi-pingpong msgrate` (COUNT small messages at once, and how long they took): the
-// slope of time over count between the two largest counts (the smallest count's time is mostly latency). 0 when
-// fewer than two counts were measured or the slope is not positive.
-double fit_message_gap(std::vector<Sample> msgrate) {
-  if (msgrate.size() < 2) return 0.0;
-  std::sort(msgrate.begin(), msgrate.end(), [](const Sample& a, const Sample& b) { return a.x < b.x; });
-  const Sample& a = msgrate[msgrate.size() - 2];
-  const Sample& b = msgrate.back();
-  if (b.x <= a.x) return 0.0;
-  return std::max(0.0, (b.y - a.y) / (b.x - a.x));
-}
-
 // What a network's fits and microbenchmarks give the SimGrid executor.
 struct TransportModel {
   AlphaBetaGamma cost;
@@ -179,7 +167,8 @@ double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t 
   // the libraries' own allreduce is pinned to (OpenMPI) or mostly is (NCCL) a ring
   const bool library = algorithm_name == "mpi" || algorithm_name == "nccl";
   const std::string algorithm = library ? "ring" : algorithm_name;
-  return run_simgrid(find_algorithm(algorithm).build(ranks, bytes / 4 * 4, options), case_options(library, m)).time_s;
+  return run_simgrid(find_qualified_algorithm(algorithm).build(ranks, bytes / 4 * 4, options), case_options(library, m))
+      .time_s;
 }
 
 // dtsim-mpi-pingpong twosends as a schedule: rank 0 sends `bytes` to rank 1, then (a step later) to rank 2, with

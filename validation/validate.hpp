@@ -14,7 +14,8 @@ namespace dtsim {
 struct ValidationPlan {
   std::vector<int> ranks{4, 8};
   std::vector<double> rates_Mbps{100, 1000};
-  std::vector<std::string> algorithms{"ring", "tree", "butterfly", "rabenseifner", "ps", "direct", "mpi"};
+  std::vector<std::string> algorithms{"ring", "tree",   "butterfly",         "rabenseifner",
+                                      "ps",   "direct", "all-to-all/direct", "mpi"};
   std::vector<std::uint64_t> sizes{65536, 262144, 1048576, 4194304, 16777216, 67108864};
   int repetitions = 3;
   std::string bin_dir;  // dtsim-mpi-run, dtsim-mpi-pingpong
