@@ -16,7 +16,8 @@ std::string fixed(double v, int digits) {
   return text;
 }
 
-std::string setup_line(const Scenario& sc) {
+// `per_replica`: a weak-scaling batch is per data-parallel replica (layouts), not per accelerator.
+std::string setup_line(const Scenario& sc, bool per_replica = false) {
   const TrainingSetup& s = sc.setup;
   std::ostringstream out;
   out << s.model.name << " (" << fixed(s.model.params() / 1e6, 1) << "M parameters) on " << sc.cluster.name << " ("
@@ -24,7 +25,8 @@ std::string setup_line(const Scenario& sc) {
       << to_string(sc.cluster.node.intra_kind) << ", " << sc.cluster.node.nics << " x "
       << format_bits_per_s(sc.cluster.node.nic.bandwidth_Bps) << " NIC, " << to_string(sc.cluster.fabric.kind)
       << ")\n  " << to_string(s.scaling) << " scaling, batch " << s.batch
-      << (s.scaling == ScalingMode::weak ? " per accelerator" : " global") << ", " << to_string(s.framework);
+      << (s.scaling == ScalingMode::weak ? (per_replica ? " per replica" : " per accelerator") : " global") << ", "
+      << to_string(s.framework);
   if (s.framework != FrameworkPreset::none)
     out << " (" << format_bytes(static_cast<std::uint64_t>(s.bucket_bytes)) << " buckets)";
   out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer);
@@ -115,7 +117,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
 
 std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results) {
   std::ostringstream out;
-  out << "predict " << scenario.name << ": " << setup_line(scenario) << "\n\n";
+  out << "predict " << scenario.name << ": " << setup_line(scenario, true) << "\n\n";
   out << std::left << std::setw(7) << "accel" << std::setw(48) << "layout" << std::setw(11) << "step" << std::setw(11)
       << "samples/s" << std::setw(10) << "memory" << std::setw(11) << "compute" << std::setw(11) << "tensor"
       << std::setw(11) << "bubble" << std::setw(11) << "data exp."
