@@ -64,13 +64,13 @@ std::string floor_reason(const ExposedFloor& f, const std::string& algorithm, in
 }
 
 // What the exposed communication is beyond the last bucket's allreduce: little (the rest is hidden), or earlier
-// buckets' allreduces that backward did not hide.
+// buckets' allreduces that backward did not hide (", little more ..." or ": that allreduce and ...").
 std::string floor_remainder(const ExposedFloor& f, double comm_s) {
   if (f.exposed_s <= 1.1 * f.last.alone_s) {
-    return "little more than that allreduce: the rest is hidden behind backward, and a larger batch hides no more "
-           "(smaller buckets or a faster network shorten it)";
+    return ", little more than that allreduce: the rest is hidden behind backward, and a larger batch hides no more; "
+           "only a shorter last allreduce helps (the what-ifs try smaller buckets and a faster network)";
   }
-  return "that allreduce and " + format_seconds(f.exposed_s - f.last.alone_s) +
+  return ": that allreduce and " + format_seconds(f.exposed_s - f.last.alone_s) +
          " of earlier buckets' allreduces that backward did not hide (the allreduces are busy " +
          format_seconds(comm_s) + " of the step; a larger batch lengthens backward and hides more of them)";
 }
@@ -139,8 +139,9 @@ std::string explanation_text(const Scenario& sc, const Explanation& e) {
     const ExposedFloor& f = *e.floor;
     const double step_s = e.sizes.back().result.step_s();
     out << "  Exposed communication at " << e.claims_at << " accelerators: " << format_seconds(f.exposed_s) << " ("
-        << percent(f.exposed_s / step_s) << " of the step): " << floor_remainder(f, e.sizes.back().result.comm_s())
-        << ". It cannot reach 0: " << floor_reason(f, e.algorithm, e.claims_at) << ".\n";
+        << percent(f.exposed_s / step_s)
+        << " of the step). It cannot reach 0: " << floor_reason(f, e.algorithm, e.claims_at) << ". The step waits "
+        << format_seconds(f.exposed_s) << floor_remainder(f, e.sizes.back().result.comm_s()) << ".\n";
   }
   if (!e.claims.empty()) {
     out << "  At " << e.claims_at << " accelerators, re-simulated:\n";
@@ -256,11 +257,11 @@ Summary summarise(const ScenarioVariants& variants, const std::vector<Explanatio
       out << (k == 0 ? " " : ", ") << variants.variants[hidden[k]].describe();
     out << ".\n";
   } else {
-    // the variant that waits least, and why even it waits
+    // the variant that waits least (of equals, the last tried), and why even it waits
     std::size_t least = exposed.front();
     for (std::size_t v : exposed) {
-      if (explanations[v].sizes.back().result.exposed_comm_s() <
-          explanations[least].sizes.back().result.exposed_comm_s())
+      if (explanations[v].sizes.back().result.exposed_comm_s() <=
+          explanations[least].sizes.back().result.exposed_comm_s() * (1 + 1e-6))
         least = v;
     }
     const Explanation& e = explanations[least];
@@ -269,7 +270,7 @@ Summary summarise(const ScenarioVariants& variants, const std::vector<Explanatio
     if (e.floor) {
       why = floor_reason(*e.floor, e.algorithm, at);
       out << ": " << why << ". With " << variants.variants[least].describe() << " the step still waits "
-          << format_seconds(e.floor->exposed_s) << ": " << floor_remainder(*e.floor, e.sizes.back().result.comm_s());
+          << format_seconds(e.floor->exposed_s) << floor_remainder(*e.floor, e.sizes.back().result.comm_s());
     }
     out << ".\n";
   }

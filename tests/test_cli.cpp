@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "models/devices.hpp"
+#include "models/model_zoo.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
@@ -584,7 +586,7 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
       {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},
   });
   for (const char* command :
-       {"collective", "compare", "verify", "predict", "train", "calibrate", "validate", "cluster"}) {
+       {"collective", "compare", "verify", "predict", "explain", "train", "calibrate", "validate", "cluster"}) {
     CAPTURE(command);
     const Run help = run_dtsim(std::string("help ") + command);
     CHECK(help.exit_code == 0);
@@ -748,6 +750,14 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
   REQUIRE(n["results"].size() == 2);
   CHECK(n["results"][0]["accelerators"] == 8);
   CHECK(n["results"][1]["accelerators"] == 16);
+
+  // the help lists what the loaders accept
+  for (const char* command : {"predict", "explain"}) {
+    CAPTURE(command);
+    const Run help = run_dtsim(std::string("help ") + command);
+    CHECK_THAT(help.output, Catch::Contains(dtsim::model_names()));
+    CHECK_THAT(help.output, Catch::Contains(dtsim::device_names()));
+  }
 
   const std::string strong = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json";
   const std::string layered = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
@@ -944,5 +954,17 @@ TEST_CASE("sweeps resume from their journal and split over MPI processes with th
   const Run predicted_split = run_command(mpirun + " predict --accelerators 1,4,8,16 --json 2>/dev/null");
   REQUIRE(predicted_split.exit_code == 0);
   CHECK(simulated_part(predicted_split.output) == simulated_part(predicted.output));
+  // variants (list-valued --batch) are configurations of the same sweep, split over the processes alike
+  const std::string variants = "predict --accelerators 1,4,8 --algorithm ring,tree --batch 16,32 --json";
+  const Run varied = run_dtsim(variants);
+  const Run varied_split = run_command(mpirun + " " + variants + " 2>/dev/null");
+  REQUIRE(varied.exit_code == 0);
+  REQUIRE(varied_split.exit_code == 0);
+  const auto one = nlohmann::json::parse(varied.output)["variants"];
+  const auto three = nlohmann::json::parse(varied_split.output)["variants"];
+  REQUIRE(one.size() == 2);
+  REQUIRE(three.size() == 2);
+  for (std::size_t v = 0; v < 2; ++v)
+    CHECK(simulated_part(three[v].dump()) == simulated_part(one[v].dump()));
   std::filesystem::remove_all(dir);
 }
