@@ -54,25 +54,31 @@ nlohmann::json result_json(const StepResult& r) {
 
 // "the last of its 4 gradient buckets (9.4 MB: conv1 to layer1.2) is complete only when backward ends, so its
 // allreduce cannot overlap backward; simulated alone, that ring allreduce takes 3.9 ms on 64 accelerators (simgrid)"
-std::string floor_reason(const ExposedFloor& f, const std::string& algorithm, int accelerators) {
+std::string floor_reason(const ExposedFloor& f, int accelerators) {
   std::string layers = f.first_layer == f.last_layer ? f.first_layer : f.first_layer + " to " + f.last_layer;
   return "the last of its " + std::to_string(f.last.buckets) + " gradient bucket" + (f.last.buckets == 1 ? "" : "s") +
          " (" + format_bytes(f.last.bucket.bytes) + ": " + layers +
-         ") is complete only when backward ends, so its allreduce cannot overlap backward; simulated alone, that " +
-         algorithm + " allreduce takes " + format_seconds(f.last.alone_s) + " on " + accelerators_text(accelerators) +
+         ") is complete only when backward ends, so its reduction cannot overlap backward; simulated alone, that " +
+         f.last.operation + " takes " + format_seconds(f.last.alone_s) + " on " + accelerators_text(accelerators) +
          " (" + to_string(f.last.backend) + ")";
 }
 
 // What the exposed communication is beyond the last bucket's allreduce: little (the rest is hidden), or earlier
 // buckets' allreduces that backward did not hide (", little more ..." or ": that allreduce and ...").
 std::string floor_remainder(const ExposedFloor& f, double comm_s) {
-  if (f.exposed_s <= 1.1 * f.last.alone_s) {
-    return ", little more than that allreduce: the rest is hidden behind backward, and a larger batch hides no more; "
-           "only a shorter last allreduce helps (the what-ifs try smaller buckets and a faster network)";
+  if (f.last.buckets == 1) {
+    return ", all of it that one " + f.last.operation +
+           " of every gradient: nothing overlaps backward, and a larger batch hides none of it; only a shorter " +
+           f.last.operation + " helps";
   }
-  return ": that allreduce and " + format_seconds(f.exposed_s - f.last.alone_s) +
-         " of earlier buckets' allreduces that backward did not hide (the allreduces are busy " +
-         format_seconds(comm_s) + " of the step; a larger batch lengthens backward and hides more of them)";
+  if (f.exposed_s <= 1.1 * f.last.alone_s) {
+    return ", little more than that " + f.last.operation +
+           ": the rest is hidden behind backward, and a larger batch hides no more; only a shorter last " +
+           f.last.operation + " helps (smaller buckets, a faster network)";
+  }
+  return ": that " + f.last.operation + " and " + format_seconds(f.exposed_s - f.last.alone_s) + " of " + f.rest +
+         " that compute did not hide (gradient communication is busy " + format_seconds(comm_s) +
+         " of the step; a larger batch lengthens backward and hides more of it)";
 }
 
 std::string setup_text(const Scenario& sc, const std::string& algorithm) {
@@ -123,9 +129,9 @@ std::string explanation_text(const Scenario& sc, const Explanation& e) {
     if (s.efficiency) largest_with_efficiency = s.request.accelerators;
   }
   if (e.below_80) {
-    out << "  Scaling efficiency falls below 80% at " << *e.below_80 << " accelerators";
+    out << "  Scaling efficiency falls below 80% at " << accelerators_text(*e.below_80);
   } else if (largest_with_efficiency > 0) {
-    out << "  Scaling efficiency stays at or above 80% up to " << largest_with_efficiency << " accelerators";
+    out << "  Scaling efficiency stays at or above 80% up to " << accelerators_text(largest_with_efficiency);
   } else {
     out << "  No size fits in memory, so there is no scaling efficiency to report";
   }
@@ -138,13 +144,13 @@ std::string explanation_text(const Scenario& sc, const Explanation& e) {
   if (e.floor) {
     const ExposedFloor& f = *e.floor;
     const double step_s = e.sizes.back().result.step_s();
-    out << "  Exposed communication at " << e.claims_at << " accelerators: " << format_seconds(f.exposed_s) << " ("
-        << percent(f.exposed_s / step_s)
-        << " of the step). It cannot reach 0: " << floor_reason(f, e.algorithm, e.claims_at) << ". The step waits "
-        << format_seconds(f.exposed_s) << floor_remainder(f, e.sizes.back().result.comm_s()) << ".\n";
+    out << "  Exposed communication at " << accelerators_text(e.claims_at) << ": " << format_seconds(f.exposed_s)
+        << " (" << percent(f.exposed_s / step_s) << " of the step). It cannot reach 0: " << floor_reason(f, e.claims_at)
+        << ". The step waits " << format_seconds(f.exposed_s) << floor_remainder(f, e.sizes.back().result.comm_s())
+        << ".\n";
   }
   if (!e.claims.empty()) {
-    out << "  At " << e.claims_at << " accelerators, re-simulated:\n";
+    out << "  At " << accelerators_text(e.claims_at) << ", re-simulated:\n";
     for (const Claim& c : e.claims) {
       out << "    ";
       if (!c.possible) {
@@ -206,6 +212,7 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e) {
                           {"buckets", f.last.buckets},
                           {"last_bucket_bytes", f.last.bucket.bytes},
                           {"last_bucket_layers", {f.first_layer, f.last_layer}},
+                          {"last_bucket_operation", f.last.operation},
                           {"last_bucket_alone_s", f.last.alone_s},
                           {"backend", to_string(f.last.backend)}};
   } else {
@@ -243,7 +250,8 @@ Summary summarise(const ScenarioVariants& variants, const std::vector<Explanatio
         << " samples/s, exposed communication " << format_seconds(r.exposed_comm_s()) << " ("
         << percent(r.exposed_comm_s() / r.step_s()) << " of the step)";
     if (explanations[v].floor)
-      out << ", of which the last bucket's allreduce " << format_seconds(explanations[v].floor->last.alone_s);
+      out << ", of which the last bucket's " << explanations[v].floor->last.operation << " "
+          << format_seconds(explanations[v].floor->last.alone_s);
     out << '\n';
     (r.exposed_comm_s() > 0 ? exposed : hidden).push_back(v);
   }
@@ -268,7 +276,7 @@ Summary summarise(const ScenarioVariants& variants, const std::vector<Explanatio
     const bool all_fit = exposed.size() == explanations.size();
     out << "  Exposed communication stays above 0 in every variant " << (all_fit ? "tried" : "that fits");
     if (e.floor) {
-      why = floor_reason(*e.floor, e.algorithm, at);
+      why = floor_reason(*e.floor, at);
       out << ": " << why << ". With " << variants.variants[least].describe() << " the step still waits "
           << format_seconds(e.floor->exposed_s) << floor_remainder(*e.floor, e.sizes.back().result.comm_s());
     }

@@ -88,13 +88,15 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
   std::vector<WhatIf> out;
   // what-ifs that leave each accelerator's memory as it is
   auto same = [&](const std::string& what) { return WhatIf{what, setup, cluster, as_is, "", false}; };
+  // with one replica there is no gradient allreduce, and with one accelerator no network, to change
+  const int replicas = as_is.layout ? as_is.layout->data : as_is.accelerators;
   for (const char* other : {"hierarchical", "ring"}) {
-    if (algorithm == other) continue;
+    if (algorithm == other || replicas < 2) continue;
     WhatIf w = same(std::string(other) + " allreduce instead of " + algorithm);
     w.request.algorithm = other;
     out.push_back(w);
   }
-  {
+  if (as_is.accelerators > 1) {
     WhatIf w = same("doubling NIC and fabric bandwidth");
     w.cluster.node.nic.bandwidth_Bps *= 2;
     w.cluster.fabric.link.bandwidth_Bps *= 2;
@@ -108,7 +110,7 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
     w.changes_memory = true;
     out.push_back(w);
   }
-  if (setup.framework != FrameworkPreset::none) {
+  if (setup.framework != FrameworkPreset::none && replicas > 1) {
     WhatIf w = same("gradient buckets of " + format_bytes(static_cast<std::uint64_t>(setup.bucket_bytes / 2)) +
                     " instead of " + format_bytes(static_cast<std::uint64_t>(setup.bucket_bytes)));
     w.setup.bucket_bytes /= 2;
@@ -299,6 +301,9 @@ Explanation explain_scenario(const Scenario& sc, const std::string& algorithm, c
     f.first_layer = sc.setup.model.layers[f.last.bucket.first_layer].name;
     f.last_layer = sc.setup.model.layers[f.last.bucket.last_layer].name;
     f.exposed_s = largest.result.exposed_comm_s();
+    f.rest = largest.request.layout && largest.request.layout->sharding == Sharding::zero3
+                 ? "earlier buckets' reduce-scatters and parameter allgathers"
+                 : "earlier buckets' allreduces";
     e.floor = f;
   }
   return e;

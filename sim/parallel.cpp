@@ -405,6 +405,7 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   out.bucket.first_layer += range.first;  // in the whole model's numbering
   out.bucket.last_layer += range.first;
   out.buckets = buckets.size();
+  out.operation = layout.sharding == Sharding::zero3 ? "ring reduce-scatter" : algorithm + " allreduce";
   out.backend = backend;
   const Schedule one = layout.sharding == Sharding::zero3
                            ? ring_reduce_scatter(layout.data, out.bucket.bytes, net.options)

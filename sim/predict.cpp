@@ -229,6 +229,7 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   LastBucket out;
   out.bucket = buckets.back();
   out.buckets = buckets.size();
+  out.operation = algorithm + " allreduce";
   out.backend = backend;
   const Schedule schedule = find_algorithm(algorithm).build(accelerators, out.bucket.bytes, net.options);
   out.alone_s =

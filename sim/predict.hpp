@@ -86,6 +86,7 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
 struct LastBucket {
   GradientBucket bucket;
   std::size_t buckets = 0;  // buckets in the step
+  std::string operation;    // what reduces it, e.g. "ring allreduce" ("ring reduce-scatter" under ZeRO-3)
   double alone_s = 0;
   Backend backend = Backend::simgrid;
 };

@@ -684,6 +684,32 @@ TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulat
              Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 136.6 ms"));
   CHECK_THAT(text.output, Catch::Contains("(against one replica of 16)"));
 
+  // ZeRO-3 where one replica does not fit: efficiency against the smallest size that fits, and the floor is the last
+  // bucket's reduce-scatter
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-explain-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string zero3 = (dir / "zero3.json").string();
+  std::ofstream(zero3) << R"({"scenario": {"name": "z3", "cluster": "dgx-h100", "device": "h100", "model": "gpt2-xl",
+      "batch": {"mode": "weak", "size": 8}, "precision": "mixed", "optimizer": "adam", "accelerators": [1, 8, 16],
+      "algorithms": "ring", "parallel": {"sharding": "zero3"}}})";
+  const Run sharded = run_dtsim("explain " + zero3 + " --json");
+  REQUIRE(sharded.exit_code == 0);
+  const auto z = nlohmann::json::parse(sharded.output);
+  CHECK(z["sizes"][0]["fits"] == false);
+  CHECK(z["sizes"][0]["efficiency"].is_null());
+  CHECK(z["baseline"]["accelerators"] == 8);
+  CHECK(z["baseline"]["one_replica"] == false);
+  CHECK(z["sizes"][1]["efficiency"] == 1.0);
+  CHECK(z["sizes"][2]["efficiency"].get<double>() ==
+        Approx(z["sizes"][2]["samples_per_s"].get<double>() / (2 * z["sizes"][1]["samples_per_s"].get<double>())));
+  CHECK(z["exposed_floor"]["last_bucket_operation"] == "ring reduce-scatter");
+  CHECK(z["exposed_floor"]["last_bucket_alone_s"].get<double>() <=
+        z["sizes"][2]["exposed_comm_s"].get<double>() * (1 + 1e-9));
+  const Run sharded_text = run_dtsim("explain " + zero3);
+  CHECK_THAT(sharded_text.output, Catch::Contains("one replica (1 accelerator) does not fit: memory: needs"));
+  CHECK_THAT(sharded_text.output, Catch::Contains("(against 8, the smallest size that fits)"));
+  std::filesystem::remove_all(dir);
+
   // no size that fits: no efficiency claimed (it used to say "stays at or above 80%"), layouts that fit are offered
   const Run none = run_dtsim("explain " + std::string(DTSIM_SOURCE_DIR) +
                              "/scenarios/training/gpt2-xl-dgx-h100.json --accelerators 8 --batch 16");
