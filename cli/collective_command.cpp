@@ -9,7 +9,9 @@
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "cli/output_flags.hpp"
 #include "reports/collective_report.hpp"
+#include "reports/result_csv.hpp"
 #include "scenarios/units.hpp"
 
 namespace dtsim::cli {
@@ -37,7 +39,7 @@ constexpr auto collective_flags = join_flags(
          "per rank (steps, reductions) and per busy link"},
         {"nodes", "N", "from the file", "--cluster: number of nodes (ranks = nodes x accelerators per node)"},
     }},
-    join_flags(cluster_flags, run_flags));
+    join_flags(join_flags(csv_flags, trace_flags), join_flags(cluster_flags, run_flags)));
 
 constexpr auto verify_flags = join_flags(
     std::array<FlagSpec, 5>{{
@@ -107,9 +109,9 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     throw UsageError("--real-payload: --bytes must be a whole number of 4-byte floats, got " +
                      std::to_string(request.bytes));
   }
-  std::string trace_path;
-  if (flags.has("trace")) {
-    trace_path = flags.get("trace");
+  const bool csv = csv_output(flags);
+  const TraceRequest trace = parse_trace_request(flags);
+  if (!trace.path.empty()) {
     if (settings.backend != "simgrid") throw UsageError("--trace: needs --backend simgrid");
     settings.record = true;
   }
@@ -127,6 +129,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   }
   options.compact = resolved_backend(settings, ranks) == "flow";
   const Schedule schedule = build_schedule(*request.algorithm, ranks, request.bytes, options);
+  check_trace_ranks(trace, schedule.ranks);
   bool verified = false;
   if (flags.has("verify")) {
     const VerifyReport report = verify(schedule.compact() ? expand(schedule) : schedule);
@@ -138,14 +141,17 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   }
   CollectiveRun run = run_schedule(schedule, settings, cluster ? &*cluster : nullptr);
   run.verified = verified;
-  if (!trace_path.empty()) {
-    write_trace_file(trace_path, run.result.trace, schedule.ranks, run.links,
+  if (!trace.path.empty()) {
+    write_trace_file(trace, run.result.trace, schedule.ranks, run.links,
                      run.algorithm + " " + run.collective + ", " + std::to_string(run.ranks) + " ranks, " +
-                         std::to_string(run.bytes) + " B");
+                         std::to_string(run.bytes) + " B",
+                     std::cerr);
   }
 
   if (flags.has("json")) {
     out << collective_json(run).dump() << '\n';
+  } else if (csv) {
+    out << collective_csv(run);
   } else {
     out << collective_text(run);
   }

@@ -3,7 +3,6 @@
 #include <sstream>
 
 #include "reports/format.hpp"
-#include "reports/trace_file.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
@@ -34,6 +33,7 @@ RunSettings parse_run_settings(const Flags& flags) {
   RunSettings settings;
   settings.cost.bandwidth_Bps = flags.parse("bandwidth", [](const std::string& v) { return parse_bandwidth_Bps(v); });
   settings.cost.alpha_s = flags.parse("latency", [](const std::string& v) { return parse_seconds(v); });
+  settings.cost.gap_s = flags.parse("gap", [](const std::string& v) { return parse_seconds(v); });
   settings.cost.reduce_Bps = flags.parse("reduce-rate", [](const std::string& v) { return parse_bandwidth_Bps(v); });
   settings.backend = flags.choice("backend", {"auto", "simgrid", "analytical", "flow"});
   settings.network_model = flags.choice("network-model", {"CM02", "LV08"});
@@ -65,6 +65,7 @@ RunSettings parse_run_settings(const Flags& flags) {
     if (star && !flags.has("latency")) settings.cost.alpha_s = reference.alpha_s;
     if (star && !flags.has("bandwidth")) settings.cost.bandwidth_Bps = reference.bandwidth_Bps;
     if (star && !flags.has("reduce-rate")) settings.cost.reduce_Bps = calibration.reduce_Bps;
+    if (star && !flags.has("gap") && calibration.message_gap_s > 0) settings.cost.gap_s = calibration.message_gap_s;
   }
   if (!flags.accepts("cluster") || !flags.has("cluster")) {
     for (const char* name : {"placement", "order", "nodes"}) {
@@ -72,7 +73,7 @@ RunSettings parse_run_settings(const Flags& flags) {
     }
     return settings;
   }
-  for (const char* name : {"bandwidth", "latency", "reduce-rate"}) {
+  for (const char* name : {"bandwidth", "latency", "gap", "reduce-rate"}) {
     if (flags.has(name)) {
       throw UsageError("--" + std::string(name) +
                        ": not with --cluster (the cluster file gives every link and the "
@@ -88,6 +89,14 @@ RunSettings parse_run_settings(const Flags& flags) {
       flags.choice("placement", {"block", "round-robin"}) == "block" ? Placement::block : Placement::round_robin;
   settings.order = flags.choice("order", {"topology", "rank"}) == "topology" ? RankOrder::topology : RankOrder::rank;
   settings.cost.reduce_Bps = settings.cluster->node.reduce_Bps;
+  // a cluster's accelerators are all ranks: parameter servers can only share them
+  if (!flags.has("ps-placement")) {
+    settings.algorithm.colocated_servers = true;
+  } else if (!settings.algorithm.colocated_servers) {
+    throw UsageError(
+        "--ps-placement: hosts is not possible with --cluster (the cluster has no spare hosts); use "
+        "colocated, the default with --cluster");
+  }
   if (!flags.has("ranks-per-node")) {
     settings.algorithm.ranks_per_node = static_cast<std::uint32_t>(settings.cluster->node.accelerators);
   }
@@ -97,6 +106,17 @@ RunSettings parse_run_settings(const Flags& flags) {
 int parse_nodes(const Flags& flags, const ClusterSpec& cluster) {
   if (!flags.has("nodes")) return cluster.nodes;
   return static_cast<int>(flags.parse("nodes", [](const std::string& v) { return parse_integer(v, 1, 1 << 20); }));
+}
+
+std::string cluster_description(const RunSettings& settings, const std::string& nodes) {
+  const ClusterSpec& spec = *settings.cluster;
+  std::ostringstream line;
+  line << spec.name << ": " << nodes << " nodes x " << spec.node.accelerators << ' ' << spec.node.accelerator << ", "
+       << to_string(spec.node.intra_kind) << ", " << spec.node.nics << " x "
+       << format_bits_per_s(spec.node.nic.bandwidth_Bps) << " NICs, " << to_string(spec.fabric.kind) << ", placement "
+       << (settings.placement == Placement::block ? "block" : "round-robin") << ", order "
+       << (settings.order == RankOrder::topology ? "topology" : "rank");
+  return line.str();
 }
 
 ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes) {
@@ -109,13 +129,7 @@ ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes) {
     throw UsageError("--nodes " + std::to_string(nodes) + ": " + e.what());
   }
   instance.accelerator_of = place_positions(*instance.topology, settings.placement, settings.order);
-  std::ostringstream line;
-  line << spec.name << ": " << nodes << " nodes x " << spec.node.accelerators << ' ' << spec.node.accelerator << ", "
-       << to_string(spec.node.intra_kind) << ", " << spec.node.nics << " x "
-       << format_bits_per_s(spec.node.nic.bandwidth_Bps) << " NICs, " << to_string(spec.fabric.kind) << ", placement "
-       << (settings.placement == Placement::block ? "block" : "round-robin") << ", order "
-       << (settings.order == RankOrder::topology ? "topology" : "rank");
-  instance.description = line.str();
+  instance.description = cluster_description(settings, std::to_string(nodes));
   return instance;
 }
 
@@ -229,15 +243,6 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
                                             static_cast<int>(settings.algorithm.ranks_per_node),
                                             settings.algorithm.inter_algorithm, settings.algorithm.segment_bytes});
   return run;
-}
-
-void write_trace_file(const std::string& path, const RunTrace& trace, int ranks, const std::vector<LinkUsage>& links,
-                      const std::string& title) {
-  try {
-    dtsim::write_trace_file(path, trace, ranks, links, title);
-  } catch (const std::runtime_error& e) {
-    throw UsageError(std::string("--trace: ") + e.what());
-  }
 }
 
 }  // namespace dtsim::cli

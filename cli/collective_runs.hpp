@@ -17,7 +17,9 @@ namespace dtsim::cli {
 // The algorithm-option flags that `collective`, `compare` and `verify` share.
 inline constexpr std::array<FlagSpec, 5> option_flags{{
     {"servers", "S", "1", "ps: number of server shards, 1 to 1000000"},
-    {"ps-placement", "WHERE", "hosts", "ps: servers on hosts of their own (hosts) or on the first S ranks (colocated)"},
+    {"ps-placement", "WHERE", "hosts",
+     "ps: servers on hosts of their own (hosts) or on the first S ranks (colocated); with --cluster only colocated, "
+     "which is then the default (the cluster has no spare hosts)"},
     {"ranks-per-node", "G", "1", "hierarchical: ranks per node, dividing the rank count"},
     {"inter", "NAME", "ring",
      "hierarchical: the allreduce across nodes (ring, tree, pipelined-tree, dbtree, butterfly, rabenseifner, direct)"},
@@ -28,7 +30,7 @@ inline constexpr std::array<FlagSpec, 5> option_flags{{
 inline constexpr std::array<FlagSpec, 3> cluster_flags{{
     {"cluster", "FILE", "",
      "a cluster file (e.g. scenarios/clusters/dgx-a100.json): ranks are its accelerators and messages take its "
-     "routes; replaces --bandwidth, --latency and --reduce-rate"},
+     "routes; replaces --bandwidth, --latency, --gap and --reduce-rate"},
     {"placement", "HOW", "block",
      "--cluster: ranks fill nodes one by one (block) or go to the nodes in turn "
      "(round-robin)"},
@@ -39,9 +41,12 @@ inline constexpr std::array<FlagSpec, 3> cluster_flags{{
 
 // The network and backend flags of `collective` and `compare`, then the option flags.
 inline constexpr auto run_flags =
-    join_flags(std::array<FlagSpec, 7>{{
+    join_flags(std::array<FlagSpec, 8>{{
                    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
                    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
+                   {"gap", "TIME", "0.3us",
+                    "per-message gap (LogGP's g): each further send of a rank's step is posted this much later; "
+                    "0.3us is MPI over InfiniBand, about 2us over kernel TCP, 0 turns it off (docs/clusters.md)"},
                    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
                    {"backend", "NAME", "auto",
                     "simgrid (SimGrid's network, links shared max-min), flow (the same CM02 model as flows, without "
@@ -88,6 +93,8 @@ struct ClusterInstance {
   std::vector<int> accelerator_of;
   std::string description;  // one line for reports
 };
+// One line describing settings.cluster with `nodes` nodes (e.g. "2" or "2, 8"), its placement and order.
+std::string cluster_description(const RunSettings& settings, const std::string& nodes);
 // Builds settings.cluster with `nodes` nodes; a cluster that cannot be built is a UsageError naming --nodes.
 ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes);
 // --nodes N (collective) or the cluster file's node count.
@@ -106,10 +113,5 @@ Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t
 // Times the schedule on the chosen backend (on `cluster` when given) and fills in everything a report needs.
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings,
                            const ClusterInstance* cluster = nullptr);
-
-// --trace FILE: writes the timeline (reports/trace_file.hpp); a file that cannot be written is a UsageError naming
-// --trace.
-void write_trace_file(const std::string& path, const RunTrace& trace, int ranks, const std::vector<LinkUsage>& links,
-                      const std::string& title);
 
 }  // namespace dtsim::cli

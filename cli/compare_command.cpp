@@ -1,4 +1,5 @@
 // `dtsim compare`: every chosen algorithm over ranks x bytes, the winner of each row, and where winners change.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -10,9 +11,12 @@
 
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_flags.hpp"
 #include "cli/sweep.hpp"
+#include "reports/csv_table.hpp"
 #include "reports/format.hpp"
 #include "reports/progress.hpp"
+#include "reports/result_csv.hpp"
 #include "scenarios/units.hpp"
 
 namespace dtsim::cli {
@@ -31,7 +35,7 @@ constexpr auto compare_flags = join_flags(
          "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already "
          "there (also under mpirun -n K, which splits the configurations over K processes)"},
     }},
-    join_flags(cluster_flags, run_flags));
+    join_flags(csv_flags, join_flags(cluster_flags, run_flags)));
 
 std::string cell(const CollectiveRun& run) {
   std::ostringstream out;
@@ -67,23 +71,24 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     return parse_list<std::uint64_t>(
         v, [](const std::string& one) { return parse_bytes(one); }, 10.0);
   });
+  const bool csv = csv_output(flags);
   RunSettings settings = parse_run_settings(flags);
   settings.auto_record = false;           // a sweep: no link lists
   std::vector<ClusterInstance> clusters;  // one per rank count with --cluster
+  std::vector<int> nodes;                 // of each cluster
   if (settings.cluster) {
     if (flags.has("ranks")) {
       throw UsageError("--ranks: not with --cluster (the ranks are the cluster's accelerators; use --nodes)");
     }
-    const std::vector<int> nodes =
-        flags.has("nodes")
-            ? flags.parse("nodes",
-                          [](const std::string& v) {
-                            return parse_list<int>(
-                                v,
-                                [](const std::string& one) { return static_cast<int>(parse_integer(one, 1, 1 << 20)); },
-                                2.0);
-                          })
-            : std::vector<int>{settings.cluster->nodes};
+    nodes = flags.has("nodes")
+                ? flags.parse(
+                      "nodes",
+                      [](const std::string& v) {
+                        return parse_list<int>(
+                            v, [](const std::string& one) { return static_cast<int>(parse_integer(one, 1, 1 << 20)); },
+                            2.0);
+                      })
+                : std::vector<int>{settings.cluster->nodes};
     ranks.clear();
     for (int n : nodes) {
       clusters.push_back(instantiate_cluster(settings, n));
@@ -130,16 +135,50 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     out << all.dump() << '\n';
     return 0;
   }
+  if (csv) {  // one row per (ranks, bytes, algorithm), in the order of the JSON array
+    std::vector<std::string> columns;
+    if (!clusters.empty()) columns.emplace_back("nodes");
+    for (std::string& c : collective_csv_columns())
+      columns.push_back(std::move(c));
+    columns.emplace_back("fastest");
+    CsvTable table(std::move(columns));
+    for (std::size_t p = 0; p < ranks.size(); ++p) {
+      for (std::size_t b = 0; b < sizes.size(); ++b) {
+        const std::size_t best = winner(p, b);
+        for (std::size_t a = 0; a < chosen.size(); ++a) {
+          std::vector<std::string> cells;
+          if (!clusters.empty()) cells.push_back(csv_integer(nodes[p]));
+          for (std::string& c : collective_csv_cells(at(p, b, a)))
+            cells.push_back(std::move(c));
+          cells.push_back(csv_bool(a == best));
+          table.add_row(std::move(cells));
+        }
+      }
+    }
+    out << table.str();
+    return 0;
+  }
 
   if (clusters.empty()) {
     out << "allreduce on a star: " << format_bits_per_s(settings.cost.bandwidth_Bps) << " per host, latency "
-        << format_seconds(settings.cost.alpha_s) << ", reduce " << format_rate_Bps(settings.cost.reduce_Bps);
-  } else {
-    out << "allreduce on cluster " << clusters.front().description;
+        << format_seconds(settings.cost.alpha_s) << ", gap " << format_seconds(settings.cost.gap_s)
+        << " a message, reduce " << format_rate_Bps(settings.cost.reduce_Bps);
+  } else {  // each row's node count is in its own column
+    std::string node_list;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      node_list += (i == 0 ? "" : ", ") + std::to_string(nodes[i]);
+    out << "allreduce on cluster " << cluster_description(settings, node_list);
   }
   out << ", backend " << settings.backend;
   if (settings.backend == "auto") out << " (simgrid up to " << auto_flow_above_ranks << " ranks, flow above)";
   if (settings.backend == "simgrid") out << " (" << settings.network_model << ")";
+  if (std::any_of(chosen.begin(), chosen.end(), [](const AlgorithmInfo* a) { return a->name == "ps"; })) {
+    const std::uint32_t servers = settings.algorithm.servers;
+    out << "\nps: " << servers << (servers == 1 ? " server" : " servers")
+        << (settings.algorithm.colocated_servers ? " on the first ranks (colocated)" : " on hosts of their own")
+        << (settings.cluster && !flags.has("ps-placement") ? ", the default with --cluster" : "")
+        << " (--servers, --ps-placement)";
+  }
   out << "\ncells: time (bus bandwidth); * the fastest\n";
   if (settings.backend == "analytical") {
     out << "analytical backend: no link sharing, so algorithms that send many messages at once (direct) look faster\n"
@@ -147,12 +186,15 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   }
   out << '\n';
   constexpr int width = 26;
-  out << std::left << std::setw(7) << "ranks" << std::setw(10) << "bytes";
+  out << std::left;
+  if (!clusters.empty()) out << std::setw(7) << "nodes";
+  out << std::setw(7) << "ranks" << std::setw(10) << "bytes";
   for (const AlgorithmInfo* algorithm : chosen)
     out << std::setw(width) << algorithm->name;
   out << '\n';
   for (std::size_t p = 0; p < ranks.size(); ++p) {
     for (std::size_t b = 0; b < sizes.size(); ++b) {
+      if (!clusters.empty()) out << std::setw(7) << nodes[p];
       out << std::setw(7) << ranks[p] << std::setw(10) << format_bytes(sizes[b]);
       const std::size_t best = winner(p, b);
       for (std::size_t a = 0; a < chosen.size(); ++a) {
@@ -163,7 +205,9 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   }
   out << "\ncrossovers\n";
   for (std::size_t p = 0; p < ranks.size(); ++p) {
-    out << "  " << ranks[p] << " ranks: ";
+    out << "  ";
+    if (!clusters.empty()) out << nodes[p] << " nodes, ";
+    out << ranks[p] << " ranks: ";
     bool any = false;
     for (std::size_t b = 0; b + 1 < sizes.size(); ++b) {
       const std::size_t from = winner(p, b), to = winner(p, b + 1);

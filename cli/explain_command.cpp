@@ -86,7 +86,7 @@ std::string setup_text(const Scenario& sc, const std::string& algorithm) {
   std::string text = "explain " + sc.name + ": " + s.model.name + " on " + sc.cluster.name + " (" + s.device.name +
                      ", " + to_string(s.compute.precision) + "), " + algorithm + " allreduce, " + to_string(s.scaling) +
                      " scaling, batch " + std::to_string(s.batch);
-  if (s.scaling == ScalingMode::weak) text += sc.parallel ? " per replica" : " per accelerator";
+  if (s.scaling == ScalingMode::weak) text += " per accelerator";
   if (sc.parallel) {
     const ParallelSpec& p = *sc.parallel;
     text += "; layout " + std::to_string(p.tensor) + "t x " + std::to_string(p.pipeline) + "p";

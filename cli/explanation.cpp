@@ -50,7 +50,8 @@ int largest_divisor_up_to(int n, int most) {
 }
 
 // The configuration with the layout `to` in place of the one it has (plain data parallelism is D x 1 x 1), at the
-// same size and the same global batch (weak scaling: the per-replica batch becomes global / D'), micro-batches kept
+// same size and the same global batch (weak scaling: the batch per accelerator, and so the global batch, stays; a
+// replica of T' x P' accelerators takes its share), micro-batches kept
 // where they still divide the replica's batch (a new pipeline gets 4 per stage where the batch allows, as --search).
 WhatIf layout_change(const std::string& what, const TrainingSetup& setup, const ClusterSpec& cluster,
                      const StepRequest& as_is, int global_batch, ParallelLayout to) {
@@ -67,7 +68,6 @@ WhatIf layout_change(const std::string& what, const TrainingSetup& setup, const 
                 std::to_string(to.data) + " replicas";
     return w;
   }
-  if (setup.scaling == ScalingMode::weak) w.setup.batch = global_batch / to.data;
   const int replica = global_batch / to.data;
   const int before = as_is.layout ? as_is.layout->pipeline : 1;
   if (to.pipeline > 1 && to.pipeline != before && to.micro_batches < to.pipeline) {
@@ -104,8 +104,8 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
     out.push_back(w);
   }
   if (setup.scaling == ScalingMode::weak) {
-    WhatIf w = same(std::string(as_is.layout ? "per-replica" : "per-accelerator") + " batch " +
-                    std::to_string(2 * setup.batch) + " instead of " + std::to_string(setup.batch));
+    WhatIf w =
+        same("per-accelerator batch " + std::to_string(2 * setup.batch) + " instead of " + std::to_string(setup.batch));
     w.setup.batch *= 2;
     w.changes_memory = true;
     out.push_back(w);

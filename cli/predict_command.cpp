@@ -8,10 +8,13 @@
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "cli/output_flags.hpp"
 #include "cli/scenario_overrides.hpp"
 #include "cli/sweep.hpp"
+#include "reports/csv_table.hpp"
 #include "reports/predict_report.hpp"
 #include "reports/progress.hpp"
+#include "reports/result_csv.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
@@ -38,12 +41,16 @@ constexpr std::array<FlagSpec, 7> predict_own_flags{{
     {"json", "", "", "print one JSON object with a results list instead of the table"},
     {"search", "", "",
      "model parallelism: at each accelerator count try every data x tensor x pipeline layout (with the least ZeRO "
-     "sharding that fits in memory) and list them by samples per second, best first"},
+     "sharding that fits in memory) and rank them by time per sample, fastest first (weak scaling: every layout "
+     "trains batch x accelerators samples per step)"},
     {"trace", "FILE", "",
      "write the timeline of the largest configuration (first algorithm) as Chrome trace-event JSON (Perfetto, "
      "chrome://tracing): per rank its forward, backward, optimizer and allreduce intervals, per busy link its use"},
 }};
 constexpr auto predict_flags = join_flags(predict_own_flags, scenario_override_flags);
+
+// The flags above and the output flags every command shares.
+constexpr auto predict_all_flags = join_flags(predict_flags, join_flags(csv_flags, trace_flags));
 
 // Above this many accelerators the largest configuration is recorded (for its busiest links) only with --trace.
 constexpr int record_accelerators_limit = 1024;
@@ -56,8 +63,8 @@ double traced_run_s(const StepTrace& traced) {
 }
 
 // Scenarios with "parallel" (or --search): one layout per accelerator count, or every layout that fits.
-std::vector<ParallelPrediction> predict_layouts(const Scenario& scenario, const Flags& flags,
-                                                const std::string& where) {
+std::vector<ParallelPrediction> predict_layouts(const Scenario& scenario, const Flags& flags, const std::string& where,
+                                                const TraceRequest& trace) {
   const bool search = flags.has("search") || (scenario.parallel && scenario.parallel->search);
   const ParallelSpec spec = scenario.parallel.value_or(ParallelSpec{});
   const std::string& algorithm = scenario.algorithms.front();
@@ -93,11 +100,11 @@ std::vector<ParallelPrediction> predict_layouts(const Scenario& scenario, const 
       throw UsageError(where + ": " + std::to_string(a) + " accelerators, " + layout.describe() + ": " + e.what());
     }
   }
-  if (search) {  // per accelerator count, the most samples per second first (weak scaling: the batch grows with d)
+  if (search) {  // per accelerator count, the least time per sample first (every layout has the same global batch)
     std::stable_sort(results.begin(), results.end(), [](const ParallelPrediction& x, const ParallelPrediction& y) {
       if (x.accelerators != y.accelerators) return x.accelerators < y.accelerators;
       if (x.fits != y.fits) return x.fits;
-      return x.samples_per_s > y.samples_per_s;
+      return x.step_s / x.global_batch < y.step_s / y.global_batch;
     });
   }
   if (flags.has("trace")) {
@@ -107,8 +114,11 @@ std::vector<ParallelPrediction> predict_layouts(const Scenario& scenario, const 
       throw UsageError("--trace: the last layout, " + todo.back().second.describe() + ", does not fit in memory");
     }
     const ParallelPrediction& last = *traced;
-    write_trace_file(flags.get("trace"), last.pipeline_trace, last.layout.pipeline, {},
-                     scenario.name + ", " + last.layout.describe() + " (one replica's pipeline, a track per stage)");
+    TraceRequest stages = trace;  // a pipeline's stages differ by position: all of them unless chosen
+    if (!flags.has("trace-ranks")) stages.all_ranks = true;
+    write_trace_file(stages, last.pipeline_trace, last.layout.pipeline, {},
+                     scenario.name + ", " + last.layout.describe() + " (one replica's pipeline, a track per stage)",
+                     std::cerr);
   }
   return results;
 }
@@ -137,6 +147,26 @@ void print_variants(const ScenarioVariants& variants, const std::vector<std::str
   if (json) out << nlohmann::json{{"variants", all}}.dump() << '\n';
 }
 
+// --csv prints one table for every variant: with several, the flags given several values (model, device, precision,
+// batch) lead the columns and each row holds its variant's values.
+std::vector<std::string> csv_columns(const ScenarioVariants& variants, std::vector<std::string> columns) {
+  if (!variants.several()) return columns;
+  std::vector<std::string> all;
+  for (const auto& [flag, value] : variants.variants.front().values)
+    all.push_back(flag);
+  all.insert(all.end(), columns.begin(), columns.end());
+  return all;
+}
+
+std::vector<std::string> csv_row(const ScenarioVariants& variants, std::size_t v, std::vector<std::string> cells) {
+  if (!variants.several()) return cells;
+  std::vector<std::string> row;
+  for (const auto& [flag, value] : variants.variants[v].values)
+    row.push_back(csv_text(value));
+  row.insert(row.end(), cells.begin(), cells.end());
+  return row;
+}
+
 }  // namespace
 
 const char* predict_usage() {
@@ -148,7 +178,7 @@ const char* predict_usage() {
           "algorithm, the step time, samples/s, speedup and efficiency over one accelerator, the breakdown and\n"
           "the bottleneck. Without SCENARIO: ") +
       default_scenario + " (ResNet-50 on 4x V100 NVLink nodes, 100 Gb/s EDR, 1 to 64 GPUs).\n\n" +
-      flags_help(predict_flags);
+      flags_help(predict_all_flags);
   return text.c_str();
 }
 
@@ -164,7 +194,9 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     path = args[0];
     args = args.subspan(1);
   }
-  const Flags flags(predict_flags, args);
+  const Flags flags(predict_all_flags, args);
+  const bool csv = csv_output(flags);
+  const TraceRequest trace = parse_trace_request(flags);
   Scenario scenario;
   try {
     scenario = load_scenario_file(path, DTSIM_DATA_DIR);
@@ -203,15 +235,25 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
 
   if (scenario.parallel || flags.has("search")) {
     if (flags.has("resume")) throw UsageError("--resume: not with --search or a scenario with \"parallel\"");
-    for (const Scenario& sc : scenarios) {
-      const std::vector<ParallelPrediction> results = predict_layouts(sc, flags, where);
+    const bool search = flags.has("search") || (scenario.parallel && scenario.parallel->search);
+    CsvTable table(csv_columns(variants, parallel_csv_columns()));
+    for (std::size_t v = 0; v < scenarios.size(); ++v) {
+      const Scenario& sc = scenarios[v];
+      const std::vector<ParallelPrediction> results = predict_layouts(sc, flags, where, trace);
       if (flags.has("json")) {
         docs.push_back(parallel_json(sc, results));
+      } else if (csv) {
+        for (const ParallelPrediction& p : results)
+          table.add_row(csv_row(variants, v, parallel_csv_cells(p)));
       } else {
-        texts.push_back(parallel_text(sc, results));
+        texts.push_back(parallel_text(sc, results, search));
       }
     }
-    print_variants(variants, texts, docs, flags.has("json"), out);
+    if (csv) {
+      out << table.str();
+    } else {
+      print_variants(variants, texts, docs, flags.has("json"), out);
+    }
     return 0;
   }
 
@@ -227,6 +269,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   }
   const std::vector<int>& sizes = scenarios.front().accelerators;  // every variant predicts the same sizes
   const int largest = *std::max_element(sizes.begin(), sizes.end());
+  check_trace_ranks(trace, largest);
   // the largest configuration is recorded when traced (on SimGrid whatever the backend), or when SimGrid runs it
   const bool record =
       largest > 1 &&
@@ -283,6 +326,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       describe);
   if (!sweep.is_root()) return 0;  // rank 0 of an MPI job reports
   std::size_t next = 0;
+  CsvTable table(csv_columns(variants, predict_csv_columns()));
   for (std::size_t v = 0; v < scenarios.size(); ++v) {
     const Scenario& sc = scenarios[v];
     const Prediction baseline = predict_step(sc.setup, sc.cluster, 1, algorithms.front());
@@ -312,7 +356,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     if (flags.has("trace")) {
       if (!traced_ran)
         throw UsageError("--trace: the largest configuration, " + traced_what + ", does not fit in memory");
-      write_trace_file(flags.get("trace"), traced[v].run, largest, traced[v].links, sc.name + ", " + traced_what);
+      write_trace_file(trace, traced[v].run, largest, traced[v].links, sc.name + ", " + traced_what, std::cerr);
     }
     if (flags.has("json")) {
       nlohmann::json doc = predict_json(sc, results);
@@ -321,6 +365,9 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
             {"accelerators", largest}, {"algorithm", algorithms.front()}, {"busiest", links_json(traced[v].links, 20)}};
       }
       docs.push_back(std::move(doc));
+    } else if (csv) {
+      for (const Prediction& p : results)
+        table.add_row(csv_row(variants, v, predict_csv_cells(p)));
     } else {
       std::string text = predict_text(sc, results);
       if (traced_ran) {
@@ -330,7 +377,11 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       texts.push_back(std::move(text));
     }
   }
-  print_variants(variants, texts, docs, flags.has("json"), out);
+  if (csv) {
+    out << table.str();
+  } else {
+    print_variants(variants, texts, docs, flags.has("json"), out);
+  }
   return 0;
 }
 

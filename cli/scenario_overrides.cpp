@@ -8,6 +8,7 @@
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
+#include "sim/parallel.hpp"
 
 namespace dtsim::cli {
 namespace {
@@ -76,7 +77,6 @@ void check_variant(const Scenario& v, const Flags& flags, bool search, const std
                      v.setup.model.name + " has " + std::to_string(v.setup.model.layers.size()) +
                      " layers, fewer than scenario.parallel.pipeline = " + std::to_string(spec.pipeline) + " stages");
   }
-  const int batch = v.setup.batch;
   for (int a : v.accelerators) {
     ParallelLayout layout;
     try {
@@ -84,13 +84,11 @@ void check_variant(const Scenario& v, const Flags& flags, bool search, const std
     } catch (const std::invalid_argument& e) {
       throw UsageError(where + ": " + e.what());
     }
-    int replica = batch;
-    if (v.setup.scaling == ScalingMode::strong) {
-      if (batch % layout.data != 0) {
-        throw UsageError(batch_where + ": a global batch of " + std::to_string(batch) + " does not split evenly over " +
-                         std::to_string(layout.data) + " replicas (" + std::to_string(a) + " accelerators)");
-      }
-      replica = batch / layout.data;
+    int replica = 0;  // weak scaling: batch x tensor x pipeline; strong: the global batch over the replicas
+    try {
+      replica = replica_batch(v.setup, layout);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(batch_where + ": " + e.what() + " (" + std::to_string(a) + " accelerators)");
     }
     if (replica % spec.micro_batches != 0) {
       throw UsageError(batch_where + ": a replica's batch of " + std::to_string(replica) + " does not split into " +

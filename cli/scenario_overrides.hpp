@@ -21,7 +21,7 @@ constexpr std::array<FlagSpec, 7> scenario_override_flags{{
      "node counts (accelerators = nodes x accelerators per node of the cluster), e.g. 1,2,...,16; not with "
      "--accelerators"},
     {"batch", "LIST", "from the scenario",
-     "batch sizes, replacing scenario.batch.size (weak scaling: per accelerator, per replica with \"parallel\"; "
+     "batch sizes, replacing scenario.batch.size (weak scaling: per accelerator, also with \"parallel\"; "
      "strong: the global batch); a list runs the scenario once per size, e.g. 16,32,64 or 16,...,256"},
     {"model", "LIST", "from the scenario",
      "models, replacing the scenario's: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large, gpt2-xl; "

@@ -6,6 +6,7 @@
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "cli/output_flags.hpp"
 #include "reports/output_file.hpp"
 #include "reports/train_report.hpp"
 #include "scenarios/idx_reader.hpp"
@@ -16,13 +17,15 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 3> train_flags{{
-    {"json", "", "", "print one JSON object instead of the table"},
-    {"csv", "FILE", "", "also write the evaluation points as CSV (epoch,time_s,train_loss,test_accuracy)"},
-    {"trace", "FILE", "",
-     "write the run's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing): per worker its gradient "
-     "and allreduce (or push and pull) intervals, per busy link its use"},
-}};
+constexpr auto train_flags = join_flags(
+    std::array<FlagSpec, 3>{{
+        {"json", "", "", "print one JSON object instead of the table"},
+        {"csv", "FILE", "", "also write the evaluation points as CSV (epoch,time_s,train_loss,test_accuracy)"},
+        {"trace", "FILE", "",
+         "write the run's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing): per worker its gradient "
+         "and allreduce (or push and pull) intervals, per busy link its use"},
+    }},
+    trace_flags);
 
 }  // namespace
 
@@ -51,6 +54,7 @@ int train_command(std::span<char* const> args, std::ostream& out) {
   }
   const std::string path = args[0];
   const Flags flags(train_flags, args.subspan(1));
+  const TraceRequest trace = parse_trace_request(flags);
   TrainScenario scenario;
   Dataset train;
   Dataset test;
@@ -76,14 +80,14 @@ int train_command(std::span<char* const> args, std::ostream& out) {
       throw UsageError("--csv: " + std::string(e.what()));
     }
   }
-  if (flags.has("trace")) {
+  if (!trace.path.empty()) {
     const TrainConfig& c = scenario.config;
     const int ranks = c.workers + (c.mode == TrainMode::allreduce ? 0 : 1);  // + the parameter server
     double run_s = 0;
     for (const SpanRecord& span : report.trace.spans)
       run_s = std::max(run_s, span.end_s);
     const std::vector<LinkUsage> links = star_link_usage(report.trace, ranks, c.network.bandwidth_Bps, run_s);
-    write_trace_file(flags.get("trace"), report.trace, ranks, links, scenario.name);
+    write_trace_file(trace, report.trace, ranks, links, scenario.name, std::cerr);
   }
   if (flags.has("json")) {
     out << train_json(scenario, report).dump() << '\n';

@@ -105,16 +105,26 @@ double rabenseifner_allreduce_seconds(int ranks, std::uint64_t bytes, const Alph
          fold_seconds(ranks, n, cost);
 }
 
+namespace {
+// A step that moves its messages in `transfer_s` while its rank injects or takes in `messages` of them, one gap each
+// after the first (StepGaps).
+double with_gaps(double transfer_s, double messages, const AlphaBetaGamma& cost) {
+  return std::max(transfer_s, (messages - 1.0) * cost.gap_s);
+}
+}  // namespace
+
 double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
   if (ranks <= 1 || bytes == 0) return 0.0;
   const double chunk = static_cast<double>(bytes) / ranks;
-  return 2.0 * (cost.alpha_s + chunk / cost.bandwidth_Bps) + (ranks - 1.0) * chunk / cost.reduce_Bps;
+  return 2.0 * with_gaps(cost.alpha_s + chunk / cost.bandwidth_Bps, ranks - 1.0, cost) +
+         (ranks - 1.0) * chunk / cost.reduce_Bps;
 }
 
 double direct_allreduce_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
   if (ranks <= 1 || bytes == 0) return 0.0;
   const double chunk = static_cast<double>(bytes) / ranks;
-  return 2.0 * (cost.alpha_s + (ranks - 1.0) * chunk / cost.bandwidth_Bps) + (ranks - 1.0) * chunk / cost.reduce_Bps;
+  return 2.0 * with_gaps(cost.alpha_s + (ranks - 1.0) * chunk / cost.bandwidth_Bps, ranks - 1.0, cost) +
+         (ranks - 1.0) * chunk / cost.reduce_Bps;
 }
 
 double parameter_server_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost, std::uint32_t servers,
@@ -122,7 +132,9 @@ double parameter_server_seconds(int ranks, std::uint64_t bytes, const AlphaBetaG
   if (bytes == 0 || (colocated && ranks <= 1)) return 0.0;
   const double shard = static_cast<double>(bytes) / servers;
   const double workers = colocated ? ranks - 1.0 : ranks;
-  return 2.0 * (cost.alpha_s + shard / cost.bandwidth_Bps) + workers * shard / cost.reduce_Bps;
+  // a server takes in (and sends) one message per worker, a worker one per server
+  const double messages = std::max(workers, static_cast<double>(servers));
+  return 2.0 * with_gaps(cost.alpha_s + shard / cost.bandwidth_Bps, messages, cost) + workers * shard / cost.reduce_Bps;
 }
 
 double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
@@ -132,7 +144,9 @@ double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, cons
   const double workers = colocated ? ranks - 1.0 : ranks;
   // a server link carries W shards, a worker link S of them (co-located: W >= S - 1 always)
   const double busiest = colocated ? workers : std::max(workers, static_cast<double>(servers));
-  return 2.0 * (cost.alpha_s + busiest * shard / cost.bandwidth_Bps) + workers * shard / cost.reduce_Bps;
+  const double messages = std::max(workers, static_cast<double>(servers));
+  return 2.0 * with_gaps(cost.alpha_s + busiest * shard / cost.bandwidth_Bps, messages, cost) +
+         workers * shard / cost.reduce_Bps;
 }
 
 double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,

@@ -1,7 +1,15 @@
 // The alpha-beta-gamma cost model (Hockney; Thakur, Rabenseifner and Gropp 2005): sending m bytes between two hosts
-// takes alpha + m / bandwidth, reducing m bytes takes m / reduce rate.
+// takes alpha + m / bandwidth, reducing m bytes takes m / reduce rate; with LogGP's per-message gap g (Alexandrov et
+// al. 1995) on top: a rank's network interface injects one message every g and takes one in every g, so a step that
+// sends n messages and receives m keeps its rank busy for at least max(n - 1, m - 1) g, alongside its transfers and
+// computes (with gaps that differ by route: the sum of the sends' gaps but the largest, and likewise for the
+// receives). alpha is the time of a lone message, its per-message overheads at both ends included (what a ping-pong
+// measures); g is what each further message of a step adds (what a message-rate test measures). The messages
+// themselves move as they would without it. Every executor applies it this way, as a timer of the step
+// (step_gap_seconds below).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -11,9 +19,32 @@ struct AlphaBetaGamma {
   double alpha_s = 1e-6;            // one-way latency between two hosts
   double bandwidth_Bps = 10e9 / 8;  // each host's link bandwidth, bytes per second
   double reduce_Bps = 10e9;         // local reduction throughput, bytes per second
+  double gap_s = 0.0;               // per-message gap g (LogGP): see above
 
   double transfer_seconds(std::uint64_t bytes) const { return alpha_s + static_cast<double>(bytes) / bandwidth_Bps; }
   double reduce_seconds(std::uint64_t bytes) const { return static_cast<double>(bytes) / reduce_Bps; }
+};
+
+// The per-message gaps of one step on one rank: add() each send's and each receive's gap (its route's), then
+// seconds() is how long the step keeps the rank busy: the larger of the two sides' sums, each without its largest.
+class StepGaps {
+public:
+  void add_send(double gap_s) { send_.add(gap_s); }
+  void add_recv(double gap_s) { recv_.add(gap_s); }
+  double seconds() const { return std::max(send_.beyond_largest(), recv_.beyond_largest()); }
+
+private:
+  struct Side {
+    double sum = 0;
+    double largest = 0;
+    void add(double gap_s) {
+      sum += gap_s;
+      largest = std::max(largest, gap_s);
+    }
+    double beyond_largest() const { return sum - largest; }
+  };
+  Side send_;
+  Side recv_;
 };
 
 // The algorithm options a closed form depends on (the same meaning as algorithms/options.hpp).
@@ -66,7 +97,10 @@ double pipelined_tree_shared_link_seconds(int ranks, std::uint64_t bytes, const 
 double double_binary_tree_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                               std::uint64_t segment_bytes);
 
-// Direct allreduce without contention: 2 (alpha + n/P beta) + (P-1) n/P gamma.
+// The closed forms charge per-message gaps where a step moves several messages: direct and the parameter server
+// (each phase max(its transfer, (messages - 1) g)); the others move one message per rank and step, except the
+// pipelined trees' inner nodes and hierarchical's inner algorithm (documented as not covered: g = 0 there).
+// Direct allreduce without contention: 2 max(alpha + n/P beta, (P-2) g) + (P-1) n/P gamma.
 double direct_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
 // Direct allreduce where each host's single link carries its P-1 concurrent messages (max-min shared):
 // 2 (alpha + (P-1) n/P beta) + (P-1) n/P gamma.

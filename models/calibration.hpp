@@ -30,6 +30,7 @@ struct Calibration {
   double memory_bytes = 0;  // its main memory (0: not recorded)
   std::string date;
   std::vector<NetworkRange> network;  // ascending min_bytes; empty when the network was not measured
+  double message_gap_s = 0;           // per-message gap g from the message-rate test (0: not measured)
   double gemm_flops_per_s = 0;        // the best GEMM rate measured
   double memory_Bps = 0;              // STREAM-like triad
   double reduce_Bps = 0;              // summing float arrays, bytes of the reduced buffer per second

@@ -12,6 +12,10 @@ namespace dtsim {
 struct LinkSpec {
   double bandwidth_Bps = 0.0;  // per direction (links are full duplex)
   double latency_s = 0.0;
+  // Per-message gap (LogGP's g): the time a sender spends on each message it injects through this link, so that
+  // one rank's sends of a step leave one after another (models/alpha_beta.hpp, AlphaBetaGamma::gap_s). A route's gap
+  // is the largest of its links'; switch-to-switch links have none.
+  double message_gap_s = 0.0;
 };
 
 enum class IntraKind : std::uint8_t {

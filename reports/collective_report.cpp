@@ -25,7 +25,8 @@ std::string collective_text(const CollectiveRun& run) {
   out << ", " << format_bytes(run.bytes) << " (" << run.bytes << " B)\n";
   if (run.cluster.empty()) {
     out << "  network    star, " << format_bits_per_s(run.cost.bandwidth_Bps) << " per host, latency "
-        << format_seconds(run.cost.alpha_s) << ", reduce " << format_rate_Bps(run.cost.reduce_Bps) << '\n';
+        << format_seconds(run.cost.alpha_s) << ", gap " << format_seconds(run.cost.gap_s) << " a message, reduce "
+        << format_rate_Bps(run.cost.reduce_Bps) << '\n';
   } else {
     out << "  cluster    " << run.cluster << '\n';
   }
@@ -110,6 +111,7 @@ nlohmann::json collective_json(const CollectiveRun& run) {
   }
   if (run.cluster.empty()) {
     j["alpha_s"] = run.cost.alpha_s;
+    j["gap_s"] = run.cost.gap_s;
     j["bandwidth_Bps"] = run.cost.bandwidth_Bps;
   } else {
     j["cluster"] = run.cluster;

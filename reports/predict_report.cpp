@@ -1,6 +1,7 @@
 #include "reports/predict_report.hpp"
 #include <algorithm>
 
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -16,8 +17,7 @@ std::string fixed(double v, int digits) {
   return text;
 }
 
-// `per_replica`: a weak-scaling batch is per data-parallel replica (layouts), not per accelerator.
-std::string setup_line(const Scenario& sc, bool per_replica = false) {
+std::string setup_line(const Scenario& sc) {
   const TrainingSetup& s = sc.setup;
   std::ostringstream out;
   out << s.model.name << " (" << fixed(s.model.params() / 1e6, 1) << "M parameters) on " << sc.cluster.name << " ("
@@ -25,8 +25,7 @@ std::string setup_line(const Scenario& sc, bool per_replica = false) {
       << to_string(sc.cluster.node.intra_kind) << ", " << sc.cluster.node.nics << " x "
       << format_bits_per_s(sc.cluster.node.nic.bandwidth_Bps) << " NIC, " << to_string(sc.cluster.fabric.kind)
       << ")\n  " << to_string(s.scaling) << " scaling, batch " << s.batch
-      << (s.scaling == ScalingMode::weak ? (per_replica ? " per replica" : " per accelerator") : " global") << ", "
-      << to_string(s.framework);
+      << (s.scaling == ScalingMode::weak ? " per accelerator" : " global") << ", " << to_string(s.framework);
   if (s.framework != FrameworkPreset::none)
     out << " (" << format_bytes(static_cast<std::uint64_t>(s.bucket_bytes)) << " buckets)";
   out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer);
@@ -115,25 +114,41 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"results", list}};
 }
 
-std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results) {
+std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results, bool search) {
   std::ostringstream out;
-  out << "predict " << scenario.name << ": " << setup_line(scenario, true) << "\n\n";
-  out << std::left << std::setw(7) << "accel" << std::setw(48) << "layout" << std::setw(11) << "step" << std::setw(11)
-      << "samples/s" << std::setw(10) << "memory" << std::setw(11) << "compute" << std::setw(11) << "tensor"
-      << std::setw(11) << "bubble" << std::setw(11) << "data exp."
+  out << "predict " << scenario.name << ": " << setup_line(scenario) << '\n';
+  if (scenario.setup.scaling == ScalingMode::weak) {
+    out << "  global batch = " << scenario.setup.batch
+        << " x accelerators for every layout, each replica of tensor x pipeline accelerators taking its share\n";
+  } else {
+    out << "  global batch " << scenario.setup.batch << " for every layout, split over its data-parallel replicas\n";
+  }
+  if (search) {
+    out << "  layouts ranked by time per sample (step / global batch), fastest first, at each accelerator count\n";
+  }
+  out << '\n';
+  out << std::left << std::setw(7) << "accel" << std::setw(48) << "layout" << std::setw(8) << "global" << std::setw(7)
+      << "micro" << std::setw(11) << "step" << std::setw(11) << "per sample" << std::setw(11) << "samples/s"
+      << std::setw(10) << "memory" << std::setw(11) << "compute" << std::setw(11) << "tensor" << std::setw(11)
+      << "bubble" << std::setw(11) << "data exp."
       << "bottleneck\n";
   for (const ParallelPrediction& p : results) {
-    out << std::setw(7) << p.accelerators << std::setw(48) << p.layout.describe();
+    out << std::setw(7) << p.accelerators << std::setw(48) << p.layout.describe() << std::setw(8) << p.global_batch
+        << std::setw(7) << fixed(p.micro_batch, p.micro_batch == std::floor(p.micro_batch) ? 0 : 2);
     if (!p.fits) {
       out << p.bottleneck << '\n';
       continue;
     }
-    out << std::setw(11) << format_seconds(p.step_s) << std::setw(11) << fixed(p.samples_per_s, 0) << std::setw(10)
-        << (fixed(p.memory.total_bytes() / 1e9, 1) + " GB") << std::setw(11) << format_seconds(p.compute_s)
-        << std::setw(11) << format_seconds(p.tensor_comm_s) << std::setw(11) << format_seconds(p.bubble_s)
-        << std::setw(11) << format_seconds(p.data_exposed_s) << p.bottleneck << '\n';
+    out << std::setw(11) << format_seconds(p.step_s) << std::setw(11)
+        << format_seconds(p.global_batch > 0 ? p.step_s / p.global_batch : 0) << std::setw(11)
+        << fixed(p.samples_per_s, 0) << std::setw(10) << (fixed(p.memory.total_bytes() / 1e9, 1) + " GB")
+        << std::setw(11) << format_seconds(p.compute_s) << std::setw(11) << format_seconds(p.tensor_comm_s)
+        << std::setw(11) << format_seconds(p.bubble_s) << std::setw(11) << format_seconds(p.data_exposed_s)
+        << p.bottleneck << '\n';
   }
-  out << "\nstep = compute + tensor-parallel allreduces + pipeline bubble (with the activation transfers) + exposed "
+  out << "\nglobal = samples per step (replica batch x data-parallel replicas); micro = samples per micro-batch, what "
+         "each accelerator of a replica computes on at a time\n"
+         "step = compute + tensor-parallel allreduces + pipeline bubble (with the activation transfers) + exposed "
          "data-parallel communication + input stall + optimizer, for the stage that finishes last\n";
   return out.str();
 }
@@ -151,9 +166,11 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                     {"sharding", to_string(p.layout.sharding)},
                     {"replica_batch", p.replica_batch},
                     {"global_batch", p.global_batch},
+                    {"micro_batch", p.micro_batch},
                     {"fits", p.fits},
                     {"step_time_s", p.step_s},
                     {"samples_per_s", p.samples_per_s},
+                    {"time_per_sample_s", p.fits && p.global_batch > 0 ? p.step_s / p.global_batch : 0.0},
                     {"breakdown",
                      {{"compute_s", p.compute_s},
                       {"tensor_comm_s", p.tensor_comm_s},

@@ -16,7 +16,9 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
 
 // Model-parallel predictions (a scenario with "parallel"): per layout the step, its breakdown (compute, tensor
 // allreduces, pipeline bubble, exposed data-parallel communication), memory and bytes sent per accelerator.
-std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results);
+// `search`: the rows are --search's ranking (by time per sample at each accelerator count), and the header says so.
+std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results,
+                          bool search = false);
 nlohmann::json parallel_json(const Scenario& scenario, const std::vector<ParallelPrediction>& results);
 
 }  // namespace dtsim

@@ -19,7 +19,24 @@ constexpr std::array<FieldSpec, 2> link_fields{{
     value_field("latency", FieldType::duration, "0.5us", "one-way latency of the link, switch delay included"),
 }};
 
-constexpr std::array<FieldSpec, 3> intra_fields{{
+// Per-message gaps (LogGP's g: what each further message of a step costs its sender; models/alpha_beta.hpp). Defaults
+// by link kind, from published small-message rates (docs/clusters.md has the sources):
+//   NIC: 0.3us, MPI over InfiniBand/RoCE (osu_bw/osu_mbw_mr at 1 B on ConnectX-5/6: 0.25-0.56 us); MPI over kernel
+//        TCP is about 2us (osu_bw at 1 B over 10 GbE: 1.9-3.2 us): cluster files of TCP clusters say so.
+//   NVLink/NVSwitch: 0.6us (NCCL's per-step hardware latency for NVLink with its LL protocol, src/graph/tuning.cc;
+//        an inference: the per-step cost of a GPU-driven send).
+//   PCIe between accelerators: 2us (cudaMemcpyPeerAsync back to back with P2P, cuda-samples
+//        p2pBandwidthLatencyTest: 1.8-2.3 us).
+constexpr std::array<FieldSpec, 3> pcie_fields{{
+    value_field("bandwidth", FieldType::bandwidth, "",
+                "bandwidth of the link in each direction (links are full duplex)"),
+    value_field("latency", FieldType::duration, "0.5us", "one-way latency of the link, switch delay included"),
+    value_field("message_gap", FieldType::duration, "2us",
+                "per-message gap of a send between accelerators through PCIe: each further send of a step is posted "
+                "this much later (a route to the NIC pays the NIC's instead)"),
+}};
+
+constexpr std::array<FieldSpec, 4> intra_fields{{
     choice_field("kind", "",
                  "nvswitch: one link per accelerator to a switch; nvlink: a direct link between every pair; pcie: "
                  "through the PCIe switches (the pcie links)",
@@ -27,14 +44,20 @@ constexpr std::array<FieldSpec, 3> intra_fields{{
     value_field("bandwidth", FieldType::bandwidth, "",
                 "nvswitch: each accelerator's link to the switch; nvlink: each pair's link (not for pcie)"),
     value_field("latency", FieldType::duration, "0.5us", "one-way latency of an intra-node link"),
+    value_field("message_gap", FieldType::duration, "0.6us",
+                "nvswitch, nvlink: per-message gap of a send inside the node (each further send of a step is posted "
+                "this much later); not for pcie (the pcie links' gap applies)"),
 }};
 
-constexpr std::array<FieldSpec, 3> nic_fields{{
+constexpr std::array<FieldSpec, 4> nic_fields{{
     ranged_field("count", FieldType::integer, "1",
                  "NICs per node; NIC j serves accelerators [j A/count, (j+1) A/count)", 1, 64),
     value_field("bandwidth", FieldType::bandwidth, "", "each NIC's bandwidth per direction"),
     value_field("latency", FieldType::duration, "0.5us",
                 "one-way latency of the NIC and its cable to the first switch"),
+    value_field("message_gap", FieldType::duration, "0.3us",
+                "per-message gap of a send that leaves the node: each further send of a step is posted this much "
+                "later (0.3us: MPI over InfiniBand/RoCE; about 2us over kernel TCP)"),
 }};
 
 constexpr std::array<FieldSpec, 7> node_fields{{
@@ -42,10 +65,10 @@ constexpr std::array<FieldSpec, 7> node_fields{{
     ranged_field("accelerators", FieldType::integer, "1", "accelerators (ranks) per node", 1, 1024),
     value_field("reduce_rate", FieldType::bandwidth, "", "bytes one accelerator sums per second in a reduction"),
     object_field("intra", true, "the interconnect between a node's accelerators", intra_fields),
-    object_field("pcie", true, "the PCIe links: accelerator to PCIe switch, PCIe switch to NIC", link_fields),
+    object_field("pcie", true, "the PCIe links: accelerator to PCIe switch, PCIe switch to NIC", pcie_fields),
     object_field("nics", true, "the network interfaces", nic_fields),
     object_field("cpu_link", false, "between a node's PCIe switches (through the CPUs); default: the pcie link",
-                 link_fields),
+                 pcie_fields),
 }};
 
 constexpr std::array<FieldSpec, 10> fabric_fields{{
@@ -84,6 +107,12 @@ constexpr std::array<FieldSpec, 1> document_fields{{
 }};
 
 LinkSpec read_link(const JsonObject& o) { return LinkSpec{o.bandwidth_Bps("bandwidth"), o.seconds("latency")}; }
+// A link an accelerator's sends start on, with its per-message gap.
+LinkSpec read_endpoint_link(const JsonObject& o) {
+  LinkSpec link = read_link(o);
+  link.message_gap_s = o.seconds("message_gap");
+  return link;
+}
 
 // Fields that belong to other fabric kinds are errors, not silently ignored.
 void refuse_foreign(const JsonObject& fabric, std::string_view kind, std::initializer_list<std::string_view> keys,
@@ -191,15 +220,19 @@ ClusterSpec parse_cluster(const nlohmann::json& document) {
     if (intra.has("bandwidth")) {
       throw ScenarioError(intra.path_of("bandwidth") + ": not for kind \"pcie\" (the pcie links carry that traffic)");
     }
+    if (intra.has("message_gap")) {
+      throw ScenarioError(intra.path_of("message_gap") +
+                          ": not for kind \"pcie\" (the pcie links' message_gap applies)");
+    }
     node.intra = LinkSpec{0.0, intra.seconds("latency")};
   } else {
-    node.intra = read_link(intra);
+    node.intra = read_endpoint_link(intra);
   }
-  node.pcie = read_link(n.object("pcie"));
-  node.cpu_link = n.has("cpu_link") ? read_link(n.object("cpu_link")) : node.pcie;
+  node.pcie = read_endpoint_link(n.object("pcie"));
+  node.cpu_link = n.has("cpu_link") ? read_endpoint_link(n.object("cpu_link")) : node.pcie;
   const JsonObject nics = n.object("nics");
   node.nics = static_cast<int>(nics.integer("count"));
-  node.nic = read_link(nics);
+  node.nic = read_endpoint_link(nics);
   if (node.nics > node.accelerators) {
     throw ScenarioError(nics.path_of("count") + ": expected at most one NIC per accelerator (" +
                         std::to_string(node.accelerators) + "), got " + std::to_string(node.nics));

@@ -62,10 +62,11 @@ constexpr std::array<FieldSpec, 7> parallel_fields{{
                  "(= fsdp) also parameters (allgathered before use)",
                  "none|zero1|zero2|zero3|fsdp"),
     choice_field("prefetch", "true", "zero3: gather the next layer's parameters while this one computes", "true|false"),
-    choice_field("search", "false",
-                 "true: ignore tensor, pipeline and micro_batches and try every layout that fits in memory at each "
-                 "accelerator count, the most samples per second first",
-                 "true|false"),
+    choice_field(
+        "search", "false",
+        "true: ignore tensor, pipeline and micro_batches and try every layout that fits in memory at each "
+        "accelerator count, ranked by time per sample (weak scaling: every layout trains batch x accelerators)",
+        "true|false"),
 }};
 
 constexpr std::array<FieldSpec, 17> scenario_fields{{

@@ -19,6 +19,7 @@ public:
         clock_(static_cast<std::size_t>(s.ranks), 0.0),
         step_end_(static_cast<std::size_t>(s.ranks), 0.0) {
     if (o.topology != nullptr) route_pairs();
+    has_gaps_ = o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology);
   }
 
   std::uint32_t on_send_posted(std::size_t, const Op& send) {
@@ -46,11 +47,21 @@ public:
   void on_step_done(std::size_t r, std::span<const Op> step) {
     double compute_s = 0.0;
     std::uint64_t reduce_bytes = 0;
+    StepGaps gaps;
+    const std::size_t p = clock_.size();
     for (const Op& op : step) {
       if (op.kind() == OpKind::compute) compute_s += s_.compute_flops[op.compute_index()] / o_.compute_flops_per_s;
       if (op.kind() == OpKind::recv_reduce) reduce_bytes += s_.span_bytes(op.span());
+      if (!has_gaps_ || op.kind() == OpKind::compute) continue;
+      const auto peer = static_cast<std::size_t>(op.peer());
+      if (op.kind() == OpKind::send) {
+        gaps.add_send(routes_.empty() ? o_.cost.gap_s : routes_.at(r * p + peer).message_gap_s);
+      } else {
+        gaps.add_recv(routes_.empty() ? o_.cost.gap_s : routes_.at(peer * p + r).message_gap_s);
+      }
     }
-    const double end = std::max(step_end_[r], clock_[r] + compute_s) + o_.cost.reduce_seconds(reduce_bytes);
+    const double busy_s = std::max(compute_s, gaps.seconds());  // computing and injecting run side by side
+    const double end = std::max(step_end_[r], clock_[r] + busy_s) + o_.cost.reduce_seconds(reduce_bytes);
     clock_[r] = end;
     step_end_[r] = end;
   }
@@ -77,6 +88,7 @@ private:
         path.latency_s += link.latency_s;
         path.bandwidth_Bps = std::min(path.bandwidth_Bps, link.bandwidth_Bps);
       }
+      path.message_gap_s = route_gap_s(*o_.topology, hops);
       routes_[static_cast<std::size_t>(src) * p + static_cast<std::size_t>(dst)] = path;
     });
   }
@@ -85,6 +97,7 @@ private:
   const AnalyticalOptions& o_;
   std::vector<double> clock_;     // post time of the rank's current step, or its finish time once done
   std::vector<double> step_end_;  // latest completion among the current step's transfers
+  bool has_gaps_ = false;         // some route has a per-message gap
   std::uint64_t messages_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::unordered_map<std::size_t, LinkSpec> routes_;  // src * P + dst -> route; empty on the star

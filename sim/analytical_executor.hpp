@@ -1,6 +1,7 @@
 // The analytical executor: walks a Schedule with one clock per rank under alpha-beta-gamma costs and no contention.
 // A transfer starts when both its send and its receive are posted and takes alpha + bytes / bandwidth; a step ends
-// when its transfers and computes are done, then its reductions run at the reduce rate. This is exactly the timing
+// when its transfers and computes are done, and its per-message gaps (models/alpha_beta.hpp) have passed, then its
+// reductions run at the reduce rate. This is exactly the timing
 // the SimGrid executor produces on a contention-free network (CM02, no cross-traffic), on a star or on a cluster's
 // routes.
 #pragma once

@@ -29,6 +29,7 @@ struct Route {
   std::uint32_t count = 0;
   double latency_s = 0;
   double narrowest_Bps = infinity;
+  double gap_s = 0;  // per-message gap of its messages (route_gap_s)
 };
 
 struct Flow {                        // what the rate computation reads first, in the first cache line
@@ -309,6 +310,7 @@ public:
     for (const Schedule* s : schedules)
       segments_.push_back(make_segment(*s));
     build_resources(schedules);
+    has_gaps_ = o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology);
   }
 
   double now() const { return now_; }
@@ -444,6 +446,7 @@ private:
             route.latency_s += link.latency_s;
             route.narrowest_Bps = std::min(route.narrowest_Bps, link.bandwidth_Bps);
           }
+          route.gap_s = route_gap_s(t, hops);
           route.count = static_cast<std::uint32_t>(hops.size());
           route_of_.insert(key, static_cast<std::uint32_t>(routes_.size()));
           routes_.push_back(route);
@@ -559,6 +562,7 @@ private:
     r.count = 2;
     r.latency_s = o_.cost.alpha_s;  // alpha/2 on each of the two links
     r.narrowest_Bps = o_.cost.bandwidth_Bps;
+    r.gap_s = o_.cost.gap_s;
     const auto id = static_cast<std::uint32_t>(routes_.size());
     route_of_.insert(key, id);
     routes_.push_back(r);
@@ -717,6 +721,7 @@ private:
     const Schedule& s = *segment.schedule;
     const StepCursor& c = st.step;
     double flops = 0;
+    StepGaps gaps;
     st.reduce_bytes = 0;
     ++posted_since_lockstep_;
     if (rank == 0) anchor_posted_ = true;
@@ -733,6 +738,7 @@ private:
         ++messages_;
         bytes_sent_ += s.span_bytes(span);
         Channel& ch = channel(rank, op.peer());
+        if (has_gaps_) gaps.add_send(gap_of(ch, rank, op.peer()));
         if (ch.waiting_recvs > 0) {
           --ch.waiting_recvs;
           start_transfer(ch, rank, op.peer(), bytes);
@@ -743,18 +749,27 @@ private:
       }
       if (op.kind() == OpKind::recv_reduce) st.reduce_bytes += timed_bytes(segment, span);
       Channel& ch = channel(op.peer(), rank);
+      if (has_gaps_) gaps.add_recv(gap_of(ch, op.peer(), rank));
       if (ch.sends > 0) {
         start_transfer(ch, op.peer(), rank, pop_send(ch));
       } else {
         ++ch.waiting_recvs;
       }
     }
-    if (flops > 0) {
+    // its compute and its per-message gaps run side by side, as one timer
+    const double busy_s = std::max(flops / o_.compute_flops_per_s, gaps.seconds());
+    if (busy_s > 0) {
       ++st.outstanding;
       ++timers_;
-      queue_.push(now_ + flops / o_.compute_flops_per_s, {EventKind::compute_done, static_cast<std::uint32_t>(rank)});
+      queue_.push(now_ + busy_s, {EventKind::compute_done, static_cast<std::uint32_t>(rank)});
     }
     if (st.outstanding == 0) items_done(rank);
+  }
+
+  // The per-message gap of the messages on a channel: its route's.
+  double gap_of(Channel& ch, int src, int dst) {
+    if (ch.route == none) ch.route = route(src, dst);
+    return routes_[ch.route].gap_s;
   }
 
   void item_done(int rank) {
@@ -1156,6 +1171,7 @@ private:
   std::vector<Flow> flows_;
   std::vector<std::uint8_t> flow_mark_;  // compute_rates' scratch: 1 in the component, 2 frozen (apart, dense)
   std::vector<std::uint32_t> free_flows_;
+  bool has_gaps_ = false;  // some route has a per-message gap
   std::size_t in_flight_ = 0;
   std::size_t timers_ = 0;  // reduce_done and compute_done events pending
   std::vector<Channel> channels_;

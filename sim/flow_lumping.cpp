@@ -86,7 +86,10 @@ public:
   struct LumpingFailed {};
 
   Finder(int ranks, std::span<const Schedule* const> segments, const FlowOptions& o)
-      : o_(o), segments_(segments), n_(static_cast<std::size_t>(ranks)) {}
+      : o_(o),
+        segments_(segments),
+        n_(static_cast<std::size_t>(ranks)),
+        has_gaps_(o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology)) {}
 
   std::optional<Lumping> find(std::size_t max_classes) {
     for (const Schedule* s : segments_)
@@ -166,17 +169,21 @@ private:
   struct RouteFigures {
     double latency_s = 0;
     double narrowest_Bps = infinity;
+    double gap_s = 0;  // per-message gap (route_gap_s)
   };
   RouteFigures figures(std::span<const std::span<const std::uint32_t>> parts) const {
-    if (o_.topology == nullptr) return {o_.cost.alpha_s, o_.cost.bandwidth_Bps};
+    if (o_.topology == nullptr) return {o_.cost.alpha_s, o_.cost.bandwidth_Bps, o_.cost.gap_s};
     RouteFigures f;
+    RouteGap gap;
     for (const auto& part : parts) {
       for (const std::uint32_t e : part) {
         const LinkSpec& link = o_.topology->links()[e / 2].spec;
         f.latency_s += link.latency_s;
         f.narrowest_Bps = std::min(f.narrowest_Bps, link.bandwidth_Bps);
+        gap.add(o_.topology->links()[e / 2]);
       }
     }
+    f.gap_s = gap.value();
     return f;
   }
 
@@ -198,7 +205,7 @@ private:
       r.piece[2] = intern_piece(links.data() + count - inside_dst, inside_dst, last_last);
       const std::span<const std::uint32_t> whole[] = {links};
       const RouteFigures f = figures(whole);
-      r.key = combine(bits_of(f.latency_s), bits_of(f.narrowest_Bps));
+      r.key = combine(combine(bits_of(f.latency_s), bits_of(f.narrowest_Bps)), bits_of(f.gap_s));
     };
     for (std::uint32_t dst = 0; dst < n_; ++dst) {
       const std::uint64_t begin = g.t.first_into[dst], end = g.t.first_into[dst + 1];
@@ -245,6 +252,13 @@ private:
       for (std::uint64_t k = begin; k < end; ++k)
         route_from[g.t.src[k]] = RouteInfo{};
     }
+  }
+
+  // The per-message gap of a message from position src to position dst: its route's.
+  double gap_between(int src, int dst) const {
+    if (o_.topology == nullptr) return o_.cost.gap_s;
+    return route_gap_s(*o_.topology, o_.topology->route(o_.accelerator_of[static_cast<std::size_t>(src)],
+                                                        o_.accelerator_of[static_cast<std::size_t>(dst)]));
   }
 
   double capacity(std::size_t resource) const {
@@ -490,8 +504,12 @@ private:
           first[c] = static_cast<std::uint32_t>(out.steps.size());
           std::uint32_t step = none;
           bool first_op = true;
-          for (const Op& op : s.rank_ops(static_cast<int>(l.representative[c]))) {
+          const int rep = static_cast<int>(l.representative[c]);
+          StepGaps gaps;
+          for (const Op& op : s.rank_ops(rep)) {
             if (first_op || op.starts_step()) {
+              if (!first_op) out.steps.back().gap_s = gaps.seconds();
+              gaps = StepGaps{};
               ++step;
               out.steps.emplace_back();
               out.steps.back().first = static_cast<std::uint32_t>(out.flows.size());
@@ -504,7 +522,10 @@ private:
             first_op = false;
             if (op.kind() == OpKind::compute) out.steps.back().flops += s.compute_flops[op.compute_index()];
             if (op.kind() == OpKind::recv_reduce) out.steps.back().reduce_bytes += timed_[seg][op.span()];
+            if (has_gaps_ && op.kind() == OpKind::send) gaps.add_send(gap_between(rep, op.peer()));
+            if (has_gaps_ && op.is_recv()) gaps.add_recv(gap_between(op.peer(), rep));
           }
+          if (!first_op) out.steps.back().gap_s = gaps.seconds();
         }
         first[classes] = static_cast<std::uint32_t>(out.steps.size());
         if (e != entries.size()) throw LumpingFailed{};
@@ -528,6 +549,7 @@ private:
   const FlowOptions& o_;
   std::span<const Schedule* const> segments_;
   std::size_t n_;
+  bool has_gaps_ = false;  // some route has a per-message gap
   std::size_t resources_ = 0;
   std::vector<std::vector<std::uint64_t>> timed_;  // by segment, by span
   std::vector<Group> groups_;

@@ -8,7 +8,8 @@
 //   - ranks of one class run the same steps (flops, bytes reduced) and take part in the same number of messages of
 //     each message class, as sender and as receiver, in each step;
 //   - messages of one class have senders of one class and receivers of one class, the same steps on both sides, the
-//     same bytes, the same route latency and narrowest link, and cross the same number of links of each link class;
+//     same bytes, the same route latency, narrowest link and per-message gap, and cross the same number of links of
+//     each link class (so ranks of one class have the same gaps in each step);
 //   - links of one class have the same capacity and carry the same number of messages of each message class.
 // In such an (equitable) partition every rank of a class posts its steps at the same instants, every message of a
 // class starts, moves and ends at the same instants, and every link of a class carries the same load: by induction
@@ -65,6 +66,7 @@ struct LumpedHop {
 // waits for (flow id x 2 + 0 as sender, + 1 as receiver).
 struct LumpedStep {
   double flops = 0;
+  double gap_s = 0;  // how long its per-message gaps keep the rank busy (StepGaps)
   std::uint64_t reduce_bytes = 0;
   std::uint32_t first = 0;  // into Lumping::step_flows
   std::uint32_t count = 0;

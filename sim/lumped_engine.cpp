@@ -82,9 +82,10 @@ struct LumpedEngine::State {
     const LumpedStep& st = l.steps[l.first_step[static_cast<std::size_t>(cs.segment)][c] + cs.step];
     cs.reduce_bytes = st.reduce_bytes;
     cs.outstanding += st.count;
-    if (st.flops > 0) {
+    const double busy_s = std::max(st.flops / o.compute_flops_per_s, st.gap_s);  // compute beside the gaps
+    if (busy_s > 0) {
       ++cs.outstanding;
-      push(now + st.flops / o.compute_flops_per_s, Kind::compute_done, c);
+      push(now + busy_s, Kind::compute_done, c);
     }
     for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
       const std::uint32_t id = l.step_flows[i] / 2;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -176,6 +177,21 @@ PipelineRun simulate_pipeline(std::span<const StageCost> stages, int micro_batch
   return run;
 }
 
+int replica_batch(const TrainingSetup& setup, const ParallelLayout& layout) {
+  if (setup.scaling == ScalingMode::weak) {  // batch x accelerators in all, shared by the D replicas
+    const long long replica = static_cast<long long>(setup.batch) * layout.tensor * layout.pipeline;
+    if (replica > std::numeric_limits<int>::max()) {
+      throw std::invalid_argument("a replica's batch of " + std::to_string(replica) + " samples is too large");
+    }
+    return static_cast<int>(replica);
+  }
+  if (setup.batch % layout.data != 0) {
+    throw std::invalid_argument("a global batch of " + std::to_string(setup.batch) + " does not split evenly over " +
+                                std::to_string(layout.data) + " replicas");
+  }
+  return setup.batch / layout.data;
+}
+
 ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpec& cluster,
                                     const ParallelLayout& layout, const std::string& algorithm, bool record) {
   const auto started = std::chrono::steady_clock::now();
@@ -192,15 +208,7 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   out.layout = layout;
   out.accelerators = layout.accelerators();
   out.nodes = (out.accelerators + per_node - 1) / per_node;
-  if (setup.scaling == ScalingMode::weak) {
-    out.replica_batch = setup.batch;
-  } else {
-    if (setup.batch % layout.data != 0) {
-      throw std::invalid_argument("a global batch of " + std::to_string(setup.batch) + " does not split evenly over " +
-                                  std::to_string(layout.data) + " replicas");
-    }
-    out.replica_batch = setup.batch / layout.data;
-  }
+  out.replica_batch = replica_batch(setup, layout);
   out.global_batch = out.replica_batch * layout.data;
   if (out.replica_batch % layout.micro_batches != 0) {
     throw std::invalid_argument("parallel.micro_batches: a replica's batch of " + std::to_string(out.replica_batch) +
@@ -361,8 +369,9 @@ std::vector<ParallelLayout> candidate_layouts(const TrainingSetup& setup, const 
       l.tensor = t;
       l.pipeline = p;
       l.data = accelerators / (t * p);
-      const int replica = setup.scaling == ScalingMode::weak ? setup.batch : setup.batch / l.data;
-      if (replica < 1 || (setup.scaling == ScalingMode::strong && setup.batch % l.data != 0)) continue;
+      if (setup.scaling == ScalingMode::strong && setup.batch % l.data != 0) continue;
+      const int replica = replica_batch(setup, l);
+      if (replica < 1) continue;
       l.micro_batches = 1;
       if (p > 1) {  // 4 micro-batches per stage where the batch allows, else as many as divide it
         for (int m = 4 * p; m >= 1; --m) {

@@ -43,14 +43,19 @@ struct PipelineRun {
 PipelineRun simulate_pipeline(std::span<const StageCost> stages, int micro_batches, PipelineSchedule schedule,
                               bool record = false);
 
+// Samples per data-parallel replica and step. Weak scaling keeps the batch per accelerator: the global batch is
+// setup.batch x accelerators whatever the layout, so a replica of T x P accelerators takes setup.batch x T x P. Strong
+// scaling splits the global batch setup.batch over the D replicas (std::invalid_argument when it does not divide).
+int replica_batch(const TrainingSetup& setup, const ParallelLayout& layout);
+
 struct ParallelPrediction {
   ParallelLayout layout;
   int accelerators = 0;
   int nodes = 0;
-  int replica_batch = 0;  // samples per data-parallel replica and step
-  int global_batch = 0;
-  double micro_batch = 0;
-  MemoryUse memory;  // the stage that needs the most
+  int replica_batch = 0;   // samples per data-parallel replica and step (replica_batch above)
+  int global_batch = 0;    // replica_batch x data
+  double micro_batch = 0;  // samples per micro-batch: what each accelerator of a replica computes on at a time
+  MemoryUse memory;        // the stage that needs the most
   bool fits = true;
   double step_s = 0;
   double samples_per_s = 0;

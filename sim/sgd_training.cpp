@@ -344,7 +344,7 @@ TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& 
     schedule = std::make_unique<Schedule>(find_algorithm(c.algorithm).build(c.workers, params * 4, options));
     const Schedule* const only[] = {schedule.get()};
     const std::vector<sg4::Host*> hosts = build_platform(only, schedule->ranks, o);
-    const std::vector<RankMailboxes> mailboxes = make_mailboxes(only, schedule->ranks);
+    const std::vector<RankMailboxes> mailboxes = make_mailboxes(only, schedule->ranks, o);
     run_allreduce(run, schedule->ranks, hosts, *schedule, mailboxes, workers);
     engine.run();
   } else {

@@ -119,9 +119,14 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     std::uint64_t received_bytes = 0;
     std::uint64_t reduce_bytes = 0;
     double compute_flops = 0.0;
+    const bool gaps = mailboxes.has_gaps();
+    const double posted_at = gaps ? sg4::Engine::get_clock() : 0.0;
+    StepGaps step_gaps;
     std::size_t end = i;
     do {
       const Op& op = ops[end];
+      if (gaps && op.kind() == OpKind::send) step_gaps.add_send(mailboxes.gap_to(op.peer()));
+      if (gaps && op.is_recv()) step_gaps.add_recv(mailboxes.gap_from(op.peer()));
       if (op.is_recv()) {
         recv_ops.push_back(&op);
         received_bytes += s.span_bytes(op.span());
@@ -200,6 +205,10 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
       tails.clear();
     }
     if (compute) compute->wait();
+    if (gaps) {  // the step's per-message gaps, beside its transfers and compute
+      const double left = posted_at + step_gaps.seconds() - sg4::Engine::get_clock();
+      if (left > 0) sg4::this_actor::sleep_for(left);
+    }
     const double reduce_start_s = trace != nullptr ? sg4::Engine::get_clock() : 0.0;
     if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));  // host speed = reduce rate
     if (trace != nullptr) {
@@ -244,7 +253,8 @@ void run_rank(Simulation& sim, int rank) {
 
 // One mailbox per (sender, receiver) pair that any of the schedules uses; FIFO per pair is the matching rule, also
 // across schedules run one after the other.
-std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks) {
+std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks,
+                                          const SimGridOptions& o) {
   std::vector<RankMailboxes> mailboxes(static_cast<std::size_t>(ranks));
   std::vector<int> out_peers;
   std::vector<int> in_peers;
@@ -269,6 +279,19 @@ std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> sched
     const std::string self = std::to_string(r);
     link(out_peers, mb.out, [&](int peer) { return self + ">" + std::to_string(peer); });
     link(in_peers, mb.in, [&](int peer) { return std::to_string(peer) + ">" + self; });
+  }
+  if (o.topology == nullptr ? o.cost.gap_s <= 0 : !has_message_gaps(*o.topology)) return mailboxes;
+  auto gap = [&](int src, int dst) {
+    if (o.topology == nullptr) return o.cost.gap_s;
+    const auto& at = o.accelerator_of;
+    return route_gap_s(*o.topology,
+                       o.topology->route(at[static_cast<std::size_t>(src)], at[static_cast<std::size_t>(dst)]));
+  };
+  for (RankMailboxes& mb : mailboxes) {
+    for (const auto& [peer, mailbox] : mb.out)
+      mb.out_gap_s.push_back(gap(mb.rank, peer));
+    for (const auto& [peer, mailbox] : mb.in)
+      mb.in_gap_s.push_back(gap(peer, mb.rank));
   }
   return mailboxes;
 }
@@ -444,8 +467,8 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
   const Schedule* const only[] = {&s};
   const std::vector<sg4::Host*> hosts = build_platform(only, s.ranks, o);
 
-  Simulation sim{s, o, make_mailboxes(only, s.ranks), {}, std::vector<double>(static_cast<std::size_t>(s.ranks), 0.0),
-                 0, {}};
+  Simulation sim{
+      s, o, make_mailboxes(only, s.ranks, o), {}, std::vector<double>(static_cast<std::size_t>(s.ranks), 0.0), 0, {}};
   const auto p = static_cast<std::uint64_t>(s.ranks);
   ExecutionResult result;
   for (const Op& op : s.ops) {
@@ -685,7 +708,7 @@ TrainingResult simulate_training(const TrainingProgram& t, int ranks, const SimG
   for (const Schedule& b : t.buckets)
     schedules.push_back(&b);
   const std::vector<sg4::Host*> hosts = build_platform(schedules, ranks, o);
-  const std::vector<RankMailboxes> mailboxes = make_mailboxes(schedules, ranks);
+  const std::vector<RankMailboxes> mailboxes = make_mailboxes(schedules, ranks, o);
   std::vector<StepRecord> last(static_cast<std::size_t>(ranks));
   int finished = 0;
   const double host_flops_per_compute_flop = o.cost.reduce_Bps / o.compute_flops_per_s;

@@ -24,11 +24,25 @@ struct RankMailboxes {
   int rank = -1;
   std::vector<std::pair<int, sg4::Mailbox*>> out;  // (receiver, mailbox "rank>receiver")
   std::vector<std::pair<int, sg4::Mailbox*>> in;   // (sender, mailbox "sender>rank")
+  // Per-message gaps of the route to each receiver and from each sender (as `out` and `in`); empty when no route
+  // has one.
+  std::vector<double> out_gap_s;
+  std::vector<double> in_gap_s;
+  bool has_gaps() const { return !out_gap_s.empty() || !in_gap_s.empty(); }
+  double gap_to(int peer) const { return gap_of(out, out_gap_s, peer); }
+  double gap_from(int peer) const { return gap_of(in, in_gap_s, peer); }
 
   static sg4::Mailbox* find(const std::vector<std::pair<int, sg4::Mailbox*>>& list, int peer) {
     const auto it = std::lower_bound(list.begin(), list.end(), peer,
                                      [](const std::pair<int, sg4::Mailbox*>& e, int p) { return e.first < p; });
     return it->second;  // present by construction: built from the same ops
+  }
+  static double gap_of(const std::vector<std::pair<int, sg4::Mailbox*>>& list, const std::vector<double>& gaps,
+                       int peer) {
+    if (gaps.empty()) return 0.0;
+    const auto it = std::lower_bound(list.begin(), list.end(), peer,
+                                     [](const std::pair<int, sg4::Mailbox*>& e, int p) { return e.first < p; });
+    return gaps[static_cast<std::size_t>(it - list.begin())];
   }
 };
 
@@ -43,8 +57,10 @@ struct SendProtocol {
 // go. `trace`: where to record the rank's steps, reductions and sent messages.
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
                    double host_flops_per_compute_flop, SendProtocol protocol = {}, RunTrace* trace = nullptr);
-// One mailbox per (sender, receiver) pair that any of the schedules uses.
-std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks);
+// One mailbox per (sender, receiver) pair that any of the schedules uses, with the per-message gap of each pair's
+// route (o.cost.gap_s on the star).
+std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks,
+                                          const SimGridOptions& o);
 // The network model settings, after the engine exists and before the platform is built.
 void configure_engine(const SimGridOptions& o);
 // A star of `ranks` hosts, or the cluster of o.topology routed for the pairs the schedules use.

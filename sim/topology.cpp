@@ -585,4 +585,16 @@ void route_schedule_pairs(const Topology& topology, const std::vector<int>& acce
   }
 }
 
+double route_gap_s(const Topology& topology, const std::vector<RouteHop>& hops) {
+  RouteGap gap;
+  for (const RouteHop& hop : hops)
+    gap.add(topology.links()[static_cast<std::size_t>(hop.link)]);
+  return gap.value();
+}
+
+bool has_message_gaps(const Topology& topology) {
+  return std::any_of(topology.links().begin(), topology.links().end(),
+                     [](const TopologyLink& l) { return l.spec.message_gap_s > 0; });
+}
+
 }  // namespace dtsim

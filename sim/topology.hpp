@@ -20,6 +20,7 @@
 // moments.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -111,6 +112,31 @@ private:
   std::unique_ptr<RouteScratch> scratch_;
   std::unique_ptr<FatTreeShape> fat_tree_;  // set for a fat-tree fabric
 };
+
+// The per-message gap of a route: a sender pays the gap of the transport its message leaves by. A route that leaves
+// the node takes its NICs' gap (the PCIe hops to the NIC are DMA, not copies of their own); one inside a node the
+// largest of its links' (NVLink, NVSwitch, PCIe). Feed it the route's links with add(), read it with value().
+class RouteGap {
+public:
+  void add(const TopologyLink& link) {
+    if (link.link_class == LinkClass::nic) {
+      leaves_node_ = true;
+      nic_s_ = std::max(nic_s_, link.spec.message_gap_s);
+    } else {
+      inside_s_ = std::max(inside_s_, link.spec.message_gap_s);
+    }
+  }
+  double value() const { return leaves_node_ ? nic_s_ : inside_s_; }
+
+private:
+  bool leaves_node_ = false;
+  double nic_s_ = 0;
+  double inside_s_ = 0;
+};
+// The gap of a route given as hops.
+double route_gap_s(const Topology& topology, const std::vector<RouteHop>& hops);
+// Whether some link of the topology has a per-message gap.
+bool has_message_gaps(const Topology& topology);
 
 // Routes every (sender, receiver) pair of positions that the schedule's sends use, one BFS per receiver: calls
 // visit(sender, receiver, hops) once per pair, position p running on accelerator_of[p].

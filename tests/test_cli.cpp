@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 
@@ -9,8 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
@@ -220,6 +224,35 @@ TEST_CASE("compare text marks winners and names the crossover sizes") {
   CHECK(run.output.find(" *") != std::string::npos);
 }
 
+TEST_CASE(
+    "the README's comparison shows the crossovers: trees and butterfly for small messages, bandwidth-optimal ones "
+    "for large, direct only where it wins") {
+  const Run run = run_dtsim("compare --ranks 8,64,512 --bytes 1KB,64KB,1MB,100MB --json");
+  REQUIRE(run.exit_code == 0);
+  std::map<std::pair<int, std::uint64_t>, std::pair<std::string, double>> best;  // (ranks, bytes) -> fastest
+  std::map<std::pair<int, std::uint64_t>, std::map<std::string, double>> times;
+  for (const auto& j : nlohmann::json::parse(run.output)) {
+    const auto key = std::make_pair(j["ranks"].get<int>(), j["bytes"].get<std::uint64_t>());
+    const double t = j["time_s"].get<double>();
+    times[key][j["algorithm"].get<std::string>()] = t;
+    if (!best.count(key) || t < best[key].second) best[key] = {j["algorithm"].get<std::string>(), t};
+  }
+  REQUIRE(best.size() == 12);
+  for (const int ranks : {64, 512}) {
+    CAPTURE(ranks);
+    const std::string small = best[{ranks, 1000}].first;
+    CHECK((small == "butterfly" || small == "tree"));
+    // large messages: the bandwidth-optimal ones (direct ties them on a star's full bisection, its gaps hidden)
+    const auto& large = times[{ranks, 100000000}];
+    CHECK(std::min(large.at("ring"), large.at("rabenseifner")) <= 1.001 * best[{ranks, 100000000}].second);
+    CHECK(large.at("tree") > 2 * large.at("rabenseifner"));
+    // direct pays a gap for each of its P-1 messages a step
+    CHECK(times[{ranks, 1000}]["direct"] > 2 * times[{ranks, 1000}]["butterfly"]);
+  }
+  CHECK(run_dtsim("compare --ranks 8,64,512 --bytes 1KB,64KB,1MB,100MB").output.find("between 1 KB and 64 KB") !=
+        std::string::npos);
+}
+
 TEST_CASE("compare refuses bad lists with exit 2") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"compare --ranks 2,4,...,1000", "--ranks: '2,4,...,1000' does not reach its last value"},
@@ -280,11 +313,37 @@ TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input e
       {"collective --nodes 4", "--nodes: needs --cluster"},
       {"collective --cluster " + dgx + " --nodes 50000", "--nodes 50000: cluster.fabric: 400000 NIC ports do not fit"},
       {"collective --cluster " + dgx + " --placement diagonal", "--placement: expected block or round-robin"},
-      {"collective --cluster " + dgx + " --algorithm ps", "--ps-placement: with --cluster the parameter servers"},
+      {"collective --cluster " + dgx + " --algorithm ps --ps-placement hosts",
+       "--ps-placement: hosts is not possible with --cluster"},
       {"compare --cluster " + dgx + " --ranks 8", "--ranks: not with --cluster"},
       {"cluster " + dgx + " --xml /nonexistent-dir/x.xml", "--xml: /nonexistent-dir/x.xml: cannot write"},
   });
   std::filesystem::remove(bad);
+}
+
+TEST_CASE("compare --cluster works with its default algorithms (ps colocated) and names each row's node count") {
+  const std::string v100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/v100-nvlink-edr.json";
+  const Run run = run_dtsim("compare --cluster " + v100 + " --nodes 2,8 --bytes 1KB,1MB");
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("v100-nvlink-edr: 2, 8 nodes x 4 V100"));
+  CHECK_THAT(run.output, Catch::Contains("ps: 1 server on the first ranks (colocated), the default with --cluster"));
+  // a nodes column: 2 nodes are 8 ranks, 8 nodes 32, on every row of theirs
+  std::istringstream lines(run.output);
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("2      8      ", 0) == 0 || line.rfind("8      32     ", 0) == 0) ++rows;
+  }
+  CHECK(rows == 4);
+  CHECK_THAT(run.output, Catch::Contains("8 nodes, 32 ranks: "));
+  // the ps rows of the JSON ran on the cluster with the servers among the ranks
+  const Run json = run_dtsim("compare --cluster " + v100 + " --nodes 2,8 --bytes 1MB --algorithms ps --json");
+  REQUIRE(json.exit_code == 0);
+  const auto all = nlohmann::json::parse(json.output);
+  REQUIRE(all.size() == 2);
+  CHECK_THAT(all[0]["cluster"].get<std::string>(), Catch::StartsWith("v100-nvlink-edr: 2 nodes"));
+  CHECK_THAT(all[1]["cluster"].get<std::string>(), Catch::StartsWith("v100-nvlink-edr: 8 nodes"));
+  CHECK(all[1]["ranks"] == 32);
+  CHECK(all[1]["helper_ranks"] == 0);
 }
 
 TEST_CASE("predict: the default scenario with no arguments, JSON results with the documented keys") {
@@ -318,6 +377,38 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   // header, baseline, 6 sizes x 4 algorithms, footer; then the 5 busiest links at 64 GPUs (blank line, title, header)
   CHECK(count_lines(text.output) == 4 + 1 + 6 * 4 + 2 + 3 + 5);
   CHECK_THAT(text.output, Catch::Contains("Links at 64 accelerators (ring) over 3 simulated steps"));
+}
+
+TEST_CASE("predict --search ranks layouts of one global batch by time per sample and shows each row's batches") {
+  const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";  // weak, 2 per GPU
+  const Run json = run_dtsim("predict " + gpt + " --accelerators 16 --search --json");
+  REQUIRE(json.exit_code == 0);
+  const auto rows = nlohmann::json::parse(json.output)["parallel_results"];
+  REQUIRE(rows.size() > 3);
+  double previous = 0;
+  int one_way = 0;
+  int all_way = 0;
+  for (const auto& r : rows) {
+    CAPTURE(r.dump());
+    REQUIRE(r["fits"] == true);
+    CHECK(r["global_batch"] == 2 * 16);  // the same global batch on every row
+    CHECK(r["replica_batch"].get<int>() * r["data"].get<int>() == 2 * 16);
+    CHECK(r["micro_batch"].get<double>() * r["micro_batches"].get<int>() == r["replica_batch"].get<double>());
+    const double per_sample = r["time_per_sample_s"].get<double>();
+    CHECK(per_sample == Approx(r["step_time_s"].get<double>() / 32));
+    CHECK(per_sample >= previous);  // fastest first
+    previous = per_sample;
+    one_way += r["data"] == 1 ? 1 : 0;
+    all_way += r["data"] == 16 ? 1 : 0;
+  }
+  CHECK(one_way > 0);
+  CHECK(all_way > 0);
+  const Run text = run_dtsim("predict " + gpt + " --accelerators 16 --search");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.output, Catch::Contains("weak scaling, batch 2 per accelerator"));
+  CHECK_THAT(text.output, Catch::Contains("global batch = 2 x accelerators for every layout"));
+  CHECK_THAT(text.output, Catch::Contains("ranked by time per sample (step / global batch)"));
+  CHECK_THAT(text.output, Catch::Contains("global  micro  step       per sample"));
 }
 
 TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") {
@@ -659,9 +750,12 @@ TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulat
       dtsim::ParallelLayout layout = scenario.parallel->layout(1024);
       layout.tensor = 8;
       layout.data = 32;
-      dtsim::TrainingSetup same_global = scenario.setup;
-      same_global.batch = 64;  // the same global batch of 2048 over 32 replicas
-      const double direct = dtsim::predict_parallel(same_global, scenario.cluster, layout, "ring").samples_per_s;
+      // weak scaling, 2 per accelerator: the same global batch of 2048, over 32 replicas of 64
+      const dtsim::ParallelPrediction changed =
+          dtsim::predict_parallel(scenario.setup, scenario.cluster, layout, "ring");
+      CHECK(changed.global_batch == 2048);
+      CHECK(changed.replica_batch == 64);
+      const double direct = changed.samples_per_s;
       CHECK(c["samples_per_s"].get<double>() == Approx(direct).epsilon(1e-12));
       CHECK(c["global_batch"] == 2048);
       CHECK(c["factor"].get<double>() == Approx(direct / size["samples_per_s"].get<double>()).epsilon(1e-12));
@@ -787,6 +881,22 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
 
   const std::string strong = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json";
   const std::string layered = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
+  // weak scaling gives a replica of 4 t x 4 p batch x 16 samples: 32 micro-batches need an even batch; strong scaling
+  // splits the global batch over the 64 replicas
+  const std::string layered_text = read_file(layered);
+  const auto replaced = [&layered_text](const std::string& from, const std::string& to) {
+    std::string edited_text = layered_text;
+    const auto at = edited_text.find(from);
+    REQUIRE(at != std::string::npos);
+    return edited_text.replace(at, from.size(), to);
+  };
+  const std::string micro32 = replaced("\"micro_batches\": 16", "\"micro_batches\": 32");
+  const std::string strong_layered =
+      replaced("\"mode\": \"weak\", \"size\": 2", "\"mode\": \"strong\", \"size\": 2048");
+  const std::string micro32_file = (dir / "micro32.json").string();
+  const std::string strong_layered_file = (dir / "strong-layered.json").string();
+  std::ofstream(micro32_file) << micro32;
+  std::ofstream(strong_layered_file) << strong_layered;
   check_usage_errors({
       {"predict --model lenet",
        "--model: unknown model 'lenet' (accepted: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large, "
@@ -802,7 +912,10 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
       {"explain --nodes 2 --accelerators 8", "--nodes: give either --nodes or --accelerators, not both"},
       {"predict --batch 0", "--batch: expected a whole number in [1, 16777216], got '0'"},
       {"predict " + strong + " --batch 30", "--batch: a global batch of 30 does not split evenly over 4 accelerators"},
-      {"explain " + layered + " --batch 24", "--batch: a replica's batch of 24 does not split into 16 micro-batches"},
+      {"explain " + micro32_file + " --batch 1",
+       "--batch: a replica's batch of 16 does not split into 32 micro-batches"},
+      {"predict " + strong_layered_file + " --batch 96",
+       "--batch: a global batch of 96 does not split evenly over 64 replicas (1024 accelerators)"},
       {"explain " + layered + " --accelerators 40", "--accelerators: 40 is not a multiple of tensor x pipeline = 16"},
       {"explain " + layered + " --model mlp-784-95-10",
        "--model: mlp-784-95-10 has 2 layers, fewer than scenario.parallel.pipeline = 4 stages"},
@@ -850,27 +963,220 @@ TEST_CASE("collective lists the busiest links and --trace writes a trace-event f
   REQUIRE(run.exit_code == 0);
   CHECK(run.output.find("busiest links (of 8 loaded") != std::string::npos);
   CHECK(run.output.find("rank 0 up") != std::string::npos);
-  const nlohmann::json doc = nlohmann::json::parse(read_file(trace));
-  REQUIRE(doc["traceEvents"].is_array());
-  std::size_t steps = 0;
-  for (const auto& e : doc["traceEvents"])
-    steps += e["name"].get<std::string>().rfind("step ", 0) == 0 ? 1 : 0;
-  CHECK(steps == 4 * 6);
+  // by default one rank per class of ranks that did the same work (a ring's ranks all do) and the slowest
+  CHECK_THAT(run.output, Catch::Contains("dtsim: wrote " + trace + " ("));
+  CHECK_THAT(run.output, Catch::Contains("rank 0 of 4, the first of each of 1 class of ranks"));
+  const auto steps_in = [&](const std::string& path) {
+    const nlohmann::json doc = nlohmann::json::parse(read_file(path));
+    REQUIRE(doc["traceEvents"].is_array());
+    std::size_t steps = 0;
+    for (const auto& e : doc["traceEvents"])
+      steps += e["name"].get<std::string>().rfind("step ", 0) == 0 ? 1 : 0;
+    return std::pair{steps, doc["otherData"]["ranks_shown"]};
+  };
+  CHECK(steps_in(trace).first == 6);
+  REQUIRE(run_dtsim("collective --ranks 4 --bytes 4MB --trace-ranks all --trace " + trace).exit_code == 0);
+  CHECK(steps_in(trace).first == 4 * 6);
+  const Run two = run_dtsim("collective --ranks 4 --bytes 4MB --trace-ranks 3,1 --trace " + trace);
+  REQUIRE(two.exit_code == 0);
+  CHECK_THAT(two.output, Catch::Contains("ranks 1 and 3 of 4"));
+  CHECK(steps_in(trace) == std::pair{std::size_t{2 * 6}, nlohmann::json::array({1, 3})});
+  // too large: refused before anything is written, naming the flag that allows it and the size
+  const std::string big = (dir / "big.json").string();
+  const Run refused = run_dtsim("collective --ranks 4 --bytes 4MB --trace-max-bytes 2KB --trace " + big);
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output, Catch::Contains("--trace: " + big + " would be "));
+  CHECK_THAT(refused.output, Catch::Contains("above --trace-max-bytes 2 KB"));
+  CHECK(count_lines(refused.output) == 1);
+  CHECK(!std::filesystem::exists(big));
+  // a parameter server's workers and servers are two classes
+  const Run ps = run_dtsim("collective --algorithm ps --servers 2 --ranks 6 --bytes 1MB --trace " + trace);
+  REQUIRE(ps.exit_code == 0);
+  CHECK_THAT(ps.output, Catch::Contains("of 8, the first of each of 2 classes"));
+  const auto shown = steps_in(trace).second;
+  REQUIRE(shown.size() >= 2);
+  CHECK(shown[0] == 0);
+  CHECK(std::find(shown.begin(), shown.end(), 6) != shown.end());  // the first server (ranks 6 and 7)
 
   const std::string predict_trace = (dir / "predict.json").string();
   const Run predict = run_dtsim("predict --accelerators 1,8 --algorithm ring --trace " + predict_trace);
   REQUIRE(predict.exit_code == 0);
+  CHECK_THAT(predict.output, Catch::Contains("dtsim: wrote " + predict_trace));
+  const nlohmann::json predict_doc = nlohmann::json::parse(read_file(predict_trace));
+  CHECK(predict_doc["otherData"]["ranks"] == 8);
+  CHECK(predict_doc["otherData"]["ranks_shown"].size() < 8);
   CHECK(predict.output.find("Links at 8 accelerators (ring)") != std::string::npos);
   const std::string step_trace = read_file(predict_trace);
   for (const char* kind : {"\"forward\"", "\"backward\"", "\"optimizer\"", "\"allreduce\""}) {
     CAPTURE(kind);
     CHECK(step_trace.find(kind) != std::string::npos);
   }
+  // one replica's pipeline: every stage by default
+  const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
+  const Run pipeline = run_dtsim("predict " + gpt + " --accelerators 16 --trace " + trace);
+  REQUIRE(pipeline.exit_code == 0);
+  CHECK_THAT(pipeline.output, Catch::Contains("all 4 ranks\n"));
+  CHECK(nlohmann::json::parse(read_file(trace))["otherData"]["ranks_shown"] == nlohmann::json::array({0, 1, 2, 3}));
   check_usage_errors({
       {"collective --ranks 4 --backend analytical --trace " + trace, "--trace: needs --backend simgrid"},
       {"collective --ranks 4 --trace /nonexistent-dir/t.json", "--trace: "},
+      {"collective --ranks 4 --trace-ranks 1", "--trace-ranks: needs --trace"},
+      {"collective --ranks 4 --trace-max-bytes 1MB", "--trace-max-bytes: needs --trace"},
+      {"collective --ranks 4 --trace-ranks 1,x --trace " + trace,
+       "--trace-ranks: expected classes, all or a list of ranks like 0,5,17, got '1,x'"},
+      {"collective --ranks 4 --trace-ranks 4 --trace " + trace,
+       "--trace-ranks: rank 4 is not in the traced run of 4 ranks (0 to 3)"},
+      {"collective --ranks 4 --trace-max-bytes lots --trace " + trace, "--trace-max-bytes: expected a size"},
+      {"predict --accelerators 1,8 --trace-ranks 8 --trace " + trace, "--trace-ranks: rank 8 is not in the traced run"},
   });
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// The lines of a CSV text, each split at its commas (the tests' cells hold none but the quoted last one).
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        cells.push_back(cell);
+        cell.clear();
+      } else {
+        cell += c;
+      }
+    }
+    cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "CSV output: predict, compare and collective print one header row with units in the names, then one row each") {
+  const Run collective = run_dtsim("collective --ranks 4 --bytes 4MB --csv");
+  REQUIRE(collective.exit_code == 0);
+  const auto c = csv_rows(collective.output);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0] == std::vector<std::string>{"algorithm", "collective", "ranks", "helper_ranks", "bytes", "backend",
+                                         "network", "bandwidth_Bps", "latency_s", "time_s", "algbw_Bps", "busbw_Bps",
+                                         "messages", "sent_bytes", "closed_form_s", "sim_wall_s"});
+  REQUIRE(c[1].size() == c[0].size());
+  CHECK(c[1][0] == "ring");
+  CHECK(c[1][4] == "4000000");
+  const double time_s = std::stod(c[1][9]);
+  CHECK(std::stod(c[1][11]) == Approx(4e6 / time_s * 1.5));  // busbw as the JSON has it
+  const auto json = nlohmann::json::parse(run_dtsim("collective --ranks 4 --bytes 4MB --json").output);
+  CHECK(time_s == json["time_s"].get<double>());  // written in full: reads back the same double
+
+  const Run compare =
+      run_dtsim("compare --algorithms ring,butterfly,ps --ranks 4,8 --bytes 1KB,1MB --backend analytical --csv");
+  REQUIRE(compare.exit_code == 0);
+  const auto rows = csv_rows(compare.output);
+  REQUIRE(rows.size() == 1 + 2 * 2 * 3);
+  CHECK(rows[0].back() == "fastest");
+  for (std::size_t group = 0; group < 4; ++group) {  // one fastest per (ranks, bytes), the least time_s
+    int fastest = 0;
+    double least = 1e300;
+    std::size_t least_row = 0;
+    for (std::size_t a = 0; a < 3; ++a) {
+      const auto& row = rows[1 + group * 3 + a];
+      REQUIRE(row.size() == rows[0].size());
+      fastest += row.back() == "true" ? 1 : 0;
+      if (std::stod(row[9]) < least) {
+        least = std::stod(row[9]);
+        least_row = 1 + group * 3 + a;
+      }
+    }
+    CHECK(fastest == 1);
+    CHECK(rows[least_row].back() == "true");
+  }
+  const std::string v100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/v100-nvlink-edr.json";
+  const auto cluster_rows =
+      csv_rows(run_dtsim("compare --cluster " + v100 + " --nodes 2,4 --algorithms ring --bytes 1MB --csv").output);
+  REQUIRE(cluster_rows.size() == 3);
+  CHECK(cluster_rows[0][0] == "nodes");
+  CHECK(cluster_rows[1][0] == "2");
+  CHECK(cluster_rows[2][0] == "4");
+  CHECK(cluster_rows[2][3] == "16");  // ranks
+
+  const Run predict = run_dtsim("predict --accelerators 1,8 --algorithm ring,ps --csv");
+  REQUIRE(predict.exit_code == 0);
+  const auto p = csv_rows(predict.output);
+  REQUIRE(p.size() == 4);  // the baseline, then ring and ps at 8
+  CHECK(p[0][0] == "accelerators");
+  CHECK(std::find(p[0].begin(), p[0].end(), "step_s") != p[0].end());
+  CHECK(std::find(p[0].begin(), p[0].end(), "samples_per_s") != p[0].end());
+  CHECK(p[2][2] == "ring");
+  CHECK(p[3][2] == "ps");
+  for (const auto& row : p)
+    CHECK(row.size() == p[0].size());
+
+  const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
+  const auto search = csv_rows(run_dtsim("predict " + gpt + " --accelerators 16 --search --csv").output);
+  REQUIRE(search.size() > 3);
+  CHECK(std::find(search[0].begin(), search[0].end(), "time_per_sample_s") != search[0].end());
+  CHECK(std::find(search[0].begin(), search[0].end(), "global_batch") != search[0].end());
+  check_usage_errors({
+      {"predict --csv --json", "--csv: not with --json (both print to stdout: choose one)"},
+      {"compare --csv --json", "--csv: not with --json"},
+      {"collective --csv --json", "--csv: not with --json"},
+      {"collective --csv=yes", "--csv takes no value"},
+  });
+}
+
+TEST_CASE("predict --csv with list-valued overrides: one table, each row led by its variant's values") {
+  const Run swept =
+      run_dtsim("predict --accelerators 1,8 --algorithm ring --model resnet50,alexnet --batch 16,32 --csv");
+  REQUIRE(swept.exit_code == 0);
+  const auto rows = csv_rows(swept.output);
+  REQUIRE(rows.size() == 1 + 4 * 2);  // one header; per (model, batch) the baseline and ring at 8
+  CHECK(rows[0][0] == "model");
+  CHECK(rows[0][1] == "batch");
+  CHECK(rows[0][2] == "accelerators");
+  const auto column = [&rows](const std::string& name) {
+    const auto at = std::find(rows[0].begin(), rows[0].end(), name);
+    REQUIRE(at != rows[0].end());
+    return static_cast<std::size_t>(at - rows[0].begin());
+  };
+  const std::size_t local = column("local_batch");
+  const std::size_t step = column("step_s");
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    CAPTURE(r);
+    REQUIRE(rows[r].size() == rows[0].size());
+    CHECK(rows[r][0] == (r <= 4 ? "resnet50" : "alexnet"));  // the last flag, --batch, varies fastest
+    CHECK(rows[r][1] == ((r - 1) / 2 % 2 == 0 ? "16" : "32"));
+    CHECK(rows[r][local] == rows[r][1]);  // weak scaling: the batch per accelerator
+  }
+  // each variant's rows are what a single run with its values prints
+  const auto single =
+      csv_rows(run_dtsim("predict --accelerators 1,8 --algorithm ring --model alexnet --batch 32 --csv").output);
+  REQUIRE(single.size() == 3);
+  CHECK(single[0][0] == "accelerators");  // no variant columns for a single variant
+  CHECK(single[2][step - 2] == rows[8][step]);
+
+  // layouts: a row per (variant, layout)
+  const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
+  const Run layouts = run_dtsim("predict " + gpt + " --accelerators 16,32 --batch 2,4 --csv");
+  REQUIRE(layouts.exit_code == 0);
+  const auto l = csv_rows(layouts.output);
+  REQUIRE(l.size() == 1 + 2 * 2);
+  CHECK(l[0][0] == "batch");
+  const auto global = static_cast<std::size_t>(std::find(l[0].begin(), l[0].end(), "global_batch") - l[0].begin());
+  REQUIRE(global < l[0].size());
+  CHECK(l[1][0] == "2");
+  CHECK(l[1][global] == "32");  // 2 per accelerator on 16
+  CHECK(l[2][global] == "64");
+  CHECK(l[3][0] == "4");
+  CHECK(l[4][global] == "128");  // 4 per accelerator on 32
 }
 
 TEST_CASE("report: predict and compare results become one HTML page, bad result files exit 2 naming the path") {

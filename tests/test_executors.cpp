@@ -2,10 +2,12 @@
 #include <cmath>
 
 #include "algorithms/binomial_tree.hpp"
+#include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
 #include "models/alpha_beta.hpp"
 #include "schedule_helpers.hpp"
 #include "sim/analytical_executor.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/simgrid_executor.hpp"
 
 using namespace dtsim;
@@ -275,4 +277,66 @@ TEST_CASE("with an older send weight, a message already on its way keeps that ma
   SimGridOptions bad = all;
   bad.older_send_weight = 0;
   CHECK_THROWS_WITH(run_simgrid(s, bad), Catch::Contains("older_send_weight must be in [1, 16], got 0"));
+}
+
+TEST_CASE("per-message gaps: a step of n sends keeps its rank busy (n-1) g on every executor, one send costs none") {
+  // direct on a star of 8 ranks: each phase sends and receives 7 messages, so with g = 10 us each phase lasts 6 g
+  // (far above alpha and the bytes), then the reduce-scatter phase reduces its 7 incoming chunks
+  const int ranks = 8;
+  const std::uint64_t bytes = 8 * 1024;
+  AlphaBetaGamma cost = make_cost(1e-6, 1.25e9, 10e9);
+  cost.gap_s = 10e-6;
+  const double expected = 2 * (ranks - 2) * cost.gap_s + cost.reduce_seconds(bytes * (ranks - 1) / ranks);
+  const Schedule direct = find_algorithm("direct").build(ranks, bytes, AlgorithmOptions{});
+  AnalyticalOptions an;
+  an.cost = cost;
+  SimGridOptions sg;
+  sg.cost = cost;
+  FlowOptions fo;
+  fo.cost = cost;
+  CHECK(rel_diff(run_analytical(direct, an).time_s, expected) < 1e-9);
+  CHECK(rel_diff(direct_allreduce_seconds(ranks, bytes, cost), expected) < 1e-9);  // the closed form too
+  CHECK(rel_diff(run_simgrid(direct, sg).time_s, expected) < 1e-9);
+  const ExecutionResult lumped = run_flow(direct, fo);
+  CHECK(lumped.rank_classes > 0);  // the star's ranks run alike: one class
+  CHECK(rel_diff(lumped.time_s, expected) < 1e-9);
+  fo.lump_ranks = false;
+  CHECK(rel_diff(run_flow(direct, fo).time_s, expected) < 1e-9);
+
+  // a ring sends and receives one message a step: the gap changes nothing
+  const Schedule ring = find_algorithm("ring").build(ranks, bytes, AlgorithmOptions{});
+  SimGridOptions no_gap = sg;
+  no_gap.cost.gap_s = 0;
+  CHECK(run_simgrid(ring, sg).time_s == run_simgrid(ring, no_gap).time_s);
+  AnalyticalOptions an_no_gap = an;
+  an_no_gap.cost.gap_s = 0;
+  CHECK(run_analytical(ring, an).time_s == run_analytical(ring, an_no_gap).time_s);
+  // and a gap shorter than the transfers hides behind them
+  AlphaBetaGamma small = cost;
+  small.gap_s = 1e-9;
+  an.cost = small;
+  an_no_gap.cost = small;
+  an_no_gap.cost.gap_s = 0;
+  const Schedule big = find_algorithm("direct").build(ranks, 8 << 20, AlgorithmOptions{});
+  CHECK(run_analytical(big, an).time_s == run_analytical(big, an_no_gap).time_s);
+}
+
+TEST_CASE("per-message gaps: a parameter server's incast costs its server a gap per further worker") {
+  // 7 workers and a server host of its own: the server receives 7 messages (6 g), then sends 7 (6 g more); the workers
+  // send and receive one each, so the server's two steps set the time
+  const int workers = 7;
+  AlphaBetaGamma cost = make_cost(1e-6, 1e12, 1e15);  // bytes and reductions nearly free
+  cost.gap_s = 5e-6;
+  AlgorithmOptions options;
+  options.servers = 1;
+  const Schedule ps = find_algorithm("ps").build(workers, 700, options);
+  REQUIRE(ps.ranks == workers + 1);
+  AnalyticalOptions an;
+  an.cost = cost;
+  const ExecutionResult r = run_analytical(ps, an);
+  CHECK(r.time_s == Approx(2 * (workers - 1) * cost.gap_s).epsilon(1e-3));
+  CHECK(rel_diff(parameter_server_seconds(workers, 700, cost, 1, false), r.time_s) < 1e-9);
+  SimGridOptions sg;
+  sg.cost = cost;
+  CHECK(rel_diff(run_simgrid(ps, sg).time_s, r.time_s) < 1e-6);
 }

@@ -206,7 +206,7 @@ TEST_CASE("simulate_step runs predict_step for plain data parallelism and predic
   const ParallelPrediction direct_layout = predict_parallel(sc.setup, sc.cluster, *layered.layout, "ring");
   CHECK(l.step_s() == direct_layout.step_s);
   CHECK(l.exposed_comm_s() == direct_layout.data_exposed_s);
-  CHECK(l.global_batch() == 4 * 32);
+  CHECK(l.global_batch() == sc.setup.batch * 64);  // weak scaling: the batch is per accelerator
   const StepRequest one = one_replica(layered);
   CHECK(one.accelerators == 16);  // 4 t x 4 p
   CHECK(one.layout->data == 1);
@@ -253,4 +253,44 @@ TEST_CASE("the last gradient bucket's allreduce alone is a floor of the exposed 
   CHECK(p.data_exposed_s >= last.alone_s * (1 - 1e-9));
   CHECK_THROWS_AS(last_bucket_alone(gpt.setup, gpt.cluster, gpt.parallel->layout(16), "ring", 0),
                   std::invalid_argument);  // one replica: nothing to reduce
+}
+
+TEST_CASE("weak scaling: every layout of A accelerators trains batch x A samples per step, the same global batch") {
+  Scenario sc = scenario("gpt2-xl-3d");  // weak, 2 sequences per accelerator
+  REQUIRE(sc.setup.scaling == ScalingMode::weak);
+  const int per_accelerator = sc.setup.batch;
+  for (int accelerators : {16, 64}) {
+    CAPTURE(accelerators);
+    const std::vector<ParallelLayout> layouts = candidate_layouts(sc.setup, sc.cluster, accelerators);
+    REQUIRE(layouts.size() > 3);
+    bool pure_data = false;
+    bool deep_pipeline = false;
+    for (const ParallelLayout& layout : layouts) {
+      CAPTURE(layout.describe());
+      const int replica = replica_batch(sc.setup, layout);
+      CHECK(replica == per_accelerator * layout.tensor * layout.pipeline);
+      CHECK(replica * layout.data == per_accelerator * accelerators);
+      CHECK(replica % layout.micro_batches == 0);
+      pure_data = pure_data || layout.data == accelerators;
+      deep_pipeline = deep_pipeline || layout.data == 1;
+    }
+    CHECK(deep_pipeline);  // 1-way and all-way data parallelism are ranked on the same global batch
+    CHECK(pure_data);
+  }
+  // what predict_parallel trains matches, and the pure data-parallel layout is plain data parallelism's batch
+  ParallelLayout layout;
+  layout.data = 2;
+  layout.tensor = 2;
+  layout.pipeline = 4;
+  layout.micro_batches = 8;
+  const ParallelPrediction p = predict_parallel(sc.setup, sc.cluster, layout, "ring");
+  CHECK(p.replica_batch == per_accelerator * 8);
+  CHECK(p.global_batch == per_accelerator * 16);
+  CHECK(p.micro_batch == Approx(per_accelerator * 8 / 8.0));
+  // strong scaling splits the one global batch over the replicas, and refuses what does not divide
+  sc.setup.scaling = ScalingMode::strong;
+  sc.setup.batch = 96;
+  CHECK(replica_batch(sc.setup, layout) == 48);
+  layout.data = 5;
+  CHECK_THROWS_AS(replica_batch(sc.setup, layout), std::invalid_argument);
 }

@@ -4,12 +4,14 @@
 #include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/ring.hpp"
+#include "reports/csv_table.hpp"
 #include "reports/html_report.hpp"
 #include "reports/progress.hpp"
 #include "reports/svg_plot.hpp"
@@ -356,6 +358,54 @@ TEST_CASE("the trace is valid trace-event JSON: named tracks, complete events, n
   CHECK(link_tracks == 2 * ranks);
 }
 
+TEST_CASE("trace files: classes of ranks, the streamed file is the trace_events document, its size counted exactly") {
+  AlgorithmOptions options;
+  options.servers = 2;  // on hosts of their own: ranks 6 and 7
+  const Schedule s = parameter_server_allreduce(6, 4000000, options);
+  REQUIRE(s.ranks == 8);
+  SimGridOptions sg;
+  sg.record_trace = true;
+  const ExecutionResult r = run_simgrid(s, sg);
+  const std::vector<LinkUsage> links = star_link_usage(r.trace, s.ranks, sg.cost.bandwidth_Bps, r.time_s);
+  // workers do one work, servers another
+  const std::vector<int> classes = rank_classes(r.trace, s.ranks);
+  CHECK(classes == std::vector<int>{0, 0, 0, 0, 0, 0, 1, 1});
+  const int slowest = slowest_rank(r.trace, s.ranks);
+  double latest = 0;
+  for (const SpanRecord& span : r.trace.spans)
+    latest = std::max(latest, span.end_s);
+  bool slowest_ends_last = false;
+  for (const SpanRecord& span : r.trace.spans)
+    slowest_ends_last = slowest_ends_last || (span.rank == slowest && span.end_s == latest);
+  CHECK(slowest_ends_last);
+  std::vector<int> expected{0, 6, slowest};
+  std::sort(expected.begin(), expected.end());
+  expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+  CHECK(representative_ranks(r.trace, s.ranks) == expected);
+
+  // every rank shown: the same events as trace_events, and trace_bytes is what is written
+  TraceContent all{&r.trace, s.ranks, {0, 1, 2, 3, 4, 5, 6, 7}, links, "ps"};
+  std::ostringstream text;
+  write_trace(text, all);
+  CHECK(trace_bytes(all) == text.str().size());
+  const nlohmann::json doc = nlohmann::json::parse(text.str());
+  CHECK(doc["traceEvents"] == trace_events(r.trace, s.ranks, links, "ps")["traceEvents"]);
+  CHECK(doc["otherData"]["ranks"] == 8);
+  // two ranks shown: only their tracks, and a smaller file
+  TraceContent two = all;
+  two.shown = {1, 6};
+  std::ostringstream two_text;
+  write_trace(two_text, two);
+  CHECK(trace_bytes(two) == two_text.str().size());
+  CHECK(trace_bytes(two) < trace_bytes(all));
+  std::set<int> ranks_seen;
+  const nlohmann::json two_doc = nlohmann::json::parse(two_text.str());
+  for (const nlohmann::json& e : two_doc["traceEvents"]) {
+    if (e["pid"] == 1 && e.contains("tid")) ranks_seen.insert(e["tid"].get<int>() / 2);
+  }
+  CHECK(ranks_seen == std::set<int>{1, 6});
+}
+
 TEST_CASE("the progress line counts items and estimates the rest, and is silent where not shown") {
   std::ostringstream out;
   {
@@ -371,4 +421,19 @@ TEST_CASE("the progress line counts items and estimates the rest, and is silent 
   ProgressLine hidden("sweep", 3, nullptr);
   hidden.next("x");
   CHECK_FALSE(hidden.shown());
+}
+
+TEST_CASE("CSV cells: quoted only when they must be, numbers in full, rows checked against the header") {
+  CHECK(csv_text("ring") == "ring");
+  CHECK(csv_text("compute: 97%, of the step") == "\"compute: 97%, of the step\"");
+  CHECK(csv_text("a \"b\"") == "\"a \"\"b\"\"\"");
+  CHECK(csv_text("two\nlines") == "\"two\nlines\"");
+  CHECK(std::stod(csv_number(0.1 + 0.2)) == 0.1 + 0.2);
+  CHECK(csv_number(1e-5) == "1e-05");
+  CHECK(csv_number(2.5) == "2.5");
+  CHECK(csv_integer(-3) == "-3");
+  CsvTable table({"name", "time_s"});
+  table.add_row({csv_text("x,y"), csv_number(0.25)});
+  CHECK(table.str() == "name,time_s\n\"x,y\",0.25\n");
+  CHECK_THROWS_AS(table.add_row({"only one"}), std::logic_error);
 }
