@@ -1,34 +1,33 @@
 // `dtsim explain [SCENARIO]`: what bounds the training step at each size, where scaling efficiency falls below 80%,
-// and what would help, every claim backed by re-simulating the what-if.
+// and what would help, every claim backed by re-simulating the what-if through the code `dtsim predict` runs
+// (cli/explanation.cpp); with list-valued overrides (--batch 16,32,64, ...) one explanation per variant and a summary
+// of them that says why exposed communication stays above 0 where it does.
 #include <array>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "algorithms/registry.hpp"
 #include "cli/commands.hpp"
+#include "cli/explanation.hpp"
 #include "cli/flags.hpp"
+#include "cli/scenario_overrides.hpp"
 #include "reports/format.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
-#include "sim/predict.hpp"
 
 namespace dtsim::cli {
 namespace {
 
 constexpr const char* default_scenario = "scenarios/training/resnet50-v100.json";
 
-constexpr std::array<FlagSpec, 2> explain_flags{{
+constexpr std::array<FlagSpec, 2> explain_own_flags{{
     {"algorithm", "NAME", "the scenario's first", "the allreduce algorithm to explain"},
     {"json", "", "", "print one JSON object (sizes and claims) instead of text"},
 }};
-
-struct Claim {
-  std::string what;
-  double factor = 0;  // samples/s of the what-if over samples/s as is
-  double samples_per_s = 0;
-};
+constexpr auto explain_flags = join_flags(explain_own_flags, scenario_override_flags);
 
 std::string percent(double x) {
   char text[16];
@@ -42,15 +41,265 @@ std::string times(double x) {
   return text;
 }
 
+std::string accelerators_text(int n) { return std::to_string(n) + (n == 1 ? " accelerator" : " accelerators"); }
+
+nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+nlohmann::json result_json(const StepResult& r) {
+  return {{"layout", r.layout_text()},        {"fits", r.fits()},
+          {"step_time_s", r.step_s()},        {"samples_per_s", r.samples_per_s()},
+          {"global_batch", r.global_batch()}, {"exposed_comm_s", r.exposed_comm_s()},
+          {"bottleneck", r.bottleneck()}};
+}
+
+// "the last of its 4 gradient buckets (9.4 MB: conv1 to layer1.2) is complete only when backward ends, so its
+// allreduce cannot overlap backward; simulated alone, that ring allreduce takes 3.9 ms on 64 accelerators (simgrid)"
+std::string floor_reason(const ExposedFloor& f, int accelerators) {
+  std::string layers = f.first_layer == f.last_layer ? f.first_layer : f.first_layer + " to " + f.last_layer;
+  return "the last of its " + std::to_string(f.last.buckets) + " gradient bucket" + (f.last.buckets == 1 ? "" : "s") +
+         " (" + format_bytes(f.last.bucket.bytes) + ": " + layers +
+         ") is complete only when backward ends, so its reduction cannot overlap backward; simulated alone, that " +
+         f.last.operation + " takes " + format_seconds(f.last.alone_s) + " on " + accelerators_text(accelerators) +
+         " (" + to_string(f.last.backend) + ")";
+}
+
+// What the exposed communication is beyond the last bucket's allreduce: little (the rest is hidden), or earlier
+// buckets' allreduces that backward did not hide (", little more ..." or ": that allreduce and ...").
+std::string floor_remainder(const ExposedFloor& f, double comm_s) {
+  if (f.last.buckets == 1) {
+    return ", all of it that one " + f.last.operation +
+           " of every gradient: nothing overlaps backward, and a larger batch hides none of it; only a shorter " +
+           f.last.operation + " helps";
+  }
+  if (f.exposed_s <= 1.1 * f.last.alone_s) {
+    return ", little more than that " + f.last.operation +
+           ": the rest is hidden behind backward, and a larger batch hides no more; only a shorter last " +
+           f.last.operation + " helps (smaller buckets, a faster network)";
+  }
+  return ": that " + f.last.operation + " and " + format_seconds(f.exposed_s - f.last.alone_s) + " of " + f.rest +
+         " that compute did not hide (gradient communication is busy " + format_seconds(comm_s) +
+         " of the step; a larger batch lengthens backward and hides more of it)";
+}
+
+std::string setup_text(const Scenario& sc, const std::string& algorithm) {
+  const TrainingSetup& s = sc.setup;
+  std::string text = "explain " + sc.name + ": " + s.model.name + " on " + sc.cluster.name + " (" + s.device.name +
+                     ", " + to_string(s.compute.precision) + "), " + algorithm + " allreduce, " + to_string(s.scaling) +
+                     " scaling, batch " + std::to_string(s.batch);
+  if (s.scaling == ScalingMode::weak) text += " per accelerator";
+  if (sc.parallel) {
+    const ParallelSpec& p = *sc.parallel;
+    text += "; layout " + std::to_string(p.tensor) + "t x " + std::to_string(p.pipeline) + "p";
+    if (p.pipeline > 1) text += std::string(" ") + to_string(p.schedule);
+    text += ", " + std::to_string(p.micro_batches) + " micro-batch" + (p.micro_batches == 1 ? "" : "es");
+    if (p.sharding != Sharding::none) text += std::string(", ") + to_string(p.sharding);
+  }
+  return text;
+}
+
+std::string explanation_text(const Scenario& sc, const Explanation& e) {
+  std::ostringstream out;
+  out << setup_text(sc, e.algorithm) << "\n\n";
+  const bool baseline_listed = e.baseline && std::any_of(e.sizes.begin(), e.sizes.end(), [&](const SizeExplained& s) {
+                                 return s.request.accelerators == e.baseline_request.accelerators;
+                               });
+  if (!e.baseline_is_one_replica) {
+    out << "  one replica (" << accelerators_text(one_replica(e.sizes.front().request).accelerators)
+        << ") does not fit: " << e.one_replica_bottleneck << '\n';
+  } else if (e.baseline && !baseline_listed) {
+    out << "  one replica (" << accelerators_text(e.baseline_request.accelerators) << ", " << e.baseline->layout_text()
+        << "): " << format_seconds(e.baseline->step_s()) << " a step, "
+        << static_cast<long long>(e.baseline->samples_per_s()) << " samples/s (the efficiency baseline)\n";
+  }
+  for (const SizeExplained& s : e.sizes) {
+    out << "  " << accelerators_text(s.request.accelerators);
+    if (s.request.layout) out << " (" << s.request.layout->describe() << ")";
+    out << ": ";
+    if (!s.result.fits()) {
+      out << s.result.bottleneck() << '\n';
+      continue;
+    }
+    out << format_seconds(s.result.step_s()) << " a step";
+    if (s.speedup) out << ", " << times(*s.speedup) << " (" << percent(*s.efficiency) << " efficient)";
+    out << "; " << s.result.bottleneck() << '\n';
+  }
+  out << '\n';
+  int largest_with_efficiency = 0;
+  for (const SizeExplained& s : e.sizes) {
+    if (s.efficiency) largest_with_efficiency = s.request.accelerators;
+  }
+  if (e.below_80) {
+    out << "  Scaling efficiency falls below 80% at " << accelerators_text(*e.below_80);
+  } else if (largest_with_efficiency > 0) {
+    out << "  Scaling efficiency stays at or above 80% up to " << accelerators_text(largest_with_efficiency);
+  } else {
+    out << "  No size fits in memory, so there is no scaling efficiency to report";
+  }
+  if (e.baseline && !e.baseline_is_one_replica) {
+    out << " (against " << e.baseline_request.accelerators << ", the smallest size that fits)";
+  } else if (e.baseline && e.baseline_request.accelerators > 1) {
+    out << " (against one replica of " << e.baseline_request.accelerators << ")";
+  }
+  out << ".\n";
+  if (e.floor) {
+    const ExposedFloor& f = *e.floor;
+    const double step_s = e.sizes.back().result.step_s();
+    out << "  Exposed communication at " << accelerators_text(e.claims_at) << ": " << format_seconds(f.exposed_s)
+        << " (" << percent(f.exposed_s / step_s) << " of the step). It cannot reach 0: " << floor_reason(f, e.claims_at)
+        << ". The step waits " << format_seconds(f.exposed_s) << floor_remainder(f, e.sizes.back().result.comm_s())
+        << ".\n";
+  }
+  if (!e.claims.empty()) {
+    out << "  At " << accelerators_text(e.claims_at) << ", re-simulated:\n";
+    for (const Claim& c : e.claims) {
+      out << "    ";
+      if (!c.possible) {
+        out << "not possible: " << c.what << ": " << c.why << '\n';
+      } else if (!c.result->fits()) {
+        out << "does not fit: " << c.what << ": " << c.result->bottleneck() << '\n';
+      } else if (c.factor) {
+        out << c.what << ": " << times(*c.factor) << " the samples/s ("
+            << static_cast<long long>(c.result->samples_per_s()) << ")\n";
+      } else {
+        out << c.what << ": fits, " << static_cast<long long>(c.result->samples_per_s()) << " samples/s ("
+            << format_seconds(c.result->step_s()) << " a step)\n";
+      }
+    }
+  }
+  return out.str();
+}
+
+nlohmann::json explanation_json(const Scenario& sc, const Explanation& e) {
+  const TrainingSetup& s = sc.setup;
+  nlohmann::json j{{"scenario", sc.name},
+                   {"algorithm", e.algorithm},
+                   {"model", s.model.name},
+                   {"device", s.device.name},
+                   {"cluster", sc.cluster.name},
+                   {"precision", to_string(s.compute.precision)},
+                   {"scaling", to_string(s.scaling)},
+                   {"batch", s.batch}};
+  if (e.baseline) {
+    j["baseline"] = result_json(*e.baseline);
+    j["baseline"]["accelerators"] = e.baseline_request.accelerators;
+    j["baseline"]["one_replica"] = e.baseline_is_one_replica;
+  } else {
+    j["baseline"] = nullptr;
+  }
+  j["sizes"] = nlohmann::json::array();
+  for (const SizeExplained& z : e.sizes) {
+    nlohmann::json r = result_json(z.result);
+    r["accelerators"] = z.request.accelerators;
+    r["speedup"] = optional_json(z.speedup);
+    r["efficiency"] = optional_json(z.efficiency);
+    j["sizes"].push_back(r);
+  }
+  j["efficiency_below_80_at"] = e.below_80 ? nlohmann::json(*e.below_80) : nlohmann::json(nullptr);
+  j["claims_at"] = e.claims_at;
+  j["claims"] = nlohmann::json::array();
+  for (const Claim& c : e.claims) {
+    nlohmann::json r{{"what", c.what}, {"possible", c.possible}, {"factor", optional_json(c.factor)}};
+    if (c.result) {
+      r.update(result_json(*c.result));
+    } else {
+      r["why"] = c.why;
+    }
+    j["claims"].push_back(r);
+  }
+  if (e.floor) {
+    const ExposedFloor& f = *e.floor;
+    j["exposed_floor"] = {{"exposed_comm_s", f.exposed_s},
+                          {"buckets", f.last.buckets},
+                          {"last_bucket_bytes", f.last.bucket.bytes},
+                          {"last_bucket_layers", {f.first_layer, f.last_layer}},
+                          {"last_bucket_operation", f.last.operation},
+                          {"last_bucket_alone_s", f.last.alone_s},
+                          {"backend", to_string(f.last.backend)}};
+  } else {
+    j["exposed_floor"] = nullptr;
+  }
+  return j;
+}
+
+// Several variants: each one's largest size side by side, and why exposed communication stays above 0 where it does.
+struct Summary {
+  std::string text;
+  nlohmann::json json;
+};
+
+Summary summarise(const ScenarioVariants& variants, const std::vector<Explanation>& explanations) {
+  std::ostringstream out;
+  nlohmann::json rows = nlohmann::json::array();
+  const int at = explanations.front().claims_at;
+  out << "Over the " << variants.variants.size() << " variants at " << accelerators_text(at) << " ("
+      << explanations.front().algorithm << "):\n";
+  std::vector<std::size_t> exposed;  // variants that fit and wait for communication
+  std::vector<std::size_t> hidden;   // variants that fit and do not
+  for (std::size_t v = 0; v < explanations.size(); ++v) {
+    const StepResult& r = explanations[v].sizes.back().result;
+    const std::string name = variants.variants[v].describe();
+    nlohmann::json row = result_json(r);
+    row["variant"] = variants.variants[v].values_json();
+    rows.push_back(row);
+    out << "  " << name << ": ";
+    if (!r.fits()) {
+      out << r.bottleneck() << '\n';
+      continue;
+    }
+    out << format_seconds(r.step_s()) << " a step, " << static_cast<long long>(r.samples_per_s())
+        << " samples/s, exposed communication " << format_seconds(r.exposed_comm_s()) << " ("
+        << percent(r.exposed_comm_s() / r.step_s()) << " of the step)";
+    if (explanations[v].floor)
+      out << ", of which the last bucket's " << explanations[v].floor->last.operation << " "
+          << format_seconds(explanations[v].floor->last.alone_s);
+    out << '\n';
+    (r.exposed_comm_s() > 0 ? exposed : hidden).push_back(v);
+  }
+  nlohmann::json json{{"accelerators", at}, {"variants", rows}};
+  std::string why;
+  if (exposed.empty() && hidden.empty()) {
+    out << "  None of them fits at " << accelerators_text(at) << ".\n";
+  } else if (!hidden.empty()) {
+    out << "  Exposed communication is 0 with";
+    for (std::size_t k = 0; k < hidden.size(); ++k)
+      out << (k == 0 ? " " : ", ") << variants.variants[hidden[k]].describe();
+    out << ".\n";
+  } else {
+    // the variant that waits least (of equals, the last tried), and why even it waits
+    std::size_t least = exposed.front();
+    for (std::size_t v : exposed) {
+      if (explanations[v].sizes.back().result.exposed_comm_s() <=
+          explanations[least].sizes.back().result.exposed_comm_s() * (1 + 1e-6))
+        least = v;
+    }
+    const Explanation& e = explanations[least];
+    const bool all_fit = exposed.size() == explanations.size();
+    out << "  Exposed communication stays above 0 in every variant " << (all_fit ? "tried" : "that fits");
+    if (e.floor) {
+      why = floor_reason(*e.floor, at);
+      out << ": " << why << ". With " << variants.variants[least].describe() << " the step still waits "
+          << format_seconds(e.floor->exposed_s) << floor_remainder(*e.floor, e.sizes.back().result.comm_s());
+    }
+    out << ".\n";
+  }
+  json["exposed_above_0_everywhere"] = !exposed.empty() && hidden.empty();
+  json["why"] = why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why);
+  return {out.str(), json};
+}
+
 }  // namespace
 
 const char* explain_usage() {
-  static const std::string text = std::string(
-                                      "usage: dtsim explain [SCENARIO] [flags]\n"
-                                      "Says in words what bounds the training step at each size of the "
-                                      "scenario, where scaling efficiency falls\nbelow 80%, and what would "
-                                      "help at the largest size, each claim re-simulated. Without SCENARIO: ") +
-                                  default_scenario + ".\n\n" + flags_help(explain_flags);
+  static const std::string text =
+      std::string(
+          "usage: dtsim explain [SCENARIO] [flags]\n"
+          "Says in words what bounds the training step at each size of the scenario (its data x tensor x "
+          "pipeline layout\nand ZeRO stage when it has one), where scaling efficiency falls below 80%, how "
+          "much exposed communication\nno overlap can hide, and what would help at the largest size "
+          "(algorithms, network, batch, buckets, layout\nchanges), each claim re-simulated as dtsim predict "
+          "simulates. List-valued --batch, --model, --device or\n--precision explain each variant and compare "
+          "them. Without SCENARIO: ") +
+      default_scenario + ".\n\n" + flags_help(explain_flags);
   return text.c_str();
 }
 
@@ -67,97 +316,38 @@ int explain_command(std::span<char* const> args, std::ostream& out) {
   } catch (const ScenarioError& e) {
     throw UsageError(e.what());
   }
+  if (scenario.parallel && scenario.parallel->search) {
+    throw UsageError(path +
+                     ": scenario.parallel.search: explain explains one layout; give tensor, pipeline and "
+                     "micro_batches instead (dtsim predict --search ranks every layout)");
+  }
   const std::string algorithm =
       flags.has("algorithm")
           ? flags.parse("algorithm", [](const std::string& v) { return std::string(find_algorithm(v).name); })
           : scenario.algorithms.front();
-  const TrainingSetup& setup = scenario.setup;
-  const Prediction baseline = predict_step(setup, scenario.cluster, 1, algorithm, nullptr, auto_backend(1));
-  std::vector<Prediction> sizes;
-  std::optional<int> below_80;
-  for (int a : scenario.accelerators) {
-    Prediction p = a == 1 ? baseline : predict_step(setup, scenario.cluster, a, algorithm, nullptr, auto_backend(a));
-    compare_to_baseline(p, baseline);
-    if (p.fits && p.efficiency < 0.8 && !below_80) below_80 = a;
-    sizes.push_back(p);
-  }
-  // what-ifs at the largest size
-  const int largest = scenario.accelerators.back();
-  const Prediction& as_is = sizes.back();
-  std::vector<Claim> claims;
-  auto claim = [&](const std::string& what, const Prediction& p) {
-    if (!p.fits || !as_is.fits || as_is.samples_per_s <= 0) return;
-    claims.push_back(Claim{what, p.samples_per_s / as_is.samples_per_s, p.samples_per_s});
-  };
-  if (largest > 1) {
-    if (algorithm != "hierarchical" && largest % scenario.cluster.node.accelerators == 0) {
-      claim("hierarchical allreduce instead of " + algorithm,
-            predict_step(setup, scenario.cluster, largest, "hierarchical", nullptr, auto_backend(largest)));
-    }
-    if (algorithm != "ring")
-      claim("ring allreduce instead of " + algorithm,
-            predict_step(setup, scenario.cluster, largest, "ring", nullptr, auto_backend(largest)));
-    ClusterSpec faster = scenario.cluster;
-    faster.node.nic.bandwidth_Bps *= 2;
-    faster.fabric.link.bandwidth_Bps *= 2;
-    faster.fabric.global_link.bandwidth_Bps *= 2;
-    claim("doubling NIC and fabric bandwidth",
-          predict_step(setup, faster, largest, algorithm, nullptr, auto_backend(largest)));
-    if (setup.scaling == ScalingMode::weak) {
-      TrainingSetup bigger = setup;
-      bigger.batch *= 2;
-      claim("per-accelerator batch " + std::to_string(bigger.batch) + " instead of " + std::to_string(setup.batch),
-            predict_step(bigger, scenario.cluster, largest, algorithm, nullptr, auto_backend(largest)));
-    }
-    if (setup.input.enabled) {
-      TrainingSetup more = setup;
-      more.input.cores *= 2;
-      claim("twice the input-pipeline cores",
-            predict_step(more, scenario.cluster, largest, algorithm, nullptr, auto_backend(largest)));
-    }
-  }
+  const ScenarioVariants variants = apply_overrides(scenario, flags, false);
+  std::vector<Explanation> explanations;
+  for (const ScenarioVariant& v : variants.variants)
+    explanations.push_back(explain_scenario(v.scenario, algorithm, variants.where));
   if (flags.has("json")) {
-    nlohmann::json j{{"scenario", scenario.name}, {"algorithm", algorithm}};
-    for (const Prediction& p : sizes) {
-      j["sizes"].push_back({{"accelerators", p.accelerators},
-                            {"fits", p.fits},
-                            {"samples_per_s", p.samples_per_s},
-                            {"efficiency", p.efficiency},
-                            {"bottleneck", p.bottleneck}});
+    if (!variants.several()) {
+      out << explanation_json(variants.variants.front().scenario, explanations.front()).dump() << '\n';
+      return 0;
     }
-    j["efficiency_below_80_at"] = below_80 ? nlohmann::json(*below_80) : nlohmann::json(nullptr);
-    j["claims_at"] = largest;
-    j["claims"] = nlohmann::json::array();
-    for (const Claim& c : claims) {
-      j["claims"].push_back({{"what", c.what}, {"factor", c.factor}, {"samples_per_s", c.samples_per_s}});
+    nlohmann::json all = nlohmann::json::array();
+    for (std::size_t v = 0; v < explanations.size(); ++v) {
+      nlohmann::json one = explanation_json(variants.variants[v].scenario, explanations[v]);
+      one["variant"] = variants.variants[v].values_json();
+      all.push_back(one);
     }
-    out << j.dump() << '\n';
+    out << nlohmann::json{{"variants", all}, {"summary", summarise(variants, explanations).json}}.dump() << '\n';
     return 0;
   }
-  out << "explain " << scenario.name << ": " << setup.model.name << " on " << scenario.cluster.name << ", " << algorithm
-      << " allreduce, " << to_string(setup.scaling) << " scaling, batch " << setup.batch << "\n\n";
-  for (const Prediction& p : sizes) {
-    out << "  " << p.accelerators << (p.accelerators == 1 ? " accelerator: " : " accelerators: ");
-    if (!p.fits) {
-      out << p.bottleneck << '\n';
-      continue;
-    }
-    out << format_seconds(p.step.step_s) << " a step, " << times(p.speedup) << " (" << percent(p.efficiency)
-        << " efficient); " << p.bottleneck << '\n';
+  for (std::size_t v = 0; v < explanations.size(); ++v) {
+    if (variants.several()) out << (v == 0 ? "" : "\n") << "== " << variants.variants[v].describe() << " ==\n";
+    out << explanation_text(variants.variants[v].scenario, explanations[v]);
   }
-  out << '\n';
-  if (below_80) {
-    out << "  Scaling efficiency falls below 80% at " << *below_80 << " accelerators.\n";
-  } else {
-    out << "  Scaling efficiency stays at or above 80% up to " << largest << " accelerators.\n";
-  }
-  if (!claims.empty()) {
-    out << "  At " << largest << " accelerators, re-simulated:\n";
-    for (const Claim& c : claims) {
-      out << "    " << c.what << ": " << times(c.factor) << " the samples/s ("
-          << static_cast<long long>(c.samples_per_s) << ")\n";
-    }
-  }
+  if (variants.several()) out << '\n' << summarise(variants, explanations).text;
   return 0;
 }
 

@@ -9,7 +9,9 @@
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "cli/output_flags.hpp"
+#include "cli/scenario_overrides.hpp"
 #include "cli/sweep.hpp"
+#include "reports/csv_table.hpp"
 #include "reports/predict_report.hpp"
 #include "reports/progress.hpp"
 #include "reports/result_csv.hpp"
@@ -18,13 +20,14 @@
 #include "scenarios/units.hpp"
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
+#include "sim/scenario_step.hpp"
 
 namespace dtsim::cli {
 namespace {
 
 constexpr const char* default_scenario = "scenarios/training/resnet50-v100.json";
 
-constexpr std::array<FlagSpec, 9> predict_flags{{
+constexpr std::array<FlagSpec, 7> predict_own_flags{{
     {"resume", "FILE", "",
      "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already there "
      "(also under mpirun -n K, which splits the configurations over K processes; not with --search or --trace)"},
@@ -34,9 +37,6 @@ constexpr std::array<FlagSpec, 9> predict_flags{{
     {"rank-classes", "ON|OFF", "on",
      "flow only: simulate one rank per class of ranks that provably run alike, with the same times (on), or every "
      "rank (off: to compare)"},
-    {"nodes", "LIST", "from the scenario",
-     "node counts (accelerators = nodes x accelerators per node), e.g. 1,2,...,16"},
-    {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
     {"algorithm", "NAME", "from the scenario", "allreduce algorithms, comma-separated, or all"},
     {"json", "", "", "print one JSON object with a results list instead of the table"},
     {"search", "", "",
@@ -47,6 +47,7 @@ constexpr std::array<FlagSpec, 9> predict_flags{{
      "write the timeline of the largest configuration (first algorithm) as Chrome trace-event JSON (Perfetto, "
      "chrome://tracing): per rank its forward, backward, optimizer and allreduce intervals, per busy link its use"},
 }};
+constexpr auto predict_flags = join_flags(predict_own_flags, scenario_override_flags);
 
 // The flags above and the output flags every command shares.
 constexpr auto predict_all_flags = join_flags(predict_flags, join_flags(csv_flags, trace_flags));
@@ -61,17 +62,9 @@ double traced_run_s(const StepTrace& traced) {
   return run_s;
 }
 
-std::vector<int> parse_counts(const Flags& flags, const char* name) {
-  return flags.parse(name, [](const std::string& v) {
-    return parse_list<int>(
-        v, [](const std::string& one) { return static_cast<int>(parse_integer(one, 1, 1 << 20)); }, 2.0);
-  });
-}
-
 // Scenarios with "parallel" (or --search): one layout per accelerator count, or every layout that fits.
-int predict_parallel_command(const Scenario& scenario, const Flags& flags, const std::string& where,
-                             const TraceRequest& trace, std::ostream& out) {
-  if (flags.has("resume")) throw UsageError("--resume: not with --search or a scenario with \"parallel\"");
+std::vector<ParallelPrediction> predict_layouts(const Scenario& scenario, const Flags& flags, const std::string& where,
+                                                const TraceRequest& trace) {
   const bool search = flags.has("search") || (scenario.parallel && scenario.parallel->search);
   const ParallelSpec spec = scenario.parallel.value_or(ParallelSpec{});
   const std::string& algorithm = scenario.algorithms.front();
@@ -86,11 +79,7 @@ int predict_parallel_command(const Scenario& scenario, const Flags& flags, const
       for (const ParallelLayout& l : layouts)
         todo.emplace_back(a, l);
     } else {
-      if (a % (spec.tensor * spec.pipeline) != 0) {
-        throw UsageError(where + ": " + std::to_string(a) +
-                         " is not a multiple of tensor x pipeline = " + std::to_string(spec.tensor * spec.pipeline));
-      }
-      todo.emplace_back(a, spec.layout(a));
+      todo.emplace_back(a, spec.layout(a));  // apply_overrides checked that a is a multiple of tensor x pipeline
     }
   }
   std::vector<ParallelPrediction> results;
@@ -98,9 +87,13 @@ int predict_parallel_command(const Scenario& scenario, const Flags& flags, const
   for (std::size_t i = 0; i < todo.size(); ++i) {
     const auto& [a, layout] = todo[i];
     progress.next(layout.describe());
-    const bool record = flags.has("trace") && i + 1 == todo.size();
+    StepRequest request;
+    request.accelerators = a;
+    request.algorithm = algorithm;
+    request.layout = layout;
+    request.record_pipeline = flags.has("trace") && i + 1 == todo.size();
     try {
-      results.push_back(predict_parallel(scenario.setup, scenario.cluster, layout, algorithm, record));
+      results.push_back(*simulate_step(scenario.setup, scenario.cluster, request).parallel());
     } catch (const OptionError& e) {
       throw UsageError(where + ": " + algorithm + " on " + std::to_string(a) + " accelerators: " + e.what());
     } catch (const std::invalid_argument& e) {
@@ -127,14 +120,51 @@ int predict_parallel_command(const Scenario& scenario, const Flags& flags, const
                      scenario.name + ", " + last.layout.describe() + " (one replica's pipeline, a track per stage)",
                      std::cerr);
   }
-  if (flags.has("json")) {
-    out << parallel_json(scenario, results).dump() << '\n';
-  } else if (flags.has("csv")) {
-    out << parallel_csv(results);
-  } else {
-    out << parallel_text(scenario, results, search);
+  return results;
+}
+
+// Several variants (list-valued --batch, --model, ...): each variant's report in turn; JSON {"variants": [...]}, each
+// the single-variant object with a "variant" object of the values that made it.
+void print_variants(const ScenarioVariants& variants, const std::vector<std::string>& texts,
+                    std::vector<nlohmann::json>& docs, bool json, std::ostream& out) {
+  if (!variants.several()) {
+    if (json) {
+      out << docs.front().dump() << '\n';
+    } else {
+      out << texts.front();
+    }
+    return;
   }
-  return 0;
+  nlohmann::json all = nlohmann::json::array();
+  for (std::size_t v = 0; v < variants.variants.size(); ++v) {
+    if (json) {
+      docs[v]["variant"] = variants.variants[v].values_json();
+      all.push_back(std::move(docs[v]));
+    } else {
+      out << (v == 0 ? "" : "\n") << "== " << variants.variants[v].describe() << " ==\n" << texts[v];
+    }
+  }
+  if (json) out << nlohmann::json{{"variants", all}}.dump() << '\n';
+}
+
+// --csv prints one table for every variant: with several, the flags given several values (model, device, precision,
+// batch) lead the columns and each row holds its variant's values.
+std::vector<std::string> csv_columns(const ScenarioVariants& variants, std::vector<std::string> columns) {
+  if (!variants.several()) return columns;
+  std::vector<std::string> all;
+  for (const auto& [flag, value] : variants.variants.front().values)
+    all.push_back(flag);
+  all.insert(all.end(), columns.begin(), columns.end());
+  return all;
+}
+
+std::vector<std::string> csv_row(const ScenarioVariants& variants, std::size_t v, std::vector<std::string> cells) {
+  if (!variants.several()) return cells;
+  std::vector<std::string> row;
+  for (const auto& [flag, value] : variants.variants[v].values)
+    row.push_back(csv_text(value));
+  row.insert(row.end(), cells.begin(), cells.end());
+  return row;
 }
 
 }  // namespace
@@ -173,40 +203,59 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   } catch (const ScenarioError& e) {
     throw UsageError(e.what());
   }
-  if (flags.has("nodes") && flags.has("accelerators")) {
-    throw UsageError("--nodes: give either --nodes or --accelerators, not both");
+  const ScenarioVariants variants = apply_overrides(scenario, flags, flags.has("search"));
+  const std::string& where = variants.where;
+  if (variants.several() && flags.has("trace")) {
+    throw UsageError(
+        "--trace: one trace file per run: give single values to --batch, --model, --device and "
+        "--precision");
   }
-  std::string where = "scenario.accelerators";
-  if (flags.has("accelerators")) {
-    scenario.accelerators = parse_counts(flags, "accelerators");
-    where = "--accelerators";
-  } else if (flags.has("nodes")) {
-    scenario.accelerators.clear();
-    for (int n : parse_counts(flags, "nodes"))
-      scenario.accelerators.push_back(n * scenario.cluster.node.accelerators);
-    where = "--nodes";
-  }
-  try {
-    if (!scenario.parallel && !flags.has("search")) check_batch_splits(scenario, scenario.accelerators, where);
-  } catch (const ScenarioError& e) {
-    throw UsageError(e.what());
-  }
+  std::vector<std::string> algorithms = scenario.algorithms;
   if (flags.has("algorithm")) {
-    scenario.algorithms.clear();
+    algorithms.clear();
     const std::string list = flags.get("algorithm");
     if (list == "all") {
-      for (const AlgorithmInfo& info : algorithms()) {
-        if (info.collective == Collective::allreduce) scenario.algorithms.emplace_back(info.name);
+      for (const AlgorithmInfo& info : dtsim::algorithms()) {
+        if (info.collective == Collective::allreduce) algorithms.emplace_back(info.name);
       }
     } else {
       for (const std::string& name : split(list)) {
         flags.parse("algorithm", [&name](const std::string&) { return &find_algorithm(name); });
-        scenario.algorithms.push_back(name);
+        algorithms.push_back(name);
       }
     }
   }
+  std::vector<Scenario> scenarios;
+  for (const ScenarioVariant& v : variants.variants) {
+    scenarios.push_back(v.scenario);
+    scenarios.back().algorithms = algorithms;
+  }
+  std::vector<std::string> texts;
+  std::vector<nlohmann::json> docs;
 
-  if (scenario.parallel || flags.has("search")) return predict_parallel_command(scenario, flags, where, trace, out);
+  if (scenario.parallel || flags.has("search")) {
+    if (flags.has("resume")) throw UsageError("--resume: not with --search or a scenario with \"parallel\"");
+    const bool search = flags.has("search") || (scenario.parallel && scenario.parallel->search);
+    CsvTable table(csv_columns(variants, parallel_csv_columns()));
+    for (std::size_t v = 0; v < scenarios.size(); ++v) {
+      const Scenario& sc = scenarios[v];
+      const std::vector<ParallelPrediction> results = predict_layouts(sc, flags, where, trace);
+      if (flags.has("json")) {
+        docs.push_back(parallel_json(sc, results));
+      } else if (csv) {
+        for (const ParallelPrediction& p : results)
+          table.add_row(csv_row(variants, v, parallel_csv_cells(p)));
+      } else {
+        texts.push_back(parallel_text(sc, results, search));
+      }
+    }
+    if (csv) {
+      out << table.str();
+    } else {
+      print_variants(variants, texts, docs, flags.has("json"), out);
+    }
+    return 0;
+  }
 
   const std::string backend_choice = flags.choice("backend", {"auto", "simgrid", "flow"});
   const auto backend_for = [&backend_choice](int accelerators) {
@@ -218,94 +267,123 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   if (flags.has("rank-classes") && backend_choice == "simgrid") {
     throw UsageError("--rank-classes: only the flow backend simulates classes of ranks (got --backend simgrid)");
   }
-  const Prediction baseline = predict_step(scenario.setup, scenario.cluster, 1, scenario.algorithms.front());
-  const int largest = *std::max_element(scenario.accelerators.begin(), scenario.accelerators.end());
+  const std::vector<int>& sizes = scenarios.front().accelerators;  // every variant predicts the same sizes
+  const int largest = *std::max_element(sizes.begin(), sizes.end());
   check_trace_ranks(trace, largest);
   // the largest configuration is recorded when traced (on SimGrid whatever the backend), or when SimGrid runs it
   const bool record =
       largest > 1 &&
       (flags.has("trace") || (largest <= record_accelerators_limit && backend_for(largest) == Backend::simgrid));
-  StepTrace traced;
-  // the configurations: every (accelerators, algorithm) but one accelerator, which is the baseline itself
-  std::vector<std::pair<int, std::string>> todo;
-  for (int a : scenario.accelerators) {
-    if (a == 1) continue;
-    for (const std::string& algorithm : scenario.algorithms)
-      todo.emplace_back(a, algorithm);
+  std::vector<StepTrace> traced(scenarios.size());
+  // the configurations: every (variant, accelerators, algorithm) but one accelerator, the variant's baseline itself
+  struct Configuration {
+    std::size_t variant;
+    int accelerators;
+    std::string algorithm;
+  };
+  std::vector<Configuration> todo;
+  for (std::size_t v = 0; v < scenarios.size(); ++v) {
+    for (int a : sizes) {
+      if (a == 1) continue;
+      for (const std::string& algorithm : algorithms)
+        todo.push_back({v, a, algorithm});
+    }
   }
+  const auto describe = [&](std::size_t c) {
+    const std::string text = todo[c].algorithm + " on " + std::to_string(todo[c].accelerators) + " accelerators";
+    return variants.several() ? variants.variants[todo[c].variant].describe() + ", " + text : text;
+  };
   if (flags.has("resume") && flags.has("trace")) throw UsageError("--resume: not with --trace");
   Sweep sweep(flags.has("resume") ? flags.get("resume") : "", sweep_signature("predict", args));
   if (flags.has("trace") && sweep.processes() > 1) throw UsageError("--trace: not in an MPI sweep (run it alone)");
   const std::vector<nlohmann::json> records = sweep.run(
       todo.size(),
       [&](std::size_t c) {
-        const auto& [a, algorithm] = todo[c];
-        const bool record_this = record && a == largest && algorithm == scenario.algorithms.front();
+        const auto& [v, a, algorithm] = todo[c];
+        const Scenario& sc = scenarios[v];
+        const bool record_this = record && a == largest && algorithm == algorithms.front();
+        StepRequest request;
+        request.accelerators = a;
+        request.algorithm = algorithm;
+        request.backend = record_this ? Backend::simgrid : backend_for(a);
+        request.rank_classes = rank_classes;
+        request.trace = record_this ? &traced[v] : nullptr;
         Prediction p;
         try {
-          p = predict_step(scenario.setup, scenario.cluster, a, algorithm, record_this ? &traced : nullptr,
-                           record_this ? Backend::simgrid : backend_for(a), std::nullopt, rank_classes);
+          p = *simulate_step(sc.setup, sc.cluster, request).plain();
         } catch (const OptionError& e) {
           throw UsageError(where + ": " + algorithm + " on " + std::to_string(a) + " accelerators: " + e.what());
         } catch (const std::invalid_argument& e) {
           throw UsageError(where + ": " + std::to_string(a) + " accelerators: " + e.what());
         }
         nlohmann::json out_record = to_record(p);
-        if (record_this && !traced.run.spans.empty()) {  // the links it loaded travel with the record
-          out_record["links"] = to_record(traced.links);
-          out_record["links_run_s"] = traced_run_s(traced);
+        if (record_this && !traced[v].run.spans.empty()) {  // the links it loaded travel with the record
+          out_record["links"] = to_record(traced[v].links);
+          out_record["links_run_s"] = traced_run_s(traced[v]);
         }
         return out_record;
       },
-      [&](std::size_t c) { return todo[c].second + " on " + std::to_string(todo[c].first) + " accelerators"; });
+      describe);
   if (!sweep.is_root()) return 0;  // rank 0 of an MPI job reports
-  bool traced_ran = false;         // (a configuration that does not fit is not run)
-  double links_run_s = 0;
-  std::vector<Prediction> results;
   std::size_t next = 0;
-  for (int a : scenario.accelerators) {
-    if (a == 1) {
-      Prediction p = baseline;
-      p.algorithm = "none";
-      compare_to_baseline(p, baseline);
-      results.push_back(p);
-      continue;
-    }
-    for (std::size_t k = 0; k < scenario.algorithms.size(); ++k, ++next) {
-      Prediction p = prediction_from_record(records[next]);
-      if (records[next].contains("links")) {
-        traced_ran = true;
-        traced.links = links_from_record(records[next]["links"]);
-        links_run_s = records[next]["links_run_s"].get<double>();
+  CsvTable table(csv_columns(variants, predict_csv_columns()));
+  for (std::size_t v = 0; v < scenarios.size(); ++v) {
+    const Scenario& sc = scenarios[v];
+    const Prediction baseline = predict_step(sc.setup, sc.cluster, 1, algorithms.front());
+    bool traced_ran = false;  // (a configuration that does not fit is not run)
+    double links_run_s = 0;
+    std::vector<Prediction> results;
+    for (int a : sizes) {
+      if (a == 1) {
+        Prediction p = baseline;
+        p.algorithm = "none";
+        compare_to_baseline(p, baseline);
+        results.push_back(p);
+        continue;
       }
-      compare_to_baseline(p, baseline);
-      results.push_back(p);
+      for (std::size_t k = 0; k < algorithms.size(); ++k, ++next) {
+        Prediction p = prediction_from_record(records[next]);
+        if (records[next].contains("links")) {
+          traced_ran = true;
+          traced[v].links = links_from_record(records[next]["links"]);
+          links_run_s = records[next]["links_run_s"].get<double>();
+        }
+        compare_to_baseline(p, baseline);
+        results.push_back(p);
+      }
+    }
+    const std::string traced_what = std::to_string(largest) + " accelerators (" + algorithms.front() + ")";
+    if (flags.has("trace")) {
+      if (!traced_ran)
+        throw UsageError("--trace: the largest configuration, " + traced_what + ", does not fit in memory");
+      write_trace_file(trace, traced[v].run, largest, traced[v].links, sc.name + ", " + traced_what, std::cerr);
+    }
+    if (flags.has("json")) {
+      nlohmann::json doc = predict_json(sc, results);
+      if (traced_ran) {
+        doc["links"] = {{"accelerators", largest},
+                        {"algorithm", algorithms.front()},
+                        {"loaded", traced[v].links.size()},
+                        {"busiest", links_json(traced[v].links, 20)},
+                        {"groups", link_groups_json(traced[v].links, 20)}};
+      }
+      docs.push_back(std::move(doc));
+    } else if (csv) {
+      for (const Prediction& p : results)
+        table.add_row(csv_row(variants, v, predict_csv_cells(p)));
+    } else {
+      std::string text = predict_text(sc, results);
+      if (traced_ran) {
+        text += "\nLinks at " + traced_what + " over " + std::to_string(sc.setup.steps) + " simulated steps:\n";
+        text += links_text(traced[v].links, 5, links_run_s);
+      }
+      texts.push_back(std::move(text));
     }
   }
-  const std::string traced_what = std::to_string(largest) + " accelerators (" + scenario.algorithms.front() + ")";
-  if (flags.has("trace")) {
-    if (!traced_ran)
-      throw UsageError("--trace: the largest configuration, " + traced_what + ", does not fit in memory");
-    write_trace_file(trace, traced.run, largest, traced.links, scenario.name + ", " + traced_what, std::cerr);
-  }
-  if (flags.has("json")) {
-    nlohmann::json doc = predict_json(scenario, results);
-    if (traced_ran) {
-      doc["links"] = {{"accelerators", largest},
-                      {"algorithm", scenario.algorithms.front()},
-                      {"loaded", traced.links.size()},
-                      {"busiest", links_json(traced.links, 20)},
-                      {"groups", link_groups_json(traced.links, 20)}};
-    }
-    out << doc.dump() << '\n';
-  } else if (csv) {
-    out << predict_csv(results);
+  if (csv) {
+    out << table.str();
   } else {
-    out << predict_text(scenario, results);
-    if (traced_ran) {
-      out << "\nLinks at " << traced_what << " over " << scenario.setup.steps << " simulated steps:\n";
-      out << links_text(traced.links, 5, links_run_s);
-    }
+    print_variants(variants, texts, docs, flags.has("json"), out);
   }
   return 0;
 }

@@ -25,6 +25,22 @@ std::string ParallelLayout::describe() const {
   return s;
 }
 
+ParallelLayout ParallelSpec::layout(int accelerators) const {
+  if (accelerators < 1 || accelerators % (tensor * pipeline) != 0) {
+    throw std::invalid_argument(std::to_string(accelerators) +
+                                " is not a multiple of tensor x pipeline = " + std::to_string(tensor * pipeline));
+  }
+  ParallelLayout l;
+  l.tensor = tensor;
+  l.pipeline = pipeline;
+  l.data = accelerators / (tensor * pipeline);
+  l.micro_batches = micro_batches;
+  l.schedule = schedule;
+  l.sharding = sharding;
+  l.prefetch = prefetch;
+  return l;
+}
+
 std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages) {
   const std::size_t n = model.layers.size();
   if (stages < 1 || static_cast<std::size_t>(stages) > n) {

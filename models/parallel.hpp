@@ -40,6 +40,20 @@ struct ParallelLayout {
   std::string describe() const;  // e.g. "8d x 8t x 16p, 1f1b, 32 micro-batches, zero1"
 };
 
+// A layout at every accelerator count (a scenario's "parallel" object): data = accelerators / (tensor x pipeline), or
+// a search over layouts.
+struct ParallelSpec {
+  int tensor = 1;
+  int pipeline = 1;
+  int micro_batches = 1;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  Sharding sharding = Sharding::none;
+  bool prefetch = true;
+  bool search = false;
+  // Throws std::invalid_argument when `accelerators` is not a multiple of tensor x pipeline.
+  ParallelLayout layout(int accelerators) const;
+};
+
 // Whether tensor parallelism splits this layer (a transformer layer: it carries tensor_parallel_values).
 inline bool tensor_split(const Layer& layer) { return layer.tensor_parallel_values > 0; }
 

@@ -4,82 +4,109 @@
 
 namespace dtsim {
 
+std::vector<std::string> predict_csv_columns() {
+  return {"accelerators",  "nodes",   "algorithm",    "local_batch", "global_batch", "fits",           "step_s",
+          "samples_per_s", "speedup", "efficiency",   "forward_s",   "backward_s",   "exposed_comm_s", "input_stall_s",
+          "optimizer_s",   "comm_s",  "memory_bytes", "backend",     "bottleneck"};
+}
+
+std::vector<std::string> predict_csv_cells(const Prediction& p) {
+  const TrainingResult& s = p.step;
+  return {csv_integer(p.accelerators),
+          csv_integer(p.nodes),
+          csv_text(p.algorithm),
+          csv_integer(p.local_batch),
+          csv_integer(p.global_batch),
+          csv_bool(p.fits),
+          csv_number(s.step_s),
+          csv_number(p.samples_per_s),
+          csv_number(p.speedup),
+          csv_number(p.efficiency),
+          csv_number(s.forward_s),
+          csv_number(s.backward_s),
+          csv_number(s.exposed_comm_s),
+          csv_number(s.input_stall_s),
+          csv_number(s.optimizer_s),
+          csv_number(s.comm_s),
+          csv_number(p.memory.total_bytes()),
+          csv_text(to_string(p.backend)),
+          csv_text(p.bottleneck)};
+}
+
 std::string predict_csv(const std::vector<Prediction>& results) {
-  CsvTable table({"accelerators", "nodes", "algorithm", "local_batch", "global_batch", "fits", "step_s",
-                  "samples_per_s", "speedup", "efficiency", "forward_s", "backward_s", "exposed_comm_s",
-                  "input_stall_s", "optimizer_s", "comm_s", "memory_bytes", "backend", "bottleneck"});
-  for (const Prediction& p : results) {
-    const TrainingResult& s = p.step;
-    table.add_row({csv_integer(p.accelerators), csv_integer(p.nodes), csv_text(p.algorithm), csv_integer(p.local_batch),
-                   csv_integer(p.global_batch), csv_bool(p.fits), csv_number(s.step_s), csv_number(p.samples_per_s),
-                   csv_number(p.speedup), csv_number(p.efficiency), csv_number(s.forward_s), csv_number(s.backward_s),
-                   csv_number(s.exposed_comm_s), csv_number(s.input_stall_s), csv_number(s.optimizer_s),
-                   csv_number(s.comm_s), csv_number(p.memory.total_bytes()), csv_text(to_string(p.backend)),
-                   csv_text(p.bottleneck)});
-  }
+  CsvTable table(predict_csv_columns());
+  for (const Prediction& p : results)
+    table.add_row(predict_csv_cells(p));
   return table.str();
 }
 
+std::vector<std::string> parallel_csv_columns() {
+  return {"accelerators",
+          "nodes",
+          "data",
+          "tensor",
+          "pipeline",
+          "micro_batches",
+          "schedule",
+          "sharding",
+          "replica_batch",
+          "global_batch",
+          "micro_batch",
+          "fits",
+          "step_s",
+          "time_per_sample_s",
+          "samples_per_s",
+          "compute_s",
+          "tensor_comm_s",
+          "bubble_s",
+          "bubble_fraction",
+          "data_exposed_s",
+          "input_stall_s",
+          "optimizer_s",
+          "data_comm_s",
+          "memory_bytes",
+          "data_parallel_sent_bytes",
+          "tensor_parallel_sent_bytes",
+          "pipeline_sent_bytes",
+          "bottleneck"};
+}
+
+std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p) {
+  const ParallelLayout& l = p.layout;
+  return {csv_integer(p.accelerators),
+          csv_integer(p.nodes),
+          csv_integer(l.data),
+          csv_integer(l.tensor),
+          csv_integer(l.pipeline),
+          csv_integer(l.micro_batches),
+          csv_text(to_string(l.schedule)),
+          csv_text(to_string(l.sharding)),
+          csv_integer(p.replica_batch),
+          csv_integer(p.global_batch),
+          csv_number(p.micro_batch),
+          csv_bool(p.fits),
+          csv_number(p.step_s),
+          csv_number(p.fits && p.global_batch > 0 ? p.step_s / p.global_batch : 0.0),
+          csv_number(p.samples_per_s),
+          csv_number(p.compute_s),
+          csv_number(p.tensor_comm_s),
+          csv_number(p.bubble_s),
+          csv_number(p.bubble_fraction),
+          csv_number(p.data_exposed_s),
+          csv_number(p.input_stall_s),
+          csv_number(p.optimizer_s),
+          csv_number(p.data_comm_s),
+          csv_number(p.memory.total_bytes()),
+          csv_number(p.volume.data_bytes),
+          csv_number(p.volume.tensor_bytes),
+          csv_number(p.volume.pipeline_bytes),
+          csv_text(p.bottleneck)};
+}
+
 std::string parallel_csv(const std::vector<ParallelPrediction>& results) {
-  CsvTable table({"accelerators",
-                  "nodes",
-                  "data",
-                  "tensor",
-                  "pipeline",
-                  "micro_batches",
-                  "schedule",
-                  "sharding",
-                  "replica_batch",
-                  "global_batch",
-                  "micro_batch",
-                  "fits",
-                  "step_s",
-                  "time_per_sample_s",
-                  "samples_per_s",
-                  "compute_s",
-                  "tensor_comm_s",
-                  "bubble_s",
-                  "bubble_fraction",
-                  "data_exposed_s",
-                  "input_stall_s",
-                  "optimizer_s",
-                  "data_comm_s",
-                  "memory_bytes",
-                  "data_parallel_sent_bytes",
-                  "tensor_parallel_sent_bytes",
-                  "pipeline_sent_bytes",
-                  "bottleneck"});
-  for (const ParallelPrediction& p : results) {
-    const ParallelLayout& l = p.layout;
-    table.add_row({csv_integer(p.accelerators),
-                   csv_integer(p.nodes),
-                   csv_integer(l.data),
-                   csv_integer(l.tensor),
-                   csv_integer(l.pipeline),
-                   csv_integer(l.micro_batches),
-                   csv_text(to_string(l.schedule)),
-                   csv_text(to_string(l.sharding)),
-                   csv_integer(p.replica_batch),
-                   csv_integer(p.global_batch),
-                   csv_number(p.micro_batch),
-                   csv_bool(p.fits),
-                   csv_number(p.step_s),
-                   csv_number(p.fits && p.global_batch > 0 ? p.step_s / p.global_batch : 0.0),
-                   csv_number(p.samples_per_s),
-                   csv_number(p.compute_s),
-                   csv_number(p.tensor_comm_s),
-                   csv_number(p.bubble_s),
-                   csv_number(p.bubble_fraction),
-                   csv_number(p.data_exposed_s),
-                   csv_number(p.input_stall_s),
-                   csv_number(p.optimizer_s),
-                   csv_number(p.data_comm_s),
-                   csv_number(p.memory.total_bytes()),
-                   csv_number(p.volume.data_bytes),
-                   csv_number(p.volume.tensor_bytes),
-                   csv_number(p.volume.pipeline_bytes),
-                   csv_text(p.bottleneck)});
-  }
+  CsvTable table(parallel_csv_columns());
+  for (const ParallelPrediction& p : results)
+    table.add_row(parallel_csv_cells(p));
   return table.str();
 }
 

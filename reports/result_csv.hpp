@@ -12,10 +12,15 @@
 
 namespace dtsim {
 
-// One row per (accelerators, algorithm) of a data-parallel prediction.
+// One row per (accelerators, algorithm) of a data-parallel prediction; its columns and one row's cells (predict adds
+// columns before them for its variants).
 std::string predict_csv(const std::vector<Prediction>& results);
-// One row per layout of a model-parallel prediction.
+std::vector<std::string> predict_csv_columns();
+std::vector<std::string> predict_csv_cells(const Prediction& p);
+// One row per layout of a model-parallel prediction; its columns and one row's cells.
 std::string parallel_csv(const std::vector<ParallelPrediction>& results);
+std::vector<std::string> parallel_csv_columns();
+std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p);
 
 // The columns of one collective run and its cells (`compare` adds its own columns around them).
 std::vector<std::string> collective_csv_columns();

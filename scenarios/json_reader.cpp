@@ -1,6 +1,7 @@
 #include "scenarios/json_reader.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -237,6 +238,10 @@ std::vector<JsonObject> JsonObject::objects(std::string_view key) const {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ScenarioError(path + ": is a directory, not a file");  // it opens, but reading it throws
+  }
   std::ifstream in(path);
   if (!in) throw ScenarioError(path + ": cannot read the file");
   try {

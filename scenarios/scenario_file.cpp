@@ -134,6 +134,26 @@ std::string builtin_clusters(const std::string& data_dir) {
 
 }  // namespace
 
+ClusterSpec load_named_cluster(const std::string& name, const std::string& base_dir, const std::string& data_dir) {
+  std::filesystem::path file;
+  if (name.ends_with(".json")) {
+    file = std::filesystem::path(name);
+    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+  } else {
+    file = std::filesystem::path(data_dir) / "scenarios" / "clusters" / (name + ".json");
+    if (!std::filesystem::exists(file)) {
+      throw ScenarioError("unknown cluster '" + name + "' (built-in: " + builtin_clusters(data_dir) +
+                          "; or a path to a .json cluster file)");
+    }
+  }
+  return load_cluster_file(file.string());
+}
+
+void apply_device_overrides(Scenario& scenario) {
+  if (scenario.efficiency) scenario.setup.device.efficiency = *scenario.efficiency;
+  if (scenario.layer_overhead_s) scenario.setup.device.layer_overhead_s = *scenario.layer_overhead_s;
+}
+
 Scenario parse_scenario(const nlohmann::json& document, const std::string& base_dir, const std::string& data_dir) {
   const JsonObject root(document, "", document_fields);
   const JsonObject o = root.object("scenario");
@@ -141,23 +161,10 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   sc.name = o.text("name");
   sc.description = o.text("description");
   sc.cluster_name = o.text("cluster");
-  {
-    std::filesystem::path file;
-    if (sc.cluster_name.ends_with(".json")) {
-      file = std::filesystem::path(sc.cluster_name);
-      if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
-    } else {
-      file = std::filesystem::path(data_dir) / "scenarios" / "clusters" / (sc.cluster_name + ".json");
-      if (!std::filesystem::exists(file)) {
-        throw ScenarioError(o.path_of("cluster") + ": unknown cluster '" + sc.cluster_name +
-                            "' (built-in: " + builtin_clusters(data_dir) + "; or a path to a .json cluster file)");
-      }
-    }
-    try {
-      sc.cluster = load_cluster_file(file.string());
-    } catch (const ScenarioError& e) {
-      throw ScenarioError(o.path_of("cluster") + ": " + e.what());
-    }
+  try {
+    sc.cluster = load_named_cluster(sc.cluster_name, base_dir, data_dir);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(o.path_of("cluster") + ": " + e.what());
   }
   TrainingSetup& setup = sc.setup;
   try {
@@ -189,8 +196,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
       throw ScenarioError(o.path_of("device") + ": " + e.what() + " (or calibrated, with a calibration file)");
     }
   }
-  if (o.has("efficiency")) setup.device.efficiency = o.number("efficiency");
-  if (o.has("layer_overhead")) setup.device.layer_overhead_s = o.seconds("layer_overhead");
+  if (o.has("efficiency")) sc.efficiency = o.number("efficiency");
+  if (o.has("layer_overhead")) sc.layer_overhead_s = o.seconds("layer_overhead");
+  apply_device_overrides(sc);
   const JsonObject batch = o.object("batch");
   setup.scaling = batch.choice("mode") == "weak" ? ScalingMode::weak : ScalingMode::strong;
   setup.batch = static_cast<int>(batch.integer("size"));

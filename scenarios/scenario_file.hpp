@@ -13,29 +13,6 @@
 
 namespace dtsim {
 
-// The scenario's "parallel" object: the layout at every accelerator count (data = accelerators / (tensor x
-// pipeline)), or a search over layouts.
-struct ParallelSpec {
-  int tensor = 1;
-  int pipeline = 1;
-  int micro_batches = 1;
-  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
-  Sharding sharding = Sharding::none;
-  bool prefetch = true;
-  bool search = false;
-  ParallelLayout layout(int accelerators) const {
-    ParallelLayout l;
-    l.tensor = tensor;
-    l.pipeline = pipeline;
-    l.data = accelerators / (tensor * pipeline);
-    l.micro_batches = micro_batches;
-    l.schedule = schedule;
-    l.sharding = sharding;
-    l.prefetch = prefetch;
-    return l;
-  }
-};
-
 struct Scenario {
   std::string name;
   std::string description;
@@ -45,7 +22,15 @@ struct Scenario {
   std::vector<int> accelerators;
   std::vector<std::string> algorithms;
   std::optional<ParallelSpec> parallel;  // absent: plain data parallelism
+  std::optional<double> efficiency;      // the scenario's "efficiency", applied to setup.device
+  std::optional<double> layer_overhead_s;
 };
+
+// A cluster named as a scenario names it: built-in (data_dir/scenarios/clusters/NAME.json) or a path to a .json file,
+// relative to `base_dir`. Throws ScenarioError listing the built-in clusters when NAME is not one.
+ClusterSpec load_named_cluster(const std::string& name, const std::string& base_dir, const std::string& data_dir);
+// Applies the scenario's "efficiency" and "layer_overhead" to its device (again after the device is replaced).
+void apply_device_overrides(Scenario& scenario);
 
 // Reads {"scenario": {...}}. `base_dir` resolves relative cluster paths; `data_dir` holds the built-in clusters
 // (data_dir/scenarios/clusters/NAME.json). Throws ScenarioError naming the JSON path of the first problem.

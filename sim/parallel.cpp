@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 
@@ -75,6 +76,49 @@ std::string percent(double part, double whole) {
   std::snprintf(text, sizeof text, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
   return text;
 }
+
+// The network of a layout's data-parallel synchronisation: rank g * D + d is replica d of group g (stage p, tensor
+// rank t: g = p T + t), placed where the layout puts it, and the algorithm's options for groups of D ranks.
+struct LayoutNetwork {
+  std::unique_ptr<Topology> topology;
+  SimGridOptions sg;
+  AlgorithmOptions options;
+
+  LayoutNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout, Backend backend) {
+    const int per_node = cluster.node.accelerators;
+    const int accelerators = layout.accelerators();
+    const int nodes = (accelerators + per_node - 1) / per_node;
+    const int groups = layout.tensor * layout.pipeline;
+    options.servers = static_cast<std::uint32_t>(std::max(1, nodes / std::max(1, groups)));
+    options.colocated_servers = true;
+    options.ranks_per_node = 1;  // a group has at most one accelerator per node when T x P fills the node
+    if (groups == 1) {
+      options.servers = static_cast<std::uint32_t>(nodes);
+      options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
+    } else if (per_node > groups && per_node % groups == 0) {
+      options.ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
+    }
+    // ps: one shard per node, on the node's first rank of the group
+    if (static_cast<std::uint64_t>(options.servers - 1) * options.ranks_per_node <
+        static_cast<std::uint64_t>(layout.data))
+      options.server_stride = options.ranks_per_node;
+    options.compact = backend == Backend::flow;
+    ClusterSpec spec = cluster;
+    spec.nodes = nodes;
+    topology = std::make_unique<Topology>(spec);
+    sg.topology = topology.get();
+    sg.cost.reduce_Bps = cluster.node.reduce_Bps;
+    sg.factors = setup.network_factors;
+    sg.accelerator_of.resize(static_cast<std::size_t>(accelerators));
+    for (int p = 0; p < layout.pipeline; ++p) {
+      for (int t = 0; t < layout.tensor; ++t) {
+        const int g = p * layout.tensor + t;
+        for (int d = 0; d < layout.data; ++d)
+          sg.accelerator_of[static_cast<std::size_t>(g * layout.data + d)] = accelerator_of(layout, d, p, t);
+      }
+    }
+  }
+};
 
 }  // namespace
 
@@ -228,27 +272,16 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
     if (pipe.finish_s[s] > pipe.finish_s[r]) r = s;
   }
   const Model stage = stage_model(setup.model, ranges[r], layout.tensor);
+  out.simulated_stage = static_cast<int>(r);
 
   // 2. its last micro-batch's backward with every group's gradient synchronisation on SimGrid
   TrainingSetup stage_setup = setup;
   stage_setup.model = stage;
-  AlgorithmOptions options;
   const int groups = layout.tensor * layout.pipeline;
-  options.servers = static_cast<std::uint32_t>(std::max(1, out.nodes / std::max(1, groups)));
-  options.colocated_servers = true;
-  options.ranks_per_node = 1;  // a group has at most one accelerator per node when T x P fills the node
-  if (groups == 1) {
-    options.servers = static_cast<std::uint32_t>(out.nodes);
-    options.ranks_per_node = static_cast<std::uint32_t>(out.accelerators % per_node == 0 ? per_node : out.accelerators);
-  } else if (per_node > groups && per_node % groups == 0) {
-    options.ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
-  }
-  // ps: one shard per node, on the node's first rank of the group
-  if (static_cast<std::uint64_t>(options.servers - 1) * options.ranks_per_node <
-      static_cast<std::uint64_t>(layout.data))
-    options.server_stride = options.ranks_per_node;
   const Backend backend = auto_backend(out.accelerators);  // SimGrid up to 64 accelerators, flow above
-  options.compact = backend == Backend::flow;
+  const LayoutNetwork net(setup, cluster, layout, backend);
+  const AlgorithmOptions& options = net.options;
+  const SimGridOptions& sg = net.sg;
   TrainingProgram program = make_program(stage_setup, layout.data, static_cast<int>(std::lround(out.micro_batch)),
                                          algorithm, options, per_node);
   for (std::size_t l = 0; l < program.forward_s.size(); ++l) {  // tensor allreduces inside the layers' times
@@ -270,22 +303,7 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
     program.steps = 1;  // nothing carries over from one step to the next
   }
   if (layout.sharding != Sharding::none) program.optimizer_s /= layout.data;  // each rank steps its shard
-  SimGridOptions sg;
-  ClusterSpec spec = cluster;
-  spec.nodes = out.nodes;
-  const Topology topology(spec);
-  sg.topology = &topology;
-  sg.cost.reduce_Bps = cluster.node.reduce_Bps;
-  sg.factors = setup.network_factors;
   const int ranks = out.accelerators;
-  sg.accelerator_of.resize(static_cast<std::size_t>(ranks));
-  for (int p = 0; p < layout.pipeline; ++p) {
-    for (int t = 0; t < layout.tensor; ++t) {
-      const int g = p * layout.tensor + t;
-      for (int d = 0; d < layout.data; ++d)
-        sg.accelerator_of[static_cast<std::size_t>(g * layout.data + d)] = accelerator_of(layout, d, p, t);
-    }
-  }
   double gather_exposed_forward = 0;
   double gather_exposed_backward = 0;
   if (layout.data > 1) {
@@ -376,6 +394,33 @@ std::vector<ParallelLayout> candidate_layouts(const TrainingSetup& setup, const 
       }
     }
   }
+  return out;
+}
+
+LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout,
+                             const std::string& algorithm, int stage) {
+  if (layout.data < 2) throw std::invalid_argument("last bucket: needs at least 2 data-parallel replicas");
+  const auto ranges = split_stages(setup.model, layout.pipeline);
+  if (stage < 0 || stage >= layout.pipeline) throw std::invalid_argument("last bucket: no such stage");
+  const auto range = ranges[static_cast<std::size_t>(stage)];
+  TrainingSetup stage_setup = setup;
+  stage_setup.model = stage_model(setup.model, range, layout.tensor);
+  const std::vector<GradientBucket> buckets = gradient_buckets(stage_setup);
+  if (buckets.empty()) throw std::invalid_argument("last bucket: the stage has no parameters");
+  const Backend backend = auto_backend(layout.accelerators());
+  const LayoutNetwork net(setup, cluster, layout, backend);
+  LastBucket out;
+  out.bucket = buckets.back();
+  out.bucket.first_layer += range.first;  // in the whole model's numbering
+  out.bucket.last_layer += range.first;
+  out.buckets = buckets.size();
+  out.operation = layout.sharding == Sharding::zero3 ? "ring reduce-scatter" : algorithm + " allreduce";
+  out.backend = backend;
+  const Schedule one = layout.sharding == Sharding::zero3
+                           ? ring_reduce_scatter(layout.data, out.bucket.bytes, net.options)
+                           : find_algorithm(algorithm).build(layout.data, out.bucket.bytes, net.options);
+  const Schedule all = replicate_groups(one, layout.tensor * layout.pipeline);
+  out.alone_s = backend == Backend::flow ? run_flow(all, flow_options(net.sg)).time_s : run_simgrid(all, net.sg).time_s;
   return out;
 }
 

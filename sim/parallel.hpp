@@ -20,6 +20,7 @@
 #include "models/parallel.hpp"
 #include "models/training.hpp"
 #include "sim/executor.hpp"
+#include "sim/predict.hpp"
 
 namespace dtsim {
 
@@ -70,6 +71,7 @@ struct ParallelPrediction {
   double optimizer_s = 0;
   CommVolume volume;  // of stage 0's accelerators
   std::string bottleneck;
+  int simulated_stage = 0;  // the stage whose step is simulated (the one whose pipeline finishes last)
   double wall_s = 0;        // what the simulation cost
   RunTrace pipeline_trace;  // the pipeline's spans per stage (recorded on request)
 };
@@ -78,6 +80,13 @@ struct ParallelPrediction {
 // algorithm options.
 ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpec& cluster,
                                     const ParallelLayout& layout, const std::string& algorithm, bool record = false);
+
+// The last gradient bucket of `stage` (its first layers' gradients, complete only when its last backward ends), its
+// reduction (allreduce; ZeRO-3: reduce-scatter) run by every (stage, tensor rank) group at once, simulated alone on the
+// layout's network: the part of the exposed data-parallel communication no overlap can hide. Throws
+// std::invalid_argument for fewer than 2 replicas.
+LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout,
+                             const std::string& algorithm, int stage);
 
 // The layouts of `accelerators` accelerators worth trying: tensor parallelism within a node (1, 2, 4, ... up to the
 // node), pipelines of 1, 2, 4, ... stages, the rest data-parallel; per layout the least sharding that fits in memory

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 
 #include "algorithms/registry.hpp"
@@ -28,6 +29,26 @@ std::string memory_size(double bytes) {
 
 }  // namespace
 
+std::vector<GradientBucket> gradient_buckets(const TrainingSetup& setup) {
+  // buckets of gradients in reverse layer order, closed once they hold bucket_bytes (none: one bucket)
+  const Model& model = setup.model;
+  const double value = gradient_bytes_per_param(setup.compute.precision);
+  const double limit = setup.framework == FrameworkPreset::none ? INFINITY : setup.bucket_bytes;
+  std::vector<GradientBucket> buckets;
+  double pending = 0;
+  std::size_t upper = model.layers.size();  // one past the highest layer in no bucket yet
+  for (std::size_t l = model.layers.size(); l-- > 0;) {
+    pending += model.layers[l].params * value;
+    const bool last = l == 0;
+    if (pending > 0 && (pending >= limit || last)) {
+      buckets.push_back({static_cast<std::uint64_t>(std::llround(pending)), l, upper - 1});
+      pending = 0;
+      upper = l;
+    }
+  }
+  return buckets;
+}
+
 TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_batch, const std::string& algorithm,
                              const AlgorithmOptions& options, int accelerators_per_node, MemoryBudget budget) {
   TrainingProgram program;
@@ -49,20 +70,11 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     program.prefetch = in.prefetch;
   }
   if (ranks == 1) return program;  // nothing to allreduce
-  // buckets of gradients in reverse layer order, closed once they hold bucket_bytes (none: one bucket)
-  const double value = gradient_bytes_per_param(setup.compute.precision);
-  const double limit = setup.framework == FrameworkPreset::none ? INFINITY : setup.bucket_bytes;
   const AlgorithmInfo& info = find_algorithm(algorithm);
   std::vector<std::uint64_t> bucket_bytes;
-  double pending = 0;
-  for (std::size_t l = model.layers.size(); l-- > 0;) {
-    pending += model.layers[l].params * value;
-    const bool last = l == 0;
-    if (pending > 0 && (pending >= limit || last)) {
-      bucket_bytes.push_back(static_cast<std::uint64_t>(std::llround(pending)));
-      program.bucket_ready_after.push_back(l);
-      pending = 0;
-    }
+  for (const GradientBucket& bucket : gradient_buckets(setup)) {
+    bucket_bytes.push_back(bucket.bytes);
+    program.bucket_ready_after.push_back(bucket.first_layer);
   }
   for (const std::uint64_t bytes : bucket_bytes) {
     program.buckets.push_back(info.build(ranks, bytes, options));
@@ -118,6 +130,32 @@ std::string name_bottleneck(const Prediction& p) {
   return "compute: forward, backward and optimizer are " + percent(compute, s.step_s) + " of the step";
 }
 
+// The network of a data-parallel configuration: the cluster's first nodes, ranks placed block by block, and the
+// algorithm's options (ps: one server shard per node, on its first accelerator).
+struct DataParallelNetwork {
+  std::unique_ptr<Topology> topology;
+  SimGridOptions sg;
+  AlgorithmOptions options;
+
+  DataParallelNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators, Backend backend) {
+    const int per_node = cluster.node.accelerators;
+    const int nodes = (accelerators + per_node - 1) / per_node;
+    ClusterSpec spec = cluster;
+    spec.nodes = nodes;
+    topology = std::make_unique<Topology>(spec);
+    sg.topology = topology.get();
+    sg.accelerator_of = place_positions(*topology, Placement::block, RankOrder::topology);
+    sg.accelerator_of.resize(static_cast<std::size_t>(accelerators));
+    sg.cost.reduce_Bps = cluster.node.reduce_Bps;
+    sg.factors = setup.network_factors;
+    options.servers = static_cast<std::uint32_t>(nodes);
+    options.colocated_servers = true;
+    options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
+    options.server_stride = static_cast<std::uint32_t>(per_node);
+    options.compact = backend == Backend::flow;
+  }
+};
+
 }  // namespace
 
 FlowOptions flow_options(const SimGridOptions& sg) {
@@ -160,21 +198,10 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
                    gigabytes(p.memory.total_bytes() - setup.device.memory_bytes) + "); not simulated";
     return p;
   }
-  ClusterSpec spec = cluster;
-  spec.nodes = p.nodes;
-  const Topology topology(spec);
-  SimGridOptions sg;
-  sg.topology = &topology;
-  sg.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
-  sg.accelerator_of.resize(static_cast<std::size_t>(accelerators));
-  sg.cost.reduce_Bps = cluster.node.reduce_Bps;
-  sg.factors = setup.network_factors;
-  AlgorithmOptions options;
-  options.servers = static_cast<std::uint32_t>(p.nodes);  // ps: one server shard per node, on its first accelerator
-  options.colocated_servers = true;
-  options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
-  options.server_stride = static_cast<std::uint32_t>(per_node);
-  options.compact = backend == Backend::flow;
+  const DataParallelNetwork net(setup, cluster, accelerators, backend);
+  const SimGridOptions& sg = net.sg;
+  const Topology& topology = *net.topology;
+  const AlgorithmOptions& options = net.options;
   const MemoryBudget budget{backend == Backend::flow ? RunMemory::flow : RunMemory::simgrid,
                             available_bytes ? *available_bytes : available_memory_bytes()};
   const TrainingProgram program =
@@ -203,6 +230,23 @@ void compare_to_baseline(Prediction& p, const Prediction& baseline) {
   if (!p.fits || !baseline.fits || baseline.samples_per_s <= 0) return;
   p.speedup = p.samples_per_s / baseline.samples_per_s;
   p.efficiency = p.speedup / p.accelerators;
+}
+
+LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
+                             const std::string& algorithm, Backend backend) {
+  if (accelerators < 2) throw std::invalid_argument("last bucket: needs at least 2 accelerators");
+  const std::vector<GradientBucket> buckets = gradient_buckets(setup);
+  if (buckets.empty()) throw std::invalid_argument("last bucket: the model has no parameters");
+  const DataParallelNetwork net(setup, cluster, accelerators, backend);
+  LastBucket out;
+  out.bucket = buckets.back();
+  out.buckets = buckets.size();
+  out.operation = algorithm + " allreduce";
+  out.backend = backend;
+  const Schedule schedule = find_algorithm(algorithm).build(accelerators, out.bucket.bytes, net.options);
+  out.alone_s =
+      backend == Backend::flow ? run_flow(schedule, flow_options(net.sg)).time_s : run_simgrid(schedule, net.sg).time_s;
+  return out;
 }
 
 }  // namespace dtsim

@@ -32,6 +32,16 @@ public:
   using std::invalid_argument::invalid_argument;
 };
 
+// One gradient bucket: the gradients of layers [first_layer, last_layer] (forward order), complete once backward has
+// finished first_layer.
+struct GradientBucket {
+  std::uint64_t bytes = 0;
+  std::size_t first_layer = 0;
+  std::size_t last_layer = 0;
+};
+// The buckets of the setup's framework preset, in the order backward fills them (the last holds the first layers).
+std::vector<GradientBucket> gradient_buckets(const TrainingSetup& setup);
+
 // The step program of one accelerator (compute times, buckets) with every bucket's allreduce built by `algorithm`
 // over `ranks` ranks. Throws InsufficientMemory when the budget is exceeded (estimated as the first bucket's run
 // plus the other buckets' schedules at the first one's size).
@@ -74,6 +84,19 @@ FlowOptions flow_options(const SimGridOptions& sg);
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace = nullptr, Backend backend = Backend::simgrid,
                         std::optional<std::uint64_t> available_bytes = std::nullopt, bool rank_classes = true);
+// The last gradient bucket's allreduce simulated alone on the configuration's network and executor. That bucket is
+// complete only when backward ends, so its allreduce cannot overlap backward: at least this much of every step's
+// communication is exposed, whatever the batch. Throws std::invalid_argument below 2 accelerators.
+struct LastBucket {
+  GradientBucket bucket;
+  std::size_t buckets = 0;  // buckets in the step
+  std::string operation;    // what reduces it, e.g. "ring allreduce" ("ring reduce-scatter" under ZeRO-3)
+  double alone_s = 0;
+  Backend backend = Backend::simgrid;
+};
+LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
+                             const std::string& algorithm, Backend backend);
+
 // Fills speedup and efficiency from a one-accelerator baseline.
 void compare_to_baseline(Prediction& p, const Prediction& baseline);
 

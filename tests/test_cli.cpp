@@ -16,7 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "models/devices.hpp"
+#include "models/model_zoo.hpp"
 #include "scenarios/scenario_file.hpp"
+#include "sim/parallel.hpp"
 #include "sim/predict.hpp"
 
 namespace {
@@ -739,7 +742,7 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
       {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},
   });
   for (const char* command :
-       {"collective", "compare", "verify", "predict", "train", "calibrate", "validate", "cluster"}) {
+       {"collective", "compare", "verify", "predict", "explain", "train", "calibrate", "validate", "cluster"}) {
     CAPTURE(command);
     const Run help = run_dtsim(std::string("help ") + command);
     CHECK(help.exit_code == 0);
@@ -777,6 +780,244 @@ TEST_CASE("explain: in words per size, where efficiency falls below 80%, and re-
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, Catch::Contains("At 64 accelerators, re-simulated:"));
   CHECK_THAT(text.output, Catch::Contains("doubling NIC and fabric bandwidth: "));
+}
+
+TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulates layout changes") {
+  const std::string path = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
+  const Run predicted = run_dtsim("predict " + path + " --json");
+  const Run run = run_dtsim("explain " + path + " --json");
+  REQUIRE(predicted.exit_code == 0);
+  REQUIRE(run.exit_code == 0);
+  const auto p = nlohmann::json::parse(predicted.output)["parallel_results"][0];
+  const auto j = nlohmann::json::parse(run.output);
+  REQUIRE(j["sizes"].size() == 1);
+  const auto& size = j["sizes"][0];
+  // the 64 d x 4 t x 4 p layout with ZeRO-1 fits and is the step predict prints (it was "needs 315.2 GB")
+  CHECK(size["fits"] == true);
+  CHECK(size["layout"] == "64d x 4t x 4p, 1f1b, 16 micro-batches, zero1");
+  CHECK(size["step_time_s"].get<double>() == p["step_time_s"].get<double>());
+  CHECK(size["exposed_comm_s"].get<double>() == p["breakdown"]["data_exposed_s"].get<double>());
+  // efficiency against one replica (1 d x 4 t x 4 p), simulated the same way
+  CHECK(j["baseline"]["accelerators"] == 16);
+  CHECK(j["baseline"]["one_replica"] == true);
+  const double per_replica = j["baseline"]["samples_per_s"].get<double>();
+  CHECK(size["efficiency"].get<double>() == Approx(size["samples_per_s"].get<double>() / (64 * per_replica)));
+  // layout changes are among the what-ifs, each re-simulated: check one against the simulator directly
+  const dtsim::Scenario scenario = dtsim::load_scenario_file(path, DTSIM_SOURCE_DIR);
+  bool tensor = false, pipeline = false, sharding = false;
+  for (const auto& c : j["claims"]) {
+    const std::string what = c["what"].get<std::string>();
+    CAPTURE(what);
+    if (what.rfind("tensor parallelism 8 instead of 4", 0) == 0) {
+      tensor = true;
+      REQUIRE(c["possible"] == true);
+      CHECK(c["layout"] == "32d x 8t x 4p, 1f1b, 16 micro-batches, zero1");
+      dtsim::ParallelLayout layout = scenario.parallel->layout(1024);
+      layout.tensor = 8;
+      layout.data = 32;
+      // weak scaling, 2 per accelerator: the same global batch of 2048, over 32 replicas of 64
+      const dtsim::ParallelPrediction changed =
+          dtsim::predict_parallel(scenario.setup, scenario.cluster, layout, "ring");
+      CHECK(changed.global_batch == 2048);
+      CHECK(changed.replica_batch == 64);
+      const double direct = changed.samples_per_s;
+      CHECK(c["samples_per_s"].get<double>() == Approx(direct).epsilon(1e-12));
+      CHECK(c["global_batch"] == 2048);
+      CHECK(c["factor"].get<double>() == Approx(direct / size["samples_per_s"].get<double>()).epsilon(1e-12));
+    }
+    pipeline = pipeline || what.rfind("a pipeline of 8 stages instead of 4", 0) == 0;
+    sharding = sharding || what.rfind("sharding zero2 instead of zero1", 0) == 0;
+  }
+  CHECK(tensor);
+  CHECK(pipeline);
+  CHECK(sharding);
+  // the exposed communication no overlap hides: the last bucket's allreduce, simulated alone
+  REQUIRE(!j["exposed_floor"].is_null());
+  CHECK(j["exposed_floor"]["last_bucket_alone_s"].get<double>() > 0);
+  CHECK(j["exposed_floor"]["last_bucket_alone_s"].get<double>() <= size["exposed_comm_s"].get<double>() * (1 + 1e-9));
+
+  const Run text = run_dtsim("explain " + path);
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.output, !Catch::Contains("not simulated"));
+  CHECK_THAT(text.output,
+             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 136.6 ms"));
+  CHECK_THAT(text.output, Catch::Contains("(against one replica of 16)"));
+
+  // ZeRO-3 where one replica does not fit: efficiency against the smallest size that fits, and the floor is the last
+  // bucket's reduce-scatter
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-explain-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string zero3 = (dir / "zero3.json").string();
+  std::ofstream(zero3) << R"({"scenario": {"name": "z3", "cluster": "dgx-h100", "device": "h100", "model": "gpt2-xl",
+      "batch": {"mode": "weak", "size": 8}, "precision": "mixed", "optimizer": "adam", "accelerators": [1, 8, 16],
+      "algorithms": "ring", "parallel": {"sharding": "zero3"}}})";
+  const Run sharded = run_dtsim("explain " + zero3 + " --json");
+  REQUIRE(sharded.exit_code == 0);
+  const auto z = nlohmann::json::parse(sharded.output);
+  CHECK(z["sizes"][0]["fits"] == false);
+  CHECK(z["sizes"][0]["efficiency"].is_null());
+  CHECK(z["baseline"]["accelerators"] == 8);
+  CHECK(z["baseline"]["one_replica"] == false);
+  CHECK(z["sizes"][1]["efficiency"] == 1.0);
+  CHECK(z["sizes"][2]["efficiency"].get<double>() ==
+        Approx(z["sizes"][2]["samples_per_s"].get<double>() / (2 * z["sizes"][1]["samples_per_s"].get<double>())));
+  CHECK(z["exposed_floor"]["last_bucket_operation"] == "ring reduce-scatter");
+  CHECK(z["exposed_floor"]["last_bucket_alone_s"].get<double>() <=
+        z["sizes"][2]["exposed_comm_s"].get<double>() * (1 + 1e-9));
+  const Run sharded_text = run_dtsim("explain " + zero3);
+  CHECK_THAT(sharded_text.output, Catch::Contains("one replica (1 accelerator) does not fit: memory: needs"));
+  CHECK_THAT(sharded_text.output, Catch::Contains("(against 8, the smallest size that fits)"));
+  std::filesystem::remove_all(dir);
+
+  // no size that fits: no efficiency claimed (it used to say "stays at or above 80%"), layouts that fit are offered
+  const Run none = run_dtsim("explain " + std::string(DTSIM_SOURCE_DIR) +
+                             "/scenarios/training/gpt2-xl-dgx-h100.json --accelerators 8 --batch 16");
+  REQUIRE(none.exit_code == 0);
+  CHECK_THAT(none.output, Catch::Contains("No size fits in memory"));
+  CHECK_THAT(none.output, !Catch::Contains("stays at or above 80%"));
+  CHECK_THAT(none.output, Catch::Contains("(4d x 1t x 2p, 1f1b, 8 micro-batches; the same global batch of 128): fits"));
+}
+
+TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cluster override the scenario") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-overrides-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string good = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/resnet50-v100.json";
+  const std::string text = read_file(good);
+  // the flags give what a scenario file with those fields gives
+  std::string edited = text;
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"model\": \"resnet50\"", "\"model\": \"alexnet\""},
+           {"\"device\": \"v100\"", "\"device\": \"a100\""},
+           {"\"precision\": \"fp32\"", "\"precision\": \"mixed\""},
+           {"\"cluster\": \"v100-nvlink-edr\"", "\"cluster\": \"dgx-a100\""},
+           {"\"size\": 64", "\"size\": 32"}}) {
+    CAPTURE(from);
+    const auto at = edited.find(from);
+    REQUIRE(at != std::string::npos);
+    edited.replace(at, from.size(), to);
+  }
+  const std::string file = (dir / "edited.json").string();
+  std::ofstream(file) << edited;
+  const Run by_file = run_dtsim("predict " + file + " --accelerators 1,16 --algorithm ring --json");
+  const Run by_flags = run_dtsim(
+      "predict --accelerators 1,16 --algorithm ring --json --model alexnet --device a100 "
+      "--precision mixed --cluster dgx-a100 --batch 32");
+  REQUIRE(by_file.exit_code == 0);
+  REQUIRE(by_flags.exit_code == 0);
+  const auto f = nlohmann::json::parse(by_file.output);
+  const auto g = nlohmann::json::parse(by_flags.output);
+  for (const char* key : {"model", "device", "cluster", "precision", "batch"}) {
+    CAPTURE(key);
+    CHECK(f[key] == g[key]);
+  }
+  REQUIRE(g["results"].size() == 2);
+  CHECK(g["results"][1]["step_time_s"].get<double>() == f["results"][1]["step_time_s"].get<double>());
+  CHECK(g["results"][1]["nodes"] == 2);  // 8 A100s a node
+
+  // lists: one variant per value, in order, each the scenario with that value
+  const Run swept = run_dtsim("predict --accelerators 1,8 --algorithm ring --batch 16,...,64 --json");
+  REQUIRE(swept.exit_code == 0);
+  const auto s = nlohmann::json::parse(swept.output);
+  REQUIRE(s["variants"].size() == 3);
+  const Run single = run_dtsim("predict --accelerators 1,8 --algorithm ring --batch 32 --json");
+  REQUIRE(single.exit_code == 0);
+  const auto one = nlohmann::json::parse(single.output);
+  for (int v = 0; v < 3; ++v) {
+    CAPTURE(v);
+    CHECK(s["variants"][v]["variant"]["batch"] == 16 << v);
+    CHECK(s["variants"][v]["results"][1]["local_batch"] == 16 << v);
+  }
+  CHECK(s["variants"][1]["results"][1]["step_time_s"] == one["results"][1]["step_time_s"]);
+  // --nodes counts the nodes of the cluster given
+  const Run nodes = run_dtsim("predict --cluster dgx-h100 --nodes 1,2 --algorithm ring --json");
+  REQUIRE(nodes.exit_code == 0);
+  const auto n = nlohmann::json::parse(nodes.output);
+  REQUIRE(n["results"].size() == 2);
+  CHECK(n["results"][0]["accelerators"] == 8);
+  CHECK(n["results"][1]["accelerators"] == 16);
+
+  // the help lists what the loaders accept
+  for (const char* command : {"predict", "explain"}) {
+    CAPTURE(command);
+    const Run help = run_dtsim(std::string("help ") + command);
+    CHECK_THAT(help.output, Catch::Contains(dtsim::model_names()));
+    CHECK_THAT(help.output, Catch::Contains(dtsim::device_names()));
+  }
+
+  const std::string strong = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json";
+  const std::string layered = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
+  // weak scaling gives a replica of 4 t x 4 p batch x 16 samples: 32 micro-batches need an even batch; strong scaling
+  // splits the global batch over the 64 replicas
+  const std::string layered_text = read_file(layered);
+  const auto replaced = [&layered_text](const std::string& from, const std::string& to) {
+    std::string edited_text = layered_text;
+    const auto at = edited_text.find(from);
+    REQUIRE(at != std::string::npos);
+    return edited_text.replace(at, from.size(), to);
+  };
+  const std::string micro32 = replaced("\"micro_batches\": 16", "\"micro_batches\": 32");
+  const std::string strong_layered =
+      replaced("\"mode\": \"weak\", \"size\": 2", "\"mode\": \"strong\", \"size\": 2048");
+  const std::string micro32_file = (dir / "micro32.json").string();
+  const std::string strong_layered_file = (dir / "strong-layered.json").string();
+  std::ofstream(micro32_file) << micro32;
+  std::ofstream(strong_layered_file) << strong_layered;
+  check_usage_errors({
+      {"predict --model lenet",
+       "--model: unknown model 'lenet' (accepted: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large, "
+       "gpt2-xl)"},
+      {"explain --model resnet50,lenet", "--model: unknown model 'lenet' (accepted: mlp-784-95-10"},
+      {"predict --device tpu-v4", "--device: unknown device 'tpu-v4' (accepted: v100, a100, h100, rtx3090, xeon-8380)"},
+      {"explain --precision fp16", "--precision: expected fp32 or mixed, got 'fp16'"},
+      {"predict --cluster /nonexistent/cluster.json", "--cluster: /nonexistent/cluster.json: no such file"},
+      {"explain --cluster " + dir.string(), "--cluster: " + dir.string() + ": not a regular file"},
+      {"predict --cluster cray", "--cluster: unknown cluster 'cray' (built-in: cpu-10gbe"},
+      {"predict --cluster " + good, "--cluster: " + good + ": scenario: unknown key (accepted: cluster)"},
+      {"predict --nodes 2 --accelerators 8", "--nodes: give either --nodes or --accelerators, not both"},
+      {"explain --nodes 2 --accelerators 8", "--nodes: give either --nodes or --accelerators, not both"},
+      {"predict --batch 0", "--batch: expected a whole number in [1, 16777216], got '0'"},
+      {"predict " + strong + " --batch 30", "--batch: a global batch of 30 does not split evenly over 4 accelerators"},
+      {"explain " + micro32_file + " --batch 1",
+       "--batch: a replica's batch of 16 does not split into 32 micro-batches"},
+      {"predict " + strong_layered_file + " --batch 96",
+       "--batch: a global batch of 96 does not split evenly over 64 replicas (1024 accelerators)"},
+      {"explain " + layered + " --accelerators 40", "--accelerators: 40 is not a multiple of tensor x pipeline = 16"},
+      {"explain " + layered + " --model mlp-784-95-10",
+       "--model: mlp-784-95-10 has 2 layers, fewer than scenario.parallel.pipeline = 4 stages"},
+      {"explain " + layered + " --cluster cpu-10gbe", "--cluster: cpu-10gbe has 1 accelerators per node"},
+      {"predict --batch 16,32 --trace " + (dir / "t.json").string(), "--trace: one trace file per run"},
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("explain --batch: why exposed communication never reaches 0, from the simulation") {
+  const Run run = run_dtsim("explain --accelerators 1,8 --batch 16,32,64 --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  REQUIRE(j["variants"].size() == 3);
+  const auto& summary = j["summary"];
+  CHECK(summary["accelerators"] == 8);
+  CHECK(summary["exposed_above_0_everywhere"] == true);
+  CHECK_THAT(summary["why"].get<std::string>(), Catch::Contains("the last of its 4 gradient buckets"));
+  CHECK_THAT(summary["why"].get<std::string>(), Catch::Contains("is complete only when backward ends"));
+  // each variant's floor is its last bucket's allreduce simulated alone, and the step waits at least that long
+  const dtsim::Scenario scenario = dtsim::load_scenario_file(
+      std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/resnet50-v100.json", DTSIM_SOURCE_DIR);
+  const double alone =
+      dtsim::last_bucket_alone(scenario.setup, scenario.cluster, 8, "ring", dtsim::Backend::simgrid).alone_s;
+  for (const auto& v : j["variants"]) {
+    CAPTURE(v["variant"]);
+    const auto& floor = v["exposed_floor"];
+    REQUIRE(!floor.is_null());
+    CHECK(floor["last_bucket_alone_s"].get<double>() == Approx(alone).epsilon(1e-12));
+    CHECK(floor["exposed_comm_s"].get<double>() >= alone * (1 - 1e-9));
+    CHECK(v["sizes"][1]["exposed_comm_s"] == floor["exposed_comm_s"]);
+  }
+  const Run text = run_dtsim("explain --accelerators 1,8 --batch 16,32");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.output, Catch::Contains("== batch 16 =="));
+  CHECK_THAT(text.output, Catch::Contains("Over the 2 variants at 8 accelerators (ring):"));
+  CHECK_THAT(text.output, Catch::Contains("Exposed communication stays above 0 in every variant tried: the last of"));
 }
 
 TEST_CASE("collective lists the busiest links and --trace writes a trace-event file") {
@@ -957,6 +1198,52 @@ TEST_CASE(
   });
 }
 
+TEST_CASE("predict --csv with list-valued overrides: one table, each row led by its variant's values") {
+  const Run swept =
+      run_dtsim("predict --accelerators 1,8 --algorithm ring --model resnet50,alexnet --batch 16,32 --csv");
+  REQUIRE(swept.exit_code == 0);
+  const auto rows = csv_rows(swept.output);
+  REQUIRE(rows.size() == 1 + 4 * 2);  // one header; per (model, batch) the baseline and ring at 8
+  CHECK(rows[0][0] == "model");
+  CHECK(rows[0][1] == "batch");
+  CHECK(rows[0][2] == "accelerators");
+  const auto column = [&rows](const std::string& name) {
+    const auto at = std::find(rows[0].begin(), rows[0].end(), name);
+    REQUIRE(at != rows[0].end());
+    return static_cast<std::size_t>(at - rows[0].begin());
+  };
+  const std::size_t local = column("local_batch");
+  const std::size_t step = column("step_s");
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    CAPTURE(r);
+    REQUIRE(rows[r].size() == rows[0].size());
+    CHECK(rows[r][0] == (r <= 4 ? "resnet50" : "alexnet"));  // the last flag, --batch, varies fastest
+    CHECK(rows[r][1] == ((r - 1) / 2 % 2 == 0 ? "16" : "32"));
+    CHECK(rows[r][local] == rows[r][1]);  // weak scaling: the batch per accelerator
+  }
+  // each variant's rows are what a single run with its values prints
+  const auto single =
+      csv_rows(run_dtsim("predict --accelerators 1,8 --algorithm ring --model alexnet --batch 32 --csv").output);
+  REQUIRE(single.size() == 3);
+  CHECK(single[0][0] == "accelerators");  // no variant columns for a single variant
+  CHECK(single[2][step - 2] == rows[8][step]);
+
+  // layouts: a row per (variant, layout)
+  const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
+  const Run layouts = run_dtsim("predict " + gpt + " --accelerators 16,32 --batch 2,4 --csv");
+  REQUIRE(layouts.exit_code == 0);
+  const auto l = csv_rows(layouts.output);
+  REQUIRE(l.size() == 1 + 2 * 2);
+  CHECK(l[0][0] == "batch");
+  const auto global = static_cast<std::size_t>(std::find(l[0].begin(), l[0].end(), "global_batch") - l[0].begin());
+  REQUIRE(global < l[0].size());
+  CHECK(l[1][0] == "2");
+  CHECK(l[1][global] == "32");  // 2 per accelerator on 16
+  CHECK(l[2][global] == "64");
+  CHECK(l[3][0] == "4");
+  CHECK(l[4][global] == "128");  // 4 per accelerator on 32
+}
+
 TEST_CASE("report: predict and compare results become one HTML page, bad result files exit 2 naming the path") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-report-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -1067,5 +1354,17 @@ TEST_CASE("sweeps resume from their journal and split over MPI processes with th
   const Run predicted_split = run_command(mpirun + " predict --accelerators 1,4,8,16 --json 2>/dev/null");
   REQUIRE(predicted_split.exit_code == 0);
   CHECK(simulated_part(predicted_split.output) == simulated_part(predicted.output));
+  // variants (list-valued --batch) are configurations of the same sweep, split over the processes alike
+  const std::string variants = "predict --accelerators 1,4,8 --algorithm ring,tree --batch 16,32 --json";
+  const Run varied = run_dtsim(variants);
+  const Run varied_split = run_command(mpirun + " " + variants + " 2>/dev/null");
+  REQUIRE(varied.exit_code == 0);
+  REQUIRE(varied_split.exit_code == 0);
+  const auto one = nlohmann::json::parse(varied.output)["variants"];
+  const auto three = nlohmann::json::parse(varied_split.output)["variants"];
+  REQUIRE(one.size() == 2);
+  REQUIRE(three.size() == 2);
+  for (std::size_t v = 0; v < 2; ++v)
+    CHECK(simulated_part(three[v].dump()) == simulated_part(one[v].dump()));
   std::filesystem::remove_all(dir);
 }

@@ -13,6 +13,7 @@
 #include "scenarios/scenario_file.hpp"
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
+#include "sim/scenario_step.hpp"
 #include "sim/simgrid_executor.hpp"
 
 using namespace dtsim;
@@ -180,6 +181,78 @@ TEST_CASE("a data x tensor x pipeline layout: the bubble and tensor allreduces a
   layout.micro_batches = 32;
   const ParallelPrediction more = predict_parallel(sc.setup, sc.cluster, layout, "ring");
   CHECK(more.bubble_s < p.bubble_s);
+}
+
+TEST_CASE("simulate_step runs predict_step for plain data parallelism and predict_parallel for a layout") {
+  const Scenario plain_sc = scenario("resnet50-v100");
+  StepRequest plain;
+  plain.accelerators = 8;
+  plain.algorithm = "ring";
+  const StepResult p = simulate_step(plain_sc.setup, plain_sc.cluster, plain);
+  REQUIRE(p.plain() != nullptr);
+  const Prediction direct = predict_step(plain_sc.setup, plain_sc.cluster, 8, "ring", nullptr, auto_backend(8));
+  CHECK(p.step_s() == direct.step.step_s);
+  CHECK(p.exposed_comm_s() == direct.step.exposed_comm_s);
+  CHECK(p.layout_text() == "data parallel");
+  CHECK(one_replica(plain).accelerators == 1);
+
+  const Scenario sc = scenario("gpt2-xl-3d");
+  StepRequest layered;
+  layered.accelerators = 64;
+  layered.algorithm = "ring";
+  layered.layout = sc.parallel->layout(64);
+  const StepResult l = simulate_step(sc.setup, sc.cluster, layered);
+  REQUIRE(l.parallel() != nullptr);
+  const ParallelPrediction direct_layout = predict_parallel(sc.setup, sc.cluster, *layered.layout, "ring");
+  CHECK(l.step_s() == direct_layout.step_s);
+  CHECK(l.exposed_comm_s() == direct_layout.data_exposed_s);
+  CHECK(l.global_batch() == sc.setup.batch * 64);  // weak scaling: the batch is per accelerator
+  const StepRequest one = one_replica(layered);
+  CHECK(one.accelerators == 16);  // 4 t x 4 p
+  CHECK(one.layout->data == 1);
+  // a layout that does not cover the accelerators is refused, not truncated
+  layered.accelerators = 48;
+  CHECK_THROWS_AS(simulate_step(sc.setup, sc.cluster, layered), std::invalid_argument);
+  CHECK_THROWS_AS(sc.parallel->layout(40), std::invalid_argument);  // not a multiple of 4 x 4
+}
+
+TEST_CASE("the last gradient bucket's allreduce alone is a floor of the exposed communication") {
+  const Scenario sc = scenario("resnet50-v100");
+  // the buckets hold every gradient, and the last one the first layers
+  const std::vector<GradientBucket> buckets = gradient_buckets(sc.setup);
+  REQUIRE(buckets.size() > 1);
+  double bytes = 0;
+  for (const GradientBucket& b : buckets)
+    bytes += static_cast<double>(b.bytes);
+  CHECK(bytes == Approx(sc.setup.model.params() * 4).epsilon(1e-9));
+  CHECK(buckets.back().first_layer == 0);
+  CHECK(buckets.front().last_layer == sc.setup.model.layers.size() - 1);
+  for (std::size_t b = 1; b < buckets.size(); ++b)
+    CHECK(buckets[b].last_layer + 1 == buckets[b - 1].first_layer);
+  for (const char* algorithm : {"ring", "tree", "ps"}) {
+    for (TrainingSetup setup : {sc.setup, [&] {
+                                  TrainingSetup bigger = sc.setup;
+                                  bigger.batch *= 4;
+                                  return bigger;
+                                }()}) {
+      CAPTURE(algorithm, setup.batch);
+      const Prediction p = predict_step(setup, sc.cluster, 8, algorithm);
+      const LastBucket last = last_bucket_alone(setup, sc.cluster, 8, algorithm, Backend::simgrid);
+      CHECK(last.bucket.bytes == buckets.back().bytes);
+      CHECK(last.alone_s > 0);
+      // the bucket is ready only when backward ends: the step waits at least its allreduce
+      CHECK(p.step.exposed_comm_s >= last.alone_s * (1 - 1e-9));
+    }
+  }
+  // a layout: every (stage, tensor rank) group reduces its stage's last bucket at once
+  const Scenario gpt = scenario("gpt2-xl-3d");
+  const ParallelLayout layout = gpt.parallel->layout(64);
+  const ParallelPrediction p = predict_parallel(gpt.setup, gpt.cluster, layout, "ring");
+  const LastBucket last = last_bucket_alone(gpt.setup, gpt.cluster, layout, "ring", p.simulated_stage);
+  CHECK(last.alone_s > 0);
+  CHECK(p.data_exposed_s >= last.alone_s * (1 - 1e-9));
+  CHECK_THROWS_AS(last_bucket_alone(gpt.setup, gpt.cluster, gpt.parallel->layout(16), "ring", 0),
+                  std::invalid_argument);  // one replica: nothing to reduce
 }
 
 TEST_CASE("weak scaling: every layout of A accelerators trains batch x A samples per step, the same global batch") {

@@ -1,0 +1,182 @@
+#include "cli/scenario_overrides.hpp"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "models/devices.hpp"
+#include "models/model_zoo.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "scenarios/json_reader.hpp"
+#include "scenarios/units.hpp"
+#include "sim/parallel.hpp"
+
+namespace dtsim::cli {
+namespace {
+
+std::vector<int> parse_counts(const Flags& flags, const char* name, long long max) {
+  return flags.parse(name, [max](const std::string& v) {
+    return parse_list<int>(
+        v, [max](const std::string& one) { return static_cast<int>(parse_integer(one, 1, max)); }, 2.0);
+  });
+}
+
+// A comma-separated list of names, each checked by `check` (which throws std::invalid_argument listing the accepted
+// names).
+template <typename Check>
+std::vector<std::string> parse_names(const Flags& flags, const char* name, Check check) {
+  return flags.parse(name, [&check](const std::string& v) {
+    std::vector<std::string> names = split(v);
+    if (names.empty()) throw std::invalid_argument("expected a comma-separated list, got ''");
+    for (const std::string& one : names)
+      check(one);
+    return names;
+  });
+}
+
+// A path (anything that exists there, or looks like a path: a '/' or a .json ending) or a built-in cluster's name.
+ClusterSpec cluster_from_flag(const std::string& value) {
+  try {
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(value, ec);
+    if (exists || value.ends_with(".json") || value.find('/') != std::string::npos) {
+      if (!exists) throw UsageError("--cluster: " + value + ": no such file");
+      if (!std::filesystem::is_regular_file(value, ec)) {
+        throw UsageError("--cluster: " + value + ": not a regular file (expected a cluster .json file)");
+      }
+      return load_cluster_file(value);
+    }
+    return load_named_cluster(value, ".", DTSIM_DATA_DIR);
+  } catch (const ScenarioError& e) {
+    throw UsageError(std::string("--cluster: ") + e.what());
+  }
+}
+
+// Whether a variant can run at every size: the layout fits the cluster, model, sizes and batch; a strong-scaling batch
+// splits. `batch_where` names what set the batch, `where` what set the sizes.
+void check_variant(const Scenario& v, const Flags& flags, bool search, const std::string& where) {
+  const std::string batch_where = flags.has("batch") ? "--batch" : where;
+  if (search || (v.parallel && v.parallel->search)) return;  // the search keeps only the layouts that work
+  if (!v.parallel) {
+    try {
+      check_batch_splits(v, v.accelerators, batch_where);
+    } catch (const ScenarioError& e) {
+      throw UsageError(e.what());
+    }
+    return;
+  }
+  const ParallelSpec& spec = *v.parallel;
+  const int per_node = v.cluster.node.accelerators;
+  if (per_node % spec.tensor != 0) {
+    throw UsageError((flags.has("cluster") ? std::string("--cluster") : std::string("scenario.cluster")) + ": " +
+                     v.cluster.name + " has " + std::to_string(per_node) +
+                     " accelerators per node, which scenario.parallel.tensor = " + std::to_string(spec.tensor) +
+                     " does not divide (tensor parallelism stays inside a node)");
+  }
+  if (static_cast<std::size_t>(spec.pipeline) > v.setup.model.layers.size()) {
+    throw UsageError((flags.has("model") ? std::string("--model") : std::string("scenario.model")) + ": " +
+                     v.setup.model.name + " has " + std::to_string(v.setup.model.layers.size()) +
+                     " layers, fewer than scenario.parallel.pipeline = " + std::to_string(spec.pipeline) + " stages");
+  }
+  for (int a : v.accelerators) {
+    ParallelLayout layout;
+    try {
+      layout = spec.layout(a);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(where + ": " + e.what());
+    }
+    int replica = 0;  // weak scaling: batch x tensor x pipeline; strong: the global batch over the replicas
+    try {
+      replica = replica_batch(v.setup, layout);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(batch_where + ": " + e.what() + " (" + std::to_string(a) + " accelerators)");
+    }
+    if (replica % spec.micro_batches != 0) {
+      throw UsageError(batch_where + ": a replica's batch of " + std::to_string(replica) + " does not split into " +
+                       std::to_string(spec.micro_batches) + " micro-batches (scenario.parallel.micro_batches)");
+    }
+  }
+}
+
+}  // namespace
+
+std::string ScenarioVariant::describe() const {
+  std::string text;
+  for (const auto& [flag, value] : values)
+    text += (text.empty() ? "" : ", ") + flag + " " + value;
+  return text;
+}
+
+nlohmann::json ScenarioVariant::values_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [flag, value] : values)
+    j[flag] = flag == "batch" ? nlohmann::json(std::stoi(value)) : nlohmann::json(value);
+  return j;
+}
+
+ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, bool search) {
+  if (flags.has("nodes") && flags.has("accelerators")) {
+    throw UsageError("--nodes: give either --nodes or --accelerators, not both");
+  }
+  Scenario base = scenario;
+  if (flags.has("cluster")) {
+    base.cluster = cluster_from_flag(flags.get("cluster"));
+    base.cluster_name = flags.get("cluster");
+  }
+  ScenarioVariants out;
+  out.where = "scenario.accelerators";
+  if (flags.has("accelerators")) {
+    base.accelerators = parse_counts(flags, "accelerators", 1 << 20);
+    out.where = "--accelerators";
+  } else if (flags.has("nodes")) {
+    base.accelerators.clear();
+    for (int n : parse_counts(flags, "nodes", 1 << 20))
+      base.accelerators.push_back(n * base.cluster.node.accelerators);
+    out.where = "--nodes";
+  }
+  // the list flags, each as (flag, values); absent ones keep the scenario's single value
+  const std::vector<std::string> models = flags.has("model")
+                                              ? parse_names(flags, "model", [](const std::string& n) { find_model(n); })
+                                              : std::vector<std::string>{base.setup.model.name};
+  const std::vector<std::string> devices =
+      flags.has("device") ? parse_names(flags, "device", [](const std::string& n) { find_device(n); })
+                          : std::vector<std::string>{};
+  const std::vector<std::string> precisions =
+      flags.has("precision") ? parse_names(flags, "precision",
+                                           [](const std::string& n) {
+                                             if (n != "fp32" && n != "mixed") {
+                                               throw std::invalid_argument("expected fp32 or mixed, got '" + n + "'");
+                                             }
+                                           })
+                             : std::vector<std::string>{};
+  const std::vector<int> batches =
+      flags.has("batch") ? parse_counts(flags, "batch", 1 << 24) : std::vector<int>{base.setup.batch};
+  const std::size_t device_count = devices.empty() ? 1 : devices.size();
+  const std::size_t precision_count = precisions.empty() ? 1 : precisions.size();
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    for (std::size_t d = 0; d < device_count; ++d) {
+      for (std::size_t p = 0; p < precision_count; ++p) {
+        for (std::size_t b = 0; b < batches.size(); ++b) {
+          ScenarioVariant v{base, {}};
+          TrainingSetup& setup = v.scenario.setup;
+          if (flags.has("model")) setup.model = find_model(models[m]);
+          if (!devices.empty()) {
+            setup.device = find_device(devices[d]);
+            apply_device_overrides(v.scenario);
+          }
+          if (!precisions.empty())
+            setup.compute.precision = precisions[p] == "fp32" ? Precision::fp32 : Precision::mixed;
+          setup.batch = batches[b];
+          if (models.size() > 1) v.values.emplace_back("model", models[m]);
+          if (devices.size() > 1) v.values.emplace_back("device", devices[d]);
+          if (precisions.size() > 1) v.values.emplace_back("precision", precisions[p]);
+          if (batches.size() > 1) v.values.emplace_back("batch", std::to_string(batches[b]));
+          check_variant(v.scenario, flags, search, out.where);
+          out.variants.push_back(std::move(v));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace dtsim::cli

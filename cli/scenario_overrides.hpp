@@ -1,0 +1,58 @@
+// Flags of `dtsim predict` and `dtsim explain` that override a scenario's fields from the command line, so that a
+// what-if needs no scenario file: --accelerators and --nodes (the sizes), --batch, --model, --device and --precision
+// (lists: one variant of the scenario per combination of their values), --cluster (replaces the scenario's cluster).
+// Every value is checked before anything is simulated; a bad one is a UsageError naming its flag.
+#pragma once
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/flags.hpp"
+#include "scenarios/scenario_file.hpp"
+
+namespace dtsim::cli {
+
+constexpr std::array<FlagSpec, 7> scenario_override_flags{{
+    {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
+    {"nodes", "LIST", "from the scenario",
+     "node counts (accelerators = nodes x accelerators per node of the cluster), e.g. 1,2,...,16; not with "
+     "--accelerators"},
+    {"batch", "LIST", "from the scenario",
+     "batch sizes, replacing scenario.batch.size (weak scaling: per accelerator, also with \"parallel\"; "
+     "strong: the global batch); a list runs the scenario once per size, e.g. 16,32,64 or 16,...,256"},
+    {"model", "LIST", "from the scenario",
+     "models, replacing the scenario's: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large, gpt2-xl; "
+     "a list runs the scenario once per model"},
+    {"device", "LIST", "from the scenario",
+     "accelerators' device, replacing the scenario's: v100, a100, h100, rtx3090, xeon-8380 (the scenario's efficiency "
+     "and layer_overhead still apply); a list runs the scenario once per device"},
+    {"precision", "LIST", "from the scenario", "fp32 or mixed, replacing the scenario's; fp32,mixed runs both"},
+    {"cluster", "NAME|FILE", "from the scenario",
+     "the cluster, replacing the scenario's: a built-in one (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, "
+     "v100-nvlink-edr) or a path to a cluster file; --nodes counts its nodes"},
+}};
+
+// One variant of the scenario: the scenario with one value of each list flag.
+struct ScenarioVariant {
+  Scenario scenario;
+  std::vector<std::pair<std::string, std::string>> values;  // (flag, value) of the flags given with several values
+  std::string describe() const;                             // e.g. "batch 32" or "model bert-large, batch 32"
+  nlohmann::json values_json() const;                       // e.g. {"model": "bert-large", "batch": 32}
+};
+
+struct ScenarioVariants {
+  std::vector<ScenarioVariant> variants;  // at least one; the last flag (--batch) varies fastest
+  std::string where;                      // what set the sizes: scenario.accelerators, --accelerators or --nodes
+  bool several() const { return variants.size() > 1; }
+};
+
+// The scenario with the flags applied. `search`: layouts will be searched (predict --search), so the scenario's own
+// layout is not checked against the sizes and batches. Throws UsageError naming the flag of a bad value (an unknown
+// model, device or precision lists the accepted ones; a cluster file that does not exist or is not a regular file;
+// --nodes with --accelerators; a batch that does not split over the sizes, replicas or micro-batches).
+ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, bool search);
+
+}  // namespace dtsim::cli

@@ -1,0 +1,88 @@
+#include "sim/scenario_step.hpp"
+
+#include <stdexcept>
+
+namespace dtsim {
+
+int StepResult::accelerators() const {
+  if (const Prediction* p = plain()) return p->accelerators;
+  return parallel()->accelerators;
+}
+
+bool StepResult::fits() const {
+  if (const Prediction* p = plain()) return p->fits;
+  return parallel()->fits;
+}
+
+double StepResult::step_s() const {
+  if (const Prediction* p = plain()) return p->step.step_s;
+  return parallel()->step_s;
+}
+
+double StepResult::samples_per_s() const {
+  if (const Prediction* p = plain()) return p->samples_per_s;
+  return parallel()->samples_per_s;
+}
+
+int StepResult::global_batch() const {
+  if (const Prediction* p = plain()) return p->global_batch;
+  return parallel()->global_batch;
+}
+
+double StepResult::exposed_comm_s() const {
+  if (const Prediction* p = plain()) return p->step.exposed_comm_s;
+  return parallel()->data_exposed_s;
+}
+
+double StepResult::comm_s() const {
+  if (const Prediction* p = plain()) return p->step.comm_s;
+  return parallel()->data_comm_s;
+}
+
+const std::string& StepResult::bottleneck() const {
+  if (const Prediction* p = plain()) return p->bottleneck;
+  return parallel()->bottleneck;
+}
+
+std::string StepResult::layout_text() const {
+  if (plain() != nullptr) return "data parallel";
+  return parallel()->layout.describe();
+}
+
+StepResult simulate_step(const TrainingSetup& setup, const ClusterSpec& cluster, const StepRequest& request) {
+  if (request.layout) {
+    if (request.layout->accelerators() != request.accelerators) {
+      throw std::invalid_argument("layout " + request.layout->describe() + " has " +
+                                  std::to_string(request.layout->accelerators()) + " accelerators, not " +
+                                  std::to_string(request.accelerators));
+    }
+    return StepResult(predict_parallel(setup, cluster, *request.layout, request.algorithm, request.record_pipeline));
+  }
+  const Backend backend = request.backend.value_or(auto_backend(request.accelerators));
+  return StepResult(predict_step(setup, cluster, request.accelerators, request.algorithm, request.trace, backend,
+                                 std::nullopt, request.rank_classes));
+}
+
+LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, const StepRequest& request,
+                             const StepResult& as_run) {
+  if (const ParallelPrediction* p = as_run.parallel()) {
+    return last_bucket_alone(setup, cluster, p->layout, request.algorithm, p->simulated_stage);
+  }
+  return last_bucket_alone(setup, cluster, request.accelerators, request.algorithm, as_run.plain()->backend);
+}
+
+StepRequest one_replica(const StepRequest& request) {
+  StepRequest one = request;
+  one.trace = nullptr;
+  one.record_pipeline = false;
+  if (one.layout) {
+    one.layout->data = 1;
+    one.accelerators = one.layout->accelerators();
+  } else {
+    one.accelerators = 1;
+    one.backend = std::nullopt;
+  }
+  return one;
+}
+
+}  // namespace dtsim
