@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shows that doc-commands.sh catches what it is for: on tests/data/doc-commands/broken.md it must fail and name
 # each problem by file and line; on good.md (skip, short and exit markers, a pipeline, an && chain with a >
-# redirection, a continued line, repeated headings) it must pass, run the short form, and leave no output behind.
+# redirection, a continued line, repeated headings) it must pass, run the short form, and leave no output behind,
+# not even over a file of the repository (overwritten.txt, which good.md overwrites in its copy).
 # usage: doc-commands-selftest.sh DTSIM SOURCE_DIR
 set -uo pipefail
 dtsim=$1
@@ -60,7 +61,11 @@ expect "the skip" "$g:$(line_of "$g" '# skipped'): build/dtsim validate  (skippe
 expect "the short form run" "short form: build/dtsim predict --accelerators 1,2 --json > fit.json)"
 expect "the expected failure" "$g:$(line_of "$g" '# fails, as the doc says'): build/dtsim collective --ranks 0  (exit 2,"
 expect "the continued line joined" "build/dtsim cluster scenarios/clusters/dgx-a100.json --nodes 2  (exit 0,"
-expect "the counts" "doc-commands: $g: 6 commands run (1 in a short form), 1 skipped"
+expect "the counts" "doc-commands: $g: 7 commands run (1 in a short form), 1 skipped"
+if [[ $(cat "$source_dir/$data/overwritten.txt") != unchanged ]]; then
+  echo "doc-commands-selftest: a command overwrote $data/overwritten.txt in the repository, not in its copy"
+  problems=$((problems + 1))
+fi
 for left in fit.json doc-test-output.json doc-test-report.html; do
   if [[ -e $source_dir/$left || -e $source_dir/$data/$left || -e $PWD/$left ]]; then
     echo "doc-commands-selftest: $left was written outside the temporary directory"

@@ -6,9 +6,10 @@
 # - Every line of a fenced code block that runs build/dtsim (it starts with build/dtsim or ./build/dtsim, or with
 #   time, /usr/bin/time, timeout, env, sudo, mpirun or VAR=value and runs build/dtsim later) is run with bash (pipefail,
 #   stdin from /dev/null) and must exit 0; lines ending in \ continue. Other lines (output, bash scripts/...) are not.
-#   The commands of one file run in order in one fresh temporary directory that holds a link to every top-level
-#   entry of SOURCE_DIR and build -> the directory of DTSIM, so scenarios/... and build/dtsim resolve as from the
-#   repository root while outputs (report.html, predict.json) land in the temporary directory, removed at the end.
+#   The commands of one file run in order in one fresh temporary directory that holds a copy of SOURCE_DIR (2 MB;
+#   hidden entries and build/ left out) and build -> the directory of DTSIM, so scenarios/... and build/dtsim resolve
+#   as from the repository root while outputs (report.html, predict.json, even an overwritten reports/validation.md)
+#   land in the temporary directory, removed at the end.
 # - Paths into the repository (a word starting with one of SOURCE_DIR's top-level directories, such as
 #   scenarios/training/x.json) must exist, in every fenced command, run or not, and in every inline `build/dtsim ...`
 #   span of the prose (those record runs, often long or with placeholders like N, and are not run). Words after
@@ -179,11 +180,12 @@ check_file() {
     fail "$shown" "no such file"
     return
   fi
-  local work=$root/work-$RANDOM$RANDOM
-  mkdir -p "$work" "$root/logs"
+  local work
+  work=$(mktemp -d -p "$root" work.XXXXXX)
+  mkdir -p "$root/logs"
   local entry
   for entry in "$source_dir"/*; do
-    [[ $(basename "$entry") == build ]] || ln -s "$entry" "$work/$(basename "$entry")"
+    [[ $(basename "$entry") == build ]] || cp -r "$entry" "$work/"
   done
   ln -s "$bin_dir" "$work/build"
 
@@ -258,12 +260,14 @@ check_file() {
         ran=$((ran + 1))
         local took
         took=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-        echo "$shown:$line: $command  (exit $rc, ${took} s${how:+; $how})"
+        local slow=""
+        [[ ${took%.*} -ge 60 && -z $how ]] && slow="; slow: a doc-test short form would keep this test quick"
+        echo "$shown:$line: $command  (exit $rc, ${took} s${how:+; $how}$slow)"
         # 141: a writer stopped by SIGPIPE because a reader (head, grep -q) had all it wanted
         if ((rc == 124 || rc == 137)) && ((expect != rc)); then
           fail "$shown:$line" "still running after ${command_timeout_s} s, stopped: $(normalize "$run")" - < <(tail -n 15 "$log")
         elif ((rc != expect)) && ! ((expect == 0 && rc == 141)); then
-          fail "$shown:$line" "exit $rc, expected $expect: $(normalize "$run") (run in a temporary directory linked to the repository root)" - < <(tail -n 15 "$log")
+          fail "$shown:$line" "exit $rc, expected $expect: $(normalize "$run") (run in a temporary copy of the repository root)" - < <(tail -n 15 "$log")
         fi
         ;;
       I)
