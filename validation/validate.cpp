@@ -267,6 +267,8 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
   net.all_ranks_alpha_s = all ? loaded.alpha_s : 0.0;
   net.two_rank_bandwidth_Bps = two.bandwidth_Bps;
   net.cost.gap_s = fit_message_gap(raw.msgrate);
+  for (const Sample& m : raw.msgrate)
+    net.message_rate.emplace_back(m.x, m.y);
   if (!raw.exchange.empty()) net.exchange_bandwidth_Bps = fit_pingpong(raw.exchange, "exchange").bandwidth_Bps;
   if (!raw.exchange_slowest.empty()) {
     net.exchange_slowest_Bps = fit_pingpong(raw.exchange_slowest, "slowest exchange").bandwidth_Bps;
@@ -324,6 +326,8 @@ ValidationResult repredict(const nlohmann::json& previous) {
       net.cost.bandwidth_Bps = n.at("bandwidth_Bps").get<double>();
       net.cost.reduce_Bps = n.at("reduce_Bps").get<double>();
       net.cost.gap_s = n.value("gap_s", 0.0);  // (runs before the message-rate test have none)
+      if (n.contains("message_rate"))
+        net.message_rate = n.at("message_rate").get<std::vector<std::pair<double, double>>>();
       net.beta_r_squared = n.at("beta_r_squared").get<double>();
       net.bandwidth_all_ranks = n.value("bandwidth_from", std::string()) == all_ranks_text;
       net.all_ranks_alpha_s = n.value("all_ranks_alpha_s", 0.0);
@@ -411,6 +415,7 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
                         {"bandwidth_Bps", n.cost.bandwidth_Bps},
                         {"reduce_Bps", n.cost.reduce_Bps},
                         {"gap_s", n.cost.gap_s},
+                        {"message_rate", n.message_rate},
                         {"beta_r_squared", n.beta_r_squared},
                         {"alpha_from", "ranks 0 and 1"},
                         {"bandwidth_from", n.bandwidth_all_ranks ? all_ranks_text : "ranks 0 and 1"},

@@ -65,6 +65,8 @@ struct ValidationNetwork {  // what the ping-pong gave for one (ranks, rate)
   // How many times a newer message's share a rank's message already on its way keeps (SimGridOptions): the whole
   // number from 1 to 4 whose predictions of the two-sends first arrivals come closest (1: not measured).
   int older_send_weight = 1;
+  // dtsim-mpi-pingpong msgrate: (messages sent at once, seconds); cost.gap_s is fitted to them (empty: not run)
+  std::vector<std::pair<double, double>> message_rate;
 };
 
 struct ValidationResult {
