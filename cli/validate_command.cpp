@@ -77,13 +77,7 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     write_file_atomically(dir + "/validation.json", [&](std::ostream& f) { f << doc.dump(2) << '\n'; });
     write_file_atomically(dir + "/validation.md",
                           [&](std::ostream& f) { f << validation_markdown(plan, result, command); });
-    char line[240];
-    std::snprintf(line, sizeof line,
-                  "re-predicted %zu cases: all sizes: median |error| %.1f%%, p90 %.1f%%; sizes >= 1 MB: median "
-                  "%.1f%%, p90 %.1f%%\n",
-                  result.cases.size(), 100 * result.all_median_abs_error, 100 * result.all_p90_abs_error,
-                  100 * result.median_abs_error, 100 * result.p90_abs_error);
-    out << line;
+    out << "re-predicted " << result.cases.size() << " cases: " << error_summary(result) << '\n';
     return 0;
   }
   if (flags.has("measured")) {
@@ -105,13 +99,7 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
                           [&](std::ostream& f) { f << validation_json(plan, result, command).dump(2) << '\n'; });
     write_file_atomically(dir + "/validation-measured.md",
                           [&](std::ostream& f) { f << validation_markdown(plan, result, command); });
-    char line[240];
-    std::snprintf(line, sizeof line,
-                  "validation of %zu measured cases: all sizes: median |error| %.1f%%, p90 %.1f%%; sizes >= 1 MB: "
-                  "median %.1f%%, p90 %.1f%%\n",
-                  result.cases.size(), 100 * result.all_median_abs_error, 100 * result.all_p90_abs_error,
-                  100 * result.median_abs_error, 100 * result.p90_abs_error);
-    out << line;
+    out << "validation of " << result.cases.size() << " measured cases: " << error_summary(result) << '\n';
     return result.median_abs_error > limit ? 1 : 0;
   }
   if (::geteuid() != 0) throw UsageError("validate: needs root to create network namespaces (run it as root)");
@@ -142,13 +130,9 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
   bool all_exact = true;
   for (const ValidationCase& c : result.cases)
     all_exact = all_exact && c.result_ok;
-  char line[240];
-  std::snprintf(line, sizeof line,
-                "validation: %zu cases, all sizes: median |error| %.1f%%, p90 %.1f%%; sizes >= 1 MB: median %.1f%%, "
-                "p90 %.1f%%%s\n",
-                result.cases.size(), 100 * result.all_median_abs_error, 100 * result.all_p90_abs_error,
-                100 * result.median_abs_error, 100 * result.p90_abs_error, all_exact ? "" : "; SOME RESULTS WRONG");
-  out << line << "  written to " << dir << "/validation.md and validation.json\n";
+  out << "validation: " << result.cases.size() << " cases, " << error_summary(result)
+      << (all_exact ? "" : "; SOME RESULTS WRONG") << "\n  written to " << dir
+      << "/validation.md and validation.json\n";
   if (!all_exact) return 1;
   return result.median_abs_error > limit ? 1 : 0;
 }

@@ -437,6 +437,14 @@ nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResul
        {{"sizes", "all"}, {"median_abs_error", r.all_median_abs_error}, {"p90_abs_error", r.all_p90_abs_error}}}};
 }
 
+std::string error_summary(const ValidationResult& r) {
+  char line[160];
+  std::snprintf(
+      line, sizeof line, "all sizes: median |error| %.1f%%, p90 %.1f%%; sizes >= 1 MB: median %.1f%%, p90 %.1f%%",
+      100 * r.all_median_abs_error, 100 * r.all_p90_abs_error, 100 * r.median_abs_error, 100 * r.p90_abs_error);
+  return line;
+}
+
 std::string validation_markdown(const ValidationPlan& plan, const ValidationResult& r, const std::string& command) {
   std::ostringstream out;
   char line[512];

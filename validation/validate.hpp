@@ -87,6 +87,9 @@ ValidationResult validate_measured(const std::string& path, int ranks, const std
 // the same ping-pong fits (to see what a model change does without measuring again).
 ValidationResult repredict(const nlohmann::json& previous);
 
+// "all sizes: median |error| 4.2%, p90 35.9%; sizes >= 1 MB: median 3.3%, p90 17.4%", for the command's last line.
+std::string error_summary(const ValidationResult& result);
+
 // Throws std::runtime_error when a run fails (the emulated cluster is torn down either way).
 ValidationResult run_validation(const ValidationPlan& plan, const std::function<void(const std::string&)>& progress);
 nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResult& result, const std::string& command);
