@@ -82,6 +82,7 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
     throw UsageError("expected a cluster file first, e.g. dtsim cluster scenarios/clusters/dgx-a100.json");
   }
   const std::string path = args[0];
+  if (path.empty()) throw UsageError("expected a cluster file first, got ''");
   const Flags flags(cluster_command_flags, args.subspan(1));
   ClusterSpec spec;
   try {

@@ -29,7 +29,7 @@ constexpr auto collective_flags = join_flags(
          "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
         {"algorithm", "NAME", "ring", algorithm_doc},
         {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
-        {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
+        {"bytes", "SIZE", "100MB", "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB"},
         {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
         {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
         {"verify", "", "", "also run the symbolic verifier on the schedule"},
@@ -47,7 +47,7 @@ constexpr auto verify_flags = join_flags(
          "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
         {"algorithm", "NAME", "ring", algorithm_doc},
         {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
-        {"bytes", "SIZE", "100MB", "buffer size per rank, e.g. 100MB, 64KiB, 0B"},
+        {"bytes", "SIZE", "100MB", "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB"},
         {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
     }},
     option_flags);
@@ -63,15 +63,20 @@ ScheduleRequest parse_schedule_request(const Flags& flags) {
   const Collective collective = flags.parse("collective", [](const std::string& v) { return parse_collective(v); });
   request.algorithm =
       flags.parse("algorithm", [collective](const std::string& v) { return &find_algorithm(v, collective); });
-  request.ranks =
-      static_cast<int>(flags.parse("ranks", [](const std::string& v) { return parse_integer(v, 1, max_ranks); }));
-  request.bytes = flags.parse("bytes", [](const std::string& v) { return parse_bytes(v); });
+  request.ranks = static_cast<int>(flags.integer("ranks", 1, max_ranks));
+  request.bytes = flags.bytes("bytes", 0, max_buffer_bytes);
   return request;
 }
 
-std::uint32_t parse_root(const Flags& flags) {
-  return static_cast<std::uint32_t>(
-      flags.parse("root", [](const std::string& v) { return parse_integer(v, 0, max_ranks - 1); }));
+// --root, which only the rooted collectives have.
+std::uint32_t parse_root(const Flags& flags, const ScheduleRequest& request) {
+  const auto root = static_cast<std::uint32_t>(flags.integer("root", 0, max_ranks - 1));
+  const Collective c = request.algorithm->collective;
+  flags.refuse_unless(
+      "root",
+      c == Collective::broadcast || c == Collective::reduce || c == Collective::gather || c == Collective::scatter,
+      "only broadcast, reduce, gather and scatter have a root (--collective " + std::string(to_string(c)) + ")");
+  return root;
 }
 
 std::string usage_text(const char* head, std::span<const FlagSpec> specs) { return head + flags_help(specs); }
@@ -100,6 +105,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(collective_flags, args);
   const ScheduleRequest request = parse_schedule_request(flags);
   RunSettings settings = parse_run_settings(flags);
+  check_option_flags(flags, std::array{request.algorithm});
   settings.real_payload = flags.has("real-payload");
   if ((settings.real_payload || flags.has("trace")) && settings.backend == "auto") settings.backend = "simgrid";
   if (settings.real_payload && settings.backend != "simgrid") {
@@ -116,7 +122,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     settings.record = true;
   }
   AlgorithmOptions options = settings.algorithm;
-  options.root = parse_root(flags);
+  options.root = parse_root(flags, request);
   if (settings.real_payload) options.element_bytes = 4;
   std::optional<ClusterInstance> cluster;
   int ranks = request.ranks;
@@ -161,9 +167,10 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
 int verify_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(verify_flags, args);
   const ScheduleRequest request = parse_schedule_request(flags);
-  const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, [&flags] {
+  const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, [&flags, &request] {
     AlgorithmOptions options = parse_algorithm_options(flags);
-    options.root = parse_root(flags);
+    check_option_flags(flags, std::array{request.algorithm});
+    options.root = parse_root(flags, request);
     return options;
   }());
   const VerifyReport report = verify(schedule);

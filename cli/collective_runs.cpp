@@ -1,5 +1,6 @@
 #include "cli/collective_runs.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "reports/format.hpp"
@@ -15,33 +16,63 @@ namespace dtsim::cli {
 
 AlgorithmOptions parse_algorithm_options(const Flags& flags) {
   AlgorithmOptions options;
-  options.servers = static_cast<std::uint32_t>(
-      flags.parse("servers", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
+  options.servers = static_cast<std::uint32_t>(flags.integer("servers", 1, 1000000));
   options.colocated_servers = flags.choice("ps-placement", {"hosts", "colocated"}) == "colocated";
-  options.ranks_per_node = static_cast<std::uint32_t>(
-      flags.parse("ranks-per-node", [](const std::string& v) { return parse_integer(v, 1, 1000000); }));
-  options.inter_algorithm = flags.get("inter");
-  options.segment_bytes = flags.parse("segment-size", [](const std::string& v) {
-    const std::uint64_t bytes = parse_bytes(v);
-    if (bytes == 0) throw std::invalid_argument("expected a size of at least 1 byte, got '" + v + "'");
-    return bytes;
+  options.ranks_per_node = static_cast<std::uint32_t>(flags.integer("ranks-per-node", 1, 1000000));
+  options.inter_algorithm = flags.parse("inter", [](const std::string& v) {
+    const AlgorithmInfo& inter = find_algorithm(v);
+    if (inter.name == "hierarchical" || inter.name == "ps") {
+      throw std::invalid_argument(
+          "expected an allreduce without helper ranks or nesting (ring, tree, pipelined-tree, dbtree, butterfly, "
+          "rabenseifner, direct), got '" +
+          v + "'");
+    }
+    return std::string(inter.name);
   });
+  options.segment_bytes = flags.bytes("segment-size", 1, max_buffer_bytes);
   return options;
+}
+
+void check_option_flags(const Flags& flags, std::span<const AlgorithmInfo* const> chosen) {
+  std::string names;
+  for (const AlgorithmInfo* a : chosen)
+    names += (names.empty() ? "" : ", ") + std::string(a->name);
+  const auto uses = [&chosen](std::initializer_list<std::string_view> any) {
+    return std::any_of(chosen.begin(), chosen.end(), [&any](const AlgorithmInfo* a) {
+      return a->collective == Collective::allreduce && std::find(any.begin(), any.end(), a->name) != any.end();
+    });
+  };
+  const std::string here = " (the chosen algorithm" + std::string(chosen.size() == 1 ? "" : "s") + ": " + names + ")";
+  const bool hierarchical = uses({"hierarchical"});
+  flags.refuse_unless("servers", uses({"ps"}), "only the ps allreduce has parameter servers" + here);
+  flags.refuse_unless("ps-placement", uses({"ps"}), "only the ps allreduce has parameter servers" + here);
+  flags.refuse_unless("ranks-per-node", hierarchical, "only the hierarchical allreduce groups ranks into nodes" + here);
+  flags.refuse_unless("inter", hierarchical, "only the hierarchical allreduce runs an allreduce across nodes" + here);
+  const std::string inter = flags.get("inter");
+  const bool segments =
+      uses({"pipelined-tree", "dbtree"}) || (hierarchical && (inter == "pipelined-tree" || inter == "dbtree"));
+  flags.refuse_unless(
+      "segment-size", segments,
+      "only the pipelined-tree and dbtree allreduces (also as hierarchical's --inter) move segments" + here);
 }
 
 RunSettings parse_run_settings(const Flags& flags) {
   RunSettings settings;
-  settings.cost.bandwidth_Bps = flags.parse("bandwidth", [](const std::string& v) { return parse_bandwidth_Bps(v); });
-  settings.cost.alpha_s = flags.parse("latency", [](const std::string& v) { return parse_seconds(v); });
-  settings.cost.gap_s = flags.parse("gap", [](const std::string& v) { return parse_seconds(v); });
-  settings.cost.reduce_Bps = flags.parse("reduce-rate", [](const std::string& v) { return parse_bandwidth_Bps(v); });
+  settings.cost.bandwidth_Bps = flags.bandwidth_Bps("bandwidth", min_bandwidth_Bps, max_rate_Bps);
+  settings.cost.alpha_s = flags.seconds("latency", 0, max_delay_s);
+  settings.cost.gap_s = flags.seconds("gap", 0, max_delay_s);
+  settings.cost.reduce_Bps = flags.bandwidth_Bps("reduce-rate", min_bandwidth_Bps, max_rate_Bps);
   settings.backend = flags.choice("backend", {"auto", "simgrid", "analytical", "flow"});
   settings.network_model = flags.choice("network-model", {"CM02", "LV08"});
   if (settings.backend == "flow" && settings.network_model != "CM02") {
     throw UsageError("--network-model: " + settings.network_model + " needs --backend simgrid (flow is CM02's model)");
   }
+  if (settings.backend == "analytical" && flags.has("network-model")) {
+    throw UsageError("--network-model: the analytical backend has no network model (it is --backend simgrid's)");
+  }
   if (settings.backend == "auto" && settings.network_model != "CM02") settings.backend = "simgrid";
   settings.rank_classes = flags.choice("rank-classes", {"on", "off"}) == "on";
+  settings.force = flags.has("force");
   if (flags.has("rank-classes") && settings.backend != "flow" && settings.backend != "auto") {
     throw UsageError("--rank-classes: only the flow backend simulates classes of ranks (got --backend " +
                      settings.backend + ")");
@@ -105,7 +136,7 @@ RunSettings parse_run_settings(const Flags& flags) {
 
 int parse_nodes(const Flags& flags, const ClusterSpec& cluster) {
   if (!flags.has("nodes")) return cluster.nodes;
-  return static_cast<int>(flags.parse("nodes", [](const std::string& v) { return parse_integer(v, 1, 1 << 20); }));
+  return static_cast<int>(flags.integer("nodes", 1, 1 << 20));
 }
 
 std::string cluster_description(const RunSettings& settings, const std::string& nodes) {
@@ -157,19 +188,40 @@ AlgorithmOptions schedule_options(const RunSettings& settings, int ranks) {
 
 namespace {
 
-// Refuses, before it starts, a run that would not fit in this machine's available memory.
-void check_memory(const Schedule& schedule, const std::string& backend) {
-  const std::uint64_t need = estimated_run_bytes(schedule, backend == "simgrid" ? RunMemory::simgrid
-                                                           : backend == "flow"  ? RunMemory::flow
-                                                                                : RunMemory::analytical);
-  const std::uint64_t have = available_memory_bytes();
-  if (have > 0 && need > have) {
-    throw UsageError("--ranks: " + std::to_string(schedule.ranks) + " ranks of " + schedule.algorithm + " on " +
-                     backend + " need about " + format_bytes(need) + " of memory (" +
-                     std::to_string(schedule.op_count()) + " schedule ops); this machine has " + format_bytes(have) +
-                     " available" +
-                     (backend == "simgrid" ? ": use --backend flow, or fewer ranks" : ": use fewer ranks"));
+// Refuses, before it starts, a run that SimGrid cannot hold (more actors than this machine allows) or that would not
+// fit in this machine's available memory (with --real-payload, the payload's buffers and copies too); --force runs
+// the latter anyway.
+void check_resources(const Schedule& schedule, const std::string& backend, const RunSettings& settings) {
+  if (backend == "simgrid") {
+    try {
+      check_simgrid_actors(schedule.ranks);
+    } catch (const std::invalid_argument& e) {
+      std::string why = e.what();
+      if (const std::string prefix = "simgrid executor: "; why.starts_with(prefix)) why.erase(0, prefix.size());
+      throw UsageError("--ranks: " + std::to_string(schedule.ranks) + " ranks on SimGrid, one actor each: " + why +
+                       ": use --backend flow, or fewer ranks");
+    }
   }
+  const bool payload = settings.real_payload && backend == "simgrid";
+  const std::uint64_t need = estimated_run_bytes(schedule,
+                                                 backend == "simgrid" ? RunMemory::simgrid
+                                                 : backend == "flow"  ? RunMemory::flow
+                                                                      : RunMemory::analytical,
+                                                 payload);
+  const std::uint64_t have = available_memory_bytes();
+  if (have == 0 || need <= have || settings.force) return;
+  if (payload) {
+    throw UsageError("--real-payload: " + std::to_string(schedule.ranks) + " ranks x " + format_bytes(schedule.bytes) +
+                     " of floats need about " + format_bytes(need) + " of memory (" +
+                     format_bytes(estimated_payload_bytes(schedule)) +
+                     " for every rank's buffer and the copies in flight); this machine has " + format_bytes(have) +
+                     " available: use fewer --ranks or a smaller --bytes, or --force to run it anyway");
+  }
+  throw UsageError("--ranks: " + std::to_string(schedule.ranks) + " ranks of " + schedule.algorithm + " on " + backend +
+                   " need about " + format_bytes(need) + " of memory (" + std::to_string(schedule.op_count()) +
+                   " schedule ops); this machine has " + format_bytes(have) + " available" +
+                   (backend == "simgrid" ? ": use --backend flow, or fewer ranks" : ": use fewer ranks") +
+                   ", or --force to run it anyway");
 }
 
 // The network every executor's options describe alike: the star's costs and the calibrated factors, or the cluster
@@ -205,7 +257,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   const std::string backend = resolved_backend(settings, schedule.ranks);
   run.backend = backend;
   run.cost = settings.cost;
-  check_memory(schedule, backend);
+  check_resources(schedule, backend, settings);
   if (backend == "simgrid") {
     SimGridOptions sg;
     network_options(sg, settings, cluster);

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,7 @@ inline constexpr std::array<FlagSpec, 3> cluster_flags{{
 
 // The network and backend flags of `collective` and `compare`, then the option flags.
 inline constexpr auto run_flags =
-    join_flags(std::array<FlagSpec, 8>{{
+    join_flags(std::array<FlagSpec, 9>{{
                    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
                    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
                    {"gap", "TIME", "0.3us",
@@ -61,6 +62,9 @@ inline constexpr auto run_flags =
                     "a calibration file (dtsim calibrate): its piecewise network fits correct latency and bandwidth "
                     "by message size; on the star its largest-message fit and reduction rate replace the defaults of "
                     "--latency, --bandwidth and --reduce-rate"},
+                   {"force", "", "",
+                    "run even when the estimated memory (with --real-payload, its buffers too) exceeds what this "
+                    "machine has available; it may then fail or swap"},
                }},
                option_flags);
 
@@ -75,6 +79,7 @@ struct RunSettings {
   std::string network_model;         // "CM02" or "LV08"
   bool rank_classes = true;          // flow: FlowOptions::lump_ranks
   bool real_payload = false;
+  bool force = false;  // --force: run even when the memory estimate exceeds what is available
   // simgrid: record the run (steps, messages) and list the links it loaded; `auto_record`: when the schedule is small
   // enough (at most record_ops_limit ops) to record at little cost.
   bool record = false;
@@ -82,8 +87,19 @@ struct RunSettings {
 };
 inline constexpr std::size_t record_ops_limit = 1'000'000;
 
-// Reads the option_flags.
+// Ranges of the flags `collective`, `compare` and `verify` share: a rank's buffer (--bytes, --segment-size) up to
+// 1 TiB, so that what a million ranks send still counts in 64 bits; link and reduction rates up to 1000 TBps;
+// latency and gap up to 10 s.
+inline constexpr std::uint64_t max_buffer_bytes = 1ULL << 40;
+inline constexpr double max_rate_Bps = 1e15;
+inline constexpr double max_delay_s = 10;
+
+// Reads the option_flags (each value checked, whether or not the algorithm uses it).
 AlgorithmOptions parse_algorithm_options(const Flags& flags);
+// Refuses the option flags that none of the chosen algorithms uses (--servers and --ps-placement: ps;
+// --ranks-per-node and --inter: hierarchical; --segment-size: pipelined-tree, dbtree, or hierarchical with one of
+// them as --inter).
+void check_option_flags(const Flags& flags, std::span<const AlgorithmInfo* const> chosen);
 // Reads the run_flags and, where the command has them, the cluster_flags.
 RunSettings parse_run_settings(const Flags& flags);
 

@@ -27,7 +27,8 @@ constexpr auto compare_flags = join_flags(
         {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct", "allreduce algorithms to compare"},
         {"ranks", "LIST", "2,4,...,64",
          "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
-        {"bytes", "LIST", "1KB,...,1GB", "buffer sizes: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
+        {"bytes", "LIST", "1KB,...,1GB",
+         "buffer sizes, 0B to 1TiB each: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
         {"json", "", "", "print a JSON array with one object per (algorithm, ranks, bytes)"},
         {"nodes", "LIST", "from the file",
          "--cluster: node counts, a list like --ranks (ranks = nodes x accelerators)"},
@@ -58,8 +59,13 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(compare_flags, args);
   const std::vector<const AlgorithmInfo*> chosen = flags.parse("algorithms", [](const std::string& v) {
     std::vector<const AlgorithmInfo*> list;
-    for (const std::string& name : split(v))
-      list.push_back(&find_algorithm(name));
+    for (const std::string& name : split(v)) {
+      const AlgorithmInfo* algorithm = &find_algorithm(name);
+      if (std::find(list.begin(), list.end(), algorithm) != list.end()) {
+        throw std::invalid_argument("'" + name + "' given twice in '" + v + "'");
+      }
+      list.push_back(algorithm);
+    }
     if (list.empty()) throw std::invalid_argument("expected at least one algorithm");
     return list;
   });
@@ -69,10 +75,11 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   });
   const auto sizes = flags.parse("bytes", [](const std::string& v) {
     return parse_list<std::uint64_t>(
-        v, [](const std::string& one) { return parse_bytes(one); }, 10.0);
+        v, [](const std::string& one) { return parse_bytes(one, 0, max_buffer_bytes); }, 10.0);
   });
   const bool csv = csv_output(flags);
   RunSettings settings = parse_run_settings(flags);
+  check_option_flags(flags, chosen);
   settings.auto_record = false;           // a sweep: no link lists
   std::vector<ClusterInstance> clusters;  // one per rank count with --cluster
   std::vector<int> nodes;                 // of each cluster

@@ -308,6 +308,7 @@ int explain_command(std::span<char* const> args, std::ostream& out) {
   if (!args.empty() && !std::string_view(args[0]).starts_with("--")) {
     path = args[0];
     args = args.subspan(1);
+    if (path.empty()) throw UsageError("expected a scenario file (or none for the default), got ''");
   }
   const Flags flags(explain_flags, args);
   Scenario scenario;

@@ -42,6 +42,9 @@ Flags::Flags(std::span<const FlagSpec> specs, std::span<char* const> args) : spe
       }
       value = args[++i];
     }
+    if (!it->value_form.empty() && value.empty()) {  // an empty path, list or number is never what was meant
+      throw UsageError("--" + std::string(name) + ": expected " + std::string(it->value_form) + ", got ''");
+    }
     values_.emplace(std::string(name), std::move(value));
   }
 }
@@ -82,6 +85,30 @@ std::string Flags::choice(std::string_view name, std::initializer_list<std::stri
     ++i;
   }
   throw UsageError("--" + std::string(name) + ": expected " + list + ", got '" + value + "'");
+}
+
+long long Flags::integer(std::string_view name, long long min, long long max) const {
+  return parse(name, [&](const std::string& v) { return parse_integer(v, min, max); });
+}
+
+std::uint64_t Flags::bytes(std::string_view name, std::uint64_t min, std::uint64_t max) const {
+  return parse(name, [&](const std::string& v) { return parse_bytes(v, min, max); });
+}
+
+double Flags::seconds(std::string_view name, double min, double max) const {
+  return parse(name, [&](const std::string& v) { return parse_seconds(v, min, max); });
+}
+
+double Flags::bandwidth_Bps(std::string_view name, double min, double max) const {
+  return parse(name, [&](const std::string& v) { return parse_bandwidth_Bps(v, min, max); });
+}
+
+double Flags::number(std::string_view name, double min, double max, bool min_exclusive) const {
+  return parse(name, [&](const std::string& v) { return parse_number(v, min, max, min_exclusive); });
+}
+
+void Flags::refuse_unless(std::string_view name, bool applies, const std::string& why) const {
+  if (!applies && accepts(name) && has(name)) throw UsageError("--" + std::string(name) + ": " + why);
 }
 
 std::string flags_help(std::span<const FlagSpec> specs) {

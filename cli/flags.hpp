@@ -1,5 +1,7 @@
 // Command-line flags: each flag's name, value form, default and documentation in one table, parsed strictly
-// (unknown, repeated or value-less flags are usage errors).
+// (unknown, repeated or value-less flags, and empty values, are usage errors). Numbers, sizes, durations and rates
+// are read through the typed accessors, each with the flag's accepted range (scenarios/units), so that a value out
+// of range or beyond what the arithmetic behind it can hold is refused naming the flag and the range.
 #pragma once
 
 #include <array>
@@ -12,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "scenarios/units.hpp"
 
 namespace dtsim::cli {
 
@@ -37,6 +41,15 @@ public:
   std::string get(std::string_view name) const;  // the given value, or the default
   // The value, which must be one of `accepted` ("--NAME: expected A or B, got 'X'" otherwise).
   std::string choice(std::string_view name, std::initializer_list<std::string_view> accepted) const;
+  // The value as a whole number in [min, max], a size in bytes, a duration in seconds, a bandwidth in bytes/s, or a
+  // plain number, each within the given range (parse_integer, parse_bytes, ... of scenarios/units).
+  long long integer(std::string_view name, long long min, long long max) const;
+  std::uint64_t bytes(std::string_view name, std::uint64_t min, std::uint64_t max) const;
+  double seconds(std::string_view name, double min, double max) const;
+  double bandwidth_Bps(std::string_view name, double min, double max) const;
+  double number(std::string_view name, double min, double max, bool min_exclusive = false) const;
+  // A flag the chosen command, algorithm or mode does not use: given, it is a UsageError "--NAME: `why`".
+  void refuse_unless(std::string_view name, bool applies, const std::string& why) const;
   // Runs parse(value) and turns std::invalid_argument into a UsageError naming the flag.
   template <typename Parse>
   auto parse(std::string_view name, Parse parse_fn) const {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <span>
 #include <string_view>
 
@@ -33,6 +34,33 @@ constexpr const char* usage =
     "  help cluster-file | scenario-file | train-file | calibration-file\n"
     "               every field of those files, its default and what it accepts\n";
 
+// The help text of a command or file topic, or nullptr when `topic` is none.
+const char* help_text(std::string_view topic) {
+  using namespace dtsim::cli;
+  if (topic == "collective") return collective_usage();
+  if (topic == "compare") return compare_usage();
+  if (topic == "verify") return verify_usage();
+  if (topic == "cluster") return cluster_usage();
+  if (topic == "cluster-file") return cluster_file_help();
+  if (topic == "explain") return explain_usage();
+  if (topic == "report") return report_usage();
+  if (topic == "validate") return validate_usage();
+  if (topic == "calibrate") return calibrate_usage();
+  if (topic == "calibration-file") return calibration_file_help();
+  if (topic == "train") return train_usage();
+  if (topic == "train-file") return train_file_help();
+  if (topic == "predict") return predict_usage();
+  if (topic == "scenario-file") return scenario_file_help();
+  if (topic == "help") return usage;
+  return nullptr;
+}
+
+constexpr const char* commands =
+    "predict, explain, report, train, calibrate, validate, collective, compare, verify, cluster, help";
+constexpr const char* topics =
+    "predict, explain, report, train, calibrate, validate, collective, compare, verify, cluster, cluster-file, "
+    "scenario-file, train-file, calibration-file";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,40 +76,32 @@ int main(int argc, char** argv) {
     return std::string_view(arg) == "--help" || std::string_view(arg) == "-h";
   });
   try {
-    if (wants_help || command == "help" || command == "--help" || command == "-h") {
-      // dtsim help CMD, dtsim CMD --help: the command's flags
-      const std::string_view topic = wants_help && command != "help" ? command : argc > 2 ? argv[2] : "";
-      if (topic == "collective") {
-        std::cout << collective_usage();
-      } else if (topic == "compare") {
-        std::cout << compare_usage();
-      } else if (topic == "verify") {
-        std::cout << verify_usage();
-      } else if (topic == "cluster") {
-        std::cout << cluster_usage();
-      } else if (topic == "cluster-file") {
-        std::cout << cluster_file_help();
-      } else if (topic == "explain") {
-        std::cout << explain_usage();
-      } else if (topic == "report") {
-        std::cout << report_usage();
-      } else if (topic == "validate") {
-        std::cout << validate_usage();
-      } else if (topic == "calibrate") {
-        std::cout << calibrate_usage();
-      } else if (topic == "calibration-file") {
-        std::cout << calibration_file_help();
-      } else if (topic == "train") {
-        std::cout << train_usage();
-      } else if (topic == "train-file") {
-        std::cout << train_file_help();
-      } else if (topic == "predict") {
-        std::cout << predict_usage();
-      } else if (topic == "scenario-file") {
-        std::cout << scenario_file_help();
-      } else {
-        std::cout << usage;
+    if (command == "--help" || command == "-h" || (command == "help" && (argc == 2 || (argc == 3 && wants_help)))) {
+      std::cout << usage;
+      return 0;
+    }
+    if (command == "help" || wants_help) {
+      // dtsim help TOPIC, dtsim CMD ... --help: the command's flags or the file's fields
+      if (command == "help" && argc > 3) {
+        std::cerr << "dtsim help: expected one topic, got " << argc - 2 << " arguments (topics: " << topics << ")\n";
+        return 2;
       }
+      const char* text = nullptr;
+      if (command == "help") {
+        text = help_text(argv[2]);
+        if (text == nullptr) {
+          std::cerr << "dtsim help: unknown topic '" << argv[2] << "' (topics: " << topics << ")\n";
+          return 2;
+        }
+      } else {
+        const bool file_topic = command.ends_with("-file");  // dtsim help cluster-file, not dtsim cluster-file -h
+        text = file_topic ? nullptr : help_text(command);
+        if (text == nullptr) {
+          std::cerr << "dtsim: unknown command '" << command << "' (accepted: " << commands << ")\n";
+          return 2;
+        }
+      }
+      std::cout << text;
       return 0;
     }
     if (command == "collective") return collective_command(rest, std::cout);
@@ -94,12 +114,15 @@ int main(int argc, char** argv) {
     if (command == "validate") return validate_command(rest, std::cout);
     if (command == "explain") return explain_command(rest, std::cout);
     if (command == "report") return report_command(rest, std::cout);
-    std::cerr << "dtsim: unknown command '" << command
-              << "' (accepted: predict, explain, report, train, calibrate, validate, collective, compare, verify, "
-                 "cluster, help)\n";
+    std::cerr << "dtsim: unknown command '" << command << "' (accepted: " << commands << ")\n";
     return 2;
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // what no estimate caught: a request larger than this machine's memory
+    std::cerr << "dtsim " << command
+              << ": out of memory: the request needs more memory than this machine has available (ask for less)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "dtsim " << command << ": error: " << e.what() << '\n';

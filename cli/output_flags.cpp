@@ -56,7 +56,7 @@ TraceRequest parse_trace_request(const Flags& flags) {
       return ranks;
     });
   }
-  request.max_bytes = flags.parse("trace-max-bytes", [](const std::string& v) { return parse_bytes(v); });
+  request.max_bytes = flags.bytes("trace-max-bytes", 1, max_size_bytes);
   return request;
 }
 

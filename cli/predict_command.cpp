@@ -193,6 +193,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   if (!args.empty() && !std::string_view(args[0]).starts_with("--")) {
     path = args[0];
     args = args.subspan(1);
+    if (path.empty()) throw UsageError("expected a scenario file (or none for the default), got ''");
   }
   const Flags flags(predict_all_flags, args);
   const bool csv = csv_output(flags);
@@ -221,6 +222,9 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     } else {
       for (const std::string& name : split(list)) {
         flags.parse("algorithm", [&name](const std::string&) { return &find_algorithm(name); });
+        if (std::find(algorithms.begin(), algorithms.end(), name) != algorithms.end()) {
+          throw UsageError("--algorithm: '" + name + "' given twice in '" + list + "'");
+        }
         algorithms.push_back(name);
       }
     }
@@ -234,7 +238,14 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   std::vector<nlohmann::json> docs;
 
   if (scenario.parallel || flags.has("search")) {
-    if (flags.has("resume")) throw UsageError("--resume: not with --search or a scenario with \"parallel\"");
+    const std::string why = flags.has("search") ? "--search" : "a scenario with \"parallel\"";
+    if (flags.has("resume")) throw UsageError("--resume: not with " + why);
+    // each layout's executor is chosen by its size (sim/scenario_step), and one algorithm is simulated
+    flags.refuse_unless("backend", false, "not with " + why + " (each layout's executor is chosen by its size)");
+    flags.refuse_unless("rank-classes", false, "not with " + why + " (each layout's executor is chosen by its size)");
+    if (flags.has("algorithm") && algorithms.size() > 1) {
+      throw UsageError("--algorithm: one algorithm with " + why + ", got " + std::to_string(algorithms.size()));
+    }
     const bool search = flags.has("search") || (scenario.parallel && scenario.parallel->search);
     CsvTable table(csv_columns(variants, parallel_csv_columns()));
     for (std::size_t v = 0; v < scenarios.size(); ++v) {

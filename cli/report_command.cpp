@@ -45,6 +45,8 @@ int report_command(std::span<char* const> args, std::ostream& out) {
       if (i + 1 < args.size()) rest.push_back(args[++i]);
     } else if (a.starts_with("-")) {
       rest.push_back(args[i]);
+    } else if (a.empty()) {
+      throw UsageError("expected result files, got ''");
     } else {
       inputs.emplace_back(a);
     }

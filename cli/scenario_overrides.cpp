@@ -129,8 +129,14 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     out.where = "--accelerators";
   } else if (flags.has("nodes")) {
     base.accelerators.clear();
-    for (int n : parse_counts(flags, "nodes", 1 << 20))
-      base.accelerators.push_back(n * base.cluster.node.accelerators);
+    const long long per_node = base.cluster.node.accelerators;
+    for (int n : parse_counts(flags, "nodes", 1 << 20)) {
+      if (n * per_node > (1 << 20)) {
+        throw UsageError("--nodes: " + std::to_string(n) + " nodes x " + std::to_string(per_node) +
+                         " accelerators are more than the 1048576 accelerators dtsim simulates");
+      }
+      base.accelerators.push_back(static_cast<int>(n * per_node));
+    }
     out.where = "--nodes";
   }
   // the list flags, each as (flag, values); absent ones keep the scenario's single value

@@ -53,6 +53,7 @@ int train_command(std::span<char* const> args, std::ostream& out) {
     throw UsageError("expected a training file first, e.g. dtsim train scenarios/training/fashion-mnist-sync.json");
   }
   const std::string path = args[0];
+  if (path.empty()) throw UsageError("expected a training file first, got ''");
   const Flags flags(train_flags, args.subspan(1));
   const TraceRequest trace = parse_trace_request(flags);
   TrainScenario scenario;

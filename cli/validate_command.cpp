@@ -24,7 +24,9 @@ constexpr std::array<FlagSpec, 7> validate_flags{{
      "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about a minute); otherwise 4 and 8 ranks at 100 Mbit/s and "
      "1 Gbit/s, 64 KB to 64 MB"},
     {"out-dir", "DIR", "reports", "where validation.md and validation.json are written (atomically)"},
-    {"max-median-error", "FRACTION", "0.10", "exit 1 when the median absolute error over sizes >= 1 MB exceeds this"},
+    {"max-median-error", "FRACTION", "0.10",
+     "exit 1 when the median absolute error over sizes >= 1 MB exceeds this (a number in (0, 100]); not with "
+     "--repredict"},
     {"measured", "FILE", "",
      "instead of running: predict measurements made elsewhere (dtsim-nccl-run's output), no root needed"},
     {"ranks", "P", "", "--measured: the ranks (GPUs) the measurements used"},
@@ -50,13 +52,19 @@ const char* validate_usage() {
 
 int validate_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(validate_flags, args);
-  const double limit = flags.parse("max-median-error", [](const std::string& v) {
-    std::size_t used = 0;
-    const double x = std::stod(v, &used);
-    if (used != v.size() || !(x > 0)) throw std::invalid_argument("expected a fraction > 0, got '" + v + "'");
-    return x;
-  });
-  if (flags.has("repredict")) {
+  const double limit = flags.number("max-median-error", 0, 100, true);
+  // three modes: --repredict, --measured, or a real validation (root); each refuses the flags of the others
+  const bool repredicting = flags.has("repredict");
+  const bool measured = flags.has("measured");
+  flags.refuse_unless("measured", !repredicting, "not with --repredict (choose one)");
+  flags.refuse_unless("ranks", measured, "needs --measured (a real validation chooses its own rank counts)");
+  flags.refuse_unless("label", measured, "needs --measured (it names the machine of measurements made elsewhere)");
+  flags.refuse_unless(
+      "quick", !measured && !repredicting,
+      std::string("not with ") + (measured ? "--measured" : "--repredict") + " (it shortens a real validation)");
+  flags.refuse_unless("max-median-error", !repredicting,
+                      "not with --repredict (it rewrites the report and always exits 0)");
+  if (repredicting) {
     const std::string path = flags.get("repredict");
     std::ifstream in(path);
     if (!in) throw UsageError("--repredict: " + path + ": cannot read the file");
@@ -80,10 +88,9 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     out << "re-predicted " << result.cases.size() << " cases: " << error_summary(result) << '\n';
     return 0;
   }
-  if (flags.has("measured")) {
+  if (measured) {
     if (!flags.has("ranks")) throw UsageError("--ranks: needed with --measured");
-    const int ranks =
-        static_cast<int>(flags.parse("ranks", [](const std::string& v) { return parse_integer(v, 2, 1 << 20); }));
+    const int ranks = static_cast<int>(flags.integer("ranks", 2, 1 << 20));
     ValidationResult result;
     try {
       result = validate_measured(flags.get("measured"), ranks, flags.get("label"));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -69,7 +70,34 @@ std::uint64_t estimated_schedule_bytes(const Schedule& schedule) {
          schedule.chunks.size() * (sizeof(Chunk) + sizeof(Span)) + schedule.repeats.size() * sizeof(StepRepeat);
 }
 
-std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor) {
+std::uint64_t estimated_payload_bytes(const Schedule& schedule) {
+  double in_flight = 0;  // by rank, its largest step's sends
+  for (int r = 0; r < schedule.ranks; ++r) {
+    double step = 0;
+    double largest = 0;
+    for (const Op& op : schedule.rank_ops(r)) {
+      if (op.starts_step()) step = 0;
+      if (op.kind() == OpKind::send) step += static_cast<double>(schedule.span_bytes(op.span()));
+      largest = std::max(largest, step);
+    }
+    in_flight += largest;
+  }
+  double largest_chunk = 0;
+  for (const Chunk& c : schedule.chunks)
+    largest_chunk = std::max(largest_chunk, static_cast<double>(c.size_bytes));
+  const double total = static_cast<double>(schedule.ranks) * static_cast<double>(schedule.bytes) + in_flight +
+                       2 * largest_chunk;  // a double for each 4-byte float
+  constexpr auto most = std::numeric_limits<std::uint64_t>::max();
+  return total >= 1.8e19 ? most : static_cast<std::uint64_t>(total);  // (1.8e19: just below `most`)
+}
+
+std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor, bool real_payload) {
+  if (real_payload) {
+    const std::uint64_t run = estimated_run_bytes(schedule, executor);
+    const std::uint64_t payload = estimated_payload_bytes(schedule);
+    constexpr auto most = std::numeric_limits<std::uint64_t>::max();
+    return payload > most - run ? most : run + payload;
+  }
   const auto ranks = static_cast<std::uint64_t>(schedule.ranks);
   // channels: distinct (sender, receiver) pairs, which SimGrid keeps a mailbox for
   std::uint64_t channels = 0;

@@ -120,8 +120,13 @@ inline Backend auto_backend(int ranks) { return ranks > auto_flow_above_ranks ? 
 // What running a schedule will hold in memory, estimated before it runs from the schedule's size: the schedule
 // (8 bytes an op, twice for SimGrid's forked child), and per rank and per op what each executor keeps (the
 // coefficients are fitted to peak RSS measured on the ring: docs/benchmarks.md).
+// `real_payload` (SimGrid's real-payload mode) adds estimated_payload_bytes.
 enum class RunMemory : std::uint8_t { simgrid, flow, analytical };
-std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor);
+std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor, bool real_payload = false);
+// What SimGrid's real-payload mode holds besides: every rank's buffer of schedule.bytes, the copies of the chunks its
+// largest step sends (each owned by its receiver until that step ends), and the check's double-precision sums of the
+// largest chunk. Saturates at the largest std::uint64_t.
+std::uint64_t estimated_payload_bytes(const Schedule& schedule);
 // The schedule's own part of that: its ops, rank index, chunks, spans and repeats.
 std::uint64_t estimated_schedule_bytes(const Schedule& schedule);
 // MemAvailable of /proc/meminfo, or 0 where it cannot be read.

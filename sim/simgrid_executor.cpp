@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
@@ -565,6 +567,8 @@ std::string run_in_child(const std::function<void(int)>& body, int& status) {
     ::close(fds[0]);
     try {
       body(fds[1]);
+    } catch (const std::bad_alloc&) {
+      send_error_to_parent(fds[1], "simgrid executor: out of memory (the simulation needed more than is available)");
     } catch (const std::exception& e) {
       send_error_to_parent(fds[1], e.what());
     }
@@ -586,14 +590,52 @@ std::string child_failure(int status) {
          "; SimGrid's own message is above)";
 }
 
+// A number from a /proc file (first line), or `fallback` where it cannot be read.
+long long proc_number(const char* path, long long fallback) {
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return fallback;
+  long long value = fallback;
+  if (std::fscanf(f, "%lld", &value) != 1) value = fallback;
+  std::fclose(f);
+  return value;
+}
+
+long long mappings_in_use() {
+  std::FILE* f = std::fopen("/proc/self/maps", "r");
+  if (f == nullptr) return 0;
+  long long lines = 0;
+  for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f))
+    lines += c == '\n' ? 1 : 0;
+  std::fclose(f);
+  return lines;
+}
+
+constexpr long long simgrid_own_mappings = 1024;  // its heap, platform and maestro (a margin, not measured)
+
 }  // namespace simgrid_detail
 
 using namespace simgrid_detail;
+
+int simgrid_actor_limit() {
+  const long long max_maps = proc_number("/proc/sys/vm/max_map_count", 65530);
+  return static_cast<int>(std::max(0LL, (max_maps - mappings_in_use() - simgrid_own_mappings) / 2));
+}
+
+void check_simgrid_actors(int actors) {
+  const int limit = simgrid_actor_limit();
+  if (actors <= limit) return;
+  throw std::invalid_argument("simgrid executor: " + std::to_string(actors) +
+                              " actors are above this machine's limit of " + std::to_string(limit) +
+                              " (each actor's stack and guard page take two of the " +
+                              std::to_string(proc_number("/proc/sys/vm/max_map_count", 65530)) +
+                              " memory mappings vm.max_map_count allows a process; SimGrid would abort)");
+}
 
 ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& options) {
   if (std::string problem = check_well_formed(schedule); !problem.empty()) {
     throw std::invalid_argument("simgrid executor: " + problem);
   }
+  check_simgrid_actors(schedule.ranks);
   if (!(options.cost.bandwidth_Bps > 0) || !(options.cost.reduce_Bps > 0) || !(options.cost.alpha_s >= 0) ||
       !(options.compute_flops_per_s > 0)) {
     throw std::invalid_argument("simgrid executor: bandwidth, reduce rate and compute speed must be > 0, latency >= 0");
@@ -826,6 +868,10 @@ TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, c
       throw std::invalid_argument("training step: " + problem);
     }
   }
+  // per rank a compute actor, a loader with an input pipeline and a communication actor with buckets
+  const int per_rank = 1 + (program.batch_s > 0 ? 1 : 0) + (program.buckets.empty() ? 0 : 1);
+  check_simgrid_actors(
+      static_cast<int>(std::min<long long>(static_cast<long long>(ranks) * per_rank, std::numeric_limits<int>::max())));
   int status = 0;
   const auto started = std::chrono::steady_clock::now();
   const std::string bytes = run_in_child(

@@ -70,8 +70,15 @@ struct SimGridOptions {
   std::vector<FactorRange> factors;
 };
 
-// Throws std::invalid_argument for a malformed schedule or options, std::runtime_error when the simulation fails
-// (deadlock, or SimGrid stopped).
+// The most actors one SimGrid simulation can create on this machine: each actor's stack and its guard page take two
+// of the memory mappings the kernel allows a process (vm.max_map_count, 65530 by default), less those the process
+// already holds and a margin for SimGrid's own. Above it SimGrid aborts ("Failed to protect stack").
+int simgrid_actor_limit();
+// Throws std::invalid_argument when `actors` exceed simgrid_actor_limit(), with the limit and why.
+void check_simgrid_actors(int actors);
+
+// Throws std::invalid_argument for a malformed schedule or options (or more ranks than check_simgrid_actors allows),
+// std::runtime_error when the simulation fails (deadlock, SimGrid stopped, or the child ran out of memory).
 ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& options);
 
 // Throws std::invalid_argument for an inconsistent program, std::runtime_error when the simulation fails. `trace`:

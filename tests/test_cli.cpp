@@ -116,7 +116,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --bytes 100", "--bytes: expected a size like 100MB"},
       {"collective --bytes 12XB", "--bytes: expected"},
       {"collective --bandwidth 10", "--bandwidth: expected a bandwidth"},
-      {"collective --bandwidth 0Gbps", "--bandwidth: expected a bandwidth > 0"},
+      {"collective --bandwidth 0Gbps", "--bandwidth: expected a bandwidth in [1bps, 1000TBps]"},
       {"collective --latency 1", "--latency: expected a duration"},
       {"collective --latency -1us", "--latency: expected a duration"},
       {"collective --reduce-rate fast", "--reduce-rate: expected"},
@@ -141,8 +141,10 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --algorithm hierarchical --ranks 8 --ranks-per-node 3", "--ranks-per-node: expected a divisor"},
       {"collective --algorithm hierarchical --inter rign", "--inter: unknown allreduce algorithm 'rign'"},
       {"collective --ranks 100000 --backend simgrid", "--ranks: ring schedule for 100000 ranks needs 39999600000 ops"},
-      {"collective --algorithm pipelined-tree --segment-size 0B", "--segment-size: expected a size of at least 1 byte"},
-      {"verify --algorithm dbtree --segment-size 0KB", "--segment-size: expected a size of at least 1 byte"},
+      {"collective --algorithm pipelined-tree --segment-size 0B",
+       "--segment-size: expected a whole number of bytes in [1B, 1TiB]"},
+      {"verify --algorithm dbtree --segment-size 0KB",
+       "--segment-size: expected a whole number of bytes in [1B, 1TiB]"},
       {"collective --algorithm dbtree --segment-size 1B --bytes 1GB --ranks 1024",
        "--segment-size: dbtree: 1-byte segments of 500000000 bytes over 1024 ranks need more than"},
       {"verify --algorithm ps --servers 9 --ranks 8 --ps-placement colocated", "--servers: expected at most 8"},
@@ -150,6 +152,114 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --rank-classes off --backend simgrid", "--rank-classes: only the flow backend simulates classes"},
   };
   check_usage_errors(cases);
+}
+
+TEST_CASE("numbers out of range or beyond 64 bits exit 2 naming the flag and the accepted range") {
+  check_usage_errors({
+      {"validate --max-median-error 1e400", "--max-median-error: expected a number in (0, 100], got '1e400'"},
+      {"validate --max-median-error 0", "--max-median-error: expected a number in (0, 100], got '0'"},
+      {"validate --max-median-error 0.1x", "--max-median-error: expected a number in (0, 100]"},
+      {"collective --bytes 9223372036854775808B", "--bytes: expected a whole number of bytes in [0B, 1TiB]"},
+      {"collective --bytes 18446744073709551616B", "--bytes: expected a whole number of bytes in [0B, 1TiB]"},
+      {"collective --bytes 20000000TiB", "--bytes: expected a whole number of bytes in [0B, 1TiB]"},
+      {"collective --bytes 1e400B", "--bytes: expected a whole number of bytes in [0B, 1TiB]"},
+      {"compare --bytes 1KB,2TB", "--bytes: expected a whole number of bytes in [0B, 1TiB]"},
+      {"collective --algorithm dbtree --segment-size 2TiB",
+       "--segment-size: expected a whole number of bytes in [1B, 1TiB]"},
+      {"collective --latency 1e400s", "--latency: expected a duration in [0s, 10s]"},
+      {"collective --gap 11s", "--gap: expected a duration in [0s, 10s]"},
+      {"collective --bandwidth 1e300Gbps", "--bandwidth: expected a bandwidth in [1bps, 1000TBps]"},
+      {"collective --reduce-rate 1e400GBps", "--reduce-rate: expected a bandwidth in [1bps, 1000TBps]"},
+      {"collective --ranks 99999999999999999999", "--ranks: expected a whole number in [1, 1000000]"},
+      {"collective --trace /tmp/t.json --trace-max-bytes 0B", "--trace-max-bytes: expected a whole number of bytes in"},
+      {"compare --ranks 2,99999999999999999999", "--ranks: expected a whole number in [1, 1000000]"},
+      {"predict --batch 1e3", "--batch: expected a whole number in [1, 16777216]"},
+      {"predict --nodes 1048576", "--nodes: 1048576 nodes x 4 accelerators are more than the 1048576"},
+      {"validate --measured /nonexistent.txt --ranks 99999999999", "--ranks: expected a whole number in [2, 1048576]"},
+  });
+}
+
+TEST_CASE("flags the chosen command, algorithm or mode does not use, and empty values, exit 2 naming the flag") {
+  check_usage_errors({
+      // the algorithm options: values always checked, and refused where no chosen algorithm uses them
+      {"collective --inter nope", "--inter: unknown allreduce algorithm 'nope'"},
+      {"collective --algorithm hierarchical --inter ps", "--inter: expected an allreduce without helper ranks"},
+      {"collective --inter tree",
+       "--inter: only the hierarchical allreduce runs an allreduce across nodes (the chosen algorithm: ring)"},
+      {"collective --ranks-per-node 2", "--ranks-per-node: only the hierarchical allreduce groups ranks into nodes"},
+      {"collective --servers 2", "--servers: only the ps allreduce has parameter servers"},
+      {"collective --ps-placement colocated", "--ps-placement: only the ps allreduce has parameter servers"},
+      {"collective --algorithm tree --segment-size 64KiB",
+       "--segment-size: only the pipelined-tree and dbtree allreduces"},
+      {"collective --algorithm hierarchical --inter ring --segment-size 64KiB",
+       "--segment-size: only the pipelined-tree and dbtree allreduces"},
+      {"verify --servers 2", "--servers: only the ps allreduce has parameter servers"},
+      {"compare --algorithms ring,tree --servers 2",
+       "--servers: only the ps allreduce has parameter servers (the chosen algorithms: ring, tree)"},
+      {"compare --algorithms ring,ring", "--algorithms: 'ring' given twice"},
+      {"collective --root 2",
+       "--root: only broadcast, reduce, gather and scatter have a root (--collective allreduce)"},
+      {"collective --backend analytical --network-model CM02", "--network-model: the analytical backend has no"},
+      // empty values: lists, names and paths
+      {"predict --algorithm ''", "--algorithm: expected NAME, got ''"},
+      {"predict --algorithm ring,ring", "--algorithm: 'ring' given twice"},
+      {"predict --search --backend flow", "--backend: not with --search"},
+      {"predict --search --algorithm ring,tree", "--algorithm: one algorithm with --search, got 2"},
+      {"predict --resume ''", "--resume: expected FILE, got ''"},
+      {"compare --resume=", "--resume: expected FILE, got ''"},
+      {"collective --trace ''", "--trace: expected FILE, got ''"},
+      {"calibrate --network-csv ''", "--network-csv: expected FILE, got ''"},
+      {"calibrate --out ''", "--out: expected FILE, got ''"},
+      {"report x.json -o ''", "--output: expected FILE, got ''"},
+      {"compare --ranks ''", "--ranks: expected LIST, got ''"},
+      {"predict ''", "dtsim predict: expected a scenario file (or none for the default), got ''"},
+      {"explain ''", "dtsim explain: expected a scenario file (or none for the default), got ''"},
+      {"train ''", "dtsim train: expected a training file first, got ''"},
+      {"cluster ''", "dtsim cluster: expected a cluster file first, got ''"},
+      {"report ''", "dtsim report: expected result files, got ''"},
+      // validate's modes (--out-dir /nonexistent: were a check missing, no real validation could start)
+      {"validate --ranks 8 --out-dir /nonexistent", "--ranks: needs --measured"},
+      {"validate --label x --out-dir /nonexistent", "--label: needs --measured"},
+      {"validate --quick --measured /nonexistent.txt --ranks 4", "--quick: not with --measured"},
+      {"validate --repredict /nonexistent.json --max-median-error 0.2", "--max-median-error: not with --repredict"},
+      {"validate --repredict /nonexistent.json --measured /nonexistent.txt", "--measured: not with --repredict"},
+      // help: an unknown topic or command is an error, with what is accepted
+      {"help nope", "dtsim help: unknown topic 'nope' (topics: predict, explain,"},
+      {"help collective predict", "dtsim help: expected one topic"},
+      {"nope --help", "dtsim: unknown command 'nope' (accepted: predict, explain,"},
+      {"cluster-file --help", "dtsim: unknown command 'cluster-file'"},
+  });
+  for (const char* args : {"help", "--help", "-h", "help help", "help scenario-file", "collective --ranks 4 -h"}) {
+    CAPTURE(args);
+    const Run help = run_dtsim(args);
+    CHECK(help.exit_code == 0);
+    CHECK_THAT(help.output, Catch::Contains("usage: dtsim") || Catch::Contains("Scenario files"));
+  }
+}
+
+TEST_CASE("runs SimGrid cannot hold are refused up front with the estimate and the way out") {
+  // a real payload of 64 ranks x 1 TB: estimated (buffers and copies in flight) before anything is allocated
+  const Run payload = run_dtsim("collective --real-payload --ranks 64 --bytes 1TB --backend simgrid");
+  CHECK(payload.exit_code == 2);
+  CHECK_THAT(payload.output, Catch::Contains("--real-payload: 64 ranks x 1 TB of floats need about") &&
+                                 Catch::Contains("available") && Catch::Contains("--force to run it anyway"));
+  CHECK(count_lines(payload.output) == 1);
+  // more actors than the kernel's memory mappings allow (two each): SimGrid would abort ("Failed to protect stack")
+  long long max_maps = 65530;
+  std::ifstream("/proc/sys/vm/max_map_count") >> max_maps;
+  const long long ranks = std::max(33000LL, max_maps / 2 + 1);
+  if (ranks > 1000000) {
+    WARN("vm.max_map_count " << max_maps << " allows more SimGrid actors than dtsim's 1000000 ranks: not tested");
+  } else {
+    const Run actors = run_dtsim("collective --collective broadcast --algorithm tree --ranks " + std::to_string(ranks) +
+                                 " --backend simgrid");
+    CHECK(actors.exit_code == 2);
+    CHECK_THAT(actors.output, Catch::Contains("--ranks: " + std::to_string(ranks) + " ranks on SimGrid") &&
+                                  Catch::Contains("vm.max_map_count") && Catch::Contains("use --backend flow"));
+    CHECK(count_lines(actors.output) == 1);
+  }
+  // --force is accepted where the estimate fits anyway
+  CHECK(run_dtsim("collective --ranks 4 --bytes 1MB --real-payload --force").exit_code == 0);
 }
 
 namespace {

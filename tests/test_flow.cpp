@@ -228,6 +228,32 @@ TEST_CASE("auto picks SimGrid up to the documented rank count and flow above, an
   CHECK(available_memory_bytes() > 0);
 }
 
+TEST_CASE("a real payload's memory is every rank's buffer, its largest step's copies and the check's sums") {
+  // the ring of 8 ranks over 1 MB: 8 buffers of 1 MB, each rank sends one chunk of 125 KB a step, and the check sums
+  // a chunk in doubles (twice its bytes)
+  const Schedule ring = build("ring", 8, 1000000);
+  CHECK(estimated_payload_bytes(ring) == 8 * 1000000 + 8 * 125000 + 2 * 125000);
+  CHECK(estimated_run_bytes(ring, RunMemory::simgrid, true) ==
+        estimated_run_bytes(ring, RunMemory::simgrid) + estimated_payload_bytes(ring));
+  // direct sends every other rank its chunk in one step: 7 chunks in flight per rank
+  const Schedule direct = build("direct", 8, 1000000);
+  CHECK(estimated_payload_bytes(direct) == 8 * 1000000 + 8 * 7 * 125000 + 2 * 125000);
+  // 64 ranks x 1 TB: far beyond any machine, and no overflow
+  const Schedule huge = build("ring", 64, 1000000000000ULL);
+  CHECK(estimated_payload_bytes(huge) > 64 * 1000000000000ULL);
+}
+
+TEST_CASE("SimGrid's actor limit comes from the kernel's memory mappings, two an actor") {
+  const int limit = simgrid_actor_limit();
+  CHECK(limit > 1000);  // 65530 mappings by default: about 32,000 actors
+  CHECK_NOTHROW(check_simgrid_actors(limit));
+  CHECK_THROWS_WITH(check_simgrid_actors(limit + 1),
+                    Catch::Contains("actors are above this machine's limit") && Catch::Contains("vm.max_map_count"));
+  // run_simgrid refuses such a schedule before it forks
+  const Schedule tree = build("tree", limit + 1, 1000);
+  CHECK_THROWS_AS(run_simgrid(tree, SimGridOptions{}), std::invalid_argument);
+}
+
 TEST_CASE("skipping the periods of a pipeline that is not in lockstep gives the times of simulating every step") {
   // DGX A100 nodes: NVLink inside, one NIC per GPU between nodes; a ring's ranks end their steps at different times,
   // but after a transient the state repeats every step shifted in time

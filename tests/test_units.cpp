@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cstdint>
 
 #include "scenarios/units.hpp"
 
@@ -50,4 +51,42 @@ TEST_CASE("integers are whole and in range") {
     CAPTURE(bad);
     CHECK_THROWS_WITH(parse_integer(bad, 1, 10), Catch::Contains("[1, 10]"));
   }
+}
+
+TEST_CASE("sizes are exact and range-checked: whole numbers of bytes never overflow") {
+  CHECK(parse_bytes("9007199254740993B", 0, UINT64_MAX) == 9007199254740993ULL);  // above 2^53: exact, not a double
+  CHECK(parse_bytes("18446744073709551615B", 0, UINT64_MAX) == UINT64_MAX);
+  CHECK(parse_bytes("1TiB", 1, 1ULL << 40) == 1ULL << 40);
+  for (const char* bad : {"18446744073709551616B", "20000000TiB", "1e400B"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(parse_bytes(bad, 0, UINT64_MAX), Catch::Contains("expected a whole number of bytes in [0B, "));
+  }
+  // the default range: up to 2^53 bytes
+  CHECK_THROWS_WITH(parse_bytes("9223372036854775808B"), Catch::Contains("in [0B, 8192TiB]"));
+  CHECK_THROWS_WITH(parse_bytes("2TB", 0, 1ULL << 40), Catch::Contains("in [0B, 1TiB]") && Catch::Contains("'2TB'"));
+  CHECK_THROWS_WITH(parse_bytes("0B", 1, 100), Catch::Contains("in [1B, 100B]"));
+}
+
+TEST_CASE("bandwidths, durations and plain numbers are range-checked, and the ranges read in units") {
+  CHECK(parse_bandwidth_Bps("1bps") == Approx(0.125));
+  CHECK_THROWS_WITH(parse_bandwidth_Bps("1e300Gbps"), Catch::Contains("a bandwidth in [1bps, 1e+06TBps]"));
+  CHECK_THROWS_WITH(parse_bandwidth_Bps("2000TBps", 1, 1e15), Catch::Contains("in [1Bps, 1000TBps]"));
+  CHECK(parse_seconds("10s", 0, 10) == 10);
+  CHECK_THROWS_WITH(parse_seconds("11s", 0, 10), Catch::Contains("a duration in [0s, 10s]"));
+  CHECK_THROWS_WITH(parse_seconds("1e400s"), Catch::Contains("a duration in [0s, 1e+09s]"));
+  CHECK(parse_number("0.1", 0, 1, true) == Approx(0.1));
+  CHECK(parse_number("1e-3", 0, 1) == Approx(1e-3));
+  CHECK(parse_number("-2", -5, 5) == -2);
+  for (const char* bad : {"0", "1e400", "2", "", "0.1x", "inf", "nan", "-0.5", " 1", "1 "}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(parse_number(bad, 0, 1, true), Catch::Contains("expected a number in (0, 1]"));
+  }
+  CHECK(bytes_text(0) == "0B");
+  CHECK(bytes_text(1536) == "1536B");
+  CHECK(bytes_text(1000000000000ULL) == "1TB");
+  CHECK(bytes_text(1ULL << 40) == "1TiB");
+  CHECK(bandwidth_text(0.125) == "1bps");
+  CHECK(bandwidth_text(1e15) == "1000TBps");
+  CHECK(seconds_text(1e-6) == "1us");
+  CHECK(seconds_text(0) == "0s");
 }
