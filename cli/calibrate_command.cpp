@@ -15,6 +15,7 @@
 #include "reports/format.hpp"
 #include "reports/output_file.hpp"
 #include "scenarios/calibration_file.hpp"
+#include "scenarios/input_file.hpp"
 
 namespace dtsim::cli {
 namespace {
@@ -55,6 +56,9 @@ int calibrate_command(std::span<char* const> args, std::ostream& out) {
   if (flags.has("network-csv")) {
     if (flags.has("no-network")) throw UsageError("--network-csv: not with --no-network");
     options.network_csv = flags.get("network-csv");
+    if (const std::string problem = input_file_problem(options.network_csv); !problem.empty()) {
+      throw UsageError("--network-csv: " + problem);  // before minutes of measuring
+    }
   }
   options.pingpong_binary = executable_directory() + "/dtsim-mpi-pingpong";
   const bool terminal = ::isatty(STDERR_FILENO) != 0;

@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
 #include <utility>
 
 #include "cli/flags.hpp"
+#include "scenarios/input_file.hpp"
+#include "scenarios/json_reader.hpp"
+#include "scenarios/json_text.hpp"
 
 namespace dtsim {
 
@@ -45,8 +49,11 @@ bool launched_by_mpirun() {
 std::map<std::size_t, nlohmann::json> read_journal(const std::string& path, const std::string& signature,
                                                    bool truncate_tail) {
   std::map<std::size_t, nlohmann::json> done;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return done;  // a new journal
+  if (const std::string problem = input_file_problem(path); !problem.empty()) throw UsageError("--resume: " + problem);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return done;
+  if (!in) throw UsageError("--resume: " + path + ": cannot read the file");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::size_t complete = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
   if (truncate_tail && complete < text.size()) {
@@ -63,13 +70,14 @@ std::map<std::size_t, nlohmann::json> read_journal(const std::string& path, cons
     if (line.empty()) continue;
     nlohmann::json entry;
     try {
-      entry = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      throw UsageError("--resume: " + path + " line " + std::to_string(line_no) +
-                       " is not JSON (expected the lines a sweep appends)");
+      entry = parse_json_text(line);
+    } catch (const ScenarioError& e) {
+      throw UsageError("--resume: " + path + " line " + std::to_string(line_no) + ": " + e.what() +
+                       " (expected the lines a sweep appends)");
     }
     if (!entry.is_object() || !entry.contains("sweep") || !entry.contains("index") || !entry.contains("record") ||
-        !entry["index"].is_number_unsigned()) {
+        !entry["sweep"].is_string() || !entry["index"].is_number_unsigned() || !entry["record"].is_object() ||
+        entry["record"].contains("error")) {
       throw UsageError("--resume: " + path + " line " + std::to_string(line_no) +
                        ": expected {\"sweep\", \"index\", \"record\"}");
     }

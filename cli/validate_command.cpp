@@ -13,6 +13,8 @@
 #include "cli/flags.hpp"
 #include "reports/format.hpp"
 #include "reports/output_file.hpp"
+#include "scenarios/input_file.hpp"
+#include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
 #include "validation/validate.hpp"
 
@@ -66,12 +68,14 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
                       "not with --repredict (it rewrites the report and always exits 0)");
   if (repredicting) {
     const std::string path = flags.get("repredict");
-    std::ifstream in(path);
-    if (!in) throw UsageError("--repredict: " + path + ": cannot read the file");
     ValidationResult result;
     nlohmann::json previous;
     try {
-      previous = nlohmann::json::parse(in);
+      previous = read_json_file(path);
+    } catch (const ScenarioError& e) {  // names the file
+      throw UsageError("--repredict: " + std::string(e.what()));
+    }
+    try {
       result = repredict(previous);
     } catch (const std::exception& e) {
       throw UsageError("--repredict: " + path + ": " + e.what());
@@ -91,6 +95,9 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
   if (measured) {
     if (!flags.has("ranks")) throw UsageError("--ranks: needed with --measured");
     const int ranks = static_cast<int>(flags.integer("ranks", 2, 1 << 20));
+    if (const std::string problem = input_file_problem(flags.get("measured")); !problem.empty()) {
+      throw UsageError("--measured: " + problem);
+    }
     ValidationResult result;
     try {
       result = validate_measured(flags.get("measured"), ranks, flags.get("label"));

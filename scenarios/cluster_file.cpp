@@ -41,8 +41,10 @@ constexpr std::array<FieldSpec, 4> intra_fields{{
                  "nvswitch: one link per accelerator to a switch; nvlink: a direct link between every pair; pcie: "
                  "through the PCIe switches (the pcie links)",
                  "nvswitch|nvlink|pcie"),
-    value_field("bandwidth", FieldType::bandwidth, "",
-                "nvswitch: each accelerator's link to the switch; nvlink: each pair's link (not for pcie)"),
+    required_when(
+        value_field("bandwidth", FieldType::bandwidth, "",
+                    "nvswitch: each accelerator's link to the switch; nvlink: each pair's link (not for pcie)"),
+        "kind is nvswitch or nvlink"),
     value_field("latency", FieldType::duration, "0.5us", "one-way latency of an intra-node link"),
     value_field("message_gap", FieldType::duration, "0.6us",
                 "nvswitch, nvlink: per-message gap of a send inside the node (each further send of a step is posted "
@@ -74,23 +76,31 @@ constexpr std::array<FieldSpec, 7> node_fields{{
 constexpr std::array<FieldSpec, 10> fabric_fields{{
     choice_field("kind", "", "the network between nodes", "star|fat-tree|torus|dragonfly|ring"),
     object_field("link", false, "switch-to-switch links (default: as fast as a NIC, 0.5us)", link_fields),
-    ranged_field("radix", FieldType::integer, "", "fat-tree: ports per switch (even): k/2 down and k/2 up", 2, 1024),
+    required_when(ranged_field("radix", FieldType::integer, "",
+                               "fat-tree: ports per switch (even): k/2 down and k/2 up", 2, 1024),
+                  "kind is fat-tree"),
     ranged_field("levels", FieldType::integer, "auto",
                  "fat-tree: switch levels, 1 (one switch) to 4; auto: the fewest that hold the nodes", 1, 4),
     ranged_field("oversubscription", FieldType::number, "1",
                  "fat-tree: endpoint ports per uplink at the leaf switches (k/2 / oversubscription uplinks)", 1,
                  std::numeric_limits<double>::infinity()),
-    ranged_field("dimensions", FieldType::integer_list, "",
-                 "torus: switches along each of 2 or 3 dimensions; ring: one entry (default: enough switches for the "
-                 "nodes)",
-                 1, 4096),
+    required_when(ranged_field("dimensions", FieldType::integer_list, "",
+                               "torus: switches along each of 2 or 3 dimensions; ring: one entry (default: enough "
+                               "switches for the nodes)",
+                               1, 4096),
+                  "kind is torus"),
     ranged_field("endpoints_per_switch", FieldType::integer, "1", "torus, ring, dragonfly: NIC ports on each switch", 1,
                  1024),
-    ranged_field("groups", FieldType::integer, "", "dragonfly: groups of routers", 2, 4096),
-    ranged_field("routers_per_group", FieldType::integer, "",
-                 "dragonfly: routers per group, all-to-all inside the group", 1, 1024),
-    ranged_field("global_links_per_router", FieldType::integer, "",
-                 "dragonfly: links from each router to other groups; routers_per_group x this >= groups - 1", 1, 1024),
+    required_when(ranged_field("groups", FieldType::integer, "", "dragonfly: groups of routers", 2, 4096),
+                  "kind is dragonfly"),
+    required_when(ranged_field("routers_per_group", FieldType::integer, "",
+                               "dragonfly: routers per group, all-to-all inside the group", 1, 1024),
+                  "kind is dragonfly"),
+    required_when(ranged_field("global_links_per_router", FieldType::integer, "",
+                               "dragonfly: links from each router to other groups; routers_per_group x this >= groups "
+                               "- 1",
+                               1, 1024),
+                  "kind is dragonfly"),
 }};
 
 constexpr std::array<FieldSpec, 6> cluster_fields{{

@@ -2,17 +2,22 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+
+#include "scenarios/input_file.hpp"
 
 namespace dtsim {
 namespace {
 
 // The whole decompressed file.
 std::vector<std::uint8_t> gunzip(const std::string& path, const std::string& package) {
-  if (!std::filesystem::exists(path)) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
     throw DataError(path + ": not found; install Debian's " + package + " package (apt-get install " + package + ")");
   }
+  if (const std::string problem = input_file_problem(path); !problem.empty()) throw DataError(problem);
   const std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
   if (!file) throw DataError(path + ": cannot open");
   std::vector<std::uint8_t> out;
@@ -60,7 +65,8 @@ std::vector<std::uint32_t> header(const std::vector<std::uint8_t>& bytes, const 
 
 }  // namespace
 
-Dataset read_idx_dataset(const std::string& images_path, const std::string& labels_path, const std::string& package) {
+Dataset read_idx_dataset(const std::string& images_path, const std::string& labels_path, const std::string& package,
+                         int classes) {
   const std::vector<std::uint8_t> images = gunzip(images_path, package);
   const std::vector<std::uint8_t> labels = gunzip(labels_path, package);
   const std::vector<std::uint32_t> image_dims = header(images, images_path, 3);
@@ -76,17 +82,26 @@ Dataset read_idx_dataset(const std::string& images_path, const std::string& labe
   for (std::size_t i = 0; i < d.images.size(); ++i)
     d.images[i] = static_cast<float>(images[16 + i]) / 255.0F;
   d.labels.assign(labels.begin() + 8, labels.end());
+  // a label outside the classes would index past the model's outputs: refused here, naming the file
+  const auto bad = std::find_if(d.labels.begin(), d.labels.end(), [classes](std::uint8_t l) { return l >= classes; });
+  if (bad != d.labels.end()) {
+    const auto count = std::count_if(bad, d.labels.end(), [classes](std::uint8_t l) { return l >= classes; });
+    throw DataError(
+        labels_path + ": label " + std::to_string(*bad) + " of sample " + std::to_string(bad - d.labels.begin()) +
+        " is not one of the " + std::to_string(classes) + " classes 0 to " + std::to_string(classes - 1) +
+        " (samples with such labels: " + std::to_string(count) + " of " + std::to_string(d.labels.size()) + ")");
+  }
   return d;
 }
 
 Dataset fashion_mnist_train(const std::string& directory) {
   return read_idx_dataset(directory + "/train-images-idx3-ubyte.gz", directory + "/train-labels-idx1-ubyte.gz",
-                          "dataset-fashion-mnist");
+                          "dataset-fashion-mnist", fashion_mnist_classes);
 }
 
 Dataset fashion_mnist_test(const std::string& directory) {
   return read_idx_dataset(directory + "/t10k-images-idx3-ubyte.gz", directory + "/t10k-labels-idx1-ubyte.gz",
-                          "dataset-fashion-mnist");
+                          "dataset-fashion-mnist", fashion_mnist_classes);
 }
 
 }  // namespace dtsim

@@ -1,11 +1,13 @@
 #include "scenarios/json_reader.hpp"
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "scenarios/input_file.hpp"
+#include "scenarios/json_text.hpp"
 #include "scenarios/units.hpp"
 
 namespace dtsim {
@@ -71,6 +73,10 @@ std::string got_text(const nlohmann::json& got) {
 }  // namespace
 
 JsonObject::JsonObject(const nlohmann::json& value, std::string path, std::span<const FieldSpec> fields)
+    : JsonObject(value, std::move(path), fields, true) {}
+
+JsonObject::JsonObject(const nlohmann::json& value, std::string path, std::span<const FieldSpec> fields,
+                       bool check_required)
     : json_(&value), path_(std::move(path)), fields_(fields) {
   if (!value.is_object()) {
     throw ScenarioError((path_.empty() ? std::string("top level") : path_) + ": expected an object, got " +
@@ -85,6 +91,14 @@ JsonObject::JsonObject(const nlohmann::json& value, std::string path, std::span<
       for (const FieldSpec& f : fields_)
         accepted += (accepted.empty() ? "" : ", ") + std::string(f.key);
       throw ScenarioError(path_of(key) + ": unknown key (accepted: " + accepted + ")");
+    }
+  }
+  if (!check_required) return;
+  for (const FieldSpec& f : fields_) {
+    const bool required = f.type == FieldType::object ? f.default_value == "required"
+                                                      : f.default_value.empty() && f.required_when.empty();
+    if (required && !value.contains(f.key)) {
+      throw ScenarioError(path_of(f.key) + ": missing; expected " + expected_text(f));
     }
   }
 }
@@ -130,7 +144,8 @@ nlohmann::json default_json(const FieldSpec& f) {
 
 std::string JsonObject::text(std::string_view key) const {
   const nlohmann::json* v = value(key);
-  const nlohmann::json j = v ? *v : default_json(spec(key));
+  const nlohmann::json fallback = v ? nlohmann::json() : default_json(spec(key));
+  const nlohmann::json& j = v ? *v : fallback;
   if (!j.is_string()) fail(key, expected_text(spec(key)), j);
   return j.get<std::string>();
 }
@@ -138,7 +153,8 @@ std::string JsonObject::text(std::string_view key) const {
 std::string JsonObject::choice(std::string_view key) const {
   const FieldSpec& f = spec(key);
   const nlohmann::json* v = value(key);
-  const nlohmann::json j = v ? *v : default_json(f);
+  const nlohmann::json fallback = v ? nlohmann::json() : default_json(f);
+  const nlohmann::json& j = v ? *v : fallback;
   if (j.is_string()) {
     const std::string s = j.get<std::string>();
     std::size_t start = 0;
@@ -155,7 +171,8 @@ std::string JsonObject::choice(std::string_view key) const {
 long long JsonObject::integer(std::string_view key) const {
   const FieldSpec& f = spec(key);
   const nlohmann::json* v = value(key);
-  const nlohmann::json j = v ? *v : default_json(f);
+  const nlohmann::json fallback = v ? nlohmann::json() : default_json(f);
+  const nlohmann::json& j = v ? *v : fallback;
   if (!j.is_number_integer() && !(j.is_number_float() && std::floor(j.get<double>()) == j.get<double>())) {
     fail(key, expected_text(f), j);
   }
@@ -167,7 +184,8 @@ long long JsonObject::integer(std::string_view key) const {
 double JsonObject::number(std::string_view key) const {
   const FieldSpec& f = spec(key);
   const nlohmann::json* v = value(key);
-  const nlohmann::json j = v ? *v : default_json(f);
+  const nlohmann::json fallback = v ? nlohmann::json() : default_json(f);
+  const nlohmann::json& j = v ? *v : fallback;
   if (!j.is_number()) fail(key, expected_text(f), j);
   const double d = j.get<double>();
   if (!std::isfinite(d) || d < f.min || d > f.max) fail(key, expected_text(f), j);
@@ -177,7 +195,8 @@ double JsonObject::number(std::string_view key) const {
 namespace {
 template <typename Parse>
 auto parse_unit(const JsonObject& object, const nlohmann::json* v, const FieldSpec& f, Parse parse) {
-  const nlohmann::json j = v ? *v : default_json(f);
+  const nlohmann::json fallback = v ? nlohmann::json() : default_json(f);
+  const nlohmann::json& j = v ? *v : fallback;
   if (!j.is_string())
     throw ScenarioError(object.path_of(f.key) + ": expected " + expected_text(f) + ", got " + got_text(j));
   try {
@@ -203,7 +222,8 @@ std::uint64_t JsonObject::bytes(std::string_view key) const {
 std::vector<long long> JsonObject::integer_list(std::string_view key) const {
   const FieldSpec& f = spec(key);
   const nlohmann::json* v = value(key);
-  const nlohmann::json j = v ? *v : default_json(f);
+  const nlohmann::json fallback = v ? nlohmann::json() : default_json(f);
+  const nlohmann::json& j = v ? *v : fallback;
   if (!j.is_array() || j.empty()) fail(key, expected_text(f), j);
   std::vector<long long> out;
   for (const nlohmann::json& e : j) {
@@ -221,7 +241,7 @@ JsonObject JsonObject::object(std::string_view key) const {
   const auto it = json_->find(key);
   if (it == json_->end()) {
     if (f.default_value == "required") throw ScenarioError(path_of(key) + ": missing; expected an object");
-    return JsonObject(empty, path_of(key), f.fields);
+    return JsonObject(empty, path_of(key), f.fields, false);
   }
   return JsonObject(*it, path_of(key), f.fields);
 }
@@ -238,16 +258,15 @@ std::vector<JsonObject> JsonObject::objects(std::string_view key) const {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ScenarioError(path + ": is a directory, not a file");  // it opens, but reading it throws
-  }
-  std::ifstream in(path);
+  if (const std::string problem = input_file_problem(path); !problem.empty()) throw ScenarioError(problem);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(path + ": cannot read the file");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw ScenarioError(path + ": cannot read the file");
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ScenarioError(path + ": not valid JSON (" + e.what() + ")");
+    return parse_json_text(text);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(path + ": " + e.what());
   }
 }
 
@@ -260,6 +279,8 @@ std::string fields_markdown(std::string_view path, std::span<const FieldSpec> fi
     out.append("| `").append(f.key).append("` | ").append(expected_text(f)).append(" | ");
     if (f.type == FieldType::object) {
       out.append(f.default_value == "required" ? "required" : "optional");
+    } else if (!f.required_when.empty()) {
+      out.append("required when ").append(f.required_when);
     } else if (f.default_value.empty()) {
       out.append("required");
     } else {

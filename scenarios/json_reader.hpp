@@ -42,6 +42,9 @@ struct FieldSpec {
   double max = std::numeric_limits<double>::infinity();
   std::string_view choices;                // choice: the accepted values separated by '|'
   std::span<const FieldSpec> fields = {};  // object: its own fields
+  // A field without a default that only some objects need (e.g. "kind is fat-tree"): its reader asks for it where it
+  // applies. Every other field without a default must be present wherever its object is.
+  std::string_view required_when;
 };
 
 // Table entries, one helper per kind of field.
@@ -75,6 +78,12 @@ constexpr FieldSpec object_field(std::string_view key, bool required, std::strin
   return f;
 }
 
+// A field without a default that is required only where `when` holds (its reader checks).
+constexpr FieldSpec required_when(FieldSpec f, std::string_view when) {
+  f.required_when = when;
+  return f;
+}
+
 // A list of objects, each read against `fields`; absent reads as an empty list.
 constexpr FieldSpec object_list_field(std::string_view key, std::string_view doc, std::span<const FieldSpec> fields) {
   FieldSpec f = value_field(key, FieldType::object_list, "[]", doc);
@@ -84,7 +93,8 @@ constexpr FieldSpec object_list_field(std::string_view key, std::string_view doc
 
 class JsonObject {
 public:
-  // Throws ScenarioError unless `value` is an object whose keys are all in `fields`.
+  // Throws ScenarioError unless `value` is an object whose keys are all in `fields` and which holds every field the
+  // table requires (no default, no required_when).
   JsonObject(const nlohmann::json& value, std::string path, std::span<const FieldSpec> fields);
 
   bool has(std::string_view key) const;
@@ -103,6 +113,8 @@ public:
   std::string path_of(std::string_view key) const;
 
 private:
+  // check_required false: an absent optional object read as {} (its fields' readers report what is missing).
+  JsonObject(const nlohmann::json& value, std::string path, std::span<const FieldSpec> fields, bool check_required);
   const FieldSpec& spec(std::string_view key) const;
   // The field's JSON value, or its default parsed as JSON-ish text; nullptr for an absent object.
   const nlohmann::json* value(std::string_view key) const;
@@ -113,7 +125,9 @@ private:
   std::span<const FieldSpec> fields_;
 };
 
-// Reads and parses a JSON file: ScenarioError "PATH: cannot read the file" or "PATH: not valid JSON (...)".
+// Reads and parses a JSON file with parse_json_text's limits (depth, number range, duplicate keys): ScenarioError
+// "PATH: cannot read the file (...)", "PATH: is a directory, not a file", "PATH: not valid JSON (...)",
+// "PATH: a.b: duplicate key (...)".
 nlohmann::json read_json_file(const std::string& path);
 
 // Reads `path` and returns parse(document), with every ScenarioError prefixed by the path.

@@ -1,5 +1,6 @@
 #include "sim/sgd_training.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -387,16 +388,11 @@ TrainReport read_report(const std::string& bytes, int status) {
   r.time_to_target_s = scalars[0];
   r.epochs_to_target = scalars[1];
   take(&r.updates, sizeof r.updates);
-  r.points.resize(sizes[0]);
-  take(r.points.data(), sizes[0] * sizeof(EvalPoint));
-  r.staleness_histogram.resize(sizes[1]);
-  take(r.staleness_histogram.data(), sizes[1] * sizeof(std::uint64_t));
-  r.final_parameters.resize(sizes[2]);
-  take(r.final_parameters.data(), sizes[2] * sizeof(float));
-  r.trace.transfers.resize(sizes[3]);
-  take(r.trace.transfers.data(), sizes[3] * sizeof(TransferRecord));
-  r.trace.spans.resize(sizes[4]);
-  take(r.trace.spans.data(), sizes[4] * sizeof(SpanRecord));
+  take_array(bytes, at, sizes[0], r.points);
+  take_array(bytes, at, sizes[1], r.staleness_histogram);
+  take_array(bytes, at, sizes[2], r.final_parameters);
+  take_array(bytes, at, sizes[3], r.trace.transfers);  // empty without --trace
+  take_array(bytes, at, sizes[4], r.trace.spans);
   if (at != bytes.size()) throw std::runtime_error("sgd training: trailing bytes in the result from the simulation");
   return r;
 }
@@ -414,6 +410,17 @@ TrainReport run_sgd_training(const TrainConfig& c, const Dataset& train, const D
     throw std::invalid_argument("the first layer must have " + std::to_string(train.features) + " inputs");
   }
   if (c.layers.back() < 10) throw std::invalid_argument("the last layer needs one output per class (10)");
+  // a label past the model's outputs would throw inside a SimGrid actor: refused before the simulation starts
+  for (const Dataset* d : {&train, &test}) {
+    const int classes = c.layers.back();
+    const auto bad =
+        std::find_if(d->labels.begin(), d->labels.end(), [classes](std::uint8_t l) { return l >= classes; });
+    if (bad != d->labels.end()) {
+      throw std::invalid_argument(std::string(d == &train ? "the training set" : "the test set") + " has label " +
+                                  std::to_string(*bad) + " (sample " + std::to_string(bad - d->labels.begin()) +
+                                  "), past the model's " + std::to_string(classes) + " outputs");
+    }
+  }
   if (!(c.epochs > 0) || !(c.eval_every_epochs > 0)) throw std::invalid_argument("epochs must be > 0");
   if (c.mode == TrainMode::ssp && c.staleness_bound < 0) throw std::invalid_argument("staleness bound must be >= 0");
   int status = 0;

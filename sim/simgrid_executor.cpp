@@ -711,19 +711,12 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
   result.wall_s = header.wall_s;
   result.setup_wall_s = header.setup_wall_s;
   result.peak_rss_bytes = header.peak_rss_bytes;
-  result.rank_finish_s.resize(header.ranks);
   std::size_t at = sizeof(std::int32_t) + sizeof header;
-  if (bytes.size() != at + header.ranks * sizeof(double) + header.transfers * sizeof(TransferRecord) +
-                          header.spans * sizeof(SpanRecord)) {
-    throw std::runtime_error("simgrid executor: truncated result from the simulation");
-  }
-  std::memcpy(result.rank_finish_s.data(), bytes.data() + at, header.ranks * sizeof(double));
-  at += header.ranks * sizeof(double);
-  result.trace.transfers.resize(header.transfers);
-  std::memcpy(result.trace.transfers.data(), bytes.data() + at, header.transfers * sizeof(TransferRecord));
-  at += header.transfers * sizeof(TransferRecord);
-  result.trace.spans.resize(header.spans);
-  std::memcpy(result.trace.spans.data(), bytes.data() + at, header.spans * sizeof(SpanRecord));
+  take_array(bytes, at, header.ranks, result.rank_finish_s);
+  take_array(bytes, at, header.transfers, result.trace.transfers);
+  take_array(bytes, at, header.spans, result.trace.spans);
+  if (at != bytes.size())
+    throw std::runtime_error("simgrid executor: trailing bytes in the result from the simulation");
   return result;
 }
 

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <simgrid/s4u.hpp>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,5 +76,16 @@ std::string child_failure(int status);
 // Reads what run_in_child returned: the int32 status, then either `size` bytes into `out` or an error message that
 // is thrown as std::runtime_error.
 void read_child_result(const std::string& bytes, int status, void* out, std::size_t size);
+// The next `count` values of T in a child's result, from byte `at` on, into `out` (resized); advances `at`. Nothing is
+// copied for none: an empty vector's data() may be null, and memcpy with a null pointer is undefined even for 0 bytes.
+template <typename T>
+void take_array(const std::string& bytes, std::size_t& at, std::size_t count, std::vector<T>& out) {
+  if (at > bytes.size() || count > (bytes.size() - at) / sizeof(T)) {
+    throw std::runtime_error("simgrid executor: truncated result from the simulation");
+  }
+  out.resize(count);
+  if (count > 0) std::memcpy(out.data(), bytes.data() + at, count * sizeof(T));
+  at += count * sizeof(T);
+}
 
 }  // namespace dtsim::simgrid_detail

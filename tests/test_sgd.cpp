@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "algorithms/registry.hpp"
+#include "idx_files.hpp"
 #include "models/mlp.hpp"
 #include "scenarios/idx_reader.hpp"
 #include "scenarios/train_file.hpp"
@@ -95,7 +96,7 @@ TEST_CASE("IDX files: a missing file names the package, corrupt and truncated fi
   const std::string labels = std::string(fashion_mnist_directory) + "/t10k-labels-idx1-ubyte.gz";
   // not gzip at all, but also not an IDX file: zlib passes plain files through, the header check refuses them
   std::ofstream(dir / "garbage.gz") << "this is not an IDX file at all";
-  CHECK_THROWS_WITH(read_idx_dataset((dir / "garbage.gz").string(), labels, "p"),
+  CHECK_THROWS_WITH(read_idx_dataset((dir / "garbage.gz").string(), labels, "p", 10),
                     Catch::EndsWith("garbage.gz: not an IDX file of 3-dimensional unsigned bytes"));
   // a gzip file cut in the middle
   {
@@ -103,8 +104,43 @@ TEST_CASE("IDX files: a missing file names the package, corrupt and truncated fi
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::ofstream(dir / "cut.gz", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   }
-  CHECK_THROWS_AS(read_idx_dataset((dir / "cut.gz").string(), labels, "p"), DataError);
-  CHECK_THROWS_WITH(read_idx_dataset((dir / "cut.gz").string(), labels, "p"), Catch::Contains("cut.gz: "));
+  CHECK_THROWS_AS(read_idx_dataset((dir / "cut.gz").string(), labels, "p", 10), DataError);
+  CHECK_THROWS_WITH(read_idx_dataset((dir / "cut.gz").string(), labels, "p", 10), Catch::Contains("cut.gz: "));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("IDX files: a label outside the classes is refused naming the file, before any training") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-idx-labels-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string images = (dir / "images").string();
+  const std::string labels = (dir / "labels").string();
+  test::write_idx_images(images, 4);
+  test::write_idx_labels(labels, {0, 9, 3, 1});
+  const Dataset good = read_idx_dataset(images, labels, "p", 10);
+  CHECK(good.labels == std::vector<std::uint8_t>{0, 9, 3, 1});
+  test::write_idx_labels(labels, {0, 200, 3, 1});  // one label 200 in a 10-class file
+  CHECK_THROWS_WITH(
+      read_idx_dataset(images, labels, "p", 10),
+      labels + ": label 200 of sample 1 is not one of the 10 classes 0 to 9 (samples with such labels: 1 of 4)");
+  test::write_idx_labels(labels, {255, 255, 255, 255});
+  CHECK_THROWS_AS(read_idx_dataset(images, labels, "p", 10), DataError);
+  CHECK_THROWS_WITH(read_idx_dataset(images, labels, "p", 10),
+                    Catch::Contains("label 255 of sample 0") && Catch::Contains("(samples with such labels: 4 of 4)"));
+  // a directory where a file belongs
+  CHECK_THROWS_WITH(read_idx_dataset(dir.string(), labels, "p", 10), dir.string() + ": is a directory, not a file");
+  // and the training itself refuses labels past the model's outputs (not an exception inside a SimGrid actor)
+  Dataset bad;
+  bad.count = 4;
+  bad.features = 784;
+  bad.images.assign(4 * 784, 0.0F);
+  bad.labels = {0, 1, 12, 3};
+  TrainConfig c;
+  c.layers = {784, 8, 10};
+  c.workers = 2;
+  c.batch = 2;
+  c.epochs = 1;
+  CHECK_THROWS_WITH(run_sgd_training(c, bad, good),
+                    "the training set has label 12 (sample 2), past the model's 10 outputs");
   std::filesystem::remove_all(dir);
 }
 

@@ -1,0 +1,184 @@
+// Bad input files through the built binary: every file-reading path refuses a directory, a file nested too deep, a
+// number beyond a double, a repeated key, a missing required key or a bad IDX label with exit 2 and one line naming
+// the flag or file and the JSON path, never a crash or exit 1.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "idx_files.hpp"
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Result run_dtsim(const std::string& args) {
+  FILE* pipe = ::popen((std::string(DTSIM_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr)
+    output += buf.data();
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// Each (arguments, words) exits 2 with one line holding the words.
+void check_refused(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [args, words] : cases) {
+    CAPTURE(args);
+    const Result r = run_dtsim(args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains(words));
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+struct TempDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("dtsim-bad-files-" + std::to_string(::getpid()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string file = (path / name).string();
+    std::ofstream(file) << text;
+    return file;
+  }
+  // `text` with its first `from` replaced by `to`, written to `name`.
+  std::string variant(const std::string& name, const std::string& text, const std::string& from,
+                      const std::string& to) const {
+    std::string t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    return write(name, t);
+  }
+};
+
+const std::string source = DTSIM_SOURCE_DIR;
+
+}  // namespace
+
+TEST_CASE("a directory given as an input file is refused up front, naming the flag or argument") {
+  const std::string dir = source + "/docs";
+  const std::string is_dir = dir + ": is a directory, not a file";
+  check_refused({
+      {"cluster " + dir, is_dir},
+      {"predict " + dir, is_dir},
+      {"explain " + dir, is_dir},
+      {"train " + dir, is_dir},
+      {"report " + dir, is_dir},
+      {"collective --cluster " + dir, "--cluster: " + is_dir},
+      {"predict --cluster " + dir, "--cluster: " + is_dir},
+      {"collective --calibration " + dir, "--calibration: " + is_dir},
+      {"compare --ranks 2 --bytes 1KB --resume " + dir, "--resume: " + is_dir},
+      {"predict --resume " + dir, "--resume: " + is_dir},
+      {"calibrate --network-csv " + dir, "--network-csv: " + is_dir},
+      {"validate --measured " + dir + " --ranks 4", "--measured: " + is_dir},
+      {"validate --repredict " + dir, "--repredict: " + is_dir},
+      {"collective --calibration /dev/zero", "--calibration: /dev/zero: not a regular file"},
+  });
+}
+
+TEST_CASE("a file nested 50,000 levels deep is refused by every loader with exit 2, not a stack overflow") {
+  const TempDir tmp;
+  const std::string deep = tmp.write("deep.json", std::string(50000, '[') + std::string(50000, ']'));
+  const std::string words = deep + ": [0][0][0]";
+  check_refused({
+      {"cluster " + deep, words},
+      {"predict " + deep, words},
+      {"explain " + deep, words},
+      {"train " + deep, words},
+      {"report " + deep, words},
+      {"collective --cluster " + deep, "--cluster: " + words},
+      {"collective --calibration " + deep, "--calibration: " + words},
+  });
+  const Result r = run_dtsim("cluster " + deep);
+  CHECK_THAT(r.output, Catch::Contains("nested deeper than 64 levels"));
+  // a resume journal's line too
+  const std::string journal =
+      tmp.write("journal.jsonl", std::string(50000, '{') + "\n");  // a complete line, nested and unclosed
+  check_refused(
+      {{"compare --ranks 2 --bytes 1KB --resume " + journal, "--resume: " + journal + " line 1: not valid JSON"}});
+  const std::string deep_line = tmp.write("journal2.jsonl", std::string(5000, '[') + std::string(5000, ']') + "\n");
+  check_refused({{"compare --ranks 2 --bytes 1KB --resume " + deep_line, "nested deeper than 64 levels"}});
+}
+
+TEST_CASE("numbers beyond a double, repeated keys and missing required keys exit 2 naming the line or path") {
+  const TempDir tmp;
+  const std::string cluster = read_text(source + "/scenarios/clusters/cpu-10gbe.json");
+  const std::string calibration = read_text(source + "/scenarios/calibrations/epyc-2core-2026-11-22.json");
+  const std::string train = read_text(source + "/scenarios/training/fashion-mnist-sync.json");
+  const std::string huge = tmp.variant("huge.json", cluster, "\"nodes\": 8", "\"nodes\": 1e400");
+  const std::string twice = tmp.variant("twice.json", cluster, "\"nodes\": 8", "\"nodes\": 8, \"nodes\": 3");
+  check_refused({
+      {"cluster " + huge, huge + ": not valid JSON (line 5, column 14: number 1e400 is beyond a double's range"},
+      {"collective --cluster " + huge, "--cluster: " + huge + ": not valid JSON (line 5"},
+      {"train " + tmp.variant("t.json", train, "\"epochs\": 5", "\"epochs\": -1e400"), "number -1e400 is beyond"},
+      {"cluster " + twice, twice + ": cluster.nodes: duplicate key"},
+      {"train " + tmp.variant("t2.json", train, "\"workers\": 8", "\"workers\": 8, \"workers\": 2"),
+       "train.workers: duplicate key"},
+  });
+  // keys the calibration reference calls required, though no prediction reads them
+  const nlohmann::json shipped = nlohmann::json::parse(calibration);
+  auto without = [&](const std::string& name, const nlohmann::json::json_pointer& object, const std::string& key) {
+    nlohmann::json j = shipped;
+    j[object].erase(key);
+    return tmp.write(name, j.dump());
+  };
+  using pointer = nlohmann::json::json_pointer;
+  check_refused({
+      {"collective --calibration " + without("c1.json", pointer("/calibration"), "versions"),
+       "calibration.versions: missing"},
+      {"collective --calibration " + without("c2.json", pointer("/calibration/compute"), "gemm"),
+       "calibration.compute.gemm: missing"},
+      {"collective --calibration " + without("c3.json", pointer("/calibration/network"), "samples"),
+       "calibration.network.samples: missing"},
+      {"collective --calibration " + without("c4.json", pointer("/calibration/compute/kernel"), "residuals"),
+       "calibration.compute.kernel.residuals: missing"},
+  });
+}
+
+TEST_CASE("IDX data with labels outside the 10 classes is refused by train with exit 2 naming the file") {
+  const TempDir tmp;
+  const std::string data = (tmp.path / "data").string();
+  std::filesystem::create_directories(data);
+  dtsim::test::write_idx_images(data + "/train-images-idx3-ubyte.gz", 300);
+  dtsim::test::write_idx_images(data + "/t10k-images-idx3-ubyte.gz", 20);
+  dtsim::test::write_idx_labels(data + "/train-labels-idx1-ubyte.gz", std::vector<std::uint8_t>(300, 255));
+  dtsim::test::write_idx_labels(data + "/t10k-labels-idx1-ubyte.gz", std::vector<std::uint8_t>(20, 1));
+  const std::string train = read_text(source + "/scenarios/training/fashion-mnist-sync.json");
+  const std::string run = tmp.variant("t.json", train, "\"workers\": 8", "\"workers\": 8, \"data\": \"" + data + "\"");
+  check_refused({{"train " + run, data + "/train-labels-idx1-ubyte.gz: label 255 of sample 0 is not one of the 10 "
+                                         "classes 0 to 9 (samples with such labels: 300 of 300)"}});
+  std::vector<std::uint8_t> labels(300, 3);
+  dtsim::test::write_idx_labels(data + "/train-labels-idx1-ubyte.gz", labels);
+  labels.assign(20, 4);
+  labels[7] = 200;  // one label 200 in the test set
+  dtsim::test::write_idx_labels(data + "/t10k-labels-idx1-ubyte.gz", labels);
+  check_refused({{"train " + run, data + "/t10k-labels-idx1-ubyte.gz: label 200 of sample 7"}});
+  // with good labels the same files train (no exception inside SimGrid, no refusal)
+  labels[7] = 4;
+  dtsim::test::write_idx_labels(data + "/t10k-labels-idx1-ubyte.gz", labels);
+  const Result ok = run_dtsim("train " + tmp.variant("t2.json", read_text(run), "\"epochs\": 5", "\"epochs\": 1"));
+  CHECK(ok.exit_code == 0);
+}
