@@ -21,7 +21,7 @@ namespace dtsim::cli {
 namespace {
 
 constexpr std::array<FlagSpec, 4> calibrate_flags{{
-    {"quick", "", "", "shorter measurements (about 20 s instead of about 2 minutes)"},
+    {"quick", "", "", "shorter measurements (about 6 s instead of about 20 s on a 2-core machine)"},
     {"out", "FILE", "calibration.json", "where the calibration file is written (atomically)"},
     {"network-csv", "FILE", "",
      "fit the network from (bytes,seconds) lines measured elsewhere (osu_latency, nccl-tests) instead of MPI"},

@@ -23,7 +23,7 @@ namespace {
 
 constexpr std::array<FlagSpec, 7> validate_flags{{
     {"quick", "", "",
-     "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about a minute); otherwise 4 and 8 ranks at 100 Mbit/s and "
+     "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about 25 s); otherwise 4 and 8 ranks at 100 Mbit/s and "
      "1 Gbit/s, 64 KB to 64 MB"},
     {"out-dir", "DIR", "reports", "where validation.md and validation.json are written (atomically)"},
     {"max-median-error", "FRACTION", "0.10",
