@@ -134,7 +134,13 @@ std::vector<nlohmann::json> Sweep::run(std::size_t count, const std::function<nl
     mine += done.count(i) == 0 ? 1 : 0;
   ProgressLine progress(mpi_ ? "sweep rank 0" : "sweep", is_root() ? mine : 0);  // on a terminal, rank 0's
   nlohmann::json computed = nlohmann::json::array();  // [index, record] pairs this process ran
-  for (std::size_t i = static_cast<std::size_t>(rank_); i < count; i += static_cast<std::size_t>(size_)) {
+  // Largest first: configurations come smallest first, so the one most likely to be refused (memory, ranks) runs
+  // first, and the first error ends this process's part of the sweep instead of waiting behind every smaller one.
+  std::vector<std::size_t> order;
+  for (std::size_t i = static_cast<std::size_t>(rank_); i < count; i += static_cast<std::size_t>(size_))
+    order.push_back(i);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const std::size_t i = *it;
     if (done.count(i) != 0) continue;
     progress.next(describe(i));
     nlohmann::json record;
@@ -148,7 +154,9 @@ std::vector<nlohmann::json> Sweep::run(std::size_t count, const std::function<nl
     if (!journal_.empty() && !record.contains("error")) {
       append_line(journal_, nlohmann::json{{"sweep", signature_}, {"index", i}, {"record", record}}.dump() + "\n");
     }
+    const bool failed = record.contains("error");
     computed.push_back({i, std::move(record)});
+    if (failed) break;
   }
   if (mpi_) {  // gather every process's records on the root
     const std::string mine_text = computed.dump();
@@ -176,17 +184,16 @@ std::vector<nlohmann::json> Sweep::run(std::size_t count, const std::function<nl
   }
   for (auto& pair : computed)
     done[pair[0].get<std::size_t>()] = std::move(pair[1]);
+  for (const auto& [index, record] : done) {  // an error ends the sweep (some configurations were not run)
+    if (!record.contains("error")) continue;
+    const std::string message = record["error"].get<std::string>();
+    if (record["usage"].get<bool>()) throw UsageError(message);
+    throw std::runtime_error(message);
+  }
   std::vector<nlohmann::json> records;
   records.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    nlohmann::json& record = done.at(i);
-    if (record.contains("error")) {
-      const std::string message = record["error"].get<std::string>();
-      if (record["usage"].get<bool>()) throw UsageError(message);
-      throw std::runtime_error(message);
-    }
-    records.push_back(std::move(record));
-  }
+  for (std::size_t i = 0; i < count; ++i)
+    records.push_back(std::move(done.at(i)));
   return records;
 }
 

@@ -30,10 +30,11 @@ public:
   bool is_root() const { return rank_ == 0; }
   int processes() const { return size_; }
 
-  // Runs configurations 0 .. count-1 with `one` (which returns the configuration's result as a JSON record) and
-  // returns every record in configuration order on rank 0, an empty list on the others. An exception in one
-  // configuration becomes an error record, rethrown on rank 0 (as a UsageError when it was one), so no rank waits
-  // forever for another that failed.
+  // Runs configurations 0 .. count-1 with `one` (which returns the configuration's result as a JSON record), each
+  // process its share from the last (the largest: configurations are listed smallest first), and returns every
+  // record in configuration order on rank 0, an empty list on the others. An exception in one configuration becomes
+  // an error record that ends that process's share and is rethrown on rank 0 (as a UsageError when it was one), so
+  // no rank waits forever for another that failed, and a refused largest point costs no smaller runs.
   std::vector<nlohmann::json> run(std::size_t count, const std::function<nlohmann::json(std::size_t)>& one,
                                   const std::function<std::string(std::size_t)>& describe);
 

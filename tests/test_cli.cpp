@@ -363,6 +363,15 @@ TEST_CASE(
         std::string::npos);
 }
 
+TEST_CASE("a sweep runs its largest point first, so a refused one ends it before the smaller ones run") {
+  // 1 to 1048576 accelerators: before, 1 to 8192 were simulated (about 14 s) and 16384 was refused for memory; now
+  // the largest is tried first and its refusal is the answer
+  const Run run = run_dtsim("predict --accelerators 1,2,4,...,1048576 --algorithm ps");
+  CHECK(run.exit_code == 2);
+  CHECK(run.output.find("1048576 accelerators") != std::string::npos);
+  CHECK(run.output.find("16384 accelerators") == std::string::npos);
+}
+
 TEST_CASE("compare refuses bad lists with exit 2") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"compare --ranks 2,4,...,1000", "--ranks: '2,4,...,1000' does not reach its last value"},
