@@ -36,19 +36,30 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
     throw OptionError("inter", e.what());
   }
   const std::uint32_t nodes = p / g;
-  // The blocks, and the inter-node schedule of each (they differ only where blocks differ in size).
+  // The blocks, and the inter-node schedule of each. They differ only where blocks differ in size (an even split has
+  // at most two sizes), so each size's schedule is built once: 1000 ranks a node over 1000 nodes held a thousand
+  // copies of a million-op schedule (16 GB) before.
   const std::vector<Chunk> blocks = buffer_chunks(bytes, g, options.element_bytes);
-  std::vector<Schedule> inter;
+  std::vector<Schedule> built;            // one per distinct block size
+  std::vector<std::uint64_t> built_size;  // its block size
+  std::vector<std::size_t> inter;         // by block: its schedule in `built`
   std::vector<Chunk> chunks;
   std::vector<std::uint32_t> block_first;  // first global chunk of each block
   for (const Chunk& block : blocks) {
     // An empty block (fewer bytes than ranks per node) still runs the inner schedule, on zero-byte chunks, like the
     // ring's empty chunks, so that every rank ends holding every (empty) block reduced.
     const bool empty = block.size_bytes == 0;
-    inter.push_back(
-        inter_info->build(static_cast<int>(nodes), empty ? options.element_bytes : block.size_bytes, options));
+    const std::uint64_t size = empty ? options.element_bytes : block.size_bytes;
+    std::size_t which = 0;
+    while (which < built.size() && built_size[which] != size)
+      ++which;
+    if (which == built.size()) {
+      built.push_back(inter_info->build(static_cast<int>(nodes), size, options));
+      built_size.push_back(size);
+    }
+    inter.push_back(which);
     block_first.push_back(static_cast<std::uint32_t>(chunks.size()));
-    for (const Chunk& c : inter.back().chunks) {
+    for (const Chunk& c : built[which].chunks) {
       chunks.push_back(empty ? Chunk{block.offset_bytes, 0} : Chunk{block.offset_bytes + c.offset_bytes, c.size_bytes});
     }
   }
@@ -60,6 +71,13 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
     block_span.push_back(builder.add_span(block_first[l], end - block_first[l]));
   }
   const bool nothing_to_send = bytes == 0 || p == 1;
+  if (!nothing_to_send) {  // every rank's intra-node steps, and every block's inner schedule once over the nodes;
+    // refused here, before anything is built, when beyond ScheduleBuilder::max_ops
+    std::uint64_t ops = static_cast<std::uint64_t>(p) * 4 * (g - 1);
+    for (const std::size_t which : inter)
+      ops += built[which].op_count();
+    builder.reserve_ops(ops);
+  }
   for (std::uint32_t r = 0; r < p; ++r) {
     builder.begin_rank(static_cast<int>(r));
     if (nothing_to_send) continue;
@@ -74,7 +92,7 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
     }
     // inter-node allreduce of block `local`, the inner schedule's ops with ranks and spans translated
     // (and its step repeats, when compact, with their rotation moved to the block's chunks)
-    const Schedule& inner = inter[local];
+    const Schedule& inner = built[inter[local]];
     const std::uint64_t first = inner.rank_begin[node], last = inner.rank_begin[node + 1];
     auto repeat = inner.repeats.begin() + static_cast<std::ptrdiff_t>(inner.first_repeat_from(first));
     for (std::uint64_t i = first; i < last; ++i) {

@@ -372,6 +372,14 @@ TEST_CASE("a sweep runs its largest point first, so a refused one ends it before
   CHECK(run.output.find("16384 accelerators") == std::string::npos);
 }
 
+TEST_CASE("a hierarchical schedule too large to hold is refused before it is built") {
+  // 1000 ranks a node over 1000 nodes with direct between them: 8 billion ops; it grew past 18 GB before
+  const Run run = run_dtsim("collective --algorithm hierarchical --ranks 1000000 --ranks-per-node 1000 --inter direct");
+  CHECK(run.exit_code == 2);
+  CHECK(run.output.find("needs 7992000000 ops") != std::string::npos);
+  CHECK(run.output.find("at most 268435456") != std::string::npos);
+}
+
 TEST_CASE("compare refuses bad lists with exit 2") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"compare --ranks 2,4,...,1000", "--ranks: '2,4,...,1000' does not reach its last value"},
