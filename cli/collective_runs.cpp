@@ -202,6 +202,15 @@ void check_resources(const Schedule& schedule, const std::string& backend, const
                        ": use --backend flow, or fewer ranks");
     }
   }
+  if (backend == "simgrid" && !settings.force) {
+    const double seconds = estimated_simgrid_seconds(schedule);
+    if (seconds > simgrid_time_limit_s) {
+      throw UsageError("--ranks: " + std::to_string(schedule.ranks) + " ranks of " + schedule.algorithm +
+                       " on SimGrid would take at least " + format_seconds(seconds) +
+                       " (2.5 us a message), above the " + format_seconds(simgrid_time_limit_s) +
+                       " limit: use --backend flow (the same network model), fewer ranks, or --force to run it anyway");
+    }
+  }
   const bool payload = settings.real_payload && backend == "simgrid";
   const std::uint64_t need = estimated_run_bytes(schedule,
                                                  backend == "simgrid" ? RunMemory::simgrid

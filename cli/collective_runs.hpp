@@ -64,7 +64,7 @@ inline constexpr auto run_flags =
                     "--latency, --bandwidth and --reduce-rate"},
                    {"force", "", "",
                     "run even when the estimated memory (with --real-payload, its buffers too) exceeds what this "
-                    "machine has available; it may then fail or swap"},
+                    "machine has available (it may then fail or swap), or SimGrid would take more than 300 s"},
                }},
                option_flags);
 

@@ -139,4 +139,20 @@ std::uint64_t peak_rss_bytes() {
   return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports kilobytes
 }
 
+double estimated_simgrid_seconds(const Schedule& schedule) {
+  constexpr double seconds_per_message = 2.5e-6;
+  double messages = 0;
+  for (const Op& op : schedule.ops)
+    messages += op.kind() == OpKind::send ? 1 : 0;
+  for (const StepRepeat& r : schedule.repeats) {  // (compact schedules: each repeated step's sends again)
+    std::uint64_t sends = 0;
+    for (std::uint64_t i = r.op; i < schedule.ops.size(); ++i) {
+      if (i > r.op && schedule.ops[i].starts_step()) break;
+      sends += schedule.ops[i].kind() == OpKind::send ? 1 : 0;
+    }
+    messages += static_cast<double>(sends) * r.count;
+  }
+  return messages * seconds_per_message;
+}
+
 }  // namespace dtsim

@@ -132,6 +132,13 @@ std::uint64_t estimated_schedule_bytes(const Schedule& schedule);
 // MemAvailable of /proc/meminfo, or 0 where it cannot be read.
 std::uint64_t available_memory_bytes();
 
+// A lower bound on the wall-clock seconds SimGrid takes for a schedule: its messages (repetitions of compact steps
+// counted) times 2.5 us, the least measured per message (ring on the star, 256 and 512 ranks: 2.5 and 2.9 us; direct,
+// whose messages share links, 12 us). Runs estimated above simgrid_time_limit_s are refused up front (collective,
+// compare) unless forced.
+double estimated_simgrid_seconds(const Schedule& schedule);
+constexpr double simgrid_time_limit_s = 300;
+
 // Peak resident set size of the calling process so far.
 std::uint64_t peak_rss_bytes();
 

@@ -478,3 +478,17 @@ TEST_CASE("classes of ranks run steps with nothing to wait for, and compute step
   for (std::size_t r = 0; r < every.rank_finish_s.size(); ++r)
     CHECK(rel_diff(lumped.rank_finish_s[r], every.rank_finish_s[r]) < 1e-9);
 }
+
+TEST_CASE("SimGrid's time is estimated from the messages before a run, compact repetitions counted") {
+  // a ring sends 2(P-1) messages a rank; the compact form stores its rotating steps once
+  for (int ranks : {64, 8192}) {
+    CAPTURE(ranks);
+    const Schedule compact = build("ring", ranks, 100000000, 1, true);
+    REQUIRE(compact.compact());
+    const double messages = 2.0 * ranks * (ranks - 1);
+    CHECK(estimated_simgrid_seconds(compact) == Approx(messages * 2.5e-6));
+    if (ranks == 64) CHECK(estimated_simgrid_seconds(build("ring", ranks, 100000000)) == Approx(messages * 2.5e-6));
+  }
+  // 8192 ranks: 134 million messages, above the limit that collective and compare refuse without --force
+  CHECK(estimated_simgrid_seconds(build("ring", 8192, 100000000, 1, true)) > simgrid_time_limit_s);
+}
