@@ -17,7 +17,9 @@
 set -euo pipefail
 bin=$(cd "$1" && pwd); n=$2; rate=$3; reps=$4; out=$5; algorithms=$6; shift 6; sizes=("$@")
 tag="dt$$"
-work=$(mktemp -d)
+# Leftovers of a run that was killed before its trap could run (SIGKILL) are removed first.
+bash "$(dirname "$0")/stale-cleanup.sh" "$$"
+work=$(mktemp -d "${TMPDIR:-/tmp}/dtsim-validate-$$-XXXXXX")
 made=()
 
 cleanup() {
