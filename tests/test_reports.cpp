@@ -1,7 +1,12 @@
 // Reports people look at: the HTML report, trace-event files, link utilisation and the progress line.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,6 +20,7 @@
 #include "reports/collective_report.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/html_report.hpp"
+#include "reports/output_file.hpp"
 #include "reports/progress.hpp"
 #include "reports/svg_plot.hpp"
 #include "reports/trace_file.hpp"
@@ -621,4 +627,24 @@ TEST_CASE("CSV cells: quoted only when they must be, numbers in full, rows check
   table.add_row({csv_text("x,y"), csv_number(0.25)});
   CHECK(table.str() == "name,time_s\n\"x,y\",0.25\n");
   CHECK_THROWS_AS(table.add_row({"only one"}), std::logic_error);
+}
+
+TEST_CASE("writing a file removes the temporaries killed processes left beside it, and no other") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "dtsim-output-file-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string target = (dir / "out.json").string();
+  pid_t dead = ::fork();  // a PID that no longer runs
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  for (const std::string& name : {"out.json.tmp" + std::to_string(dead), std::string("out.json.tmp1"),
+                                  std::string("other.json.tmp") + std::to_string(dead)}) {
+    std::ofstream(dir / name) << "left over";
+  }
+  write_file_atomically(target, [](std::ostream& out) { out << "{}"; });
+  CHECK(!std::filesystem::exists(dir / ("out.json.tmp" + std::to_string(dead))));   // its process is gone
+  CHECK(std::filesystem::exists(dir / "out.json.tmp1"));                            // PID 1 runs
+  CHECK(std::filesystem::exists(dir / ("other.json.tmp" + std::to_string(dead))));  // another file's
+  CHECK(std::filesystem::exists(target));
+  std::filesystem::remove_all(dir);
 }
