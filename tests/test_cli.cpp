@@ -18,30 +18,16 @@
 
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
+#include "run_dtsim.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
 
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-// Runs a shell command line, returning its exit code and standard output.
-Run run_command(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr)
-    output += buf.data();
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-Run run_dtsim(const std::string& args) { return run_command(std::string(DTSIM_BINARY) + " " + args + " 2>&1"); }
+using dtsim::test::Run;
+using dtsim::test::run_command;
+using dtsim::test::run_dtsim;
 
 int count_lines(const std::string& text) {
   int n = 0;

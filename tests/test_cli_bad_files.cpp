@@ -17,24 +17,12 @@
 #include <vector>
 
 #include "idx_files.hpp"
+#include "run_dtsim.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-Result run_dtsim(const std::string& args) {
-  FILE* pipe = ::popen((std::string(DTSIM_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr)
-    output += buf.data();
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using Result = dtsim::test::Run;
+using dtsim::test::run_dtsim;
 
 // Each (arguments, words) exits 2 with one line holding the words.
 void check_refused(const std::vector<std::pair<std::string, std::string>>& cases) {
