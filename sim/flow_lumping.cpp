@@ -254,13 +254,6 @@ private:
     }
   }
 
-  // The per-message gap of a message from position src to position dst: its route's.
-  double gap_between(int src, int dst) const {
-    if (o_.topology == nullptr) return o_.cost.gap_s;
-    return route_gap_s(*o_.topology, o_.topology->route(o_.accelerator_of[static_cast<std::size_t>(src)],
-                                                        o_.accelerator_of[static_cast<std::size_t>(dst)]));
-  }
-
   double capacity(std::size_t resource) const {
     return o_.topology != nullptr ? o_.topology->links()[resource / 2].spec.bandwidth_Bps : o_.cost.bandwidth_Bps;
   }
@@ -418,6 +411,11 @@ private:
       std::unordered_map<std::uint64_t, std::uint32_t> template_of;
       std::vector<Entry> entries;
       std::vector<std::uint64_t> sends_of_span(shape.spans.size(), 0);
+      std::vector<double> template_gap;                     // by template: its route's per-message gap
+      std::unordered_map<std::uint64_t, StepGaps> gaps_of;  // (class << 32 | step) -> its representative's gaps
+      auto step_key = [](std::uint32_t cls, std::uint32_t step) {
+        return static_cast<std::uint64_t>(cls) << 32 | step;
+      };
       for (std::size_t i = 0; i < g.t.src.size(); ++i) {
         ++sends_of_span[g.t.span[i]];
         const std::uint64_t key = message_key(g, i);
@@ -430,14 +428,21 @@ private:
                                g.t.span[i],
                                {g.piece[0][i], g.piece[1][i], g.piece[2][i]},
                                0});
+          if (has_gaps_) {
+            const std::span<const std::uint32_t> parts[] = {piece(g.piece[0][i]), piece(g.piece[1][i]),
+                                                            piece(g.piece[2][i])};
+            template_gap.push_back(figures(parts).gap_s);
+          }
         }
         Template& t = templates[it->second];
         ++t.members;
         if (l.representative[l.class_of[g.t.src[i]]] == g.t.src[i]) {
           entries.push_back({l.class_of[g.t.src[i]], g.t.src_step[i], it->second * 2});
+          if (has_gaps_) gaps_of[step_key(l.class_of[g.t.src[i]], g.t.src_step[i])].add_send(template_gap[it->second]);
         }
         if (l.representative[l.class_of[g.t.dst[i]]] == g.t.dst[i]) {
           entries.push_back({l.class_of[g.t.dst[i]], g.t.dst_step[i], it->second * 2 + 1});
+          if (has_gaps_) gaps_of[step_key(l.class_of[g.t.dst[i]], g.t.dst_step[i])].add_recv(template_gap[it->second]);
         }
       }
       std::sort(entries.begin(), entries.end());
@@ -504,14 +509,13 @@ private:
           first[c] = static_cast<std::uint32_t>(out.steps.size());
           std::uint32_t step = none;
           bool first_op = true;
-          const int rep = static_cast<int>(l.representative[c]);
-          StepGaps gaps;
-          for (const Op& op : s.rank_ops(rep)) {
+          for (const Op& op : s.rank_ops(static_cast<int>(l.representative[c]))) {
             if (first_op || op.starts_step()) {
-              if (!first_op) out.steps.back().gap_s = gaps.seconds();
-              gaps = StepGaps{};
               ++step;
               out.steps.emplace_back();
+              if (const auto found = gaps_of.find(step_key(c, step)); found != gaps_of.end()) {
+                out.steps.back().gap_s = found->second.seconds();
+              }
               out.steps.back().first = static_cast<std::uint32_t>(out.flows.size());
               while (e < entries.size() && entries[e].cls == c && entries[e].step == step) {
                 out.flows.push_back(base * 2 + entries[e].flow_side);
@@ -522,10 +526,7 @@ private:
             first_op = false;
             if (op.kind() == OpKind::compute) out.steps.back().flops += s.compute_flops[op.compute_index()];
             if (op.kind() == OpKind::recv_reduce) out.steps.back().reduce_bytes += timed_[seg][op.span()];
-            if (has_gaps_ && op.kind() == OpKind::send) gaps.add_send(gap_between(rep, op.peer()));
-            if (has_gaps_ && op.is_recv()) gaps.add_recv(gap_between(op.peer(), rep));
           }
-          if (!first_op) out.steps.back().gap_s = gaps.seconds();
         }
         first[classes] = static_cast<std::uint32_t>(out.steps.size());
         if (e != entries.size()) throw LumpingFailed{};
