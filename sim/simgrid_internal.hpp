@@ -34,17 +34,18 @@ struct RankMailboxes {
   double gap_to(int peer) const { return gap_of(out, out_gap_s, peer); }
   double gap_from(int peer) const { return gap_of(in, in_gap_s, peer); }
 
-  static sg4::Mailbox* find(const std::vector<std::pair<int, sg4::Mailbox*>>& list, int peer) {
+  // Where `peer` is in `list` (present by construction: built from the same ops).
+  static std::size_t index_of(const std::vector<std::pair<int, sg4::Mailbox*>>& list, int peer) {
     const auto it = std::lower_bound(list.begin(), list.end(), peer,
                                      [](const std::pair<int, sg4::Mailbox*>& e, int p) { return e.first < p; });
-    return it->second;  // present by construction: built from the same ops
+    return static_cast<std::size_t>(it - list.begin());
+  }
+  static sg4::Mailbox* find(const std::vector<std::pair<int, sg4::Mailbox*>>& list, int peer) {
+    return list[index_of(list, peer)].second;
   }
   static double gap_of(const std::vector<std::pair<int, sg4::Mailbox*>>& list, const std::vector<double>& gaps,
                        int peer) {
-    if (gaps.empty()) return 0.0;
-    const auto it = std::lower_bound(list.begin(), list.end(), peer,
-                                     [](const std::pair<int, sg4::Mailbox*>& e, int p) { return e.first < p; });
-    return gaps[static_cast<std::size_t>(it - list.begin())];
+    return gaps.empty() ? 0.0 : gaps[index_of(list, peer)];
   }
 };
 
