@@ -5,6 +5,14 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
 bash scripts/build.sh -DDTSIM_WERROR=ON -DDTSIM_BUILD_TESTS=ON -DDTSIM_REQUIRE_CHROMIUM=ON
 ctest --test-dir build --output-on-failure -j"$(nproc)"
-# Real MPI runs on an emulated cluster against the predictions (needs root for network namespaces; CI has it).
-# Fails when the median absolute error over sizes >= 1 MB exceeds 10%; results land in build/, not reports/.
-./build/dtsim validate --quick --out-dir build --max-median-error 0.10
+# The model's accuracy gate, deterministic: the committed reference run on the emulated cluster (reports/validation.json)
+# predicted again by this build; fails when the median absolute error over sizes >= 1 MB exceeds 5% (it was 3.3%).
+mkdir -p build/repredicted build/quick
+./build/dtsim validate --repredict reports/validation.json --out-dir build/repredicted --max-median-error 0.05
+# A live run on this machine's own emulated cluster (real MPI on network namespaces; needs root, which CI has): every
+# result must be exact and the median error over sizes >= 1 MB within 25%. Its accuracy depends on the host's kernel
+# shaper and scheduler (5-7% on the reference VM, 11% on a CI host), so its whole table is printed for the log.
+status=0
+./build/dtsim validate --quick --out-dir build/quick --max-median-error 0.25 || status=$?
+cat build/quick/validation.md
+exit "$status"

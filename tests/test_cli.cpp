@@ -207,7 +207,6 @@ TEST_CASE("flags the chosen command, algorithm or mode does not use, and empty v
       {"validate --ranks 8 --out-dir /nonexistent", "--ranks: needs --measured"},
       {"validate --label x --out-dir /nonexistent", "--label: needs --measured"},
       {"validate --quick --measured /nonexistent.txt --ranks 4", "--quick: not with --measured"},
-      {"validate --repredict /nonexistent.json --max-median-error 0.2", "--max-median-error: not with --repredict"},
       {"validate --repredict /nonexistent.json --measured /nonexistent.txt", "--measured: not with --repredict"},
       // help: an unknown topic or command is an error, with what is accepted
       {"help nope", "dtsim help: unknown topic 'nope' (topics: predict, explain,"},
@@ -750,6 +749,28 @@ TEST_CASE("NCCL executor: the schedules over NCCL point-to-point give exact sums
   CHECK(count_lines(output) >= 6);  // ping-pong lines and six cases
   CHECK(output.find("WRONG") == std::string::npos);
   CHECK(output.find("case nccl 1048576") != std::string::npos);
+}
+
+TEST_CASE("validate --repredict gates the current model on the committed real measurements, deterministically") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-repredict-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string committed = std::string(DTSIM_SOURCE_DIR) + "/reports/validation.json";
+  std::ifstream in(committed);
+  const auto before = nlohmann::json::parse(in);
+  const double median = before["summary"]["median_abs_error"].get<double>();
+  REQUIRE(median > 0.001);
+  // a limit above the committed run's median passes, one below it fails: the gate reads the re-predicted errors
+  const Run pass = run_dtsim("validate --repredict " + committed + " --out-dir " + dir.string() +
+                             " --max-median-error " + std::to_string(median * 1.5));
+  CHECK(pass.exit_code == 0);
+  CHECK_THAT(pass.output, Catch::Contains("re-predicted"));
+  const Run fail = run_dtsim("validate --repredict " + committed + " --out-dir " + dir.string() +
+                             " --max-median-error " + std::to_string(median * 0.5));
+  CHECK(fail.exit_code == 1);
+  std::ifstream again(dir / "validation.json");
+  const auto after = nlohmann::json::parse(again);
+  CHECK(after["summary"]["median_abs_error"].get<double>() == Approx(median).epsilon(1e-9));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("validate --measured predicts measurements made elsewhere, and every command's flag table is whole") {
