@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "cli/output_flags.hpp"
+#include "reports/format.hpp"
 #include "reports/output_file.hpp"
 #include "reports/train_report.hpp"
 #include "scenarios/idx_reader.hpp"
@@ -18,14 +19,47 @@ namespace dtsim::cli {
 namespace {
 
 constexpr auto train_flags = join_flags(
-    std::array<FlagSpec, 3>{{
+    std::array<FlagSpec, 4>{{
         {"json", "", "", "print one JSON object instead of the table"},
+        {"force", "", "",
+         "run even when the estimate says the run needs more memory than is available or over an hour of compute"},
         {"csv", "FILE", "", "also write the evaluation points as CSV (epoch,time_s,train_loss,test_accuracy)"},
         {"trace", "FILE", "",
          "write the run's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing): per worker its gradient "
          "and allreduce (or push and pull) intervals, per busy link its use"},
     }},
     trace_flags);
+
+// An hour of gradients at this rate is more than a run should take unasked: a lower bound of the time (a 2-core
+// machine reaches about 25 GFLOP/s on this kernel).
+constexpr double optimistic_flops_per_s = 1e12;
+constexpr double compute_limit_s = 3600;
+
+// Refuses, before any model is built, a run that would not fit in the available memory or would compute for over an
+// hour even at 1 TFLOP/s; --force runs it anyway.
+void check_training_resources(const TrainScenario& scenario, const Dataset& train, const Dataset& test, bool force) {
+  if (force) return;
+  const TrainConfig& c = scenario.config;
+  const TrainingEstimate e = estimate_training(c, train.count, test.count, train.features);
+  std::string layers;
+  for (int size : c.layers)
+    layers += (layers.empty() ? "" : ", ") + std::to_string(size);
+  const std::string what = "the MLP [" + layers + "] (" + format_count(e.parameters) + " parameters) with " +
+                           std::to_string(c.workers) + " workers";
+  const std::uint64_t have = available_memory_bytes();
+  if (have != 0 && e.memory_bytes > static_cast<double>(have)) {
+    throw UsageError(
+        scenario.name + ": " + what + " needs about " + format_bytes(static_cast<std::uint64_t>(e.memory_bytes)) +
+        " of memory (each worker's weights, gradient, momentum and batch scratch); this machine has " +
+        format_bytes(have) + " available: use narrower layers or fewer workers, or --force to run it anyway");
+  }
+  const double seconds = e.flops / optimistic_flops_per_s;
+  if (seconds > compute_limit_s) {
+    throw UsageError(scenario.name + ": " + what + " computes " + format_count(e.flops) + " FLOPs: at least " +
+                     format_seconds(seconds) + " even at 1 TFLOP/s, above the " + format_seconds(compute_limit_s) +
+                     " limit: use narrower layers or fewer epochs, or --force to run it anyway");
+  }
+}
 
 }  // namespace
 
@@ -68,6 +102,7 @@ int train_command(std::span<char* const> args, std::ostream& out) {
   } catch (const DataError& e) {
     throw UsageError(e.what());
   }
+  check_training_resources(scenario, train, test, flags.has("force"));
   TrainReport report;
   try {
     report = run_sgd_training(scenario.config, train, test, flags.has("trace"));

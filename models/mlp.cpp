@@ -43,13 +43,23 @@ Mlp::Mlp(std::vector<int> sizes, std::uint64_t seed) : sizes_(std::move(sizes)) 
   }
 }
 
-double Mlp::flops_per_sample() const {
-  double macs = 0;
-  for (std::size_t l = 1; l < sizes_.size(); ++l)
-    macs += static_cast<double>(sizes_[l]) * sizes_[l - 1];
-  // forward, weight gradient and input gradient of every layer but the first (nothing needs the input's gradient)
-  return 2.0 * (3.0 * macs - static_cast<double>(sizes_[1]) * sizes_[0]);
+double Mlp::parameter_count_of(const std::vector<int>& sizes) {
+  double total = 0;
+  for (std::size_t l = 1; l < sizes.size(); ++l)
+    total += static_cast<double>(sizes[l]) * sizes[l - 1] + sizes[l];
+  return total;
 }
+
+double Mlp::flops_per_sample_of(const std::vector<int>& sizes) {
+  if (sizes.size() < 2) return 0;
+  double macs = 0;
+  for (std::size_t l = 1; l < sizes.size(); ++l)
+    macs += static_cast<double>(sizes[l]) * sizes[l - 1];
+  // forward, weight gradient and input gradient of every layer but the first (nothing needs the input's gradient)
+  return 2.0 * (3.0 * macs - static_cast<double>(sizes[1]) * sizes[0]);
+}
+
+double Mlp::flops_per_sample() const { return flops_per_sample_of(sizes_); }
 
 void Mlp::forward(const float* inputs, int batch, Workspace& w) const {
   const std::size_t layers = sizes_.size() - 1;

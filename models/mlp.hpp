@@ -16,6 +16,10 @@ public:
   // `seed`; biases zero. Throws std::invalid_argument for fewer than two sizes or a size below 1.
   Mlp(std::vector<int> sizes, std::uint64_t seed);
 
+  // The parameter count and FLOPs per sample of an MLP of these sizes, without building it (in doubles: no overflow).
+  static double parameter_count_of(const std::vector<int>& sizes);
+  static double flops_per_sample_of(const std::vector<int>& sizes);
+
   const std::vector<int>& sizes() const { return sizes_; }
   std::size_t parameter_count() const { return parameters_.size(); }
   std::span<float> parameters() { return parameters_; }

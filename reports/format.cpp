@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace dtsim {
 namespace {
@@ -41,6 +42,21 @@ std::string format_bytes(std::uint64_t bytes) {
 
 std::string format_rate_Bps(double bytes_per_s) {
   return scaled(bytes_per_s, {"B/s", "KB/s", "MB/s", "GB/s", "TB/s"}, 1000.0);
+}
+
+std::string format_count(double count) {
+  static constexpr std::array<std::pair<double, const char*>, 5> units{
+      {{1e15, "quadrillion"}, {1e12, "trillion"}, {1e9, "billion"}, {1e6, "million"}, {1e3, "thousand"}}};
+  for (const auto& [scale, name] : units) {
+    if (count >= scale) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.3g %s", count / scale, name);
+      return text;
+    }
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f", count);
+  return text;
 }
 
 std::string format_bits_per_s(double bytes_per_s) {

@@ -142,11 +142,11 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
     throw ScenarioError(compute.path_of("device") + ": " + e.what());
   }
   if (compute.has("efficiency")) device.efficiency = compute.number("efficiency");
-  const Mlp shape(c.layers, c.seed);
   const auto layers = static_cast<double>(c.layers.size() - 1);
   c.step_overhead_s = o.has("step_overhead") ? o.seconds("step_overhead") : device.layer_overhead_s * 2 * layers;
-  c.seconds_per_sample =
-      sc.compute_source == "measured" ? -1.0 : shape.flops_per_sample() / (device.fp32_flops_per_s * device.efficiency);
+  c.seconds_per_sample = sc.compute_source == "measured"
+                             ? -1.0
+                             : Mlp::flops_per_sample_of(c.layers) / (device.fp32_flops_per_s * device.efficiency);
 
   const JsonObject network = o.object("network");
   c.network.bandwidth_Bps = network.bandwidth_Bps("bandwidth");
@@ -163,8 +163,8 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
     }
     if (sc.compute_source == "calibrated") {
       // the fit is of the 784-95-10 step: scale its per-sample cost by the FLOPs of these layers
-      const double reference = Mlp({784, 95, 10}, 1).flops_per_sample();
-      c.seconds_per_sample = calibration.kernel_per_sample_s * shape.flops_per_sample() / reference;
+      const double reference = Mlp::flops_per_sample_of({784, 95, 10});
+      c.seconds_per_sample = calibration.kernel_per_sample_s * Mlp::flops_per_sample_of(c.layers) / reference;
       if (!o.has("step_overhead")) c.step_overhead_s = calibration.kernel_overhead_s;
     }
     if (!calibration.network.empty()) {

@@ -88,8 +88,9 @@ std::vector<double> step_link_bytes(const std::vector<Schedule>& buckets, const 
   for (const auto& [key, bytes] : pair_bytes)
     sources_of[static_cast<int>(key & 0xFFFFFFFFU)].push_back(static_cast<int>(key >> 32));
   std::vector<double> link_bytes(2 * topology.links().size(), 0.0);
-  for (const auto& [destination, sources] : sources_of) {
-    topology.routes_to(destination, sources, [&](int source, const std::vector<RouteHop>& hops) {
+  for (const auto& entry : sources_of) {
+    const int destination = entry.first;
+    topology.routes_to(destination, entry.second, [&](int source, const std::vector<RouteHop>& hops) {
       const double bytes =
           pair_bytes.at(static_cast<std::uint64_t>(source) << 32 | static_cast<std::uint64_t>(destination));
       for (const RouteHop& hop : hops)

@@ -233,7 +233,7 @@ struct LumpedEngine::State {
     auto pop_stale = [&] {
       while (!by_share.empty()) {
         const Filling& top = by_share.front();
-        if (top.stamp == stamp[top.resource] && unfrozen[top.resource] > 0) break;
+        if (top.entry_stamp == stamp[top.resource] && unfrozen[top.resource] > 0) break;
         std::pop_heap(by_share.begin(), by_share.end(), std::greater<>{});
         by_share.pop_back();
       }
@@ -262,7 +262,7 @@ struct LumpedEngine::State {
           const Filling top = by_share.front();
           std::pop_heap(by_share.begin(), by_share.end(), std::greater<>{});
           by_share.pop_back();
-          if (top.stamp == stamp[top.resource] && unfrozen[top.resource] > 0) filled.push_back(top.resource);
+          if (top.entry_stamp == stamp[top.resource] && unfrozen[top.resource] > 0) filled.push_back(top.resource);
           pop_stale();
         }
         for (const std::uint32_t res : filled) {
@@ -344,8 +344,8 @@ struct LumpedEngine::State {
   struct Filling {
     double share;
     std::uint32_t resource;
-    std::uint32_t stamp;
-    bool operator>(const Filling& o) const { return share > o.share; }
+    std::uint32_t entry_stamp;
+    bool operator>(const Filling& other) const { return share > other.share; }
   };
   std::vector<Filling> by_share;       // a min-heap of links by share
   std::vector<std::uint32_t> stamp;    // by link class: the stamp of its current heap entry

@@ -399,6 +399,29 @@ TrainReport read_report(const std::string& bytes, int status) {
 
 }  // namespace
 
+TrainingEstimate estimate_training(const TrainConfig& c, double train_samples, double test_samples, double features) {
+  TrainingEstimate e;
+  e.parameters = Mlp::parameter_count_of(c.layers);
+  double widths = 0;  // every layer's outputs: the scratch per sample of z, a and delta
+  for (std::size_t l = 1; l < c.layers.size(); ++l)
+    widths += c.layers[l];
+  const double float_bytes = 4;
+  const double workers = c.workers;
+  const double worker_batch = c.workers > 0 ? static_cast<double>(c.batch) / c.workers : c.batch;
+  // replica, gradient, momentum and one message's copy; the batch's inputs and its three matrices per layer
+  const double per_worker = 4 * e.parameters + worker_batch * (c.layers.front() + 3 * widths);
+  // parameter server: its model, momentum and sum, and one push per worker in flight; allreduce: copies in flight
+  const double exchange = c.mode == TrainMode::allreduce ? workers * e.parameters : (3 + workers) * e.parameters;
+  const double evaluation = 1000 * 3 * widths;  // blocks of 1000 samples
+  e.memory_bytes =
+      float_bytes * (workers * per_worker + exchange + evaluation + (train_samples + test_samples) * (features + 1)) +
+      (std::ceil(c.epochs) + 1) * train_samples * sizeof(int);  // the shuffled orders
+  const double evaluations = c.eval_every_epochs > 0 ? std::ceil(c.epochs / c.eval_every_epochs) + 1 : 1;
+  // a gradient is forward and backward; an evaluation the forward third
+  e.flops = Mlp::flops_per_sample_of(c.layers) * (train_samples * c.epochs + evaluations * test_samples / 3);
+  return e;
+}
+
 TrainReport run_sgd_training(const TrainConfig& c, const Dataset& train, const Dataset& test, bool record) {
   if (c.workers < 1) throw std::invalid_argument("workers must be >= 1");
   if (c.batch < c.workers || c.batch % c.workers != 0) {

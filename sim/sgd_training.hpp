@@ -34,6 +34,18 @@ struct TrainReport {
   RunTrace trace;  // recorded runs: every rank's gradient, allreduce or push/pull intervals and every message
 };
 
+// What a run needs before anything is allocated: memory (every worker's replica, gradient, momentum, inputs and layer
+// scratch; the server's model, sum and the pushes in flight, or the allreduce's copies in flight; the evaluation
+// scratch; the training and test sets of `features` floats a sample) and the FLOPs of its gradients and evaluations
+// (of the test set).
+struct TrainingEstimate {
+  double parameters = 0;
+  double memory_bytes = 0;
+  double flops = 0;
+};
+TrainingEstimate estimate_training(const TrainConfig& config, double train_samples, double test_samples,
+                                   double features);
+
 // Throws std::invalid_argument for an inconsistent configuration (e.g. a batch the workers cannot split).
 // `record`: fill TrainReport::trace (the parameter server is rank `workers`).
 TrainReport run_sgd_training(const TrainConfig& config, const Dataset& train, const Dataset& test, bool record = false);

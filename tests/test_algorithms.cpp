@@ -183,7 +183,6 @@ TEST_CASE("parameter server: sharded, on server hosts or co-located, verified, e
 }
 
 TEST_CASE("a single parameter server is about P times slower than the ring at 64 ranks and 100 MB") {
-  const AlphaBetaGamma cost;
   SimGridOptions sg;
   const double ring = run_simgrid(find_algorithm("ring").build(64, 100000000, AlgorithmOptions{}), sg).time_s;
   const double ps = run_simgrid(find_algorithm("ps").build(64, 100000000, AlgorithmOptions{}), sg).time_s;

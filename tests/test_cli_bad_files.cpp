@@ -170,3 +170,24 @@ TEST_CASE("IDX data with labels outside the 10 classes is refused by train with 
   const Result ok = run_dtsim("train " + tmp.variant("t2.json", read_text(run), "\"epochs\": 5", "\"epochs\": 1"));
   CHECK(ok.exit_code == 0);
 }
+
+TEST_CASE("a training run too large to hold or to finish is refused before any model is built, with the estimate") {
+  const TempDir tmp;
+  const std::string train = read_text(source + "/scenarios/training/fashion-mnist-sync.json");
+  // 4.3 billion parameters: each of 8 workers' replica, gradient and momentum alone are about 17 GB
+  const std::string huge =
+      tmp.variant("huge.json", train, "\"workers\": 8", "\"workers\": 8, \"layers\": [784, 65536, 65536, 10]");
+  const Result refused = run_dtsim("train " + huge);
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output,
+             Catch::Contains("the MLP [784, 65536, 65536, 10] (4.35 billion parameters) with 8 workers"));
+  CHECK_THAT(refused.output, Catch::Contains("--force to run it anyway"));
+  CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') == 1);
+  // compute alone: a model that fits in memory but whose epochs take hours even at 1 TFLOP/s
+  const std::string one_worker = read_text(tmp.variant("one.json", train, "\"workers\": 8", "\"workers\": 1"));
+  const std::string slow =
+      tmp.variant("slow.json", one_worker, "\"epochs\": 5", "\"epochs\": 1000, \"layers\": [784, 4096, 4096, 10]");
+  const Result too_long = run_dtsim("train " + slow);
+  CHECK(too_long.exit_code == 2);
+  CHECK_THAT(too_long.output, Catch::Contains("even at 1 TFLOP/s, above the 3600 s limit"));
+}

@@ -263,3 +263,18 @@ TEST_CASE("the CUDA MLP step computes the CPU kernel's gradient (where a GPU is 
   CHECK(relative_difference(gpu_delta, cpu_delta) < 1e-4);
 #endif
 }
+
+TEST_CASE("a training run's memory estimate counts every worker's replica and the data, and grows with each") {
+  TrainConfig c;  // 784-95-10, 8 workers, batch 256
+  const TrainingEstimate small = estimate_training(c, 60000, 10000, 784);
+  CHECK(small.parameters == 784 * 95 + 95 + 95 * 10 + 10);
+  // the data set dominates: 70,000 samples of 785 floats, about 220 MB
+  CHECK(small.memory_bytes > 70000.0 * 785 * 4);
+  CHECK(small.memory_bytes < 70000.0 * 785 * 4 * 1.2);
+  c.workers = 16;
+  CHECK(estimate_training(c, 60000, 10000, 784).memory_bytes > small.memory_bytes);
+  c.layers = {784, 4096, 10};
+  const TrainingEstimate wide = estimate_training(c, 60000, 10000, 784);
+  CHECK(wide.memory_bytes > small.memory_bytes + 16 * 4 * 4 * 784 * 4096.0);
+  CHECK(wide.flops > small.flops);
+}
