@@ -16,12 +16,14 @@
 #include "scenarios/input_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
+#include "validation/published.hpp"
+#include "validation/published_report.hpp"
 #include "validation/validate.hpp"
 
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 7> validate_flags{{
+constexpr std::array<FlagSpec, 10> validate_flags{{
     {"quick", "", "",
      "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about 25 s); otherwise 4 and 8 ranks at 100 Mbit/s and "
      "1 Gbit/s, 64 KB to 64 MB"},
@@ -32,6 +34,11 @@ constexpr std::array<FlagSpec, 7> validate_flags{{
      "instead of running: predict measurements made elsewhere (dtsim-nccl-run's output), no root needed"},
     {"ranks", "P", "", "--measured: the ranks (GPUs) the measurements used"},
     {"label", "TEXT", "", "--measured: the machine, for the report"},
+    {"published", "", "",
+     "instead of running: predict the published measurements of real training runs "
+     "(validation/published/measurements.csv) and compare; no root needed"},
+    {"split", "WHICH", "test", "--published: the rows to predict: test (no fit has seen them), fit, or all"},
+    {"json", "", "", "--published: print one JSON object (every row, the summaries) instead of the tables"},
     {"repredict", "FILE", "",
      "predict the cases of an earlier validation.json again with the current model (same measurements, same "
      "ping-pong fits) and write validation.md and .json to --out-dir: deterministic, so CI gates the model with it"},
@@ -63,6 +70,33 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
   flags.refuse_unless(
       "quick", !measured && !repredicting,
       std::string("not with ") + (measured ? "--measured" : "--repredict") + " (it shortens a real validation)");
+  const bool published = flags.has("published");
+  flags.refuse_unless("split", published, "needs --published");
+  flags.refuse_unless("json", published, "needs --published");
+  if (published) {
+    flags.refuse_unless("measured", false, "not with --published (choose one)");
+    flags.refuse_unless("repredict", false, "not with --published (choose one)");
+    flags.refuse_unless("quick", false, "not with --published (it shortens a real validation)");
+    flags.refuse_unless("out-dir", false, "not with --published (it prints; use --json > FILE)");
+    const std::string split = flags.get("split");
+    if (split != "test" && split != "fit" && split != "all") {
+      throw UsageError("--split: expected test, fit or all, got '" + split + "'");
+    }
+    const std::string table = std::string(DTSIM_DATA_DIR) + "/validation/published/measurements.csv";
+    std::vector<PublishedRow> rows;
+    try {
+      rows = load_published_table(table);
+    } catch (const ScenarioError& e) {
+      throw UsageError("--published: " + std::string(e.what()));
+    }
+    const PublishedResult result = predict_published(rows, split, default_published_mapping(), DTSIM_DATA_DIR);
+    if (flags.has("json")) {
+      out << published_json(result, split).dump(2) << '\n';
+    } else {
+      out << published_text(result, split);
+    }
+    return result.overall.median_abs_error > limit ? 1 : 0;
+  }
   if (repredicting) {
     const std::string path = flags.get("repredict");
     ValidationResult result;

@@ -1,0 +1,212 @@
+#include "validation/published.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+
+#include "scenarios/scenario_file.hpp"
+#include "sim/predict.hpp"
+
+namespace dtsim {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The first of `names` the device catalogue holds.
+std::string first_device(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    try {
+      (void)find_device(name);
+      return name;
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  return "";
+}
+
+struct ModelChoice {
+  std::string name;
+  std::string why_not;
+};
+
+// Which dtsim model a row's model is, by the names its sources use.
+ModelChoice model_of(const PublishedRow& row) {
+  const std::string m = lower(row.model);
+  if (!has(row.throughput_unit, "images/s") && !has(row.throughput_unit, "sequences/s")) {
+    return {"", "throughput in " + row.throughput_unit + " (dtsim predicts samples/s)"};
+  }
+  std::string name;
+  if (has(m, "resnet-50") || has(m, "resnet50") || has(m, "resnet 50")) name = "resnet50";
+  if (has(m, "bert-large")) name = "bert-large";
+  if (has(m, "bert-base")) name = "bert-base";
+  if (m == "timm resnet101") name = "resnet101";
+  if (m == "timm vit_base_patch16_224") name = "vit-b16";
+  if (m == "timm vgg16") name = "vgg16";
+  if (has(m, "resnext") || has(m, "efficientnet") || has(m, "se-resnext")) name = "";
+  if (name.empty()) return {"", "no dtsim model of " + row.model};
+  try {
+    (void)find_model(name);
+  } catch (const std::invalid_argument&) {
+    return {"", "no dtsim model of " + row.model + " (" + name + ")"};
+  }
+  return {name, ""};
+}
+
+// The cluster a multi-device row ran on, by its interconnect; "" when the source does not say.
+std::string cluster_of(const PublishedRow& row) {
+  const std::string i = row.interconnect;
+  if (has(i, "DGX-2")) return "dgx2-v100";
+  if (has(i, "DGX-1") || (has(row.device, "v100") && has(i, "NVLink") && has(i, "InfiniBand"))) return "dgx1-v100";
+  if (has(i, "8x V100-SXM2")) return "dgx1-v100";
+  if (has(i, "DGX A100")) return "dgx-a100";
+  if (has(i, "DGX-H100") || has(i, "DGX H100")) return "dgx-h100";
+  return "";
+}
+
+std::optional<Precision> precision_of(const PublishedRow& row, const Device& device) {
+  if (row.precision == "fp32") return Precision::fp32;
+  if (row.precision == "amp") return device.mixed_flops_per_s > 0 ? std::optional(Precision::mixed) : std::nullopt;
+  return std::nullopt;
+}
+
+// The sequence a model is built for, from its input ("512 tokens"); 0 for other inputs.
+int sequence_of(const Model& model) {
+  if (!model.input.ends_with(" tokens")) return 0;
+  return std::atoi(model.input.c_str());
+}
+
+ErrorStats stats(const std::vector<double>& abs_errors) {
+  ErrorStats s;
+  s.rows = static_cast<int>(abs_errors.size());
+  if (abs_errors.empty()) return s;
+  std::vector<double> v = abs_errors;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    const double x = q * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(x));
+    const auto hi = static_cast<std::size_t>(std::ceil(x));
+    return v[lo] + (v[hi] - v[lo]) * (x - static_cast<double>(lo));
+  };
+  s.median_abs_error = at(0.5);
+  s.p90_abs_error = at(0.9);
+  return s;
+}
+
+}  // namespace
+
+std::string published_device_name(const PublishedRow& row) {
+  const std::string& d = row.device;
+  if (d == "v100-sxm2-16gb" || d == "v100-16gb") return first_device({"v100-sxm2-16gb", "v100"});
+  if (d == "v100-sxm2-32gb" || d == "v100-32gb-dgx2") return first_device({"v100-sxm2-32gb", "v100"});
+  if (d == "a100-sxm4-40gb") return first_device({"a100-sxm4-40gb", "a100"});
+  if (d == "a100-sxm4-80gb") return first_device({"a100-sxm4-80gb", "a100"});
+  if (d == "a100-pcie-40gb") return first_device({"a100-pcie-40gb"});
+  if (d == "a100-pcie-80gb") return first_device({"a100-pcie-80gb", "a100-pcie"});
+  if (d == "h100-sxm" || d == "h100-sxm-80gb") return first_device({"h100-sxm", "h100"});
+  if (d == "h100-pcie-80gb") return first_device({"h100-pcie"});
+  if (d == "h200-sxm-140gb") return first_device({"h200"});
+  if (d == "b200-192gb") return first_device({"b200"});
+  if (d == "rtx3090") return first_device({"rtx3090"});
+  if (d == "rtx4090") return first_device({"rtx4090"});
+  if (d == "a10") return first_device({"a10"});
+  return "";
+}
+
+PublishedMapping default_published_mapping() {
+  return {[](const std::string& name) { return find_device(name); }};
+}
+
+PublishedResult predict_published(const std::vector<PublishedRow>& rows, const std::string& split,
+                                  const PublishedMapping& mapping, const std::string& data_dir) {
+  PublishedResult result;
+  std::map<std::string, ClusterSpec> clusters;
+  auto cluster = [&](const std::string& name) -> const ClusterSpec& {
+    auto it = clusters.find(name);
+    if (it == clusters.end()) it = clusters.emplace(name, load_named_cluster(name, data_dir, data_dir)).first;
+    return it->second;
+  };
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_device, by_model;
+  for (const PublishedRow& row : rows) {
+    if (split != "all" && row.split != split) continue;
+    PublishedCase c;
+    c.row = row;
+    c.device = published_device_name(row);
+    const ModelChoice model = model_of(row);
+    std::string cluster_name = row.device_count > 1 ? cluster_of(row) : "dgx-a100";
+    if (c.device.empty()) {
+      c.not_modelled = "no dtsim device for " + row.device;
+    } else if (!model.why_not.empty()) {
+      c.not_modelled = model.why_not;
+    } else if (row.batch_per_device == 0) {
+      c.not_modelled = "the source does not state the per-device batch";
+    } else if (cluster_name.empty()) {
+      c.not_modelled = "the source does not state how its " + std::to_string(row.device_count) + " devices connect";
+    }
+    if (!c.not_modelled.empty()) {
+      c.device.clear();
+      result.cases.push_back(c);
+      continue;
+    }
+    TrainingSetup setup;
+    setup.model = find_model(model.name);
+    c.model = model.name;
+    if (const int built = sequence_of(setup.model);
+        row.sequence_length > 0 && built > 0 && row.sequence_length != built) {
+      c.not_modelled = "sequence " + std::to_string(row.sequence_length) + " (dtsim's " + model.name +
+                       " is built for " + std::to_string(built) + ")";
+      c.device.clear();
+      result.cases.push_back(c);
+      continue;
+    }
+    setup.device = mapping.device_of(c.device);
+    const std::optional<Precision> precision = precision_of(row, setup.device);
+    if (!precision) {
+      c.not_modelled = "precision " + row.precision + " on " + c.device;
+      c.device.clear();
+      result.cases.push_back(c);
+      continue;
+    }
+    setup.compute.precision = *precision;
+    setup.compute.optimizer = has(model.name, "bert") ? Optimizer::adam : Optimizer::momentum;
+    setup.scaling = ScalingMode::weak;
+    setup.batch = row.batch_per_device;
+    apply_preset(setup, has(row.framework, "TensorFlow") ? FrameworkPreset::horovod : FrameworkPreset::ddp);
+    setup.steps = 2;
+    c.fits = memory_use(setup, setup.batch).total_bytes() <= setup.device.memory_bytes;
+    setup.device.memory_bytes = 1e18;  // the measured run fitted: predict its time whatever the memory model says
+    ClusterSpec spec = cluster(cluster_name);
+    const int per_node = (row.device_count + row.nodes - 1) / row.nodes;
+    if (row.device_count > 1 && per_node > spec.node.accelerators) {
+      c.not_modelled = std::to_string(per_node) + " devices a node on " + cluster_name + " of " +
+                       std::to_string(spec.node.accelerators);
+      c.device.clear();
+      result.cases.push_back(c);
+      continue;
+    }
+    spec.nodes = std::max(spec.nodes, row.nodes);
+    const Prediction p = predict_step(setup, spec, row.device_count, "ring", nullptr, Backend::flow, 0, true);
+    c.predicted = p.samples_per_s;
+    c.error = (c.predicted - row.throughput) / row.throughput;
+    all.push_back(std::fabs(c.error));
+    by_device[c.device].push_back(std::fabs(c.error));
+    by_model[c.model].push_back(std::fabs(c.error));
+    result.cases.push_back(c);
+  }
+  result.overall = stats(all);
+  for (const auto& [name, errors] : by_device)
+    result.by_device.emplace_back(name, stats(errors));
+  for (const auto& [name, errors] : by_model)
+    result.by_model.emplace_back(name, stats(errors));
+  return result;
+}
+
+}  // namespace dtsim

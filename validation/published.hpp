@@ -1,0 +1,54 @@
+// dtsim's predictions of the published measurements (validation/published/measurements.csv): each row mapped to a
+// device, a model, a precision, a framework and (for more than one device) a cluster, predicted by the same step
+// simulation as `dtsim predict`, and compared with what was measured. Rows dtsim cannot model yet (no such model or
+// device, a throughput in tokens of a model without a sequence) are kept and say why.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/training.hpp"
+#include "scenarios/published_file.hpp"
+
+namespace dtsim {
+
+struct PublishedCase {
+  PublishedRow row;
+  std::string device;  // the dtsim device and model it was predicted with ("" when not modelled)
+  std::string model;
+  std::string not_modelled;  // why not, when it is not
+  bool fits = true;          // whether dtsim's memory model says the batch fits the device (measured runs did)
+  double predicted = 0;      // in the row's unit
+  double error = 0;          // (predicted - measured) / measured
+};
+
+struct ErrorStats {
+  int rows = 0;
+  double median_abs_error = 0;
+  double p90_abs_error = 0;
+};
+
+struct PublishedResult {
+  std::vector<PublishedCase> cases;
+  ErrorStats overall;
+  std::vector<std::pair<std::string, ErrorStats>> by_device;
+  std::vector<std::pair<std::string, ErrorStats>> by_model;
+};
+
+// How a row is turned into a training setup; `device_of` maps the row's device name to a dtsim Device (throws
+// std::invalid_argument for none), so that a fit can try parameters without files.
+struct PublishedMapping {
+  std::function<Device(const std::string& dtsim_device)> device_of;
+};
+PublishedMapping default_published_mapping();
+
+// Predicts every row whose split is `split` ("fit", "test" or "all"). `data_dir` holds scenarios/clusters.
+PublishedResult predict_published(const std::vector<PublishedRow>& rows, const std::string& split,
+                                  const PublishedMapping& mapping, const std::string& data_dir);
+
+// The dtsim device name a row's device maps to, or "" (exposed for tests and the fit).
+std::string published_device_name(const PublishedRow& row);
+
+}  // namespace dtsim
