@@ -1046,6 +1046,16 @@ TEST_CASE("a scenario's device: a built-in name, a path relative to the scenario
   }
   CHECK(nlohmann::json::parse(path.output)["device_file"] == (dir / "sub" / "my-a100.json").string());
   CHECK(nlohmann::json::parse(object.output)["device_file"] == "inline (scenario.device)");
+  // a file recording a fit is reported as fitted; its efficiency is the one used
+  nlohmann::json fitted = nlohmann::json::parse(a100);
+  fitted["device"]["efficiency"] = 0.25;
+  fitted["device"]["fit"] = {{"by", "a test"}, {"rows", 3}, {"median_error", 0.1}};
+  std::ofstream(dir / "fitted.json") << fitted.dump();
+  const Run fit = run_dtsim("predict " + by_path + flags + " --device " + (dir / "fitted.json").string());
+  REQUIRE(fit.exit_code == 0);
+  CHECK(nlohmann::json::parse(fit.output)["device_figures"] == "fitted");
+  CHECK(nlohmann::json::parse(fit.output)["results"][0]["step_time_s"].get<double>() >
+        n["results"][0]["step_time_s"].get<double>());
   // a device with more math is faster; bf16 asked for by name runs at the same peak as fp16 on an A100
   const Run h100 = run_dtsim("predict " + by_path + flags + " --device h100");
   const Run bf16 = run_dtsim("predict " + by_path + flags + " --precision bf16");

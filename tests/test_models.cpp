@@ -2,6 +2,8 @@
 // device files.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
@@ -76,7 +78,7 @@ TEST_CASE("layer time is the slower of math and memory plus the overhead, backwa
         Approx(2 * (optimizer_seconds(1e6, v100, Optimizer::sgd) - v100.layer_overhead_s) + v100.layer_overhead_s));
 }
 
-TEST_CASE("precisions: mixed is fp16 where the device has it, else bf16; a missing one names what the device has") {
+TEST_CASE("precisions: mixed is fp16 where the device has it, else bf16, and a missing one names what the device has") {
   const Device v100 = builtin_device("v100");
   const Device a100 = builtin_device("a100");
   const Device xeon = builtin_device("xeon-8380");
@@ -125,6 +127,12 @@ TEST_CASE("every shipped device file loads, is named as its file, cites a source
   CHECK(files >= 16);
   CHECK_THROWS_WITH(builtin_device("tpu"), Catch::Contains("unknown device 'tpu' (built-in: a10, a100-pcie-80gb"));
   CHECK_THROWS_WITH(builtin_device("tpu"), Catch::Contains("old names: v100 = v100-sxm2-32gb, a100 = a100-sxm4-80gb"));
+}
+
+TEST_CASE("docs/devices.md carries the device file reference the loader uses") {
+  std::ifstream file(std::string(DTSIM_SOURCE_DIR) + "/docs/devices.md");
+  const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK_THAT(committed, Catch::Contains(device_fields_markdown()));
 }
 
 TEST_CASE("the old built-in names are aliases of device files with the figures dtsim had") {
