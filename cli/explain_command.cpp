@@ -175,6 +175,7 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e) {
                    {"algorithm", e.algorithm},
                    {"model", s.model.name},
                    {"device", s.device.name},
+                   {"device_file", s.device.origin},
                    {"cluster", sc.cluster.name},
                    {"precision", to_string(s.compute.precision)},
                    {"scaling", to_string(s.scaling)},

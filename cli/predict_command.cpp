@@ -15,6 +15,7 @@
 #include "reports/predict_report.hpp"
 #include "reports/progress.hpp"
 #include "reports/result_csv.hpp"
+#include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
@@ -185,6 +186,16 @@ const char* predict_usage() {
 const char* scenario_file_help() {
   static const std::string text =
       "Scenario files: every field, its default and what it accepts.\n\n" + scenario_fields_markdown();
+  return text.c_str();
+}
+
+const char* device_file_help() {
+  static const std::string text =
+      "Device files: every field, its default and what it accepts. A scenario's \"device\" (and --device) takes a "
+      "built-in device's name, a path to a device file, or (in a scenario) the object inline.\n\nBuilt-in devices "
+      "(scenarios/devices/NAME.json): " +
+      builtin_device_names(DTSIM_DATA_DIR) + "\nOld names, aliases of those files: " + device_alias_names() + "\n\n" +
+      device_fields_markdown();
   return text.c_str();
 }
 

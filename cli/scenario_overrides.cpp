@@ -6,6 +6,7 @@
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
 #include "scenarios/cluster_file.hpp"
+#include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
 #include "sim/parallel.hpp"
@@ -45,6 +46,17 @@ ClusterSpec cluster_from_flag(const std::string& value) {
   } catch (const ScenarioError& e) {
     throw UsageError(std::string("--cluster: ") + e.what());
   }
+}
+
+// A path (anything with a '/' or a .json ending, relative to the working directory) or a built-in device's name.
+Device device_from_flag(const std::string& value) { return load_named_device(value, ".", DTSIM_DATA_DIR); }
+
+void check_precision_name(const std::string& name) {
+  for (Precision p : all_precisions) {
+    if (name == to_string(p)) return;
+  }
+  if (name == "mixed") return;
+  throw std::invalid_argument("expected " + std::string(precision_choices()) + ", got '" + name + "'");
 }
 
 // Whether a variant can run at every size: the layout fits the cluster, model, sizes and batch; a strong-scaling batch
@@ -139,17 +151,13 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
   const std::vector<std::string> models = flags.has("model")
                                               ? parse_names(flags, "model", [](const std::string& n) { find_model(n); })
                                               : std::vector<std::string>{base.setup.model.name};
+  std::vector<Device> loaded;  // each --device value's device, read once
   const std::vector<std::string> devices =
-      flags.has("device") ? parse_names(flags, "device", [](const std::string& n) { find_device(n); })
-                          : std::vector<std::string>{};
+      flags.has("device")
+          ? parse_names(flags, "device", [&loaded](const std::string& n) { loaded.push_back(device_from_flag(n)); })
+          : std::vector<std::string>{};
   const std::vector<std::string> precisions =
-      flags.has("precision") ? parse_names(flags, "precision",
-                                           [](const std::string& n) {
-                                             if (n != "fp32" && n != "mixed") {
-                                               throw std::invalid_argument("expected fp32 or mixed, got '" + n + "'");
-                                             }
-                                           })
-                             : std::vector<std::string>{};
+      flags.has("precision") ? parse_names(flags, "precision", check_precision_name) : std::vector<std::string>{};
   const std::vector<int> batches =
       flags.has("batch") ? parse_counts(flags, "batch", 1 << 24) : std::vector<int>{base.setup.batch};
   const std::size_t device_count = devices.empty() ? 1 : devices.size();
@@ -162,11 +170,19 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
           TrainingSetup& setup = v.scenario.setup;
           if (flags.has("model")) setup.model = find_model(models[m]);
           if (!devices.empty()) {
-            setup.device = find_device(devices[d]);
+            setup.device = loaded[d];
             apply_device_overrides(v.scenario);
           }
-          if (!precisions.empty())
-            setup.compute.precision = precisions[p] == "fp32" ? Precision::fp32 : Precision::mixed;
+          if (!precisions.empty()) v.scenario.precision_name = precisions[p];
+          try {
+            setup.compute.precision = precision_for(v.scenario.precision_name, setup.device);
+          } catch (const std::invalid_argument& e) {
+            throw UsageError((!precisions.empty() ? std::string("--precision: ")
+                              : !devices.empty()  ? "--device: " + devices[d] + " (scenario.precision " +
+                                                       v.scenario.precision_name + "): "
+                                                 : "scenario.precision: ") +
+                             e.what());
+          }
           setup.batch = batches[b];
           if (models.size() > 1) v.values.emplace_back("model", models[m]);
           if (devices.size() > 1) v.values.emplace_back("device", devices[d]);

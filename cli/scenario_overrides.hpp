@@ -27,9 +27,12 @@ constexpr std::array<FlagSpec, 7> scenario_override_flags{{
      "models, replacing the scenario's: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large, gpt2-xl; "
      "a list runs the scenario once per model"},
     {"device", "LIST", "from the scenario",
-     "accelerators' device, replacing the scenario's: v100, a100, h100, rtx3090, xeon-8380 (the scenario's efficiency "
+     "accelerators' device, replacing the scenario's: a built-in device (dtsim help device-file lists them; the old "
+     "names v100, a100, h100, rtx3090, xeon-8380 still work) or a path to a device file (the scenario's efficiency "
      "and layer_overhead still apply); a list runs the scenario once per device"},
-    {"precision", "LIST", "from the scenario", "fp32 or mixed, replacing the scenario's; fp32,mixed runs both"},
+    {"precision", "LIST", "from the scenario",
+     "fp32, tf32, fp16, bf16, fp8 or mixed (fp16 where the device has it, else bf16), replacing the scenario's; the "
+     "device must have it; fp32,mixed runs both"},
     {"cluster", "NAME|FILE", "from the scenario",
      "the cluster, replacing the scenario's: a built-in one (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, "
      "v100-nvlink-edr) or a path to a cluster file; --nodes counts its nodes"},

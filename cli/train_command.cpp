@@ -94,7 +94,7 @@ int train_command(std::span<char* const> args, std::ostream& out) {
   Dataset train;
   Dataset test;
   try {
-    scenario = load_train_file(path);
+    scenario = load_train_file(path, DTSIM_DATA_DIR);
     train = fashion_mnist_train(scenario.data_directory);
     test = fashion_mnist_test(scenario.data_directory);
   } catch (const ScenarioError& e) {

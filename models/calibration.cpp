@@ -11,8 +11,9 @@ Device calibrated_device(const Calibration& c) {
   Device d;
   d.name = "calibrated";
   d.source = "dtsim calibrate on " + c.cpu + ", " + c.date;
-  d.fp32_flops_per_s = c.gemm_flops_per_s;
-  d.mixed_flops_per_s = c.gemm_flops_per_s;
+  d.origin = "calibration";
+  d.kind = DeviceKind::cpu;
+  d.set_peak_flops(Precision::fp32, c.gemm_flops_per_s);  // fp32 GEMMs measured; no other math
   d.memory_Bps = c.memory_Bps;
   d.memory_bytes = c.memory_bytes;
   d.efficiency = 1.0;

@@ -40,7 +40,7 @@ struct Calibration {
 
 // The calibrated machine as a device of the compute model: its best GEMM rate as peak with efficiency 1, its triad
 // bandwidth, its memory, and the SGD kernel's fixed step time spread over the kernel's 2 layers x 2 passes.
-struct Device;
+class Device;
 Device calibrated_device(const Calibration& calibration);
 
 // The nominal network a calibration describes: the largest latency of its ranges (so that every range's latency is a

@@ -1,12 +1,16 @@
-// The device catalogue and the compute model of one training step on one accelerator.
+// A device of the compute model and the compute model of one training step on one accelerator.
 //
-// A layer takes max(FLOPs / (peak x efficiency), bytes moved / memory bandwidth) + a fixed per-layer overhead
-// (kernel launches and framework work); backward takes the layer's backward factor (2 unless it says otherwise) times
-// the forward FLOPs and twice its bytes; the optimizer update streams its per-parameter bytes through memory.
-// Efficiency and overhead have documented defaults per device and can be replaced by calibration.
+// A layer takes max(FLOPs / (peak(precision) x efficiency), bytes moved / (memory bandwidth x memory efficiency)) +
+// the kernel launch time; backward takes the layer's backward factor (2 unless it says otherwise) times the forward
+// FLOPs and twice its bytes; the optimizer update streams its per-parameter bytes through memory. With
+// half_efficiency_flops H set, a kernel of F FLOPs reaches efficiency x F / (F + H) of peak (backward: factor kernels
+// of the forward's size). Devices are described by device files (scenarios/device_file.hpp, docs/devices.md); this
+// header knows no files.
 #pragma once
 
-#include <span>
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,23 +18,56 @@
 
 namespace dtsim {
 
-enum class Precision : std::uint8_t { fp32, mixed };  // mixed: fp16/bf16 tensor-core math, fp32 master weights
+// The math of the layers. tf32 keeps fp32 storage; fp16 and bf16 store weights, gradients and activations in 2 bytes
+// with fp32 master weights; fp8 is fp8 tensor math on bf16 storage (as Transformer Engine's layers: bf16 in and out,
+// fp8 inside the GEMMs), with fp32 master weights.
+enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
+inline constexpr std::array<Precision, 5> all_precisions{Precision::fp32, Precision::tf32, Precision::fp16,
+                                                         Precision::bf16, Precision::fp8};
 
-struct Device {
-  std::string name;
-  std::string source;
-  double fp32_flops_per_s = 0;   // peak, dense
-  double mixed_flops_per_s = 0;  // peak, dense fp16/bf16 tensor math (fp32 peak where there is none)
-  double memory_Bps = 0;         // peak memory bandwidth
-  double memory_bytes = 0;       // capacity
-  double efficiency = 0.5;       // achieved / peak FLOP/s on training layers (default before calibration)
-  double layer_overhead_s = 0;   // fixed time per layer and pass
+enum class DeviceKind : std::uint8_t { gpu, cpu };
+
+// Where a device's efficiency parameters came from, when they were fitted to measurements.
+struct DeviceFit {
+  std::string by;  // who or what fitted them
+  long long rows = 0;
+  double median_error = 0;
 };
 
-std::span<const Device> device_catalogue();
-// Throws std::invalid_argument listing the catalogue when the name is unknown.
-const Device& find_device(std::string_view name);
-std::string device_names();
+class Device {
+public:
+  std::string name;
+  std::string description;
+  std::string source;  // where the figures come from
+  std::string origin;  // where this description was read (a file, a scenario's inline object, a calibration)
+  DeviceKind kind = DeviceKind::gpu;
+  double memory_bytes = 0;           // capacity
+  double memory_Bps = 0;             // peak memory bandwidth
+  double efficiency = 0.5;           // achieved / peak FLOP/s on large training kernels
+  double half_efficiency_flops = 0;  // FLOPs of a kernel reaching half the achievable rate; 0: no size dependence
+  double memory_efficiency = 1.0;    // achieved / peak bandwidth of memory-bound kernels
+  double layer_overhead_s = 0;       // kernel launch: fixed time per layer and pass
+  std::optional<DeviceFit> fit;      // absent: datasheet figures and default efficiencies
+
+  // Peak dense FLOP/s of `precision`'s math; 0 where the device lacks it.
+  double peak_flops(Precision precision) const { return peak_flops_[static_cast<std::size_t>(precision)]; }
+  bool has(Precision precision) const { return peak_flops(precision) > 0; }
+  void set_peak_flops(Precision precision, double flops_per_s) {
+    peak_flops_[static_cast<std::size_t>(precision)] = flops_per_s;
+  }
+  bool fitted() const { return fit.has_value(); }
+
+private:
+  std::array<double, all_precisions.size()> peak_flops_{};
+};
+
+// The precisions `device` has, e.g. "fp32, fp16".
+std::string precision_names(const Device& device);
+// A precision by name: fp32, tf32, fp16, bf16, fp8, or mixed (fp16 where the device has it, else bf16). Throws
+// std::invalid_argument naming what is accepted for an unknown name, and what the device has when it lacks the math.
+Precision precision_for(std::string_view name, const Device& device);
+// The accepted names, "fp32, tf32, fp16, bf16, fp8 or mixed".
+const char* precision_choices();
 
 enum class Optimizer : std::uint8_t { sgd, momentum, adam };
 
@@ -45,11 +82,14 @@ double forward_seconds(const Layer& layer, double batch, const Device& device, P
 double backward_seconds(const Layer& layer, double batch, const Device& device, Precision precision);
 // The optimizer update of `params` parameters.
 double optimizer_seconds(double params, const Device& device, Optimizer optimizer);
-// Bytes per parameter the optimizer keeps beyond the weights and gradients (momentum 4, Adam 8; mixed precision adds
-// 4 for fp32 master weights).
+// Bytes of one stored value (weight copy, gradient, activation): 4 in fp32 and tf32, 2 otherwise.
+double value_bytes(Precision precision);
+// Bytes per parameter the optimizer keeps beyond the weights and gradients (momentum 4, Adam 8; fp16, bf16 and fp8
+// add 4 for fp32 master weights).
 double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision);
 
 const char* to_string(Precision precision);
 const char* to_string(Optimizer optimizer);
+const char* to_string(DeviceKind kind);
 
 }  // namespace dtsim

@@ -17,7 +17,7 @@ void apply_preset(TrainingSetup& setup, FrameworkPreset preset) {
   }
 }
 
-double gradient_bytes_per_param(Precision precision) { return precision == Precision::mixed ? 2 : 4; }
+double gradient_bytes_per_param(Precision precision) { return value_bytes(precision); }
 
 MemoryUse memory_use(const TrainingSetup& setup, int local_batch) {
   const double params = setup.model.params();

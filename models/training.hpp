@@ -54,7 +54,8 @@ struct MemoryUse {
   double total_bytes() const { return weights_bytes + gradient_bytes + optimizer_bytes + activation_bytes; }
 };
 
-// Bytes of one gradient (and one working copy of a weight): 4 in fp32, 2 in mixed precision.
+// Bytes of one gradient (and one working copy of a weight): 4 in fp32 and tf32, 2 in fp16, bf16 and fp8 (whose
+// gradients are bf16).
 double gradient_bytes_per_param(Precision precision);
 
 // Memory one accelerator needs for `local_batch` samples.

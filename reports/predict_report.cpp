@@ -109,6 +109,8 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
   return nlohmann::json{{"scenario", scenario.name},
                         {"model", s.model.name},
                         {"device", s.device.name},
+                        {"device_file", s.device.origin},
+                        {"device_figures", s.device.fitted() ? "fitted" : "datasheet"},
                         {"cluster", scenario.cluster.name},
                         {"scaling", to_string(s.scaling)},
                         {"batch", s.batch},
@@ -195,6 +197,8 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
   return nlohmann::json{{"scenario", scenario.name},
                         {"model", scenario.setup.model.name},
                         {"device", scenario.setup.device.name},
+                        {"device_file", scenario.setup.device.origin},
+                        {"device_figures", scenario.setup.device.fitted() ? "fitted" : "datasheet"},
                         {"cluster", scenario.cluster.name},
                         {"scaling", to_string(scenario.setup.scaling)},
                         {"parallel_results", list}};

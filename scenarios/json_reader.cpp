@@ -59,6 +59,7 @@ std::string expected_text(const FieldSpec& f) {
     }
     case FieldType::object: return "an object";
     case FieldType::object_list: return "a list of objects";
+    case FieldType::name_or_object: return "a name, a path to a .json file, or an object";
     case FieldType::raw: return "any JSON value (kept as measured)";
   }
   return "?";
@@ -115,6 +116,19 @@ const FieldSpec& JsonObject::spec(std::string_view key) const {
 }
 
 bool JsonObject::has(std::string_view key) const { return json_->contains(key); }
+
+bool JsonObject::is_object(std::string_view key) const {
+  spec(key);
+  const auto it = json_->find(key);
+  return it != json_->end() && it->is_object();
+}
+
+const nlohmann::json& JsonObject::json(std::string_view key) const {
+  const FieldSpec& f = spec(key);
+  const auto it = json_->find(key);
+  if (it == json_->end()) throw ScenarioError(path_of(key) + ": missing; expected " + expected_text(f));
+  return *it;
+}
 
 void JsonObject::fail(std::string_view key, const std::string& expected, const nlohmann::json& got) const {
   throw ScenarioError(path_of(key) + ": expected " + expected + ", got " + got_text(got));

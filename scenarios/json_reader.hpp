@@ -30,7 +30,8 @@ enum class FieldType : std::uint8_t {
   integer_list,
   object,
   object_list,
-  raw  // any JSON value, kept for reference and not interpreted (raw samples, residuals)
+  name_or_object,  // a name (or a path) as a string, or an object read by its own reader (e.g. a scenario's device)
+  raw              // any JSON value, kept for reference and not interpreted (raw samples, residuals)
 };
 
 struct FieldSpec {
@@ -98,6 +99,10 @@ public:
   JsonObject(const nlohmann::json& value, std::string path, std::span<const FieldSpec> fields);
 
   bool has(std::string_view key) const;
+  // Whether the field is present and holds an object (a name_or_object field given inline).
+  bool is_object(std::string_view key) const;
+  // The field's JSON value as given; ScenarioError when it is absent.
+  const nlohmann::json& json(std::string_view key) const;
   std::string text(std::string_view key) const;
   std::string choice(std::string_view key) const;
   long long integer(std::string_view key) const;

@@ -11,6 +11,7 @@
 #include "algorithms/registry.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
+#include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
 
 namespace dtsim {
@@ -75,12 +76,18 @@ constexpr std::array<FieldSpec, 17> scenario_fields{{
     value_field("cluster", FieldType::text, "",
                 "a built-in cluster (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, v100-nvlink-edr) or a "
                 "path to a cluster file, relative to the scenario"),
-    value_field("device", FieldType::text, "",
-                "the accelerator: v100, a100, h100, rtx3090, xeon-8380, or calibrated (the machine of `calibration`)"),
+    value_field("device", FieldType::name_or_object, "",
+                "the accelerator: a built-in device (dtsim help device-file lists them; the old names v100, a100, "
+                "h100, rtx3090 and xeon-8380 still work), a path to a device file relative to the scenario, a device "
+                "object inline (the fields of a device file's \"device\"), or calibrated (the machine of "
+                "`calibration`)"),
     value_field("model", FieldType::text, "",
                 "mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large or gpt2-xl"),
     object_field("batch", true, "the batch and how it scales", batch_fields),
-    choice_field("precision", "fp32", "fp32, or mixed (fp16 tensor math, fp32 master weights)", "fp32|mixed"),
+    choice_field("precision", "fp32",
+                 "the layers' math: fp32, tf32, fp16, bf16 or fp8 (fp32 master weights but for fp32 and tf32; fp8 "
+                 "keeps bf16 storage), or mixed: fp16 where the device has it, else bf16; the device must have it",
+                 "fp32|tf32|fp16|bf16|fp8|mixed"),
     choice_field("optimizer", "momentum", "the update: sgd, momentum or adam (sets optimizer state and update time)",
                  "sgd|momentum|adam"),
     object_field("framework", false, "how gradients are bucketed and when their allreduces start", framework_fields),
@@ -183,17 +190,23 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     }
     setup.network_factors = network_factors(calibration->network);
   }
-  if (o.text("device") == "calibrated") {
+  if (!o.is_object("device") && o.text("device") == "calibrated") {
     if (!calibration) throw ScenarioError(o.path_of("device") + ": \"calibrated\" needs a calibration file");
     setup.device = calibrated_device(*calibration);
     if (setup.device.memory_bytes <= 0) {
       throw ScenarioError(o.path_of("calibration") + ": the calibration records no memory size for the device");
     }
+  } else if (o.is_object("device")) {
+    setup.device = read_device(o.json("device"), o.path_of("device"));
+    setup.device.origin = "inline (" + o.path_of("device") + ")";
   } else {
+    const std::string device = o.text("device");
     try {
-      setup.device = find_device(o.text("device"));
-    } catch (const std::invalid_argument& e) {
-      throw ScenarioError(o.path_of("device") + ": " + e.what() + " (or calibrated, with a calibration file)");
+      setup.device = load_named_device(device, base_dir, data_dir);
+    } catch (const ScenarioError& e) {
+      const bool path = device.ends_with(".json") || device.find('/') != std::string::npos;
+      throw ScenarioError(o.path_of("device") + ": " + e.what() +
+                          (path ? "" : " (or calibrated, with a calibration file)"));
     }
   }
   if (o.has("efficiency")) sc.efficiency = o.number("efficiency");
@@ -202,7 +215,12 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   const JsonObject batch = o.object("batch");
   setup.scaling = batch.choice("mode") == "weak" ? ScalingMode::weak : ScalingMode::strong;
   setup.batch = static_cast<int>(batch.integer("size"));
-  setup.compute.precision = o.choice("precision") == "fp32" ? Precision::fp32 : Precision::mixed;
+  sc.precision_name = o.choice("precision");
+  try {
+    setup.compute.precision = precision_for(sc.precision_name, setup.device);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(o.path_of("precision") + ": " + e.what());
+  }
   const std::string optimizer = o.choice("optimizer");
   setup.compute.optimizer = optimizer == "sgd"        ? Optimizer::sgd
                             : optimizer == "momentum" ? Optimizer::momentum

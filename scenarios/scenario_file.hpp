@@ -22,6 +22,7 @@ struct Scenario {
   std::vector<int> accelerators;
   std::vector<std::string> algorithms;
   std::optional<ParallelSpec> parallel;  // absent: plain data parallelism
+  std::string precision_name;            // as the scenario gives it ("mixed" resolves per device)
   std::optional<double> efficiency;      // the scenario's "efficiency", applied to setup.device
   std::optional<double> layer_overhead_s;
 };

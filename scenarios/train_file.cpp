@@ -9,6 +9,7 @@
 #include "algorithms/registry.hpp"
 #include "models/devices.hpp"
 #include "scenarios/calibration_file.hpp"
+#include "scenarios/device_file.hpp"
 #include "scenarios/idx_reader.hpp"
 #include "scenarios/json_reader.hpp"
 
@@ -23,7 +24,9 @@ constexpr std::array<FieldSpec, 3> compute_fields{{
                  "(reproducible); calibrated: the kernel's fitted overhead + per-sample time from the `calibration` "
                  "file; measured: the kernel's own wall time on this machine (not reproducible)",
                  "model|calibrated|measured"),
-    value_field("device", FieldType::text, "xeon-8380", "the compute model's device (see dtsim predict's catalogue)"),
+    value_field("device", FieldType::text, "xeon-8380",
+                "the compute model's device: a built-in device or a path to a device file, relative to the training "
+                "file (dtsim help device-file); its fp32 peak is used"),
     ranged_field("efficiency", FieldType::number, "device", "achieved / peak FLOP/s, replacing the device default",
                  1e-6, 1),
 }};
@@ -84,7 +87,8 @@ constexpr std::array<FieldSpec, 1> document_fields{{
 
 }  // namespace
 
-TrainScenario parse_train_scenario(const nlohmann::json& document, const std::string& base_dir) {
+TrainScenario parse_train_scenario(const nlohmann::json& document, const std::string& base_dir,
+                                   const std::string& data_dir) {
   const JsonObject root(document, "", document_fields);
   const JsonObject o = root.object("train");
   TrainScenario sc;
@@ -134,19 +138,19 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
 
   const JsonObject compute = o.object("compute");
   sc.compute_source = compute.choice("source");
-  sc.device = compute.text("device");
   Device device;
   try {
-    device = find_device(sc.device);
-  } catch (const std::invalid_argument& e) {
+    device = load_named_device(compute.text("device"), base_dir, data_dir);
+  } catch (const ScenarioError& e) {
     throw ScenarioError(compute.path_of("device") + ": " + e.what());
   }
+  sc.device = device.name;
   if (compute.has("efficiency")) device.efficiency = compute.number("efficiency");
   const auto layers = static_cast<double>(c.layers.size() - 1);
   c.step_overhead_s = o.has("step_overhead") ? o.seconds("step_overhead") : device.layer_overhead_s * 2 * layers;
   c.seconds_per_sample = sc.compute_source == "measured"
                              ? -1.0
-                             : Mlp::flops_per_sample_of(c.layers) / (device.fp32_flops_per_s * device.efficiency);
+                             : Mlp::flops_per_sample_of(c.layers) / (device.peak_flops(Precision::fp32) * device.efficiency);
 
   const JsonObject network = o.object("network");
   c.network.bandwidth_Bps = network.bandwidth_Bps("bandwidth");
@@ -191,9 +195,9 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
   return sc;
 }
 
-TrainScenario load_train_file(const std::string& path) {
+TrainScenario load_train_file(const std::string& path, const std::string& data_dir) {
   return parse_json_file(path, [&](const nlohmann::json& document) {
-    return parse_train_scenario(document, std::filesystem::path(path).parent_path().string());
+    return parse_train_scenario(document, std::filesystem::path(path).parent_path().string(), data_dir);
   });
 }
 

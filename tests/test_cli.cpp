@@ -601,7 +601,8 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
        "scenario.model: unknown model 'lenet' (accepted: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, "
        "bert-large, gpt2-xl)"},
       {"predict " + variant("device.json", "\"xeon-8380\"", "\"tpu-v4\""),
-       "scenario.device: unknown device 'tpu-v4' (accepted: v100, a100, h100, rtx3090, xeon-8380)"},
+       "scenario.device: unknown device 'tpu-v4' (built-in: a10, a100-pcie-80gb, a100-sxm4-40gb, a100-sxm4-80gb, "
+       "a30, b200-sxm-180gb"},
       {"predict " + variant("cluster.json", "\"cpu-10gbe\"", "\"cray\""),
        "scenario.cluster: unknown cluster 'cray' (built-in: cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, "
        "v100-nvlink-edr; or a path to a .json cluster file)"},
@@ -1012,6 +1013,69 @@ TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulat
   CHECK_THAT(none.output, Catch::Contains("(4d x 1t x 2p, 1f1b, 8 micro-batches; the same global batch of 128): fits"));
 }
 
+TEST_CASE("a scenario's device: a built-in name, a path relative to the scenario, or an inline object, all alike") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-devices-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "sub");
+  const std::string source = DTSIM_SOURCE_DIR;
+  const std::string scenario = read_file(source + "/scenarios/training/bert-large-dgx-a100.json");
+  const std::string a100 = read_file(source + "/scenarios/devices/a100-sxm4-80gb.json");
+  // a copy of the A100 file under another name, beside the scenario; and its "device" object inline
+  std::ofstream(dir / "sub" / "my-a100.json") << a100;
+  const std::string inline_device = nlohmann::json::parse(a100)["device"].dump();
+  const std::string by_path = write_variant(dir, scenario, "path.json", "\"a100\"", "\"sub/my-a100.json\"");
+  const std::string by_object = write_variant(dir, scenario, "inline.json", "\"a100\"", inline_device);
+  const std::string flags = " --accelerators 1,8 --algorithm ring --json";
+  const Run named = run_dtsim("predict " + source + "/scenarios/training/bert-large-dgx-a100.json" + flags);
+  const Run path = run_dtsim("predict " + by_path + flags);
+  const Run object = run_dtsim("predict " + by_object + flags);
+  const Run flag = run_dtsim("predict " + by_path + flags + " --device " + (dir / "sub" / "my-a100.json").string());
+  for (const Run* run : {&named, &path, &object, &flag}) {
+    REQUIRE(run->exit_code == 0);
+  }
+  const auto n = nlohmann::json::parse(named.output);
+  CHECK(n["device"] == "a100-sxm4-80gb");
+  CHECK(n["device_file"] == "scenarios/devices/a100-sxm4-80gb.json");
+  CHECK(n["device_figures"] == "datasheet");
+  CHECK(n["precision"] == "fp16");  // "mixed" on a part with fp16
+  for (const Run* run : {&path, &object, &flag}) {
+    const auto j = nlohmann::json::parse(run->output);
+    CHECK(j["device"] == "a100-sxm4-80gb");
+    REQUIRE(j["results"].size() == 2);
+    for (int i = 0; i < 2; ++i)
+      CHECK(j["results"][i]["step_time_s"].get<double>() == n["results"][i]["step_time_s"].get<double>());
+  }
+  CHECK(nlohmann::json::parse(path.output)["device_file"] == (dir / "sub" / "my-a100.json").string());
+  CHECK(nlohmann::json::parse(object.output)["device_file"] == "inline (scenario.device)");
+  // a file recording a fit is reported as fitted; its efficiency is the one used
+  nlohmann::json fitted = nlohmann::json::parse(a100);
+  fitted["device"]["efficiency"] = 0.25;
+  fitted["device"]["fit"] = {{"by", "a test"}, {"rows", 3}, {"median_error", 0.1}};
+  std::ofstream(dir / "fitted.json") << fitted.dump();
+  const Run fit = run_dtsim("predict " + by_path + flags + " --device " + (dir / "fitted.json").string());
+  REQUIRE(fit.exit_code == 0);
+  CHECK(nlohmann::json::parse(fit.output)["device_figures"] == "fitted");
+  CHECK(nlohmann::json::parse(fit.output)["results"][0]["step_time_s"].get<double>() >
+        n["results"][0]["step_time_s"].get<double>());
+  // a device with more math is faster; bf16 asked for by name runs at the same peak as fp16 on an A100
+  const Run h100 = run_dtsim("predict " + by_path + flags + " --device h100");
+  const Run bf16 = run_dtsim("predict " + by_path + flags + " --precision bf16");
+  REQUIRE(h100.exit_code == 0);
+  REQUIRE(bf16.exit_code == 0);
+  CHECK(nlohmann::json::parse(h100.output)["results"][0]["step_time_s"].get<double>() <
+        n["results"][0]["step_time_s"].get<double>());
+  CHECK(nlohmann::json::parse(bf16.output)["precision"] == "bf16");
+  CHECK(nlohmann::json::parse(bf16.output)["results"][0]["step_time_s"].get<double>() ==
+        n["results"][0]["step_time_s"].get<double>());
+  // the help lists every shipped device and the fields
+  const Run help = run_dtsim("help device-file");
+  REQUIRE(help.exit_code == 0);
+  for (const auto& entry : std::filesystem::directory_iterator(source + "/scenarios/devices")) {
+    CHECK_THAT(help.output, Catch::Contains(entry.path().stem().string()));
+  }
+  CHECK_THAT(help.output, Catch::Contains("| `half_efficiency_flops` | a number in [0, 1e+15] | `0` |"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cluster override the scenario") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-overrides-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -1075,7 +1139,8 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
     CAPTURE(command);
     const Run help = run_dtsim(std::string("help ") + command);
     CHECK_THAT(help.output, Catch::Contains(dtsim::model_names()));
-    CHECK_THAT(help.output, Catch::Contains(dtsim::device_names()));
+    CHECK_THAT(help.output, Catch::Contains("the old names v100, a100, h100, rtx3090, xeon-8380 still work"));
+    CHECK_THAT(help.output, Catch::Contains("fp32, tf32, fp16, bf16, fp8 or mixed"));
   }
 
   const std::string strong = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json";
@@ -1101,8 +1166,13 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
        "--model: unknown model 'lenet' (accepted: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large, "
        "gpt2-xl)"},
       {"explain --model resnet50,lenet", "--model: unknown model 'lenet' (accepted: mlp-784-95-10"},
-      {"predict --device tpu-v4", "--device: unknown device 'tpu-v4' (accepted: v100, a100, h100, rtx3090, xeon-8380)"},
-      {"explain --precision fp16", "--precision: expected fp32 or mixed, got 'fp16'"},
+      {"predict --device tpu-v4", "--device: unknown device 'tpu-v4' (built-in: a10, a100-pcie-80gb"},
+      {"predict --device tpu-v4", "old names: v100 = v100-sxm2-32gb, a100 = a100-sxm4-80gb, h100 = h100-sxm5-80gb"},
+      {"explain --precision fp64", "--precision: expected fp32, tf32, fp16, bf16, fp8 or mixed, got 'fp64'"},
+      {"predict --precision fp8", "--precision: v100-sxm2-32gb has no fp8 math (it has fp32, fp16)"},
+      {"predict " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/bert-large-dgx-a100.json --device xeon-8380",
+       "--device: xeon-8380 (scenario.precision mixed): xeon-platinum-8380 has neither fp16 nor bf16 math for mixed "
+       "(it has fp32)"},
       {"predict --cluster /nonexistent/cluster.json",
        "--cluster: /nonexistent/cluster.json: cannot read the file (no such file)"},
       {"explain --cluster " + dir.string(), "--cluster: " + dir.string() + ": is a directory, not a file"},

@@ -146,6 +146,42 @@ TEST_CASE("numbers beyond a double, repeated keys and missing required keys exit
   });
 }
 
+TEST_CASE("bad device files and precisions a device lacks exit 2 naming the flag or file and the JSON path") {
+  const TempDir tmp;
+  const std::string a100 = read_text(source + "/scenarios/devices/a100-sxm4-80gb.json");
+  const std::string scenario = read_text(source + "/scenarios/training/resnet50-v100.json");
+  const std::string unknown = tmp.variant("unknown.json", a100, "\"kind\"", "\"tdp\": 400, \"kind\"");
+  const std::string no_fp32 = tmp.variant("no-fp32.json", a100, "\"fp32\": 19.5e12,", "");
+  const std::string zero = tmp.variant("zero.json", a100, "\"kind\"", "\"efficiency\": 0, \"kind\"");
+  const std::string unit = tmp.variant("unit.json", a100, "\"2039GBps\"", "\"2039GB\"");
+  const std::string no_source = tmp.variant("no-source.json", a100, "\"url\"", "\"link\"");
+  const std::string accelerators = " --accelerators 1 --algorithm ring";
+  check_refused({
+      {"predict --device " + unknown + accelerators,
+       "--device: " + unknown +
+           ": device.tdp: unknown key (accepted: name, description, source, kind, peak_flops, "
+           "memory, memory_bandwidth, efficiency, half_efficiency_flops, memory_efficiency, "
+           "kernel_launch, fit)"},
+      {"predict --device " + no_fp32 + accelerators,
+       no_fp32 + ": device.peak_flops.fp32: missing; expected a number in [1000000, 1e+19]"},
+      {"explain --device " + zero + accelerators, zero + ": device.efficiency: expected a number in [1e-06, 1], got 0"},
+      {"predict --device " + unit + accelerators, unit + ": device.memory_bandwidth: "},
+      {"predict --device " + no_source + accelerators, no_source + ": device.source.link: unknown key"},
+      // through a scenario: the scenario's path, then the file's
+      {"predict " + tmp.variant("s1.json", scenario, "\"v100\"", "\"zero.json\""),
+       "scenario.device: " + zero + ": device.efficiency: expected a number in [1e-06, 1], got 0"},
+      {"predict " + tmp.variant("s2.json", scenario, "\"fp32\"", "\"fp8\""),
+       "scenario.precision: v100-sxm2-32gb has no fp8 math (it has fp32, fp16)"},
+      {"predict " + tmp.variant("s3.json", scenario, "\"fp32\"", "\"tf32\""),
+       "scenario.precision: v100-sxm2-32gb has no tf32 math (it has fp32, fp16)"},
+      {"predict " + tmp.variant("s4.json", scenario, "\"v100\"", "{\"name\": \"mine\"}"),
+       "scenario.device.source: missing; expected an object"},
+      {"predict " + tmp.variant("s5.json", scenario, "\"v100\"", "7"),
+       "scenario.device: expected a name, a path to a .json file, or an object, got 7"},
+      {"predict --device v100 --precision fp8", "--precision: v100-sxm2-32gb has no fp8 math (it has fp32, fp16)"},
+  });
+}
+
 TEST_CASE("IDX data with labels outside the 10 classes is refused by train with exit 2 naming the file") {
   const TempDir tmp;
   const std::string data = (tmp.path / "data").string();

@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "scenarios/device_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/predict.hpp"
 
@@ -19,18 +20,6 @@ std::string lower(std::string s) {
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// The first of `names` the device catalogue holds.
-std::string first_device(std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    try {
-      (void)find_device(name);
-      return name;
-    } catch (const std::invalid_argument&) {
-    }
-  }
-  return "";
-}
 
 struct ModelChoice {
   std::string name;
@@ -73,8 +62,13 @@ std::string cluster_of(const PublishedRow& row) {
 
 std::optional<Precision> precision_of(const PublishedRow& row, const Device& device) {
   if (row.precision == "fp32") return Precision::fp32;
-  if (row.precision == "amp") return device.mixed_flops_per_s > 0 ? std::optional(Precision::mixed) : std::nullopt;
-  return std::nullopt;
+  // AMP: fp16 tensor math where the part has it (bf16 otherwise), as precision "mixed" does
+  const std::string name = row.precision == "amp" ? "mixed" : row.precision;
+  try {
+    return precision_for(name, device);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
 }
 
 // The sequence a model is built for, from its input ("512 tokens"); 0 for other inputs.
@@ -103,25 +97,28 @@ ErrorStats stats(const std::vector<double>& abs_errors) {
 }  // namespace
 
 std::string published_device_name(const PublishedRow& row) {
-  const std::string& d = row.device;
-  if (d == "v100-sxm2-16gb" || d == "v100-16gb") return first_device({"v100-sxm2-16gb", "v100"});
-  if (d == "v100-sxm2-32gb" || d == "v100-32gb-dgx2") return first_device({"v100-sxm2-32gb", "v100"});
-  if (d == "a100-sxm4-40gb") return first_device({"a100-sxm4-40gb", "a100"});
-  if (d == "a100-sxm4-80gb") return first_device({"a100-sxm4-80gb", "a100"});
-  if (d == "a100-pcie-40gb") return first_device({"a100-pcie-40gb"});
-  if (d == "a100-pcie-80gb") return first_device({"a100-pcie-80gb", "a100-pcie"});
-  if (d == "h100-sxm" || d == "h100-sxm-80gb") return first_device({"h100-sxm", "h100"});
-  if (d == "h100-pcie-80gb") return first_device({"h100-pcie"});
-  if (d == "h200-sxm-140gb") return first_device({"h200"});
-  if (d == "b200-192gb") return first_device({"b200"});
-  if (d == "rtx3090") return first_device({"rtx3090"});
-  if (d == "rtx4090") return first_device({"rtx4090"});
-  if (d == "a10") return first_device({"a10"});
-  return "";
+  // DGX-2 and DGX-2H hold V100-SXM3-32GB parts (DGX-2H at 450 W): the SXM2 32 GB file is the nearest dtsim has
+  static const std::map<std::string, std::string> names{{"v100-sxm2-16gb", "v100-sxm2-16gb"},
+                                                        {"v100-16gb", "v100-sxm2-16gb"},
+                                                        {"v100-sxm2-32gb", "v100-sxm2-32gb"},
+                                                        {"v100-32gb-dgx2", "v100-sxm2-32gb"},
+                                                        {"a100-sxm4-40gb", "a100-sxm4-40gb"},
+                                                        {"a100-sxm4-80gb", "a100-sxm4-80gb"},
+                                                        {"a100-pcie-80gb", "a100-pcie-80gb"},
+                                                        {"h100-sxm", "h100-sxm5-80gb"},
+                                                        {"h100-sxm-80gb", "h100-sxm5-80gb"},
+                                                        {"h100-pcie-80gb", "h100-pcie-80gb"},
+                                                        {"h200-sxm-140gb", "h200-sxm-141gb"},
+                                                        {"b200-192gb", "b200-sxm-180gb"},
+                                                        {"rtx3090", "rtx-3090"},
+                                                        {"rtx4090", "rtx-4090"},
+                                                        {"a10", "a10"}};
+  const auto it = names.find(row.device);
+  return it == names.end() ? "" : it->second;
 }
 
-PublishedMapping default_published_mapping() {
-  return {[](const std::string& name) { return find_device(name); }};
+PublishedMapping default_published_mapping(const std::string& data_dir) {
+  return {[data_dir](const std::string& name) { return load_named_device(name, data_dir, data_dir); }};
 }
 
 PublishedResult predict_published(const std::vector<PublishedRow>& rows, const std::string& split,

@@ -42,7 +42,7 @@ struct PublishedResult {
 struct PublishedMapping {
   std::function<Device(const std::string& dtsim_device)> device_of;
 };
-PublishedMapping default_published_mapping();
+PublishedMapping default_published_mapping(const std::string& data_dir);
 
 // Predicts every row whose split is `split` ("fit", "test" or "all"). `data_dir` holds scenarios/clusters.
 PublishedResult predict_published(const std::vector<PublishedRow>& rows, const std::string& split,

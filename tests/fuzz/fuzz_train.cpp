@@ -7,7 +7,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   dtsim::fuzz::expect_clean<dtsim::ScenarioError>([&] {
     const nlohmann::json document = dtsim::parse_json_text(dtsim::fuzz::text_of(data, size));
-    (void)dtsim::parse_train_scenario(document, DTSIM_SOURCE_DIR "/tests/data");
+    (void)dtsim::parse_train_scenario(document, DTSIM_SOURCE_DIR "/tests/data", DTSIM_SOURCE_DIR);
   });
   return 0;
 }

@@ -1,0 +1,189 @@
+#include "scenarios/device_file.hpp"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "scenarios/json_reader.hpp"
+
+namespace dtsim {
+namespace {
+
+constexpr double max_flops = 1e19;  // 10 EFLOP/s: beyond any one part
+
+constexpr std::array<FieldSpec, 4> source_fields{{
+    value_field("url", FieldType::text, "", "the address of the document the figures were read from"),
+    value_field("document", FieldType::text, "", "the document: datasheet, whitepaper or page, with its date"),
+    value_field("table", FieldType::text, "", "the table, column or section of the document holding the figures"),
+    value_field("notes", FieldType::text, "(none)",
+                "which figures are secondary (not read in the vendor's own document) or derived, and how"),
+}};
+
+constexpr std::array<FieldSpec, 5> peak_fields{{
+    ranged_field("fp32", FieldType::number, "",
+                 "dense fp32 FLOP/s (GPUs: the CUDA-core / vector rate, not TF32 tensor math)", 1e6, max_flops),
+    ranged_field("tf32", FieldType::number, "absent", "dense TF32 tensor FLOP/s; absent: the part has no TF32 math",
+                 1e6, max_flops),
+    ranged_field("fp16", FieldType::number, "absent",
+                 "dense fp16 FLOP/s with fp32 accumulate (tensor cores where the part has them); absent: none", 1e6,
+                 max_flops),
+    ranged_field("bf16", FieldType::number, "absent", "dense bf16 FLOP/s with fp32 accumulate; absent: none", 1e6,
+                 max_flops),
+    ranged_field("fp8", FieldType::number, "absent", "dense fp8 FLOP/s with fp32 accumulate; absent: none", 1e6,
+                 max_flops),
+}};
+
+constexpr std::array<FieldSpec, 3> fit_fields{{
+    value_field("by", FieldType::text, "", "who or what fitted the efficiency parameters (a tool, a run, a paper)"),
+    ranged_field("rows", FieldType::integer, "", "measurements the fit used", 1, 1e12),
+    ranged_field("median_error", FieldType::number, "",
+                 "median relative error of the fitted model on those rows (0.05 = 5%)", 0, 100),
+}};
+
+constexpr std::array<FieldSpec, 12> device_fields{{
+    value_field("name", FieldType::text, "", "the device's name in reports (a shipped file's name is its file name)"),
+    value_field("description", FieldType::text, "(none)", "what part this is, and what one dtsim accelerator is"),
+    object_field("source", true, "where the figures come from", source_fields),
+    choice_field("kind", "gpu", "gpu (or any accelerator) or cpu (one socket); sets kernel_launch's default",
+                 "gpu|cpu"),
+    object_field("peak_flops", true,
+                 "peak dense FLOP/s by precision (no sparsity); a precision absent here is one the part lacks, and "
+                 "asking for it is an error",
+                 peak_fields),
+    value_field("memory", FieldType::size, "", "memory capacity, e.g. \"80GB\""),
+    value_field("memory_bandwidth", FieldType::bandwidth, "", "peak memory bandwidth, e.g. \"2039GBps\""),
+    ranged_field("efficiency", FieldType::number, "0.5",
+                 "achieved / peak FLOP/s of large training kernels (the default is a guess, not a measurement)", 1e-6,
+                 1),
+    ranged_field("half_efficiency_flops", FieldType::number, "0",
+                 "FLOPs of one kernel at which it reaches half its achievable rate (F / (F + this) of it); 0: no "
+                 "size dependence",
+                 0, 1e15),
+    ranged_field("memory_efficiency", FieldType::number, "1", "achieved / peak bandwidth of memory-bound kernels", 1e-6,
+                 1),
+    value_field("kernel_launch", FieldType::duration, "20us (gpu), 5us (cpu)",
+                "fixed time per layer and pass: kernel launches and framework dispatch"),
+    object_field("fit", false,
+                 "where fitted efficiency parameters came from (absent: datasheet figures and default efficiencies)",
+                 fit_fields),
+}};
+
+constexpr std::array<FieldSpec, 1> document_fields{{
+    object_field("device", true, "the device", device_fields),
+}};
+
+struct Alias {
+  std::string_view name;
+  std::string_view file;
+};
+// The built-in names of dtsim before device files, each the part it described.
+constexpr std::array<Alias, 5> aliases{{
+    {"v100", "v100-sxm2-32gb"},
+    {"a100", "a100-sxm4-80gb"},
+    {"h100", "h100-sxm5-80gb"},
+    {"rtx3090", "rtx-3090"},
+    {"xeon-8380", "xeon-platinum-8380"},
+}};
+
+std::filesystem::path devices_dir(const std::string& data_dir) {
+  return std::filesystem::path(data_dir) / "scenarios" / "devices";
+}
+
+std::string source_text(const JsonObject& s) {
+  std::string text = s.text("document") + ", " + s.text("table") + " (" + s.text("url") + ")";
+  if (s.has("notes")) text += "; " + s.text("notes");
+  return text;
+}
+
+}  // namespace
+
+Device read_device(const nlohmann::json& value, const std::string& path) {
+  const JsonObject d(value, path, device_fields);
+  Device device;
+  device.name = d.text("name");
+  if (device.name.empty()) throw ScenarioError(d.path_of("name") + ": expected a non-empty string");
+  device.description = d.text("description");
+  device.source = source_text(d.object("source"));
+  device.kind = d.choice("kind") == "gpu" ? DeviceKind::gpu : DeviceKind::cpu;
+  const JsonObject peaks = d.object("peak_flops");
+  for (Precision p : all_precisions) {
+    if (peaks.has(to_string(p))) device.set_peak_flops(p, peaks.number(to_string(p)));
+  }
+  device.memory_bytes = static_cast<double>(d.bytes("memory"));
+  if (device.memory_bytes <= 0) throw ScenarioError(d.path_of("memory") + ": expected a size > 0, got 0");
+  device.memory_Bps = d.bandwidth_Bps("memory_bandwidth");
+  device.efficiency = d.number("efficiency");
+  device.half_efficiency_flops = d.number("half_efficiency_flops");
+  device.memory_efficiency = d.number("memory_efficiency");
+  // kernel launches and framework dispatch (PyTorch eager) per layer and pass: about 20 us on a GPU, 5 us on a CPU
+  device.layer_overhead_s = d.has("kernel_launch")           ? d.seconds("kernel_launch")
+                            : device.kind == DeviceKind::gpu ? 20e-6
+                                                             : 5e-6;
+  if (d.has("fit")) {
+    const JsonObject fit = d.object("fit");
+    device.fit = DeviceFit{fit.text("by"), fit.integer("rows"), fit.number("median_error")};
+  }
+  return device;
+}
+
+Device parse_device(const nlohmann::json& document) {
+  const JsonObject root(document, "", document_fields);
+  root.object("device");  // the document's own checks: an object, present
+  return read_device(document.at("device"), "device");
+}
+
+Device load_device_file(const std::string& path) {
+  Device device = parse_json_file(path, [&](const nlohmann::json& document) { return parse_device(document); });
+  device.origin = path;
+  return device;
+}
+
+std::string builtin_device_names(const std::string& data_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(devices_dir(data_dir), ec)) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& n : names)
+    out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::string device_alias_names() {
+  std::string out;
+  for (const Alias& a : aliases)
+    out.append(out.empty() ? "" : ", ").append(a.name).append(" = ").append(a.file);
+  return out;
+}
+
+Device load_named_device(const std::string& name, const std::string& base_dir, const std::string& data_dir) {
+  std::filesystem::path file;
+  if (name.ends_with(".json") || name.find('/') != std::string::npos) {
+    file = std::filesystem::path(name);
+    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+  } else {
+    std::string stem = name;
+    for (const Alias& a : aliases) {
+      if (a.name == name) stem = std::string(a.file);
+    }
+    file = devices_dir(data_dir) / (stem + ".json");
+    std::error_code ec;
+    if (name.empty() || !std::filesystem::is_regular_file(file, ec)) {
+      throw ScenarioError("unknown device '" + name + "' (built-in: " + builtin_device_names(data_dir) +
+                          "; old names: " + device_alias_names() + "; or a path to a .json device file)");
+    }
+  }
+  Device device = load_device_file(file.string());
+  if (!name.ends_with(".json") && name.find('/') == std::string::npos) {
+    device.origin = "scenarios/devices/" + file.filename().string();  // the same on every machine
+  }
+  return device;
+}
+
+std::string device_fields_markdown() { return fields_markdown("device", device_fields); }
+
+}  // namespace dtsim
