@@ -23,6 +23,7 @@ const char* cluster_usage();
 const char* cluster_file_help();
 const char* predict_usage();
 const char* scenario_file_help();
+const char* model_file_help();
 const char* train_usage();
 const char* train_file_help();
 const char* calibrate_usage();

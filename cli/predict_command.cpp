@@ -16,6 +16,7 @@
 #include "reports/progress.hpp"
 #include "reports/result_csv.hpp"
 #include "scenarios/json_reader.hpp"
+#include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
 #include "sim/parallel.hpp"
@@ -185,6 +186,14 @@ const char* predict_usage() {
 const char* scenario_file_help() {
   static const std::string text =
       "Scenario files: every field, its default and what it accepts.\n\n" + scenario_fields_markdown();
+  return text.c_str();
+}
+
+const char* model_file_help() {
+  static const std::string text =
+      "Model files ({\"model\": {...}}, scenarios/models/*.json; docs/models.md has the FLOP formulas): every field, "
+      "its default and what it accepts.\nBuilt-in models: " +
+      builtin_models(DTSIM_DATA_DIR) + ".\n\n" + model_fields_markdown();
   return text.c_str();
 }
 

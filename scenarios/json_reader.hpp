@@ -30,7 +30,9 @@ enum class FieldType : std::uint8_t {
   integer_list,
   object,
   object_list,
-  raw  // any JSON value, kept for reference and not interpreted (raw samples, residuals)
+  boolean,         // JSON true or false
+  name_or_object,  // a string (a name or a path) or an object, read by the field's own reader
+  raw              // any JSON value, kept for reference and not interpreted (raw samples, residuals)
 };
 
 struct FieldSpec {
@@ -106,6 +108,9 @@ public:
   double seconds(std::string_view key) const;
   std::uint64_t bytes(std::string_view key) const;
   std::vector<long long> integer_list(std::string_view key) const;
+  bool boolean(std::string_view key) const;
+  // A name_or_object field's value (a string or an object; anything else is a ScenarioError).
+  const nlohmann::json& name_or_object(std::string_view key) const;
   // The nested object (an empty one when absent and not required, so its fields take their defaults).
   JsonObject object(std::string_view key) const;
   std::vector<JsonObject> objects(std::string_view key) const;

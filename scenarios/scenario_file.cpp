@@ -12,6 +12,7 @@
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
+#include "scenarios/model_file.hpp"
 
 namespace dtsim {
 namespace {
@@ -77,8 +78,10 @@ constexpr std::array<FieldSpec, 17> scenario_fields{{
                 "path to a cluster file, relative to the scenario"),
     value_field("device", FieldType::text, "",
                 "the accelerator: v100, a100, h100, rtx3090, xeon-8380, or calibrated (the machine of `calibration`)"),
-    value_field("model", FieldType::text, "",
-                "mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large or gpt2-xl"),
+    value_field("model", FieldType::name_or_object, "",
+                "a built-in model (scenarios/models/NAME.json: resnet50, bert-large, gpt2-xl, llama-3-8b, ...; "
+                "`dtsim help model-file` lists them), a path to a model file relative to the scenario, or a model "
+                "object as a model file's (docs/models.md)"),
     object_field("batch", true, "the batch and how it scales", batch_fields),
     choice_field("precision", "fp32", "fp32, or mixed (fp16 tensor math, fp32 master weights)", "fp32|mixed"),
     choice_field("optimizer", "momentum", "the update: sgd, momentum or adam (sets optimizer state and update time)",
@@ -167,10 +170,15 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     throw ScenarioError(o.path_of("cluster") + ": " + e.what());
   }
   TrainingSetup& setup = sc.setup;
-  try {
-    setup.model = find_model(o.text("model"));
-  } catch (const std::invalid_argument& e) {
-    throw ScenarioError(o.path_of("model") + ": " + e.what());
+  const nlohmann::json& model = o.name_or_object("model");
+  if (model.is_object()) {
+    setup.model = parse_model(model, o.path_of("model"));  // errors name scenario.model.KEY
+  } else {
+    try {
+      setup.model = load_named_model(model.get<std::string>(), base_dir, data_dir);
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(o.path_of("model") + ": " + e.what());
+    }
   }
   std::optional<Calibration> calibration;
   if (o.has("calibration")) {
