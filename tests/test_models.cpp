@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -141,6 +142,12 @@ TEST_CASE("dense LLMs cost 2 FLOPs per parameter per token outside attention, 6 
     train += l.forward_flops * (1 + l.backward_flop_factor);
   // with the attention scores (n_ctx 2048) counted, 3% more
   CHECK(train / 2048 * 300e9 / 3.14e23 == Approx(1.03).epsilon(0.01));
+}
+
+TEST_CASE("docs/models.md carries the model field reference the loader uses") {
+  std::ifstream file(std::string(DTSIM_SOURCE_DIR) + "/docs/models.md");
+  const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK_THAT(committed, Catch::Contains(model_fields_markdown()));
 }
 
 TEST_CASE("every layer has a kind: convolutions, pooling, linear layers, attention, routers") {
