@@ -171,7 +171,7 @@ TEST_CASE("IDX data with labels outside the 10 classes is refused by train with 
   CHECK(ok.exit_code == 0);
 }
 
-TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accepted; an inline transformer predicts") {
+TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accepted, inline models predict") {
   const TempDir tmp;
   const std::string scenario = read_text(source + "/scenarios/training/inline-llama-1b-dgx-h100.json");
   auto inline_variant = [&](const std::string& name, const std::string& from, const std::string& to) {
