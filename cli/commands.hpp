@@ -25,6 +25,7 @@ const char* predict_usage();
 const char* scenario_file_help();
 // Every field of a device file, and the built-in devices.
 const char* device_file_help();
+const char* model_file_help();
 const char* train_usage();
 const char* train_file_help();
 const char* calibrate_usage();

@@ -31,7 +31,7 @@ constexpr const char* usage =
     "  verify       prove a schedule correct: sends meet receives, no deadlock, each contribution reduced once\n"
     "  cluster FILE build a cluster file's network and print its size, diameter and bisection bandwidth\n"
     "  help CMD     the flags of a command\n"
-    "  help cluster-file | scenario-file | device-file | train-file | calibration-file\n"
+    "  help cluster-file | scenario-file | device-file | model-file | train-file | calibration-file\n"
     "               every field of those files, its default and what it accepts\n";
 
 // The help text of a command or file topic, or nullptr when `topic` is none.
@@ -52,6 +52,7 @@ const char* help_text(std::string_view topic) {
   if (topic == "predict") return predict_usage();
   if (topic == "scenario-file") return scenario_file_help();
   if (topic == "device-file") return device_file_help();
+  if (topic == "model-file") return model_file_help();
   if (topic == "help") return usage;
   return nullptr;
 }
@@ -60,7 +61,7 @@ constexpr const char* commands =
     "predict, explain, report, train, calibrate, validate, collective, compare, verify, cluster, help";
 constexpr const char* topics =
     "predict, explain, report, train, calibrate, validate, collective, compare, verify, cluster, cluster-file, "
-    "scenario-file, device-file, train-file, calibration-file";
+    "scenario-file, device-file, model-file, train-file, calibration-file";
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "reports/result_csv.hpp"
 #include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
+#include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
 #include "sim/parallel.hpp"
@@ -196,6 +197,14 @@ const char* device_file_help() {
       "(scenarios/devices/NAME.json): " +
       builtin_device_names(DTSIM_DATA_DIR) + "\nOld names, aliases of those files: " + device_alias_names() + "\n\n" +
       device_fields_markdown();
+  return text.c_str();
+}
+
+const char* model_file_help() {
+  static const std::string text =
+      "Model files ({\"model\": {...}}, scenarios/models/*.json; docs/models.md has the FLOP formulas): every field, "
+      "its default and what it accepts.\nBuilt-in models: " +
+      builtin_models(DTSIM_DATA_DIR) + ".\n\n" + model_fields_markdown();
   return text.c_str();
 }
 

@@ -4,10 +4,10 @@
 #include <stdexcept>
 
 #include "models/devices.hpp"
-#include "models/model_zoo.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
+#include "scenarios/model_file.hpp"
 #include "scenarios/units.hpp"
 #include "sim/parallel.hpp"
 
@@ -148,10 +148,18 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     out.where = "--nodes";
   }
   // the list flags, each as (flag, values); absent ones keep the scenario's single value
-  const std::vector<std::string> models = flags.has("model")
-                                              ? parse_names(flags, "model", [](const std::string& n) { find_model(n); })
-                                              : std::vector<std::string>{base.setup.model.name};
-  std::vector<Device> loaded;  // each --device value's device, read once
+  std::vector<Device> loaded;     // each --device value's device, read once
+  std::vector<Model> model_list;  // --model: each name or path read once, errors naming the flag
+  const std::vector<std::string> models =
+      flags.has("model") ? parse_names(flags, "model",
+                                       [&model_list](const std::string& n) {
+                                         try {
+                                           model_list.push_back(load_named_model(n, ".", DTSIM_DATA_DIR));
+                                         } catch (const ScenarioError& e) {
+                                           throw std::invalid_argument(e.what());
+                                         }
+                                       })
+                         : std::vector<std::string>{base.setup.model.name};
   const std::vector<std::string> devices =
       flags.has("device")
           ? parse_names(flags, "device", [&loaded](const std::string& n) { loaded.push_back(device_from_flag(n)); })
@@ -168,7 +176,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
         for (std::size_t b = 0; b < batches.size(); ++b) {
           ScenarioVariant v{base, {}};
           TrainingSetup& setup = v.scenario.setup;
-          if (flags.has("model")) setup.model = find_model(models[m]);
+          if (flags.has("model")) setup.model = model_list.at(m);
           if (!devices.empty()) {
             setup.device = loaded[d];
             apply_device_overrides(v.scenario);

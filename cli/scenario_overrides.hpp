@@ -24,8 +24,9 @@ constexpr std::array<FlagSpec, 7> scenario_override_flags{{
      "batch sizes, replacing scenario.batch.size (weak scaling: per accelerator, also with \"parallel\"; "
      "strong: the global batch); a list runs the scenario once per size, e.g. 16,32,64 or 16,...,256"},
     {"model", "LIST", "from the scenario",
-     "models, replacing the scenario's: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large, gpt2-xl; "
-     "a list runs the scenario once per model"},
+     "models, replacing the scenario's: built-in ones (scenarios/models/NAME.json: resnet50, bert-large, gpt2-xl, "
+     "llama-3-8b, ...; `dtsim help model-file` lists them) or paths to model files; a list runs the scenario once "
+     "per model"},
     {"device", "LIST", "from the scenario",
      "accelerators' device, replacing the scenario's: a built-in device (dtsim help device-file lists them; the old "
      "names v100, a100, h100, rtx3090, xeon-8380 still work) or a path to a device file (the scenario's efficiency "

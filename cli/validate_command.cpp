@@ -89,7 +89,8 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     } catch (const ScenarioError& e) {
       throw UsageError("--published: " + std::string(e.what()));
     }
-    const PublishedResult result = predict_published(rows, split, default_published_mapping(DTSIM_DATA_DIR), DTSIM_DATA_DIR);
+    const PublishedResult result =
+        predict_published(rows, split, default_published_mapping(DTSIM_DATA_DIR), DTSIM_DATA_DIR);
     if (flags.has("json")) {
       out << published_json(result, split).dump(2) << '\n';
     } else {

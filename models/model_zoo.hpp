@@ -1,15 +1,39 @@
-// The model zoo: networks as data, layer by layer. Each layer has its parameter count, its forward FLOPs per sample
-// (2 per multiply-add) and the activation bytes per sample it keeps for the backward pass. The layer lists are
-// generated from each architecture's published shapes (models/model_zoo.cpp says which paper or implementation), so
-// the totals can be checked against the published parameter counts and multiply-add counts.
+// Networks as data, layer by layer. Each layer has its parameter count, its forward FLOPs per sample (2 per
+// multiply-add), the activation bytes per sample it keeps for the backward pass and its kind (what kernels it runs).
+// The built-in networks (the zoo) are model files, scenarios/models/NAME.json, read by scenarios/model_file.cpp; their
+// layer lists come from models/transformer.cpp (transformers from their hyperparameters) and models/layer_list.cpp
+// (CNNs and MLPs from their layers' shapes), so totals can be checked against published parameter and multiply-add
+// counts (docs/models.md lists them with their sources).
 #pragma once
 
-#include <span>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace dtsim {
+
+// What a layer computes, for a compute model that costs kernels by kind.
+enum class LayerKind : std::uint8_t {
+  conv,
+  linear,
+  attention,
+  norm,
+  activation,
+  pool,
+  embedding,
+  elementwise,
+  softmax,
+  lm_head,
+  moe_router,
+  other
+};
+const char* to_string(LayerKind kind);
+// nullopt when `name` is not one of to_string's names.
+std::optional<LayerKind> layer_kind_from_string(std::string_view name);
+// "conv|linear|...|other", the accepted names.
+std::string_view layer_kind_names();
 
 struct Layer {
   std::string name;
@@ -20,6 +44,7 @@ struct Layer {
   // Transformer layers (attention, MLP): the values per sample of the output that Megatron-style tensor parallelism
   // allreduces (sequence x hidden); 0 for layers tensor parallelism does not split.
   double tensor_parallel_values = 0;
+  LayerKind kind = LayerKind::other;
 };
 
 struct Model {
@@ -33,11 +58,5 @@ struct Model {
   double forward_flops() const;
   double activation_bytes() const;
 };
-
-// The zoo: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large, gpt2-xl.
-std::span<const Model> model_zoo();
-// Throws std::invalid_argument listing the zoo when the name is unknown.
-const Model& find_model(std::string_view name);
-std::string model_names();
 
 }  // namespace dtsim

@@ -60,6 +60,7 @@ std::string expected_text(const FieldSpec& f) {
     case FieldType::object: return "an object";
     case FieldType::object_list: return "a list of objects";
     case FieldType::name_or_object: return "a name, a path to a .json file, or an object";
+    case FieldType::boolean: return "true or false";
     case FieldType::raw: return "any JSON value (kept as measured)";
   }
   return "?";
@@ -150,7 +151,8 @@ nlohmann::json default_json(const FieldSpec& f) {
   switch (f.type) {
     case FieldType::integer:
     case FieldType::number:
-    case FieldType::integer_list: return nlohmann::json::parse(f.default_value);
+    case FieldType::integer_list:
+    case FieldType::boolean: return nlohmann::json::parse(f.default_value);
     default: return nlohmann::json(std::string(f.default_value));
   }
 }
@@ -247,6 +249,23 @@ std::vector<long long> JsonObject::integer_list(std::string_view key) const {
     out.push_back(x);
   }
   return out;
+}
+
+bool JsonObject::boolean(std::string_view key) const {
+  const FieldSpec& f = spec(key);
+  const nlohmann::json* v = value(key);
+  const nlohmann::json fallback = v ? nlohmann::json() : default_json(f);
+  const nlohmann::json& j = v ? *v : fallback;
+  if (!j.is_boolean()) fail(key, expected_text(f), j);
+  return j.get<bool>();
+}
+
+const nlohmann::json& JsonObject::name_or_object(std::string_view key) const {
+  const nlohmann::json* v = value(key);
+  if (v == nullptr || !(v->is_string() || v->is_object())) {
+    fail(key, expected_text(spec(key)), v ? *v : nlohmann::json());
+  }
+  return *v;
 }
 
 JsonObject JsonObject::object(std::string_view key) const {

@@ -31,6 +31,7 @@ enum class FieldType : std::uint8_t {
   object,
   object_list,
   name_or_object,  // a name (or a path) as a string, or an object read by its own reader (e.g. a scenario's device)
+  boolean,         // JSON true or false
   raw              // any JSON value, kept for reference and not interpreted (raw samples, residuals)
 };
 
@@ -111,6 +112,9 @@ public:
   double seconds(std::string_view key) const;
   std::uint64_t bytes(std::string_view key) const;
   std::vector<long long> integer_list(std::string_view key) const;
+  bool boolean(std::string_view key) const;
+  // A name_or_object field's value (a string or an object; anything else is a ScenarioError).
+  const nlohmann::json& name_or_object(std::string_view key) const;
   // The nested object (an empty one when absent and not required, so its fields take their defaults).
   JsonObject object(std::string_view key) const;
   std::vector<JsonObject> objects(std::string_view key) const;

@@ -13,6 +13,7 @@
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
+#include "scenarios/model_file.hpp"
 
 namespace dtsim {
 namespace {
@@ -74,15 +75,18 @@ constexpr std::array<FieldSpec, 17> scenario_fields{{
     value_field("name", FieldType::text, "scenario", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the scenario shows"),
     value_field("cluster", FieldType::text, "",
-                "a built-in cluster (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, v100-nvlink-edr) or a "
+                "a built-in cluster (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, dgx1-v100, dgx2-v100, pcie4-100g, "
+                "v100-nvlink-edr) or a "
                 "path to a cluster file, relative to the scenario"),
     value_field("device", FieldType::name_or_object, "",
                 "the accelerator: a built-in device (dtsim help device-file lists them; the old names v100, a100, "
                 "h100, rtx3090 and xeon-8380 still work), a path to a device file relative to the scenario, a device "
                 "object inline (the fields of a device file's \"device\"), or calibrated (the machine of "
                 "`calibration`)"),
-    value_field("model", FieldType::text, "",
-                "mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large or gpt2-xl"),
+    value_field("model", FieldType::name_or_object, "",
+                "a built-in model (scenarios/models/NAME.json: resnet50, bert-large, gpt2-xl, llama-3-8b, ...; "
+                "`dtsim help model-file` lists them), a path to a model file relative to the scenario, or a model "
+                "object as a model file's (docs/models.md)"),
     object_field("batch", true, "the batch and how it scales", batch_fields),
     choice_field("precision", "fp32",
                  "the layers' math: fp32, tf32, fp16, bf16 or fp8 (fp32 master weights but for fp32 and tf32; fp8 "
@@ -174,10 +178,15 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     throw ScenarioError(o.path_of("cluster") + ": " + e.what());
   }
   TrainingSetup& setup = sc.setup;
-  try {
-    setup.model = find_model(o.text("model"));
-  } catch (const std::invalid_argument& e) {
-    throw ScenarioError(o.path_of("model") + ": " + e.what());
+  const nlohmann::json& model = o.name_or_object("model");
+  if (model.is_object()) {
+    setup.model = parse_model(model, o.path_of("model"));  // errors name scenario.model.KEY
+  } else {
+    try {
+      setup.model = load_named_model(model.get<std::string>(), base_dir, data_dir);
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(o.path_of("model") + ": " + e.what());
+    }
   }
   std::optional<Calibration> calibration;
   if (o.has("calibration")) {

@@ -148,9 +148,9 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
   if (compute.has("efficiency")) device.efficiency = compute.number("efficiency");
   const auto layers = static_cast<double>(c.layers.size() - 1);
   c.step_overhead_s = o.has("step_overhead") ? o.seconds("step_overhead") : device.layer_overhead_s * 2 * layers;
-  c.seconds_per_sample = sc.compute_source == "measured"
-                             ? -1.0
-                             : Mlp::flops_per_sample_of(c.layers) / (device.peak_flops(Precision::fp32) * device.efficiency);
+  c.seconds_per_sample = sc.compute_source == "measured" ? -1.0
+                                                         : Mlp::flops_per_sample_of(c.layers) /
+                                                               (device.peak_flops(Precision::fp32) * device.efficiency);
 
   const JsonObject network = o.object("network");
   c.network.bandwidth_Bps = network.bandwidth_Bps("bandwidth");

@@ -19,6 +19,7 @@
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
 #include "run_dtsim.hpp"
+#include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
@@ -598,14 +599,14 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
   };
   check_usage_errors({
       {"predict " + variant("model.json", "\"mlp-784-95-10\"", "\"lenet\""),
-       "scenario.model: unknown model 'lenet' (accepted: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, "
-       "bert-large, gpt2-xl)"},
+       "scenario.model: unknown model 'lenet' (built-in: " + dtsim::builtin_models(DTSIM_SOURCE_DIR) +
+           "; or a path to a .json model file)"},
       {"predict " + variant("device.json", "\"xeon-8380\"", "\"tpu-v4\""),
        "scenario.device: unknown device 'tpu-v4' (built-in: a10, a100-pcie-80gb, a100-sxm4-40gb, a100-sxm4-80gb, "
        "a30, b200-sxm-180gb"},
       {"predict " + variant("cluster.json", "\"cpu-10gbe\"", "\"cray\""),
-       "scenario.cluster: unknown cluster 'cray' (built-in: cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, "
-       "v100-nvlink-edr; or a path to a .json cluster file)"},
+       "scenario.cluster: unknown cluster 'cray' (built-in: cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, dgx1-v100, "
+       "dgx2-v100, pcie4-100g, v100-nvlink-edr; or a path to a .json cluster file)"},
       {"predict " + variant("preset.json", "\"none\"", "\"deepspeed\""),
        "scenario.framework.preset: expected \"ddp\", \"horovod\" or \"none\", got \"deepspeed\""},
       {"predict " + variant("split.json", "[1, 2, 4, 5, 10, 20]", "[1, 3]"),
@@ -1138,9 +1139,12 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
   for (const char* command : {"predict", "explain"}) {
     CAPTURE(command);
     const Run help = run_dtsim(std::string("help ") + command);
-    CHECK_THAT(help.output, Catch::Contains(dtsim::model_names()));
+    CHECK_THAT(help.output, Catch::Contains("dtsim help model-file"));
     CHECK_THAT(help.output, Catch::Contains("the old names v100, a100, h100, rtx3090, xeon-8380 still work"));
     CHECK_THAT(help.output, Catch::Contains("fp32, tf32, fp16, bf16, fp8 or mixed"));
+    CHECK_THAT(help.output, Catch::Contains("--model"));
+    CHECK_THAT(help.output, Catch::Contains("dtsim help model-file"));
+    CHECK_THAT(help.output, Catch::Contains("dtsim help device-file"));
   }
 
   const std::string strong = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json";
@@ -1162,10 +1166,6 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
   std::ofstream(micro32_file) << micro32;
   std::ofstream(strong_layered_file) << strong_layered;
   check_usage_errors({
-      {"predict --model lenet",
-       "--model: unknown model 'lenet' (accepted: mlp-784-95-10, alexnet, vgg16, resnet50, inception-v3, bert-large, "
-       "gpt2-xl)"},
-      {"explain --model resnet50,lenet", "--model: unknown model 'lenet' (accepted: mlp-784-95-10"},
       {"predict --device tpu-v4", "--device: unknown device 'tpu-v4' (built-in: a10, a100-pcie-80gb"},
       {"predict --device tpu-v4", "old names: v100 = v100-sxm2-32gb, a100 = a100-sxm4-80gb, h100 = h100-sxm5-80gb"},
       {"explain --precision fp64", "--precision: expected fp32, tf32, fp16, bf16, fp8 or mixed, got 'fp64'"},
@@ -1173,6 +1173,9 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
       {"predict " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/bert-large-dgx-a100.json --device xeon-8380",
        "--device: xeon-8380 (scenario.precision mixed): xeon-platinum-8380 has neither fp16 nor bf16 math for mixed "
        "(it has fp32)"},
+      {"predict --model lenet", "--model: unknown model 'lenet' (built-in: " + dtsim::builtin_models(DTSIM_SOURCE_DIR) +
+                                    "; or a path to a .json model file)"},
+      {"explain --model resnet50,lenet", "--model: unknown model 'lenet' (built-in: alexnet, bert-base"},
       {"predict --cluster /nonexistent/cluster.json",
        "--cluster: /nonexistent/cluster.json: cannot read the file (no such file)"},
       {"explain --cluster " + dir.string(), "--cluster: " + dir.string() + ": is a directory, not a file"},

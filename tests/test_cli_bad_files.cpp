@@ -227,3 +227,80 @@ TEST_CASE("a training run too large to hold or to finish is refused before any m
   CHECK(too_long.exit_code == 2);
   CHECK_THAT(too_long.output, Catch::Contains("even at 1 TFLOP/s, above the 3600 s limit"));
 }
+
+TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accepted, inline models predict") {
+  const TempDir tmp;
+  const std::string scenario = read_text(source + "/scenarios/training/inline-llama-1b-dgx-h100.json");
+  auto inline_variant = [&](const std::string& name, const std::string& from, const std::string& to) {
+    return tmp.variant(name, scenario, from, to);
+  };
+  check_refused({
+      {"predict " + inline_variant("s1.json", "\"heads\": 32", "\"heads\": 30"),
+       "scenario.model.heads: expected a divisor of hidden = 2048 (or give head_dim), got 30"},
+      {"predict " + inline_variant("s2.json", "\"kv_heads\": 8", "\"kv_heads\": 5"),
+       "scenario.model.kv_heads: expected a divisor of heads = 32 (each key/value head serves a group of query "
+       "heads), got 5"},
+      {"predict " + inline_variant("s3.json", "\"biases\": false",
+                                   "\"biases\": false, \"moe\": {\"experts\": 8, "
+                                   "\"top_k\": 9}"),
+       "scenario.model.moe.top_k: expected at most experts = 8, got 9"},
+      {"predict " + inline_variant("s4.json", "\"hidden\": 2048", "\"hiden\": 2048"),
+       "scenario.model.hiden: unknown key (accepted: name, source, kind, architecture, layers, hidden"},
+      {"predict " + inline_variant("s5.json", "\"ffn_hidden\": 8192,", ""),
+       "scenario.model.ffn_hidden: missing; expected a whole number in [1, 16777216]"},
+      {"predict " + inline_variant("s6.json", "\"tied_embeddings\": true", "\"tied_embeddings\": \"yes\""),
+       "scenario.model.tied_embeddings: expected true or false, got \"yes\""},
+      {"predict " + inline_variant("s7.json", "\"layers\": 16", "\"layers\": 0"),
+       "scenario.model.layers: expected a whole number in [1, 4096], got 0"},
+      {"predict " + inline_variant("s8.json", "\"kind\": \"transformer\"", "\"kind\": \"cnn\""),
+       "scenario.model.kind: expected \"transformer\" or \"layers\", got \"cnn\""},
+      {"predict " + inline_variant("s9.json", "\"ffn\": \"swiglu\"", "\"ffn\": \"relu\""),
+       "scenario.model.ffn: expected \"gelu\" or \"swiglu\", got \"relu\""},
+      {"predict " +
+           inline_variant("s10.json", "\"vocab\": 128256,", "\"patches\": {\"image_size\": 224, \"patch_size\": 15},"),
+       "scenario.model.patches.patch_size: expected a divisor of image_size = 224, got 15"},
+      {"predict " + inline_variant("s12.json", "\"position\": \"rope\"", "\"position\": \"rope\", \"positions\": 9"),
+       "scenario.model.positions: only with position \"learned\""},
+  });
+  // model files, by --model and by a scenario's path (relative to the scenario)
+  const std::string layers =
+      tmp.write("cnn.json", R"({"model": {"name": "cnn", "kind": "layers", "input": [3, 32, 32], "layers": [
+          {"kind": "conv", "name": "c1", "out": 16, "kernel": [3], "padding": [1], "batch_norm": true},
+          {"kind": "pool", "name": "p1", "kernel": [2], "stride": 2},
+          {"kind": "linear", "name": "fc", "from": "c9", "out": 10}]}})");
+  const std::string pool_out =
+      tmp.write("pool-out.json", R"({"model": {"name": "cnn", "kind": "layers", "input": [3, 32, 32], "layers": [
+          {"kind": "pool", "out": 4, "kernel": [2]}]}})");
+  const std::string big_kernel =
+      tmp.write("big.json", R"({"model": {"name": "cnn", "kind": "layers", "input": [3, 4, 4], "layers": [
+          {"kind": "conv", "out": 4, "kernel": [7]}]}})");
+  const std::string text = tmp.write("text.json", R"({"model": "resnet50"})");
+  const std::string cluster_scenario = read_text(source + "/scenarios/training/resnet50-v100.json");
+  check_refused({
+      {"predict --model " + layers, "--model: " + layers + ": model.layers[2].from: no earlier layer is named 'c9'"},
+      {"explain --model resnet50," + pool_out, "--model: " + pool_out + ": model.layers[0].out: not for a pool layer"},
+      {"predict --model " + big_kernel,
+       big_kernel + ": model.layers[0].kernel: a 7x7 kernel is larger than its padded input 3x4x4"},
+      {"predict --model " + text, text + ": model: expected an object, got \"resnet50\""},
+      {"predict " + tmp.variant("s11.json", cluster_scenario, "\"resnet50\"", "7"),
+       "scenario.model: expected a name, a path to a .json file, or an object, got 7"},
+      {"predict --model " + tmp.path.string() + "/none.json", "--model: " + tmp.path.string() + "/none.json: cannot"},
+      {"predict " + tmp.variant("s13.json", cluster_scenario, "\"resnet50\"", "\"cnn-missing.json\""),
+       "scenario.model: " + (tmp.path / "cnn-missing.json").string() + ": cannot read the file"},
+  });
+  // an inline transformer and a model file named by path relative to the scenario both predict
+  const Result ok = run_dtsim("predict " + source + "/scenarios/training/inline-llama-1b-dgx-h100.json --json");
+  REQUIRE(ok.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(ok.output);
+  CHECK(j.dump().find("llama-style-1b") != std::string::npos);
+  const std::string good_cnn =
+      tmp.write("good-cnn.json", R"({"model": {"name": "tiny-cnn", "kind": "layers", "input": [3, 32, 32], "layers": [
+          {"kind": "conv", "name": "c1", "out": 16, "kernel": [3], "padding": [1], "batch_norm": true},
+          {"kind": "pool", "name": "p1", "kernel": [2], "stride": 2},
+          {"kind": "linear", "name": "fc", "out": 10}]}})");
+  const Result by_path =
+      run_dtsim("predict " + tmp.variant("s14.json", cluster_scenario, "\"resnet50\"", "\"good-cnn.json\"") +
+                " --accelerators 1");
+  CHECK(by_path.exit_code == 0);
+  CHECK_THAT(by_path.output, Catch::Contains("tiny-cnn ("));
+}

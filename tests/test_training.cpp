@@ -8,6 +8,7 @@
 #include "algorithms/registry.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/device_file.hpp"
+#include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/predict.hpp"
 #include "sim/topology.hpp"
@@ -22,7 +23,7 @@ ClusterSpec builtin(const std::string& name) {
 
 TrainingSetup setup_for(const std::string& model, const std::string& device, int batch) {
   TrainingSetup s;
-  s.model = find_model(model);
+  s.model = load_named_model(model, ".", DTSIM_SOURCE_DIR);
   s.device = load_named_device(device, ".", DTSIM_SOURCE_DIR);
   s.batch = batch;
   apply_preset(s, FrameworkPreset::ddp);

@@ -8,6 +8,8 @@
 #include <stdexcept>
 
 #include "scenarios/device_file.hpp"
+#include "scenarios/json_reader.hpp"
+#include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/predict.hpp"
 
@@ -37,15 +39,10 @@ ModelChoice model_of(const PublishedRow& row) {
   if (has(m, "bert-large")) name = "bert-large";
   if (has(m, "bert-base")) name = "bert-base";
   if (m == "timm resnet101") name = "resnet101";
-  if (m == "timm vit_base_patch16_224") name = "vit-b16";
+  if (m == "timm vit_base_patch16_224") name = "vit-b-16";
   if (m == "timm vgg16") name = "vgg16";
   if (has(m, "resnext") || has(m, "efficientnet") || has(m, "se-resnext")) name = "";
   if (name.empty()) return {"", "no dtsim model of " + row.model};
-  try {
-    (void)find_model(name);
-  } catch (const std::invalid_argument&) {
-    return {"", "no dtsim model of " + row.model + " (" + name + ")"};
-  }
   return {name, ""};
 }
 
@@ -71,10 +68,12 @@ std::optional<Precision> precision_of(const PublishedRow& row, const Device& dev
   }
 }
 
-// The sequence a model is built for, from its input ("512 tokens"); 0 for other inputs.
-int sequence_of(const Model& model) {
-  if (!model.input.ends_with(" tokens")) return 0;
-  return std::atoi(model.input.c_str());
+// A built-in model, a transformer at the row's sequence length (BERT's phase 1 trains at 128, phase 2 at 512).
+Model model_at_sequence(const std::string& name, int sequence, const std::string& data_dir) {
+  nlohmann::json document = read_json_file(data_dir + "/scenarios/models/" + name + ".json");
+  nlohmann::json& model = document.at("model");
+  if (sequence > 0 && model.contains("sequence")) model["sequence"] = sequence;
+  return parse_model_document(document);
 }
 
 ErrorStats stats(const std::vector<double>& abs_errors) {
@@ -154,16 +153,8 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       continue;
     }
     TrainingSetup setup;
-    setup.model = find_model(model.name);
+    setup.model = model_at_sequence(model.name, row.sequence_length, data_dir);
     c.model = model.name;
-    if (const int built = sequence_of(setup.model);
-        row.sequence_length > 0 && built > 0 && row.sequence_length != built) {
-      c.not_modelled = "sequence " + std::to_string(row.sequence_length) + " (dtsim's " + model.name +
-                       " is built for " + std::to_string(built) + ")";
-      c.device.clear();
-      result.cases.push_back(c);
-      continue;
-    }
     setup.device = mapping.device_of(c.device);
     const std::optional<Precision> precision = precision_of(row, setup.device);
     if (!precision) {

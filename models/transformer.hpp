@@ -1,0 +1,68 @@
+// Transformers from their hyperparameters: the layer list of a decoder (GPT, Llama, Mixtral) or an encoder (BERT,
+// ViT) with grouped-query attention, GELU or SwiGLU MLPs and mixture-of-experts MLPs. FLOPs count the matrix
+// multiplications, 2 per multiply-add, as Kaplan et al. 2020 (Table 1) and Narayanan et al. 2021 (eq. 3) do; biases,
+// norms, softmax and nonlinearities are left out as they leave them out (docs/models.md has every formula).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "models/model_zoo.hpp"
+
+namespace dtsim {
+
+enum class FfnKind : std::uint8_t { gelu, swiglu };
+enum class NormKind : std::uint8_t { layernorm, rmsnorm };
+enum class PositionKind : std::uint8_t { learned, rope, none };
+enum class TransformerHead : std::uint8_t { lm, pooler, classifier, none };
+
+// Every block's MLP replaced by `experts` MLPs of which a learned router picks `top_k` per token.
+struct MoeSpec {
+  int experts = 8;
+  int top_k = 2;
+  int expert_ffn_hidden = 0;
+};
+
+// A vision transformer's input: the image cut into patch_size x patch_size patches, each projected to hidden (a
+// convolution of stride patch_size), with an optional class token.
+struct PatchSpec {
+  int image_size = 224;
+  int patch_size = 16;
+  int channels = 3;
+  bool class_token = true;
+  int tokens() const { return (image_size / patch_size) * (image_size / patch_size) + (class_token ? 1 : 0); }
+};
+
+struct TransformerSpec {
+  std::string name;
+  std::string source;
+  bool decoder = true;  // causal masking: no change to the FLOPs counted here
+  int layers = 1;
+  int hidden = 1;
+  int heads = 1;
+  int kv_heads = 1;  // heads of K and V: = heads (multi-head), < heads (grouped-query), 1 (multi-query)
+  int head_dim = 1;
+  int ffn_hidden = 1;
+  FfnKind ffn = FfnKind::gelu;
+  int vocab = 0;        // 0 with patches
+  int sequence = 1;     // tokens per sample
+  int positions = 0;    // rows of a learned position table
+  int token_types = 0;  // BERT's segment embeddings
+  bool tied_embeddings = false;
+  NormKind norm = NormKind::layernorm;
+  PositionKind position = PositionKind::learned;
+  bool biases = true;           // biases in the linear layers (GPT-2, BERT, ViT: yes; Llama, Mixtral: no)
+  bool embedding_norm = false;  // a norm after the embeddings (BERT)
+  bool final_norm = true;       // a norm after the last block (pre-norm models)
+  TransformerHead head = TransformerHead::lm;
+  int classes = 0;  // head classifier
+  std::optional<MoeSpec> moe;
+  std::optional<PatchSpec> patches;
+};
+
+// The layers: embeddings; per block an attention layer and an MLP layer (with MoE: a router layer and an experts
+// layer), each holding its block's norm; the head. Expects a consistent spec (scenarios/model_file.cpp checks one).
+Model transformer_model(const TransformerSpec& spec);
+
+}  // namespace dtsim
