@@ -165,11 +165,11 @@ refusal() {
   text=$(normalize "$1")
   local mpi_re='(^|[[:space:];&|(])(mpirun|mpiexec)[[:space:]]'
   local validate_re='build/dtsim[[:space:]]+validate([[:space:]]|$)'
-  local offline_re='[[:space:]]--(measured|repredict)([[:space:]=]|$)'
+  local offline_re='[[:space:]]--(measured|repredict|published)([[:space:]=]|$)'
   if [[ $text =~ $mpi_re ]]; then
     echo "runs MPI processes (mpirun)"
   elif [[ $text =~ $validate_re && ! $text =~ $offline_re ]]; then
-    echo "dtsim validate without --measured or --repredict runs real MPI on network namespaces (root, up to 30 min)"
+    echo "dtsim validate without --measured, --repredict or --published runs real MPI on network namespaces (root, up to 30 min)"
   fi
 }
 
