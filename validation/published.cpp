@@ -12,6 +12,7 @@
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/predict.hpp"
+#include "validation/validate.hpp"
 
 namespace dtsim {
 namespace {
@@ -80,16 +81,8 @@ ErrorStats stats(const std::vector<double>& abs_errors) {
   ErrorStats s;
   s.rows = static_cast<int>(abs_errors.size());
   if (abs_errors.empty()) return s;
-  std::vector<double> v = abs_errors;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) {
-    const double x = q * static_cast<double>(v.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(x));
-    const auto hi = static_cast<std::size_t>(std::ceil(x));
-    return v[lo] + (v[hi] - v[lo]) * (x - static_cast<double>(lo));
-  };
-  s.median_abs_error = at(0.5);
-  s.p90_abs_error = at(0.9);
+  s.median_abs_error = percentile(abs_errors, 0.5);
+  s.p90_abs_error = percentile(abs_errors, 0.9);
   return s;
 }
 

@@ -17,6 +17,16 @@
 #include "sim/simgrid_executor.hpp"
 
 namespace dtsim {
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const auto hi = static_cast<std::size_t>(std::ceil(at));
+  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
+}
+
 namespace {
 
 struct RawRun {
@@ -110,15 +120,6 @@ RawRun run_emulated(const ValidationPlan& plan, int ranks, double rate_Mbps) {
                              " Mbit/s) failed: " + log.substr(0, std::min<std::size_t>(log.size(), 600)));
   }
   return raw;
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(at));
-  const auto hi = static_cast<std::size_t>(std::ceil(at));
-  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
 }
 
 void summarize(ValidationResult& result) {

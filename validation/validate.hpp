@@ -11,6 +11,9 @@
 
 namespace dtsim {
 
+// The q-quantile (0 to 1) of `v`, linear between the nearest ranks; 0 for no values.
+double percentile(std::vector<double> v, double q);
+
 struct ValidationPlan {
   std::vector<int> ranks{4, 8};
   std::vector<double> rates_Mbps{100, 1000};
