@@ -2,10 +2,15 @@
 // writes the calibration file every prediction can use.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <iterator>
 
 #include "calibrate/calibration_run.hpp"
 #include "calibrate/fit.hpp"
@@ -15,12 +20,24 @@
 #include "reports/format.hpp"
 #include "reports/output_file.hpp"
 #include "scenarios/calibration_file.hpp"
+#include "scenarios/device_file.hpp"
 #include "scenarios/input_file.hpp"
+#include "scenarios/json_reader.hpp"
+#include "scenarios/published_file.hpp"
+#include "scenarios/scenario_file.hpp"
+#include "validation/published_fit.hpp"
 
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 4> calibrate_flags{{
+constexpr std::array<FlagSpec, 7> calibrate_flags{{
+    {"published", "", "",
+     "instead of measuring this machine: fit the built-in GPUs' efficiency parameters to the fit split of the "
+     "published measurements (validation/published/measurements.csv) and write their device files"},
+    {"out-dir", "DIR", "build/published-fit",
+     "--published: where the device files are written (scenarios/devices to update the shipped ones)"},
+    {"prior-weight", "W", "1",
+     "--published: how strongly a device's parameters are pulled to the pooled ones (squared log units per row)"},
     {"quick", "", "", "shorter measurements (about 6 s instead of about 20 s on a 2-core machine)"},
     {"out", "FILE", "calibration.json", "where the calibration file is written (atomically)"},
     {"network-csv", "FILE", "",
@@ -48,8 +65,92 @@ const char* calibration_file_help() {
   return text.c_str();
 }
 
+namespace {
+
+std::string fixed(double x, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, x);
+  return text;
+}
+
+int calibrate_published(const Flags& flags, std::ostream& out) {
+  const auto started = std::chrono::steady_clock::now();
+  PublishedFitOptions options;
+  if (flags.has("prior-weight")) {
+    options.prior_weight = flags.number("prior-weight", 0, 1000);
+  }
+  const std::string out_dir = flags.has("out-dir") ? flags.get("out-dir") : "build/published-fit";
+  const std::string data_dir = DTSIM_DATA_DIR;
+  std::vector<PublishedRow> rows;
+  try {
+    rows = load_published_table(data_dir + "/validation/published/measurements.csv");
+  } catch (const ScenarioError& e) {
+    throw UsageError("--published: " + std::string(e.what()));
+  }
+  // every shipped GPU: fitted where the fit split measured it, pooled otherwise (a CPU is not a GPU's pool)
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/scenarios/devices")) {
+    if (entry.path().extension() != ".json") continue;
+    const Device d = load_device_file(entry.path().string());
+    if (d.kind == DeviceKind::gpu) names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  const PublishedFit fit = fit_published(rows, names, default_published_mapping(data_dir), data_dir, options);
+  int fit_rows = 0;
+  for (const auto& [name, r] : fit.devices)
+    fit_rows += r.rows;
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw UsageError("--out-dir: cannot create " + out_dir + ": " + ec.message());
+  out << "fit of the built-in GPUs to the published measurements' fit split (" << fit.before.rows
+      << " rows predicted): median |error| " << format_percent(fit.before.median_abs_error) << " -> "
+      << format_percent(fit.after.median_abs_error) << ", p90 " << format_percent(fit.before.p90_abs_error) << " -> "
+      << format_percent(fit.after.p90_abs_error) << "\n";
+  out << "  shared knee t_half " << format_seconds(fit.t_half_s) << "; pooled efficiency "
+      << fixed(fit.pooled.efficiency, 3) << ", tensor " << fixed(fit.pooled.tensor_efficiency, 3) << ", memory "
+      << fixed(fit.pooled.memory_efficiency, 3) << "\n";
+  for (const auto& [name, r] : fit.devices) {
+    const std::string file = data_dir + "/scenarios/devices/" + name + ".json";
+    Device d = load_device_file(file);
+    apply_fit(d, r.params, fit.t_half_s);
+    d.fit = DeviceFit{"dtsim calibrate --published (fit split of validation/published/measurements.csv)",
+                      r.rows > 0 ? r.rows : fit_rows, r.median_error, r.rows == 0};
+    std::ifstream in(file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string written = device_file_with_fit(text, d);
+    const std::string path = out_dir + "/" + name + ".json";
+    try {
+      write_file_atomically(path, [&](std::ostream& f) { f << written; });
+    } catch (const std::exception& error) {
+      throw UsageError("--out-dir: " + std::string(error.what()));
+    }
+    out << "  " << std::left << std::setw(16) << name << std::right;
+    if (r.rows > 0) {
+      out << std::setw(3) << r.rows << " rows, median |error| " << std::setw(6) << format_percent(r.median_error);
+    } else {
+      out << "  no rows: pooled              ";
+    }
+    out << "  efficiency " << fixed(r.params.efficiency, 3) << ", tensor " << fixed(r.params.tensor_efficiency, 3)
+        << ", memory " << fixed(r.params.memory_efficiency, 3) << "\n";
+  }
+  out << "  written to " << out_dir << " in "
+      << format_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()) << '\n';
+  return 0;
+}
+
+}  // namespace
+
 int calibrate_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(calibrate_flags, args);
+  const bool published = flags.has("published");
+  flags.refuse_unless("out-dir", published, "needs --published");
+  flags.refuse_unless("prior-weight", published, "needs --published");
+  if (published) {
+    for (const char* other : {"quick", "out", "network-csv", "no-network"}) {
+      flags.refuse_unless(other, false, "not with --published (it measures nothing here)");
+    }
+    return calibrate_published(flags, out);
+  }
   CalibrateOptions options;
   options.quick = flags.has("quick");
   options.measure_network = !flags.has("no-network");

@@ -15,6 +15,7 @@
 #include "cli/flags.hpp"
 #include "cli/scenario_overrides.hpp"
 #include "reports/format.hpp"
+#include "reports/grounding.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
 
@@ -94,7 +95,7 @@ std::string setup_text(const Scenario& sc, const std::string& algorithm) {
     text += ", " + std::to_string(p.micro_batches) + " micro-batch" + (p.micro_batches == 1 ? "" : "es");
     if (p.sharding != Sharding::none) text += std::string(", ") + to_string(p.sharding);
   }
-  return text;
+  return text + "\n  grounding: " + grounding_text(s.device);
 }
 
 std::string explanation_text(const Scenario& sc, const Explanation& e) {
@@ -176,6 +177,7 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e) {
                    {"model", s.model.name},
                    {"device", s.device.name},
                    {"device_file", s.device.origin},
+                   {"grounding", grounding_json(s.device)},
                    {"cluster", sc.cluster.name},
                    {"precision", to_string(s.compute.precision)},
                    {"scaling", to_string(s.scaling)},

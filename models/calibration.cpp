@@ -17,7 +17,7 @@ Device calibrated_device(const Calibration& c) {
   d.memory_Bps = c.memory_Bps;
   d.memory_bytes = c.memory_bytes;
   d.efficiency = 1.0;
-  d.layer_overhead_s = c.kernel_overhead_s / 4;
+  d.kernel_launch_s = c.kernel_overhead_s / 4;
   return d;
 }
 

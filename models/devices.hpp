@@ -1,11 +1,6 @@
-// A device of the compute model and the compute model of one training step on one accelerator.
-//
-// A layer takes max(FLOPs / (peak(precision) x efficiency), bytes moved / (memory bandwidth x memory efficiency)) +
-// the kernel launch time; backward takes the layer's backward factor (2 unless it says otherwise) times the forward
-// FLOPs and twice its bytes; the optimizer update streams its per-parameter bytes through memory. With
-// half_efficiency_flops H set, a kernel of F FLOPs reaches efficiency x F / (F + H) of peak (backward: factor kernels
-// of the forward's size). Devices are described by device files (scenarios/device_file.hpp, docs/devices.md); this
-// header knows no files.
+// A device of the compute model: its peak math per precision, its memory, and the efficiency parameters that
+// models/compute_model.hpp turns into kernel times. Devices are described by device files (scenarios/device_file.hpp,
+// docs/devices.md); this header knows no files.
 #pragma once
 
 #include <array>
@@ -13,8 +8,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include "models/model_zoo.hpp"
 
 namespace dtsim {
 
@@ -32,6 +25,7 @@ struct DeviceFit {
   std::string by;  // who or what fitted them
   long long rows = 0;
   double median_error = 0;
+  bool pooled = false;  // no rows of this device: the parameters pooled from devices that had some
 };
 
 class Device {
@@ -43,10 +37,11 @@ public:
   DeviceKind kind = DeviceKind::gpu;
   double memory_bytes = 0;           // capacity
   double memory_Bps = 0;             // peak memory bandwidth
-  double efficiency = 0.5;           // achieved / peak FLOP/s on large training kernels
+  double efficiency = 0.5;           // achieved / peak FLOP/s of fp32 math on large training kernels
+  double tensor_efficiency = 0.5;    // the same for tensor math: tf32, fp16, bf16, fp8
   double half_efficiency_flops = 0;  // FLOPs of a kernel reaching half the achievable rate; 0: no size dependence
   double memory_efficiency = 1.0;    // achieved / peak bandwidth of memory-bound kernels
-  double layer_overhead_s = 0;       // kernel launch: fixed time per layer and pass
+  double kernel_launch_s = 0;        // device time between two kernels of a stream
   std::optional<DeviceFit> fit;      // absent: datasheet figures and default efficiencies
 
   // Peak dense FLOP/s of `precision`'s math; 0 where the device lacks it.
@@ -63,33 +58,15 @@ private:
 
 // The precisions `device` has, e.g. "fp32, fp16".
 std::string precision_names(const Device& device);
+// Throws std::invalid_argument naming what the device has when it lacks `precision`'s math.
+void require_precision(const Device& device, Precision precision);
 // A precision by name: fp32, tf32, fp16, bf16, fp8, or mixed (fp16 where the device has it, else bf16). Throws
 // std::invalid_argument naming what is accepted for an unknown name, and what the device has when it lacks the math.
 Precision precision_for(std::string_view name, const Device& device);
 // The accepted names, "fp32, tf32, fp16, bf16, fp8 or mixed".
 const char* precision_choices();
 
-enum class Optimizer : std::uint8_t { sgd, momentum, adam };
-
-// What the step computes, per accelerator.
-struct ComputeSettings {
-  Precision precision = Precision::fp32;
-  Optimizer optimizer = Optimizer::momentum;
-};
-
-// Seconds of one layer's forward and backward pass for `batch` samples on `device`.
-double forward_seconds(const Layer& layer, double batch, const Device& device, Precision precision);
-double backward_seconds(const Layer& layer, double batch, const Device& device, Precision precision);
-// The optimizer update of `params` parameters.
-double optimizer_seconds(double params, const Device& device, Optimizer optimizer);
-// Bytes of one stored value (weight copy, gradient, activation): 4 in fp32 and tf32, 2 otherwise.
-double value_bytes(Precision precision);
-// Bytes per parameter the optimizer keeps beyond the weights and gradients (momentum 4, Adam 8; fp16, bf16 and fp8
-// add 4 for fp32 master weights).
-double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision);
-
 const char* to_string(Precision precision);
-const char* to_string(Optimizer optimizer);
 const char* to_string(DeviceKind kind);
 
 }  // namespace dtsim

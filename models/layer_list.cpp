@@ -60,6 +60,7 @@ Model layer_list_model(const LayerListSpec& spec) {
         layer.params = weights + (l.bias ? l.out : 0) + (l.batch_norm ? 2.0 * l.out : 0);
         layer.forward_flops = 2.0 * weights * out.h * out.w;
         layer.activation_bytes = out.elements() * float_bytes * (l.batch_norm ? 2 : 1);  // conv (and BN) output
+        layer.kernels = l.batch_norm ? 3 : 2;  // the convolution, its norm (or bias) and its activation
         break;
       }
       case ListLayerType::pool: {  // max or average: one operation per window element, no parameters
@@ -93,6 +94,7 @@ Model layer_list_model(const LayerListSpec& spec) {
         break;
       }
     }
+    if (l.type != ListLayerType::custom) layer.checkpoint_bytes = in.elements() * float_bytes;
     outputs.emplace(l.name, out);
     previous = out;
     m.layers.push_back(std::move(layer));

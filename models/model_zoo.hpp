@@ -45,6 +45,13 @@ struct Layer {
   // allreduces (sequence x hidden); 0 for layers tensor parallelism does not split.
   double tensor_parallel_values = 0;
   LayerKind kind = LayerKind::other;
+  double kernels = 0;  // kernels its forward pass launches; 0: its kind's count (models/compute_model.cpp)
+  // Attention: the part of activation_bytes and forward_flops that is the score matrix (softmax, its dropout; Q K^T
+  // and the weighted sum of V), which a fused (flash) kernel never writes and selective recomputation does not keep.
+  double score_bytes = 0;
+  double score_flops = 0;
+  // Activation bytes per sample full recomputation keeps (the layer's input); 0: recomputation keeps all of it.
+  double checkpoint_bytes = 0;
 };
 
 struct Model {

@@ -26,7 +26,10 @@ MemoryUse memory_use(const TrainingSetup& setup, int local_batch) {
   m.weights_bytes = params * value;
   m.gradient_bytes = params * value;
   m.optimizer_bytes = params * optimizer_state_bytes_per_param(setup.compute.optimizer, setup.compute.precision);
-  m.activation_bytes = setup.model.activation_bytes() * local_batch * value / 4.0;
+  double kept = 0;
+  for (const Layer& layer : setup.model.layers)
+    kept += kept_activation_bytes(layer, setup.compute);
+  m.activation_bytes = kept * local_batch * value / 4.0;
   return m;
 }
 

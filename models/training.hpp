@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "models/calibration.hpp"
-#include "models/devices.hpp"
+#include "models/compute_model.hpp"
 #include "models/model_zoo.hpp"
 
 namespace dtsim {

@@ -16,7 +16,7 @@ double norm_params(const TransformerSpec& t) { return (t.norm == NormKind::layer
 //   SwiGLU MLP: input 2, gate and up outputs 4f/h, SiLU output and product 4f/h, dropout mask 1;
 //   MoE: input 2, each of the top_k experts' MLP without the input, router logits 2 E/h;
 //   norms: 4.
-// fp32 doubles them. A block's total is split 0.6 / 0.4 between its attention and MLP layers.
+// fp32 doubles them. The attention layer holds the attention and score terms and one norm, the MLP layer the rest.
 double mlp_units(FfnKind ffn, double f, double h) { return ffn == FfnKind::gelu ? 4 * f / h + 1 : 8 * f / h + 1; }
 
 }  // namespace
@@ -85,8 +85,11 @@ Model transformer_model(const TransformerSpec& t) {
   } else {
     mlp_act_units = 2 + mlp_units(t.ffn, t.ffn_hidden, h);
   }
-  const double block_bytes =
-      2 * s * h * (attention_units + mlp_act_units + 4 + 5.0 * t.heads * s / h);  // fp32: 2 x the 16-bit bytes
+  // fp32: 2 x the 16-bit bytes; each layer holds its own terms and one norm
+  const double score_bytes = 2 * s * h * 5.0 * t.heads * s / h;
+  const double attention_bytes = 2 * s * h * (attention_units + 2) + score_bytes;
+  const double mlp_bytes = 2 * s * h * (mlp_act_units + 2);
+  const double layer_input_bytes = s * h * float_bytes;
   // one MLP: GELU 2 matrices (h f, f h), SwiGLU 3 (gate, up: h f; down: f h)
   auto mlp_params = [&](double f) {
     const double matrices = t.ffn == FfnKind::gelu ? 2 : 3;
@@ -100,7 +103,13 @@ Model transformer_model(const TransformerSpec& t) {
     attention.kind = LayerKind::attention;
     attention.params = attention_params;
     attention.forward_flops = attention_flops;
-    attention.activation_bytes = block_bytes * 0.6;
+    attention.activation_bytes = attention_bytes;
+    attention.score_bytes = score_bytes;
+    attention.score_flops = s * 4 * s * q;
+    attention.checkpoint_bytes = layer_input_bytes;
+    // norm, Q K V GEMM, bias, 2 reshapes, Q K^T, scale and mask, softmax, dropout, weighted V, projection, bias with
+    // dropout and residual add
+    attention.kernels = 12;
     attention.tensor_parallel_values = s * h;  // Megatron allreduces the attention output
     m.layers.push_back(attention);
     if (!t.moe) {
@@ -109,8 +118,10 @@ Model transformer_model(const TransformerSpec& t) {
       mlp.kind = LayerKind::linear;
       mlp.params = mlp_params(t.ffn_hidden) + norm;
       mlp.forward_flops = s * mlp_flops(t.ffn_hidden);
-      mlp.activation_bytes = block_bytes * 0.4;
-      mlp.tensor_parallel_values = s * h;  // and the MLP output
+      mlp.activation_bytes = mlp_bytes;
+      mlp.checkpoint_bytes = layer_input_bytes;
+      mlp.kernels = t.ffn == FfnKind::gelu ? 6 : 7;  // norm, GEMMs, GELU (or SiLU and product), dropout, residual add
+      mlp.tensor_parallel_values = s * h;            // and the MLP output
       m.layers.push_back(mlp);
       continue;
     }
@@ -129,7 +140,9 @@ Model transformer_model(const TransformerSpec& t) {
     ex.kind = LayerKind::linear;
     ex.params = experts * mlp_params(t.moe->expert_ffn_hidden);
     ex.forward_flops = s * t.moe->top_k * mlp_flops(t.moe->expert_ffn_hidden);
-    ex.activation_bytes = block_bytes * 0.4 - router.activation_bytes;
+    ex.activation_bytes = mlp_bytes - router.activation_bytes;
+    ex.checkpoint_bytes = layer_input_bytes;
+    ex.kernels = 4 + 4 * t.moe->top_k;  // permute and un-permute tokens, each chosen expert's MLP
     ex.tensor_parallel_values = s * h;  // each expert's matrices split as a dense MLP's are
     m.layers.push_back(ex);
   }

@@ -63,4 +63,10 @@ std::string format_bits_per_s(double bytes_per_s) {
   return scaled(bytes_per_s * 8, {"bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"}, 1000.0);
 }
 
+std::string format_percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
+  return text;
+}
+
 }  // namespace dtsim

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "scenarios/json_reader.hpp"
+#include "scenarios/json_text.hpp"
 
 namespace dtsim {
 namespace {
@@ -35,14 +39,18 @@ constexpr std::array<FieldSpec, 5> peak_fields{{
                  max_flops),
 }};
 
-constexpr std::array<FieldSpec, 3> fit_fields{{
+constexpr std::array<FieldSpec, 4> fit_fields{{
     value_field("by", FieldType::text, "", "who or what fitted the efficiency parameters (a tool, a run, a paper)"),
     ranged_field("rows", FieldType::integer, "", "measurements the fit used", 1, 1e12),
     ranged_field("median_error", FieldType::number, "",
                  "median relative error of the fitted model on those rows (0.05 = 5%)", 0, 100),
+    choice_field("scope", "device",
+                 "device: fitted to measurements of this device; pooled: no measurement of this device was in the fit, "
+                 "its parameters are those of the devices that had some",
+                 "device|pooled"),
 }};
 
-constexpr std::array<FieldSpec, 12> device_fields{{
+constexpr std::array<FieldSpec, 13> device_fields{{
     value_field("name", FieldType::text, "", "the device's name in reports (a shipped file's name is its file name)"),
     value_field("description", FieldType::text, "(none)", "what part this is, and what one dtsim accelerator is"),
     object_field("source", true, "where the figures come from", source_fields),
@@ -55,16 +63,21 @@ constexpr std::array<FieldSpec, 12> device_fields{{
     value_field("memory", FieldType::size, "", "memory capacity, e.g. \"80GB\""),
     value_field("memory_bandwidth", FieldType::bandwidth, "", "peak memory bandwidth, e.g. \"2039GBps\""),
     ranged_field("efficiency", FieldType::number, "0.5",
-                 "achieved / peak FLOP/s of large training kernels (the default is a guess, not a measurement)", 1e-6,
-                 1),
+                 "achieved / peak FLOP/s of large fp32 training kernels (the default is a guess, not a measurement)",
+                 1e-6, 1),
+    ranged_field("tensor_efficiency", FieldType::number, "0.5",
+                 "achieved / peak FLOP/s of large kernels in tensor math: tf32, fp16, bf16, fp8 (the default is a "
+                 "guess)",
+                 1e-6, 1),
     ranged_field("half_efficiency_flops", FieldType::number, "0",
                  "FLOPs of one kernel at which it reaches half its achievable rate (F / (F + this) of it); 0: no "
                  "size dependence",
                  0, 1e15),
     ranged_field("memory_efficiency", FieldType::number, "1", "achieved / peak bandwidth of memory-bound kernels", 1e-6,
                  1),
-    value_field("kernel_launch", FieldType::duration, "20us (gpu), 5us (cpu)",
-                "fixed time per layer and pass: kernel launches and framework dispatch"),
+    value_field("kernel_launch", FieldType::duration, "3us (gpu), 1us (cpu)",
+                "device time between two kernels of a stream (the host's dispatch time is the runtime's, "
+                "docs/compute.md)"),
     object_field("fit", false,
                  "where fitted efficiency parameters came from (absent: datasheet figures and default efficiencies)",
                  fit_fields),
@@ -115,15 +128,18 @@ Device read_device(const nlohmann::json& value, const std::string& path) {
   if (device.memory_bytes <= 0) throw ScenarioError(d.path_of("memory") + ": expected a size > 0, got 0");
   device.memory_Bps = d.bandwidth_Bps("memory_bandwidth");
   device.efficiency = d.number("efficiency");
+  device.tensor_efficiency = d.number("tensor_efficiency");
   device.half_efficiency_flops = d.number("half_efficiency_flops");
   device.memory_efficiency = d.number("memory_efficiency");
-  // kernel launches and framework dispatch (PyTorch eager) per layer and pass: about 20 us on a GPU, 5 us on a CPU
-  device.layer_overhead_s = d.has("kernel_launch")           ? d.seconds("kernel_launch")
-                            : device.kind == DeviceKind::gpu ? 20e-6
-                                                             : 5e-6;
+  // back-to-back kernels on a GPU stream start about 3 us apart (Gray 2019, 'Getting Started with CUDA Graphs': 3.4 us
+  // per short kernel launched from a graph); a CPU's "kernels" are function calls
+  device.kernel_launch_s = d.has("kernel_launch")           ? d.seconds("kernel_launch")
+                           : device.kind == DeviceKind::gpu ? 3e-6
+                                                            : 1e-6;
   if (d.has("fit")) {
     const JsonObject fit = d.object("fit");
-    device.fit = DeviceFit{fit.text("by"), fit.integer("rows"), fit.number("median_error")};
+    device.fit =
+        DeviceFit{fit.text("by"), fit.integer("rows"), fit.number("median_error"), fit.choice("scope") == "pooled"};
   }
   return device;
 }
@@ -182,6 +198,53 @@ Device load_named_device(const std::string& name, const std::string& base_dir, c
     device.origin = "scenarios/devices/" + file.filename().string();  // the same on every machine
   }
   return device;
+}
+
+std::string device_file_with_fit(const std::string& text, const Device& fitted) {
+  if (!fitted.fit) throw ScenarioError("device_file_with_fit: " + fitted.name + " has no fit to write");
+  parse_device(parse_json_text(text));
+  static constexpr std::array<std::string_view, 5> replaced{
+      "\"efficiency\"", "\"tensor_efficiency\"", "\"memory_efficiency\"", "\"half_efficiency_flops\"", "\"fit\""};
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t first = line.find_first_not_of(' ');
+    const std::string_view body =
+        first == std::string::npos ? std::string_view{} : std::string_view(line).substr(first);
+    if (std::any_of(replaced.begin(), replaced.end(), [&](std::string_view key) { return body.starts_with(key); })) {
+      continue;
+    }
+    lines.push_back(line);
+  }
+  // the device object closes on the second-to-last "}" line; the fields go before it
+  std::size_t close = lines.size();
+  for (int braces = 0; close-- > 0;) {
+    if (lines[close].find_first_not_of(' ') != std::string::npos && lines[close].find('}') != std::string::npos &&
+        ++braces == 2) {
+      break;
+    }
+  }
+  if (close == 0 || close >= lines.size())
+    throw ScenarioError(fitted.name + ": not a device file laid out one field a line");
+  std::string& last = lines[close - 1];
+  while (!last.empty() && (last.back() == ',' || last.back() == ' '))
+    last.pop_back();
+  last += ',';
+  char buffer[512];
+  const DeviceFit& f = *fitted.fit;
+  std::snprintf(
+      buffer, sizeof buffer,
+      "    \"efficiency\": %.4g,\n    \"tensor_efficiency\": %.4g,\n    \"memory_efficiency\": %.4g,\n"
+      "    \"half_efficiency_flops\": %.4g,\n    \"fit\": {\"by\": %s, \"rows\": %lld, \"median_error\": %.4g, "
+      "\"scope\": \"%s\"}",
+      fitted.efficiency, fitted.tensor_efficiency, fitted.memory_efficiency, fitted.half_efficiency_flops,
+      nlohmann::json(f.by).dump().c_str(), f.rows, f.median_error, f.pooled ? "pooled" : "device");
+  lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(close), buffer);
+  std::string out;
+  for (const std::string& line : lines)
+    out += line + '\n';
+  parse_device(parse_json_text(out));  // what is written must load
+  return out;
 }
 
 std::string device_fields_markdown() { return fields_markdown("device", device_fields); }

@@ -71,7 +71,7 @@ constexpr std::array<FieldSpec, 7> parallel_fields{{
         "true|false"),
 }};
 
-constexpr std::array<FieldSpec, 17> scenario_fields{{
+constexpr std::array<FieldSpec, 20> scenario_fields{{
     value_field("name", FieldType::text, "scenario", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the scenario shows"),
     value_field("cluster", FieldType::text, "",
@@ -99,10 +99,22 @@ constexpr std::array<FieldSpec, 17> scenario_fields{{
     ranged_field("accelerators", FieldType::integer_list, "", "accelerator counts to predict (1 is the baseline)", 1,
                  1 << 20),
     value_field("algorithms", FieldType::text, "", "allreduce algorithms, comma-separated (ring,tree,...) or all"),
-    ranged_field("efficiency", FieldType::number, "device", "achieved / peak FLOP/s, replacing the device default",
+    choice_field("runtime", "eager",
+                 "how the framework issues kernels: eager (PyTorch, the host dispatches each kernel), cuda_graphs (a "
+                 "step replayed from one launch) or xla (compiled: memory-bound kernels fused); docs/compute.md",
+                 "eager|cuda_graphs|xla"),
+    choice_field("recompute", "none",
+                 "activation recomputation: none, selective (attention scores recomputed, not kept) or full (each "
+                 "layer's forward run again in backward; only its input kept)",
+                 "none|selective|full"),
+    value_field("flash_attention", FieldType::boolean, "false",
+                "attention by a fused kernel that never writes the score matrix (FlashAttention)"),
+    ranged_field("efficiency", FieldType::number, "device",
+                 "achieved / peak FLOP/s of large kernels in every precision, replacing the device's efficiency and "
+                 "tensor_efficiency",
                  1e-6, 1),
-    value_field("layer_overhead", FieldType::duration, "device",
-                "fixed time per layer and pass, replacing the device default"),
+    value_field("kernel_launch", FieldType::duration, "device",
+                "device time per kernel, replacing the device's kernel_launch"),
     ranged_field("steps", FieldType::integer, "3", "simulated steps; the last is reported", 1, 100),
     value_field("calibration", FieldType::text, "(none)",
                 "a calibration file (dtsim calibrate), relative to the scenario: its network factors apply to the "
@@ -161,8 +173,11 @@ ClusterSpec load_named_cluster(const std::string& name, const std::string& base_
 }
 
 void apply_device_overrides(Scenario& scenario) {
-  if (scenario.efficiency) scenario.setup.device.efficiency = *scenario.efficiency;
-  if (scenario.layer_overhead_s) scenario.setup.device.layer_overhead_s = *scenario.layer_overhead_s;
+  if (scenario.efficiency) {
+    scenario.setup.device.efficiency = *scenario.efficiency;
+    scenario.setup.device.tensor_efficiency = *scenario.efficiency;
+  }
+  if (scenario.kernel_launch_s) scenario.setup.device.kernel_launch_s = *scenario.kernel_launch_s;
 }
 
 Scenario parse_scenario(const nlohmann::json& document, const std::string& base_dir, const std::string& data_dir) {
@@ -219,7 +234,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     }
   }
   if (o.has("efficiency")) sc.efficiency = o.number("efficiency");
-  if (o.has("layer_overhead")) sc.layer_overhead_s = o.seconds("layer_overhead");
+  if (o.has("kernel_launch")) sc.kernel_launch_s = o.seconds("kernel_launch");
   apply_device_overrides(sc);
   const JsonObject batch = o.object("batch");
   setup.scaling = batch.choice("mode") == "weak" ? ScalingMode::weak : ScalingMode::strong;
@@ -234,6 +249,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   setup.compute.optimizer = optimizer == "sgd"        ? Optimizer::sgd
                             : optimizer == "momentum" ? Optimizer::momentum
                                                       : Optimizer::adam;
+  setup.compute.runtime = *runtime_from_string(o.choice("runtime"));
+  setup.compute.recompute = *recompute_from_string(o.choice("recompute"));
+  setup.compute.flash_attention = o.has("flash_attention") && o.boolean("flash_attention");
   const JsonObject framework = o.object("framework");
   const std::string preset = framework.choice("preset");
   apply_preset(setup, preset == "ddp"       ? FrameworkPreset::ddp

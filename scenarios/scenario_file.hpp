@@ -24,13 +24,13 @@ struct Scenario {
   std::optional<ParallelSpec> parallel;  // absent: plain data parallelism
   std::string precision_name;            // as the scenario gives it ("mixed" resolves per device)
   std::optional<double> efficiency;      // the scenario's "efficiency", applied to setup.device
-  std::optional<double> layer_overhead_s;
+  std::optional<double> kernel_launch_s;
 };
 
 // A cluster named as a scenario names it: built-in (data_dir/scenarios/clusters/NAME.json) or a path to a .json file,
 // relative to `base_dir`. Throws ScenarioError listing the built-in clusters when NAME is not one.
 ClusterSpec load_named_cluster(const std::string& name, const std::string& base_dir, const std::string& data_dir);
-// Applies the scenario's "efficiency" and "layer_overhead" to its device (again after the device is replaced).
+// Applies the scenario's "efficiency" and "kernel_launch" to its device (again after the device is replaced).
 void apply_device_overrides(Scenario& scenario);
 
 // Reads {"scenario": {...}}. `base_dir` resolves relative cluster paths; `data_dir` holds the built-in clusters

@@ -1,5 +1,6 @@
 #include "scenarios/train_file.hpp"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/registry.hpp"
+#include "models/compute_model.hpp"
 #include "models/devices.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/device_file.hpp"
@@ -78,7 +80,8 @@ constexpr std::array<FieldSpec, 23> train_fields{{
                 "kernel fit; its network fits set the star's latency and bandwidth (unless given) and correct them "
                 "by message size"),
     ranged_field("step_overhead", FieldType::duration, "device",
-                 "fixed time per step, replacing the device's per-layer overhead x 2 x layers", 0, unbounded),
+                 "fixed time per step, replacing the eager runtime's kernel dispatch (6 kernels a layer) and step cost",
+                 0, unbounded),
 }};
 
 constexpr std::array<FieldSpec, 1> document_fields{{
@@ -147,7 +150,12 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
   sc.device = device.name;
   if (compute.has("efficiency")) device.efficiency = compute.number("efficiency");
   const auto layers = static_cast<double>(c.layers.size() - 1);
-  c.step_overhead_s = o.has("step_overhead") ? o.seconds("step_overhead") : device.layer_overhead_s * 2 * layers;
+  // eager PyTorch: each layer's forward launches 2 kernels (GEMM, bias and activation), its backward 4, each costing
+  // the slower of the host's dispatch and the device's launch; plus the runtime's per-step cost (models/compute_model)
+  const RuntimeCosts eager = runtime_costs(Runtime::eager);
+  c.step_overhead_s = o.has("step_overhead")
+                          ? o.seconds("step_overhead")
+                          : layers * 6 * std::max(eager.host_s_per_kernel, device.kernel_launch_s) + eager.step_s;
   c.seconds_per_sample = sc.compute_source == "measured" ? -1.0
                                                          : Mlp::flops_per_sample_of(c.layers) /
                                                                (device.peak_flops(Precision::fp32) * device.efficiency);

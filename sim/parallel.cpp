@@ -240,8 +240,8 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
     const Model stage = stage_model(setup.model, ranges[static_cast<std::size_t>(s)], layout.tensor);
     StageCost& c = costs[static_cast<std::size_t>(s)];
     for (const Layer& layer : stage.layers) {
-      c.forward_s += forward_seconds(layer, out.micro_batch, setup.device, precision);
-      c.backward_s += backward_seconds(layer, out.micro_batch, setup.device, precision);
+      c.forward_s += forward_seconds(layer, out.micro_batch, setup.device, setup.compute);
+      c.backward_s += backward_seconds(layer, out.micro_batch, setup.device, setup.compute);
       if (tensor_split(layer) && layout.tensor > 1) {
         const auto bytes =
             static_cast<std::uint64_t>(std::llround(out.micro_batch * layer.tensor_parallel_values * value));

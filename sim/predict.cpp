@@ -54,10 +54,10 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
   TrainingProgram program;
   const Model& model = setup.model;
   for (const Layer& layer : model.layers) {
-    program.forward_s.push_back(forward_seconds(layer, local_batch, setup.device, setup.compute.precision));
-    program.backward_s.push_back(backward_seconds(layer, local_batch, setup.device, setup.compute.precision));
+    program.forward_s.push_back(forward_seconds(layer, local_batch, setup.device, setup.compute));
+    program.backward_s.push_back(backward_seconds(layer, local_batch, setup.device, setup.compute));
   }
-  program.optimizer_s = optimizer_seconds(model.params(), setup.device, setup.compute.optimizer);
+  program.optimizer_s = optimizer_seconds(model.params(), setup.device, setup.compute);
   program.steps = setup.steps;
   program.fusion_cycle_s = setup.fusion_cycle_s;
   program.overlap = setup.framework != FrameworkPreset::none;

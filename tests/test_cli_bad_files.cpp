@@ -152,7 +152,12 @@ TEST_CASE("bad device files and precisions a device lacks exit 2 naming the flag
   const std::string scenario = read_text(source + "/scenarios/training/resnet50-v100.json");
   const std::string unknown = tmp.variant("unknown.json", a100, "\"kind\"", "\"tdp\": 400, \"kind\"");
   const std::string no_fp32 = tmp.variant("no-fp32.json", a100, "\"fp32\": 19.5e12,", "");
-  const std::string zero = tmp.variant("zero.json", a100, "\"kind\"", "\"efficiency\": 0, \"kind\"");
+  // the shipped file's fitted efficiency line taken out, a zero one put in
+  std::string a100_unfitted = a100;
+  const std::size_t efficiency_line = a100_unfitted.find("    \"efficiency\": ");
+  REQUIRE(efficiency_line != std::string::npos);
+  a100_unfitted.erase(efficiency_line, a100_unfitted.find('\n', efficiency_line) + 1 - efficiency_line);
+  const std::string zero = tmp.variant("zero.json", a100_unfitted, "\"kind\"", "\"efficiency\": 0, \"kind\"");
   const std::string unit = tmp.variant("unit.json", a100, "\"2039GBps\"", "\"2039GB\"");
   const std::string no_source = tmp.variant("no-source.json", a100, "\"url\"", "\"link\"");
   const std::string accelerators = " --accelerators 1 --algorithm ring";
@@ -160,7 +165,7 @@ TEST_CASE("bad device files and precisions a device lacks exit 2 naming the flag
       {"predict --device " + unknown + accelerators,
        "--device: " + unknown +
            ": device.tdp: unknown key (accepted: name, description, source, kind, peak_flops, "
-           "memory, memory_bandwidth, efficiency, half_efficiency_flops, memory_efficiency, "
+           "memory, memory_bandwidth, efficiency, tensor_efficiency, half_efficiency_flops, memory_efficiency, "
            "kernel_launch, fit)"},
       {"predict --device " + no_fp32 + accelerators,
        no_fp32 + ": device.peak_flops.fp32: missing; expected a number in [1000000, 1e+19]"},

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include "models/devices.hpp"
+#include "models/compute_model.hpp"
 #include "models/model_zoo.hpp"
 #include "scenarios/device_file.hpp"
 
@@ -56,7 +56,11 @@ TEST_CASE("the shipped model files reproduce the former built-in zoo layer by la
       CAPTURE(i, l.name, o[0].get<std::string>());
       CHECK(l.params == o[1].get<double>());
       CHECK(l.forward_flops == o[2].get<double>());
-      CHECK(l.activation_bytes == Approx(o[3].get<double>()).epsilon(1e-12));
+      // a transformer block's activations are split between its layers as Korthikanti et al. count them (the zoo
+      // split them 0.6 / 0.4); totals are checked above
+      if (l.kind != LayerKind::attention && !l.name.ends_with(".mlp")) {
+        CHECK(l.activation_bytes == Approx(o[3].get<double>()).epsilon(1e-12));
+      }
       CHECK(l.backward_flop_factor == o[4].get<double>());
       CHECK(l.tensor_parallel_values == o[5].get<double>());
     }
@@ -228,39 +232,6 @@ Device builtin_device(const std::string& name) { return load_named_device(name, 
 
 }  // namespace
 
-TEST_CASE("layer time is the slower of math and memory plus the overhead, backward twice forward") {
-  const Device v100 = builtin_device("v100");
-  Layer conv;
-  conv.params = 1e6;
-  conv.forward_flops = 1e9;
-  conv.activation_bytes = 1e5;
-  const double math = 32 * 1e9 / (15.7e12 * v100.efficiency);
-  CHECK(forward_seconds(conv, 32, v100, Precision::fp32) == Approx(math + v100.layer_overhead_s));
-  CHECK(backward_seconds(conv, 32, v100, Precision::fp32) == Approx(2 * math + v100.layer_overhead_s));
-  Layer pool;  // no math to speak of: memory bound
-  pool.forward_flops = 1e3;
-  pool.activation_bytes = 1e6;
-  CHECK(forward_seconds(pool, 10, v100, Precision::fp32) == Approx(10 * 2 * 1e6 / 900e9 + v100.layer_overhead_s));
-  CHECK(forward_seconds(conv, 32, v100, Precision::fp16) ==
-        Approx(32 * 1e9 / (125e12 * v100.efficiency) + v100.layer_overhead_s));
-  CHECK(optimizer_seconds(1e6, v100, Optimizer::adam) > optimizer_seconds(1e6, v100, Optimizer::sgd));
-  // a precision the device lacks never reaches the formula
-  CHECK_THROWS_WITH(forward_seconds(conv, 32, v100, Precision::fp8),
-                    "v100-sxm2-32gb has no fp8 math (it has fp32, fp16)");
-
-  // half_efficiency_flops: a kernel of F FLOPs runs at F / (F + H) of the achievable rate (backward: 2 such kernels);
-  // memory_efficiency scales the bandwidth of memory-bound passes
-  Device sized = v100;
-  sized.half_efficiency_flops = 32e9;  // = this kernel's FLOPs: half the rate
-  CHECK(forward_seconds(conv, 32, sized, Precision::fp32) == Approx(2 * math + v100.layer_overhead_s));
-  CHECK(backward_seconds(conv, 32, sized, Precision::fp32) == Approx(4 * math + v100.layer_overhead_s));
-  sized.half_efficiency_flops = 0;
-  sized.memory_efficiency = 0.5;
-  CHECK(forward_seconds(pool, 10, sized, Precision::fp32) == Approx(10 * 2 * 1e6 / 450e9 + v100.layer_overhead_s));
-  CHECK(optimizer_seconds(1e6, sized, Optimizer::sgd) ==
-        Approx(2 * (optimizer_seconds(1e6, v100, Optimizer::sgd) - v100.layer_overhead_s) + v100.layer_overhead_s));
-}
-
 TEST_CASE("precisions: mixed is fp16 where the device has it, else bf16, and a missing one names what the device has") {
   const Device v100 = builtin_device("v100");
   const Device a100 = builtin_device("a100");
@@ -301,9 +272,15 @@ TEST_CASE("every shipped device file loads, is named as its file, cites a source
     }
     CHECK(d.memory_bytes >= 16e9);
     CHECK(d.memory_Bps >= 200e9);
-    CHECK(d.efficiency == 0.5);
-    CHECK(d.layer_overhead_s == (d.kind == DeviceKind::gpu ? 20e-6 : 5e-6));
-    CHECK(!d.fitted());
+    CHECK(d.kernel_launch_s == (d.kind == DeviceKind::gpu ? 3e-6 : 1e-6));
+    if (d.fitted()) {  // by dtsim calibrate --published: its rows (pooled ones too) and their error recorded
+      CHECK(d.fit->rows > 0);
+      CHECK(d.fit->median_error > 0);
+      CHECK_THAT(d.fit->by, Catch::Contains("dtsim calibrate --published"));
+    } else {
+      CHECK(d.efficiency == 0.5);
+      CHECK(d.tensor_efficiency == 0.5);
+    }
     // a built-in name loads the same file
     CHECK(builtin_device(d.name).peak_flops(Precision::fp32) == d.peak_flops(Precision::fp32));
   }
@@ -326,18 +303,17 @@ TEST_CASE("the old built-in names are aliases of device files with the figures d
     double fp16;  // the old "mixed" peak
     double memory_Bps;
     double memory_bytes;
-    double launch_s;
   };
   // dtsim's catalogue before device files, except where the research showed a figure wrong: the RTX 3090's fp16 with
   // fp32 accumulate is 71 TFLOP/s dense (GA102 whitepaper; the catalogue had 35.6), the Xeon 8380's fp32 peak is 64
   // FLOP/cycle (2 AVX-512 FMA units x 16 lanes x 2: 5.888 TFLOP/s; the catalogue had 32, the fp64 rate), and H100's
   // dense fp16 is the datasheet's 1,979 / 2 = 989.5 (the catalogue rounded to 989)
   const Before before[] = {
-      {"v100", "v100-sxm2-32gb", 15.7e12, 125e12, 900e9, 32e9, 20e-6},
-      {"a100", "a100-sxm4-80gb", 19.5e12, 312e12, 2039e9, 80e9, 20e-6},
-      {"h100", "h100-sxm5-80gb", 67e12, 989.5e12, 3350e9, 80e9, 20e-6},
-      {"rtx3090", "rtx-3090", 35.6e12, 71e12, 936e9, 24e9, 20e-6},
-      {"xeon-8380", "xeon-platinum-8380", 5.888e12, 0, 204.8e9, 256e9, 5e-6},
+      {"v100", "v100-sxm2-32gb", 15.7e12, 125e12, 900e9, 32e9},
+      {"a100", "a100-sxm4-80gb", 19.5e12, 312e12, 2039e9, 80e9},
+      {"h100", "h100-sxm5-80gb", 67e12, 989.5e12, 3350e9, 80e9},
+      {"rtx3090", "rtx-3090", 35.6e12, 71e12, 936e9, 24e9},
+      {"xeon-8380", "xeon-platinum-8380", 5.888e12, 0, 204.8e9, 256e9},
   };
   for (const Before& b : before) {
     CAPTURE(b.alias);
@@ -348,9 +324,5 @@ TEST_CASE("the old built-in names are aliases of device files with the figures d
     CHECK(d.peak_flops(Precision::fp16) == b.fp16);
     CHECK(d.memory_Bps == b.memory_Bps);
     CHECK(d.memory_bytes == b.memory_bytes);
-    CHECK(d.efficiency == 0.5);
-    CHECK(d.layer_overhead_s == b.launch_s);
-    CHECK(d.half_efficiency_flops == 0);
-    CHECK(d.memory_efficiency == 1);
   }
 }

@@ -19,12 +19,14 @@
 #include "algorithms/ring.hpp"
 #include "reports/collective_report.hpp"
 #include "reports/csv_table.hpp"
+#include "reports/grounding.hpp"
 #include "reports/html_report.hpp"
 #include "reports/output_file.hpp"
 #include "reports/progress.hpp"
 #include "reports/svg_plot.hpp"
 #include "reports/trace_file.hpp"
 #include "scenarios/cluster_file.hpp"
+#include "scenarios/device_file.hpp"
 #include "sim/link_load.hpp"
 #include "sim/link_usage.hpp"
 #include "sim/simgrid_executor.hpp"
@@ -647,4 +649,21 @@ TEST_CASE("writing a file removes the temporaries killed processes left beside i
   CHECK(std::filesystem::exists(dir / ("other.json.tmp" + std::to_string(dead))));  // another file's
   CHECK(std::filesystem::exists(target));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("grounding says whether a device was fitted to its own measurements, pooled, or datasheet only") {
+  const Device a100 = load_named_device("a100", ".", DTSIM_SOURCE_DIR);
+  REQUIRE(a100.fit);
+  CHECK(std::string(device_figures(a100)) == "fitted");
+  CHECK_THAT(grounding_text(a100),
+             Catch::Contains("fitted to " + std::to_string(a100.fit->rows) + " published measurements of this part"));
+  const Device t4 = load_named_device("t4", ".", DTSIM_SOURCE_DIR);  // no T4 row in the published table's fit split
+  CHECK(std::string(device_figures(t4)) == "pooled");
+  CHECK_THAT(grounding_text(t4), Catch::Contains("pooled from"));
+  Device own = a100;
+  own.fit.reset();
+  CHECK(std::string(device_figures(own)) == "datasheet");
+  CHECK_THAT(grounding_text(own), Catch::Contains("fitted to no measurement"));
+  CHECK(grounding_json(own).size() == 1);
+  CHECK(grounding_json(a100)["fit_rows"] == a100.fit->rows);
 }

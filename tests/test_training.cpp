@@ -37,10 +37,9 @@ TEST_CASE("one accelerator's step is the sum of its layer times and the optimize
   const Prediction p = predict_step(s, builtin("v100-nvlink-edr"), 1, "ring");
   double sum = 0;
   for (const Layer& layer : s.model.layers) {
-    sum +=
-        forward_seconds(layer, 32, s.device, Precision::fp32) + backward_seconds(layer, 32, s.device, Precision::fp32);
+    sum += forward_seconds(layer, 32, s.device, s.compute) + backward_seconds(layer, 32, s.device, s.compute);
   }
-  sum += optimizer_seconds(s.model.params(), s.device, s.compute.optimizer);
+  sum += optimizer_seconds(s.model.params(), s.device, s.compute);
   CHECK(p.step.step_s == Approx(sum).epsilon(1e-9));
   CHECK(p.step.exposed_comm_s == 0);
   CHECK(p.samples_per_s == Approx(32 / sum));

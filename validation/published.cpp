@@ -58,8 +58,17 @@ std::string cluster_of(const PublishedRow& row) {
   return "";
 }
 
-std::optional<Precision> precision_of(const PublishedRow& row, const Device& device) {
-  if (row.precision == "fp32") return Precision::fp32;
+// "fp32" in a source is the framework's default math, which is tf32 on parts that have it: NGC PyTorch containers
+// allow tf32 in cuDNN and cuBLAS (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), NGC TensorFlow from 20.06 and TensorFlow 2.4 in
+// both, and PyTorch from 1.7 in cuDNN convolutions (torch.backends.cudnn.allow_tf32 defaults to true).
+bool fp32_runs_as_tf32(const PublishedRow& row, const std::string& model, const Device& device) {
+  if (!device.has(Precision::tf32)) return false;
+  if (has(row.software_version, "NGC") || has(row.framework, "TensorFlow")) return true;
+  return has(model, "resnet") || has(model, "vgg");  // plain PyTorch: convolutions only
+}
+
+std::optional<Precision> precision_of(const PublishedRow& row, const std::string& model, const Device& device) {
+  if (row.precision == "fp32") return fp32_runs_as_tf32(row, model, device) ? Precision::tf32 : Precision::fp32;
   // AMP: fp16 tensor math where the part has it (bf16 otherwise), as precision "mixed" does
   const std::string name = row.precision == "amp" ? "mixed" : row.precision;
   try {
@@ -149,7 +158,7 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     setup.model = model_at_sequence(model.name, row.sequence_length, data_dir);
     c.model = model.name;
     setup.device = mapping.device_of(c.device);
-    const std::optional<Precision> precision = precision_of(row, setup.device);
+    const std::optional<Precision> precision = precision_of(row, model.name, setup.device);
     if (!precision) {
       c.not_modelled = "precision " + row.precision + " on " + c.device;
       c.device.clear();
@@ -158,6 +167,8 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     }
     setup.compute.precision = *precision;
     setup.compute.optimizer = has(model.name, "bert") ? Optimizer::adam : Optimizer::momentum;
+    // TensorFlow as NVIDIA's examples ran it: XLA on; PyTorch: eager
+    setup.compute.runtime = has(row.framework, "TensorFlow") ? Runtime::xla : Runtime::eager;
     setup.scaling = ScalingMode::weak;
     setup.batch = row.batch_per_device;
     apply_preset(setup, has(row.framework, "TensorFlow") ? FrameworkPreset::horovod : FrameworkPreset::ddp);

@@ -1,0 +1,185 @@
+#include "models/compute_model.hpp"
+
+#include <algorithm>
+
+namespace dtsim {
+namespace {
+
+double efficiency_of(const Device& d, Precision p) { return p == Precision::fp32 ? d.efficiency : d.tensor_efficiency; }
+
+// Seconds of `factor` kernels' worth of `flops` FLOPs at the achievable rate, which falls for small kernels where
+// half_efficiency_flops is set.
+double math_seconds(double factor, double flops, const Device& d, Precision p) {
+  if (flops <= 0) return 0;
+  return factor * (flops + d.half_efficiency_flops) / (d.peak_flops(p) * efficiency_of(d, p));
+}
+
+double memory_rate(const Device& d) { return d.memory_Bps * d.memory_efficiency; }
+
+// Activation bytes per sample as stored in `p` (Layer counts fp32 bytes).
+double stored(double fp32_bytes, Precision p) { return fp32_bytes * value_bytes(p) / 4.0; }
+
+struct Pass {
+  double flop_factor = 1;    // x forward FLOPs
+  double weight_reads = 1;   // x weight bytes through memory
+  double activation_io = 2;  // x kept activation bytes read or written by the matrix kernels
+  double traffic = 0;        // x kept activation bytes moved by memory-bound kernels
+  double score_traffic = 0;  // x score bytes moved (selective recomputation)
+  double kernels = 1;
+};
+
+double pass_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& s,
+                    const Pass& pass) {
+  require_precision(device, s.precision);
+  const RuntimeCosts rt = runtime_costs(s.runtime);
+  // recomputation changes what is kept, not what the kernels move; a fused attention kernel never writes the scores
+  const double moved = layer.activation_bytes - (s.flash_attention ? layer.score_bytes : 0.0);
+  const double activation = stored(std::max(moved, 0.0), s.precision) * batch;
+  const double weights = layer.params * value_bytes(s.precision) * pass.weight_reads;
+  const double math = math_seconds(pass.flop_factor, batch * layer.forward_flops, device, s.precision);
+  const double traffic = pass.traffic * rt.traffic_scale * activation +
+                         pass.score_traffic * rt.traffic_scale * stored(layer.score_bytes, s.precision) * batch;
+  double device_s = 0;
+  if (memory_bound(layer.kind)) {
+    device_s = std::max(math, (weights + traffic) / memory_rate(device));
+  } else {
+    const double matrix = std::max(math, (weights + pass.activation_io * activation) / memory_rate(device));
+    device_s = matrix + traffic / memory_rate(device);
+  }
+  const double kernels = pass.kernels * rt.kernel_scale;
+  device_s += kernels * device.kernel_launch_s;
+  return std::max(device_s, kernels * rt.host_s_per_kernel);
+}
+
+}  // namespace
+
+RuntimeCosts runtime_costs(Runtime runtime) {
+  switch (runtime) {
+    case Runtime::eager: return {8e-6, 1e-3, 1.0, 1.0};
+    case Runtime::cuda_graphs: return {0, 50e-6, 1.0, 1.0};
+    case Runtime::xla: return {0, 0.5e-3, 0.5, 0.5};
+  }
+  return {};
+}
+
+bool memory_bound(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::norm:
+    case LayerKind::activation:
+    case LayerKind::pool:
+    case LayerKind::embedding:
+    case LayerKind::elementwise:
+    case LayerKind::softmax: return true;
+    default: return false;
+  }
+}
+
+KernelTraffic kernel_traffic(LayerKind kind) {
+  switch (kind) {
+    // conv + batch norm + ReLU keeps the convolution's and the norm's outputs (2 maps): the norm reads one and writes
+    // one, ReLU reads and writes one in place (4 maps = 2x kept); backward: ReLU reads the gradient and its output and
+    // writes a gradient (3), the norm reads input and gradient twice (statistics, then the gradient) and writes one (5)
+    case LayerKind::conv: return {2, 4};
+    // a transformer block's norms, dropouts, GELU or SwiGLU, residual adds and biases move about 1.5x the bytes it
+    // keeps (Korthikanti et al. 2022's 34 s h: e.g. 2 norms read and write 2 s h each, 3 dropouts read, write and mask)
+    case LayerKind::linear:
+    case LayerKind::attention:
+    case LayerKind::lm_head:
+    case LayerKind::moe_router: return {1.5, 3};
+    // a memory-bound layer reads its input and writes its output; backward reads the gradient and the input, writes one
+    case LayerKind::norm:
+    case LayerKind::activation:
+    case LayerKind::pool:
+    case LayerKind::elementwise:
+    case LayerKind::softmax: return {2, 3};
+    case LayerKind::embedding: return {1, 2};  // a gather writes its rows; backward scatters them
+    case LayerKind::other: return {0, 0};      // a custom layer: its numbers as given
+  }
+  return {};
+}
+
+double forward_kernels(const Layer& layer) {
+  if (layer.kernels > 0) return layer.kernels;
+  switch (layer.kind) {
+    case LayerKind::conv:
+    case LayerKind::linear: return 2;  // the matrix kernel and its bias or activation
+    case LayerKind::attention: return 12;
+    case LayerKind::lm_head: return 3;
+    case LayerKind::moe_router: return 4;
+    case LayerKind::embedding: return 3;
+    default: return 1;
+  }
+}
+
+double kept_activation_bytes(const Layer& layer, const ComputeSettings& s) {
+  double kept = layer.activation_bytes;
+  if (s.flash_attention || s.recompute == Recompute::selective) kept -= layer.score_bytes;
+  if (s.recompute == Recompute::full && layer.checkpoint_bytes > 0) kept = std::min(kept, layer.checkpoint_bytes);
+  return std::max(kept, 0.0);
+}
+
+double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
+  const KernelTraffic t = kernel_traffic(layer.kind);
+  Pass pass;
+  pass.traffic = t.forward;
+  pass.kernels = forward_kernels(layer);
+  return pass_seconds(layer, batch, device, settings, pass);
+}
+
+double backward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
+  const KernelTraffic t = kernel_traffic(layer.kind);
+  Pass pass;
+  pass.flop_factor = layer.backward_flop_factor;
+  pass.weight_reads = 2;  // read the weights, write their gradient
+  pass.activation_io = 4;
+  pass.traffic = t.backward;
+  pass.kernels = 2 * forward_kernels(layer);
+  double extra_flops = 0;
+  if (settings.flash_attention && layer.score_flops > 0) extra_flops = layer.score_flops / 2;  // Q K^T again
+  if (settings.recompute == Recompute::selective && !settings.flash_attention) pass.score_traffic = t.forward;
+  double seconds = pass_seconds(layer, batch, device, settings, pass) +
+                   math_seconds(1, batch * extra_flops, device, settings.precision);
+  if (settings.recompute == Recompute::full) seconds += forward_seconds(layer, batch, device, settings);
+  return seconds;
+}
+
+double optimizer_seconds(double params, const Device& device, const ComputeSettings& settings) {
+  // fp32 bytes read and written per parameter: SGD w, g -> w (12); momentum w, g, m -> w, m (20); Adam w, g, m, v ->
+  // w, m, v (28)
+  const Optimizer o = settings.optimizer;
+  const double per_param = o == Optimizer::sgd ? 12.0 : o == Optimizer::momentum ? 20.0 : 28.0;
+  return params * per_param / memory_rate(device) + device.kernel_launch_s + runtime_costs(settings.runtime).step_s;
+}
+
+double value_bytes(Precision precision) {
+  return precision == Precision::fp32 || precision == Precision::tf32 ? 4.0 : 2.0;
+}
+
+double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision) {
+  const double state = optimizer == Optimizer::sgd ? 0.0 : optimizer == Optimizer::momentum ? 4.0 : 8.0;
+  return state + (value_bytes(precision) < 4.0 ? 4.0 : 0.0);
+}
+
+const char* to_string(Optimizer optimizer) {
+  return optimizer == Optimizer::sgd ? "sgd" : optimizer == Optimizer::momentum ? "momentum" : "adam";
+}
+const char* to_string(Runtime runtime) {
+  return runtime == Runtime::eager ? "eager" : runtime == Runtime::cuda_graphs ? "cuda_graphs" : "xla";
+}
+const char* to_string(Recompute recompute) {
+  return recompute == Recompute::none ? "none" : recompute == Recompute::selective ? "selective" : "full";
+}
+std::optional<Runtime> runtime_from_string(std::string_view name) {
+  for (Runtime r : {Runtime::eager, Runtime::cuda_graphs, Runtime::xla}) {
+    if (name == to_string(r)) return r;
+  }
+  return std::nullopt;
+}
+std::optional<Recompute> recompute_from_string(std::string_view name) {
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+    if (name == to_string(r)) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,88 @@
+// The compute model: the seconds of one layer's kernels on one device, as frameworks run them.
+//
+// A layer runs its matrix kernels (convolution, GEMMs) and then its memory-bound kernels (batch or layer norm,
+// activation, residual add, softmax, dropout), one after the other on the device:
+//   math     = flop factor x (F + H) / (peak(precision) x efficiency(precision))
+//              F: the pass's FLOPs for the batch, H: the device's half_efficiency_flops. A kernel of F FLOPs reaches
+//              F / (F + H) of the achievable rate: a saturating curve, fitted rather than derived from tiles and
+//              waves because the published measurements (validation/published) constrain one knee per device, not a
+//              tile shape per kernel; efficiency(fp32) is the device's `efficiency`, tensor math (tf32, fp16, bf16,
+//              fp8) its `tensor_efficiency`.
+//   matrix   = max(math, (weights + batch x activation bytes) / (bandwidth x memory_efficiency))
+//   memory   = traffic(kind, pass) x batch x activation bytes / (bandwidth x memory_efficiency)
+//              traffic: bytes the layer's memory-bound kernels move per byte of activation it keeps (kernel_traffic)
+//   device   = matrix + memory + kernels x kernel_launch
+//   layer    = max(device, kernels x the runtime's host time per kernel)   (the host queues kernels ahead of the
+//              device: the slower of the two sets the pace)
+// Layers of a memory-bound kind (norm, activation, pool, elementwise, softmax, embedding) have no matrix part.
+// Backward runs backward_flop_factor x the forward FLOPs, twice the kernels and kernel_traffic's backward bytes; full
+// recomputation runs the forward again first, selective recomputation (Korthikanti et al. 2022) the attention scores'
+// memory-bound kernels. A fused (flash) attention kernel never writes the scores (score_bytes) and recomputes Q K^T in
+// backward (half the score FLOPs). The optimizer streams its per-parameter bytes; the runtime adds a per-step cost.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "models/devices.hpp"
+#include "models/model_zoo.hpp"
+
+namespace dtsim {
+
+enum class Optimizer : std::uint8_t { sgd, momentum, adam };
+
+// How the framework issues kernels: eager (PyTorch without graphs: every kernel dispatched by the host), CUDA graphs
+// (the whole step replayed from one launch), XLA (TensorFlow or JAX compiled: memory-bound chains fused).
+enum class Runtime : std::uint8_t { eager, cuda_graphs, xla };
+enum class Recompute : std::uint8_t { none, selective, full };
+
+struct RuntimeCosts {
+  double host_s_per_kernel = 0;  // host time to issue one kernel
+  double step_s = 0;             // per step: optimizer bookkeeping, gradient zeroing, the Python loop
+  double traffic_scale = 1;      // memory-bound bytes relative to unfused kernels
+  double kernel_scale = 1;       // kernels relative to eager
+};
+// The presets, with their sources in docs/compute.md.
+RuntimeCosts runtime_costs(Runtime runtime);
+
+// What the step computes, per accelerator.
+struct ComputeSettings {
+  Precision precision = Precision::fp32;
+  Optimizer optimizer = Optimizer::momentum;
+  Runtime runtime = Runtime::eager;
+  Recompute recompute = Recompute::none;
+  bool flash_attention = false;
+};
+
+// Bytes moved by a layer's memory-bound kernels per byte of activation it keeps, forward and backward.
+struct KernelTraffic {
+  double forward = 0;
+  double backward = 0;
+};
+KernelTraffic kernel_traffic(LayerKind kind);
+// Kernels a layer launches in its forward pass (its own count, else its kind's).
+double forward_kernels(const Layer& layer);
+bool memory_bound(LayerKind kind);
+
+// Seconds of one layer's forward and backward pass for `batch` samples on `device`. Throws std::invalid_argument when
+// the device lacks the precision's math.
+double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings);
+double backward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings);
+// The optimizer update of `params` parameters plus the runtime's per-step cost.
+double optimizer_seconds(double params, const Device& device, const ComputeSettings& settings);
+// Activation bytes per sample a layer keeps for backward under `settings` (fp32 units, as Layer counts them).
+double kept_activation_bytes(const Layer& layer, const ComputeSettings& settings);
+// Bytes of one stored value (weight copy, gradient, activation): 4 in fp32 and tf32, 2 otherwise.
+double value_bytes(Precision precision);
+// Bytes per parameter the optimizer keeps beyond the weights and gradients (momentum 4, Adam 8; fp16, bf16 and fp8
+// add 4 for fp32 master weights).
+double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision);
+
+const char* to_string(Optimizer optimizer);
+const char* to_string(Runtime runtime);
+const char* to_string(Recompute recompute);
+std::optional<Runtime> runtime_from_string(std::string_view name);
+std::optional<Recompute> recompute_from_string(std::string_view name);
+
+}  // namespace dtsim

@@ -1,0 +1,50 @@
+#include "reports/grounding.hpp"
+
+#include <cstdio>
+
+namespace dtsim {
+namespace {
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
+  return text;
+}
+
+}  // namespace
+
+const char* device_figures(const Device& device) {
+  if (device.origin == "calibration") return "measured";
+  if (!device.fit) return "datasheet";
+  return device.fit->pooled ? "pooled" : "fitted";
+}
+
+std::string grounding_text(const Device& device) {
+  const std::string kind = device_figures(device);
+  if (kind == "measured") return "compute measured on this machine by dtsim calibrate (" + device.source + ")";
+  if (kind == "datasheet") {
+    return device.name +
+           ": datasheet peaks and efficiencies fitted to no measurement: an estimate, not a calibrated prediction";
+  }
+  const DeviceFit& f = *device.fit;
+  if (kind == "pooled") {
+    return device.name + ": no published measurement of this part was fitted; its efficiencies are pooled from " +
+           std::to_string(f.rows) + " measurements of other GPUs (median error " + percent(f.median_error) +
+           " on them): expect larger errors than on a fitted part";
+  }
+  return device.name + ": efficiencies fitted to " + std::to_string(f.rows) +
+         " published measurements of this part (median error " + percent(f.median_error) +
+         " on them; docs/validation.md gives the error on held-out rows)";
+}
+
+nlohmann::json grounding_json(const Device& device) {
+  nlohmann::json j{{"device_figures", device_figures(device)}};
+  if (device.fit) {
+    j["fit_rows"] = device.fit->rows;
+    j["fit_median_error"] = device.fit->median_error;
+    j["fitted_by"] = device.fit->by;
+  }
+  return j;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,162 @@
+// The compute model (models/compute_model.hpp): its formulas on hand-computed layers, and the properties every
+// prediction relies on: more batch never lowers throughput, more FLOPs never shortens a kernel, small kernels are
+// dominated by launch and dispatch, fused attention and recomputation move what they should.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "models/compute_model.hpp"
+#include "scenarios/device_file.hpp"
+#include "scenarios/model_file.hpp"
+
+using namespace dtsim;
+
+namespace {
+
+// A device with round figures, so that every expected time below can be worked by hand.
+Device round_device() {
+  Device d;
+  d.name = "round";
+  d.set_peak_flops(Precision::fp32, 10e12);
+  d.set_peak_flops(Precision::fp16, 100e12);
+  d.memory_Bps = 1e12;
+  d.memory_bytes = 16e9;
+  d.efficiency = 0.5;
+  d.tensor_efficiency = 0.8;
+  d.memory_efficiency = 0.5;
+  d.kernel_launch_s = 2e-6;
+  return d;
+}
+
+ComputeSettings settings(Precision p, Runtime runtime = Runtime::cuda_graphs) {
+  ComputeSettings s;
+  s.precision = p;
+  s.runtime = runtime;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a matrix layer: math or its memory floor, then its memory-bound kernels, then launches") {
+  const Device d = round_device();
+  Layer conv;
+  conv.kind = LayerKind::conv;
+  conv.params = 1e6;
+  conv.forward_flops = 1e9;
+  conv.activation_bytes = 1e5;  // fp32 bytes kept per sample
+  conv.kernels = 3;
+  const double batch = 32;
+  // fp32: math 32e9 / (10e12 x 0.5) = 6.4 ms; floor (4e6 + 2 x 3.2e6) / 0.5e12 = 20.8 us; traffic 2 x 3.2e6 / 0.5e12
+  const double math = 32e9 / 5e12;
+  const double traffic = 2 * 32 * 1e5 / 0.5e12;
+  CHECK(forward_seconds(conv, batch, d, settings(Precision::fp32)) == Approx(math + traffic + 3 * 2e-6));
+  // backward: 2x the FLOPs, traffic 4x kept, twice the kernels
+  CHECK(backward_seconds(conv, batch, d, settings(Precision::fp32)) ==
+        Approx(2 * math + 4 * 32 * 1e5 / 0.5e12 + 6 * 2e-6));
+  // fp16: tensor_efficiency, and the activations stored in 2 bytes halve the traffic
+  CHECK(forward_seconds(conv, batch, d, settings(Precision::fp16)) ==
+        Approx(32e9 / (100e12 * 0.8) + traffic / 2 + 3 * 2e-6));
+  // half_efficiency_flops: a kernel of F FLOPs runs at F / (F + H) of the achievable rate
+  Device sized = d;
+  sized.half_efficiency_flops = 32e9;
+  CHECK(forward_seconds(conv, batch, sized, settings(Precision::fp32)) == Approx(2 * math + traffic + 3 * 2e-6));
+  // a precision the device lacks never reaches the formula
+  CHECK_THROWS_WITH(forward_seconds(conv, batch, d, settings(Precision::bf16)),
+                    "round has no bf16 math (it has fp32, fp16)");
+}
+
+TEST_CASE("a memory-bound layer moves its bytes, and the runtime's host dispatch bounds small layers from below") {
+  const Device d = round_device();
+  Layer norm;
+  norm.kind = LayerKind::norm;
+  norm.activation_bytes = 1e6;
+  // forward reads and writes (2x kept), backward 3x; one kernel, two in backward
+  CHECK(forward_seconds(norm, 10, d, settings(Precision::fp32)) == Approx(2 * 10e6 / 0.5e12 + 2e-6));
+  CHECK(backward_seconds(norm, 10, d, settings(Precision::fp32)) == Approx(3 * 10e6 / 0.5e12 + 2 * 2e-6));
+  // XLA fuses chains of memory-bound kernels: half the bytes and half the kernels
+  CHECK(forward_seconds(norm, 10, d, settings(Precision::fp32, Runtime::xla)) == Approx(10e6 / 0.5e12 + 1e-6));
+  // a tiny layer in eager PyTorch: the host's dispatch, not the device, sets the pace
+  Layer tiny = norm;
+  tiny.activation_bytes = 4;
+  const RuntimeCosts eager = runtime_costs(Runtime::eager);
+  CHECK(eager.host_s_per_kernel > d.kernel_launch_s);
+  CHECK(forward_seconds(tiny, 1, d, settings(Precision::fp32, Runtime::eager)) == Approx(eager.host_s_per_kernel));
+  CHECK(backward_seconds(tiny, 1, d, settings(Precision::fp32, Runtime::eager)) == Approx(2 * eager.host_s_per_kernel));
+  // the optimizer streams its state and pays the runtime's per-step cost
+  ComputeSettings adam = settings(Precision::fp32, Runtime::eager);
+  adam.optimizer = Optimizer::adam;
+  CHECK(optimizer_seconds(1e6, d, adam) == Approx(28e6 / 0.5e12 + 2e-6 + eager.step_s));
+  adam.optimizer = Optimizer::sgd;
+  CHECK(optimizer_seconds(1e6, d, adam) == Approx(12e6 / 0.5e12 + 2e-6 + eager.step_s));
+}
+
+TEST_CASE("monotone: more batch never lowers samples per second, more FLOPs never shortens a layer") {
+  const Device a100 = load_named_device("a100-sxm4-80gb", ".", DTSIM_SOURCE_DIR);
+  for (const char* name : {"resnet50", "bert-large", "gpt2-xl", "mlp-784-95-10", "vit-b-16"}) {
+    CAPTURE(name);
+    const Model m = load_named_model(name, ".", DTSIM_SOURCE_DIR);
+    for (Runtime runtime : {Runtime::eager, Runtime::cuda_graphs, Runtime::xla}) {
+      for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16}) {
+        const ComputeSettings s = settings(p, runtime);
+        double last_rate = 0;
+        for (double batch : {1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0}) {
+          double step = optimizer_seconds(m.params(), a100, s);
+          for (const Layer& l : m.layers)
+            step += forward_seconds(l, batch, a100, s) + backward_seconds(l, batch, a100, s);
+          const double rate = batch / step;
+          CAPTURE(batch, to_string(p), to_string(runtime));
+          CHECK(rate >= last_rate * (1 - 1e-12));
+          last_rate = rate;
+        }
+        for (const Layer& l : m.layers) {
+          Layer bigger = l;
+          bigger.forward_flops *= 1.5;
+          CHECK(forward_seconds(bigger, 32, a100, s) >= forward_seconds(l, 32, a100, s));
+          CHECK(backward_seconds(bigger, 32, a100, s) >= backward_seconds(l, 32, a100, s));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("fused attention and recomputation change what is kept and what is run again") {
+  const Device h100 = load_named_device("h100-sxm5-80gb", ".", DTSIM_SOURCE_DIR);
+  const Model bert = load_named_model("bert-large", ".", DTSIM_SOURCE_DIR);
+  const Layer* attention = nullptr;
+  const Layer* mlp = nullptr;
+  for (const Layer& l : bert.layers) {
+    if (!attention && l.kind == LayerKind::attention) attention = &l;
+    if (!mlp && l.kind == LayerKind::linear && l.name.ends_with(".mlp")) mlp = &l;
+  }
+  REQUIRE(attention);
+  REQUIRE(mlp);
+  // BERT-large at 512 tokens: 16 heads x 512^2 scores, 5 bytes each at 16 bits (softmax output, dropout mask and
+  // output), counted in fp32 units as twice that
+  CHECK(attention->score_bytes == Approx(2 * 5.0 * 16 * 512 * 512));
+  CHECK(attention->score_flops == Approx(512 * 4.0 * 512 * 1024));
+  ComputeSettings plain = settings(Precision::fp16);
+  ComputeSettings flash = plain;
+  flash.flash_attention = true;
+  ComputeSettings selective = plain;
+  selective.recompute = Recompute::selective;
+  ComputeSettings full = plain;
+  full.recompute = Recompute::full;
+  CHECK(kept_activation_bytes(*attention, flash) == Approx(attention->activation_bytes - attention->score_bytes));
+  CHECK(kept_activation_bytes(*attention, selective) == kept_activation_bytes(*attention, flash));
+  CHECK(kept_activation_bytes(*attention, full) == Approx(512 * 1024 * 4.0));  // the layer's input
+  CHECK(kept_activation_bytes(*mlp, flash) == mlp->activation_bytes);          // no scores in an MLP
+  // flash never writes the scores: its forward is faster at 512 tokens; recomputation costs backward time
+  CHECK(forward_seconds(*attention, 8, h100, flash) < forward_seconds(*attention, 8, h100, plain));
+  CHECK(backward_seconds(*attention, 8, h100, selective) > backward_seconds(*attention, 8, h100, plain));
+  CHECK(backward_seconds(*attention, 8, h100, full) ==
+        Approx(backward_seconds(*attention, 8, h100, plain) + forward_seconds(*attention, 8, h100, plain)));
+  CHECK(backward_seconds(*mlp, 8, h100, selective) == backward_seconds(*mlp, 8, h100, plain));
+}
+
+TEST_CASE("runtime and recompute names round-trip and unknown ones are refused") {
+  for (Runtime r : {Runtime::eager, Runtime::cuda_graphs, Runtime::xla})
+    CHECK(runtime_from_string(to_string(r)) == r);
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+    CHECK(recompute_from_string(to_string(r)) == r);
+  CHECK(!runtime_from_string("jit"));
+  CHECK(!recompute_from_string("some"));
+}

@@ -1,0 +1,174 @@
+#include "validation/published_fit.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+#include "validation/validate.hpp"
+
+namespace dtsim {
+namespace {
+
+constexpr double golden = 0.6180339887498949;
+constexpr int golden_steps = 18;
+constexpr double lowest_efficiency = 0.02;
+constexpr double shortest_knee_s = 1e-7;
+constexpr double longest_knee_s = 1e-3;
+
+// The minimum of `f` over [lo, hi] by golden-section search (f unimodal enough; deterministic either way).
+double golden_search(const std::function<double(double)>& f, double lo, double hi) {
+  double a = lo;
+  double b = hi;
+  double x1 = b - golden * (b - a);
+  double x2 = a + golden * (b - a);
+  double f1 = f(x1);
+  double f2 = f(x2);
+  for (int i = 0; i < golden_steps; ++i) {
+    if (f1 <= f2) {
+      b = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = b - golden * (b - a);
+      f1 = f(x1);
+    } else {
+      a = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = a + golden * (b - a);
+      f2 = f(x2);
+    }
+  }
+  return f1 <= f2 ? x1 : x2;
+}
+
+using LogParams = std::array<double, 3>;  // log efficiency, log tensor_efficiency, log memory_efficiency
+
+LogParams to_log(const EfficiencyParams& p) {
+  return {std::log(p.efficiency), std::log(p.tensor_efficiency), std::log(p.memory_efficiency)};
+}
+EfficiencyParams from_log(const LogParams& l) { return {std::exp(l[0]), std::exp(l[1]), std::exp(l[2])}; }
+
+double largest_peak(const Device& d) {
+  double peak = 0;
+  for (Precision p : all_precisions)
+    peak = std::max(peak, d.peak_flops(p));
+  return peak;
+}
+
+}  // namespace
+
+void apply_fit(Device& device, const EfficiencyParams& params, double t_half_s) {
+  device.efficiency = params.efficiency;
+  device.tensor_efficiency = params.tensor_efficiency;
+  device.memory_efficiency = params.memory_efficiency;
+  device.half_efficiency_flops = t_half_s * largest_peak(device);
+}
+
+PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vector<std::string>& devices,
+                           const PublishedMapping& mapping, const std::string& data_dir,
+                           const PublishedFitOptions& options) {
+  std::vector<PublishedRow> fit_rows;
+  for (const PublishedRow& row : rows) {
+    if (row.split == "fit") fit_rows.push_back(row);
+  }
+  PublishedFit fit;
+  // every search starts from the datasheet defaults, whatever the device files hold now, so that fitting again from
+  // fitted files gives the same parameters
+  const EfficiencyParams start;
+  constexpr double start_knee_s = 1e-5;
+  PublishedMapping defaults;
+  defaults.device_of = [&](const std::string& name) {
+    Device d = mapping.device_of(name);
+    apply_fit(d, start, 0);
+    return d;
+  };
+  const PublishedResult before = predict_published(fit_rows, "fit", defaults, data_dir);
+  fit.before = before.overall;
+  // the predictable fit rows of each device
+  std::map<std::string, std::vector<PublishedRow>> by_device;
+  for (const PublishedCase& c : before.cases) {
+    if (!c.device.empty()) by_device[c.device].push_back(c.row);
+  }
+  if (by_device.empty()) throw std::invalid_argument("no fit row of the published table can be predicted");
+
+  std::map<std::string, LogParams> theta;
+  for (const auto& [name, device_rows] : by_device)
+    theta[name] = to_log(start);
+  double log_knee = std::log(start_knee_s);
+  LogParams pooled{};
+
+  auto fitted_mapping = [&](double knee_s) {
+    PublishedMapping m;
+    m.device_of = [&, knee_s](const std::string& name) {
+      Device d = mapping.device_of(name);
+      const auto it = theta.find(name);
+      apply_fit(d, from_log(it == theta.end() ? pooled : it->second), knee_s);
+      return d;
+    };
+    return m;
+  };
+  auto squared_log_errors = [&](const std::vector<PublishedRow>& subset, double knee_s) {
+    const PublishedResult r = predict_published(subset, "fit", fitted_mapping(knee_s), data_dir);
+    double sum = 0;
+    for (const PublishedCase& c : r.cases) {
+      if (!c.device.empty()) sum += std::pow(std::log(c.predicted / c.row.throughput), 2);
+    }
+    return sum;
+  };
+  auto update_pooled = [&] {
+    pooled = {0, 0, 0};
+    for (const auto& [name, t] : theta) {
+      for (std::size_t k = 0; k < t.size(); ++k)
+        pooled[k] += t[k] / static_cast<double>(theta.size());
+    }
+  };
+  update_pooled();
+  const double lo = std::log(lowest_efficiency);
+  for (int sweep = 0; sweep < options.sweeps; ++sweep) {
+    log_knee = golden_search([&](double x) { return squared_log_errors(fit_rows, std::exp(x)); },
+                             std::log(shortest_knee_s), std::log(longest_knee_s));
+    for (auto& [name, t] : theta) {
+      const std::vector<PublishedRow>& subset = by_device.at(name);
+      for (std::size_t k = 0; k < t.size(); ++k) {
+        t[k] = golden_search(
+            [&](double x) {
+              const double keep = t[k];
+              t[k] = x;
+              const double cost =
+                  squared_log_errors(subset, std::exp(log_knee)) + options.prior_weight * std::pow(x - pooled[k], 2);
+              t[k] = keep;
+              return cost;
+            },
+            lo, 0.0);
+      }
+    }
+    update_pooled();
+  }
+
+  fit.t_half_s = std::exp(log_knee);
+  fit.pooled = from_log(pooled);
+  const PublishedResult after = predict_published(fit_rows, "fit", fitted_mapping(fit.t_half_s), data_dir);
+  fit.after = after.overall;
+  std::map<std::string, std::vector<double>> errors;
+  for (const PublishedCase& c : after.cases) {
+    if (!c.device.empty()) errors[c.device].push_back(std::fabs(c.error));
+  }
+  for (const std::string& name : devices) {
+    DeviceFitResult r;
+    const auto it = theta.find(name);
+    if (it == theta.end()) {
+      r.params = fit.pooled;
+      r.median_error = fit.after.median_abs_error;
+    } else {
+      r.params = from_log(it->second);
+      r.rows = static_cast<int>(errors[name].size());
+      r.median_error = percentile(errors[name], 0.5);
+    }
+    fit.devices[name] = r;
+  }
+  return fit;
+}
+
+}  // namespace dtsim

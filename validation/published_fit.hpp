@@ -1,0 +1,58 @@
+// The fit of the devices' efficiency parameters to the fit split of the published measurements
+// (validation/published/measurements.csv, split column "fit"): what `dtsim calibrate --published` runs. Test rows
+// never enter it.
+//
+// Per device d with fit rows: efficiency (fp32 math), tensor_efficiency, memory_efficiency, in log space; shared by
+// all: the knee t_half of the saturating kernel curve (half_efficiency_flops = t_half x the device's largest peak: a
+// kernel that would take t_half at peak runs at half the achievable rate). Minimised:
+//   sum over fit rows of log(predicted / measured)^2 + prior_weight x sum over devices and parameters of
+//   (log parameter - pooled log parameter)^2
+// where the pooled value of a parameter is its mean over the devices fitted. The prior keeps a device with one or two
+// rows near the others instead of bending to a single measurement; devices with no fit rows get the pooled values.
+// The search is deterministic coordinate descent: golden-section search of each parameter in turn, a fixed number of
+// sweeps, so the same table gives the same parameters.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "validation/published.hpp"
+
+namespace dtsim {
+
+struct EfficiencyParams {
+  double efficiency = 0.5;
+  double tensor_efficiency = 0.5;
+  double memory_efficiency = 1.0;
+};
+
+struct DeviceFitResult {
+  EfficiencyParams params;
+  int rows = 0;             // fit rows of this device predicted (0: pooled)
+  double median_error = 0;  // of the fitted model on those rows (on all fit rows for a pooled device)
+};
+
+struct PublishedFitOptions {
+  double prior_weight = 1.0;  // one row's squared log error per squared log deviation from the pooled value
+  int sweeps = 4;
+};
+
+struct PublishedFit {
+  double t_half_s = 0;
+  EfficiencyParams pooled;
+  std::map<std::string, DeviceFitResult> devices;  // every device the mapping can load, fitted or pooled
+  ErrorStats before;                               // the fit split with the parameters the mapping gave
+  ErrorStats after;                                // the fit split with the fitted parameters
+};
+
+// Applies fitted parameters to a device: efficiencies and half_efficiency_flops = t_half x its largest peak.
+void apply_fit(Device& device, const EfficiencyParams& params, double t_half_s);
+
+// Fits on the rows whose split is "fit". `devices` names every device to write (those without fit rows get pooled
+// values). Throws std::invalid_argument when no fit row can be predicted.
+PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vector<std::string>& devices,
+                           const PublishedMapping& mapping, const std::string& data_dir,
+                           const PublishedFitOptions& options = {});
+
+}  // namespace dtsim
