@@ -184,6 +184,13 @@ TEST_CASE("bad device files and precisions a device lacks exit 2 naming the flag
       {"predict " + tmp.variant("s5.json", scenario, "\"v100\"", "7"),
        "scenario.device: expected a name, a path to a .json file, or an object, got 7"},
       {"predict --device v100 --precision fp8", "--precision: v100-sxm2-32gb has no fp8 math (it has fp32, fp16)"},
+      // the compute model's scenario settings
+      {"predict " + tmp.variant("s6.json", scenario, "\"precision\"", "\"runtime\": \"jit\", \"precision\""),
+       "scenario.runtime: expected \"eager\", \"cuda_graphs\" or \"xla\", got \"jit\""},
+      {"predict " + tmp.variant("s7.json", scenario, "\"precision\"", "\"recompute\": true, \"precision\""),
+       "scenario.recompute: expected \"none\", \"selective\" or \"full\", got true"},
+      {"predict " + tmp.variant("s8.json", scenario, "\"precision\"", "\"flash_attention\": \"yes\", \"precision\""),
+       "scenario.flash_attention: expected true or false, got \"yes\""},
   });
 }
 
