@@ -129,8 +129,9 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   for (int sweep = 0; sweep < options.sweeps; ++sweep) {
     log_knee = golden_search([&](double x) { return squared_log_errors(fit_rows, std::exp(x)); },
                              std::log(shortest_knee_s), std::log(longest_knee_s));
-    for (auto& [name, t] : theta) {
-      const std::vector<PublishedRow>& subset = by_device.at(name);
+    for (auto& entry : theta) {  // not a structured binding: clang 14 cannot capture one in the lambda below
+      LogParams& t = entry.second;
+      const std::vector<PublishedRow>& subset = by_device.at(entry.first);
       for (std::size_t k = 0; k < t.size(); ++k) {
         t[k] = golden_search(
             [&](double x) {
