@@ -29,7 +29,10 @@ const char* report_usage() {
       "  compare --json: time against message size per rank count (log-log, crossovers marked), a winner map over\n"
       "    ranks x sizes;\n"
       "  train --json: test accuracy and training loss against simulated time (several runs share the charts);\n"
-      "  validate's validation.json: predicted against measured time and the error table.\n\n" +
+      "  validate's validation.json: predicted against measured time and the error table;\n"
+      "  validate --published --json: predicted against measured throughput of the published runs (log-log, a\n"
+      "    colour per device, y = x and 20% either side), median and p90 |error| per device, per model and overall,\n"
+      "    the 10 worst rows with links to their sources, the rows not modelled counted by reason.\n\n" +
       flags_help(report_flags);
   return text.c_str();
 }

@@ -10,12 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace dtsim {
+#include "reports/published_chart.hpp"
 
-// A result file that is not what dtsim writes; the message starts with the JSON path, e.g. "results[2].speedup: ...".
-struct ResultFileError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
+namespace dtsim {
 
 struct LinkRow {
   std::string name;
@@ -115,10 +112,12 @@ struct ReportContent {
   std::vector<CompareTable> compares;
   std::vector<TrainCurve> trains;
   std::vector<ValidationTable> validations;
+  std::vector<PublishedReport> published;  // validate --published --json
 };
 
 // Recognises the kind of result by its shape (compare: a list of runs; predict: "results"; train: "points";
-// validate: "cases") and adds it to `content`. Throws ResultFileError.
+// validate --published: "cases" with "split", "overall", "by_device" or "by_model"; validate's validation.json:
+// "cases") and adds it to `content`. Throws ResultFileError.
 void add_result(const nlohmann::json& document, const std::string& source, ReportContent& content);
 
 std::string render_report_html(const ReportContent& content);

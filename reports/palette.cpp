@@ -37,6 +37,12 @@ constexpr std::array<Named, 5> step_parts{{
 constexpr std::array<std::string_view, 8> others{"#332288", "#44AA99", "#AA4499", "#117733",
                                                  "#88CCEE", "#DDCC77", "#CC6677", "#4D4D4D"};
 
+// For many categories: the first 7 are told apart in every common colour vision deficiency, the rest add hue and
+// lightness steps that stay apart from them (a point's tooltip names its category where two look alike).
+constexpr std::array<std::string_view, 16> categories{
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#000000", "#56B4E9",                         // Okabe-Ito
+    "#332288", "#117733", "#999933", "#882255", "#AA4499", "#44AA99", "#DDCC77", "#CC6677", "#888888"};  // Tol muted
+
 std::optional<std::string_view> find(std::span<const Named> table, std::string_view name) {
   for (const auto& [key, colour] : table) {
     if (key == name) return colour;
@@ -57,6 +63,14 @@ std::string SeriesColours::colour(const std::string& name) {
   if (it != others_.end()) return it->second;
   const std::string c(others[others_.size() % others.size()]);
   others_.emplace(name, c);
+  return c;
+}
+
+std::string SeriesColours::category_colour(const std::string& name) {
+  const auto it = categories_.find(name);
+  if (it != categories_.end()) return it->second;
+  const std::string c(categories[categories_.size() % categories.size()]);
+  categories_.emplace(name, c);
   return c;
 }
 

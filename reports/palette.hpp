@@ -23,9 +23,13 @@ inline constexpr std::string_view reference_colour = "#666666";
 class SeriesColours {
 public:
   std::string colour(const std::string& name);
+  // For charts of many categories (a colour per device): 16 colours, Okabe and Ito's (without yellow) then Tol's
+  // muted, in order of first use, the same name the same colour each time; the 17th name takes the first again.
+  std::string category_colour(const std::string& name);
 
 private:
   std::map<std::string, std::string, std::less<>> others_;
+  std::map<std::string, std::string, std::less<>> categories_;
 };
 
 }  // namespace dtsim

@@ -253,15 +253,18 @@ std::string render_line_plot(const LinePlot& plot) {
   for (std::size_t i = 0; i < plot.series.size(); ++i) {
     const PlotSeries& series = plot.series[i];
     const std::string_view colour = series.colour.empty() ? palette_colour(i) : std::string_view(series.colour);
-    out << "<g class=\"series\" data-series=\"" << escape_xml(series.name) << "\">\n<polyline fill=\"none\" stroke=\""
-        << colour << "\" stroke-width=\"2\"" << (series.dashed ? " stroke-dasharray=\"5 4\"" : "") << " points=\"";
-    bool first = true;
-    for (const auto& [x, y] : series.points) {
-      if (!usable(xs, x) || !usable(ys, y)) continue;
-      out << (first ? "" : " ") << num(xs.map(x)) << ',' << num(ys.map(y));
-      first = false;
+    out << "<g class=\"series\" data-series=\"" << escape_xml(series.name) << "\">\n";
+    if (plot.join_points || series.dashed) {
+      out << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2\""
+          << (series.dashed ? " stroke-dasharray=\"5 4\"" : "") << " points=\"";
+      bool first = true;
+      for (const auto& [x, y] : series.points) {
+        if (!usable(xs, x) || !usable(ys, y)) continue;
+        out << (first ? "" : " ") << num(xs.map(x)) << ',' << num(ys.map(y));
+        first = false;
+      }
+      out << "\"/>\n";
     }
-    out << "\"/>\n";
     if (!series.dashed) {
       for (const auto& [x, y] : series.points) {
         if (!usable(xs, x) || !usable(ys, y)) continue;
@@ -271,7 +274,7 @@ std::string render_line_plot(const LinePlot& plot) {
       }
     }
     out << "</g>\n";
-    legend_entry(out, f, i, series.name, colour, series.dashed, false);
+    legend_entry(out, f, i, series.name, colour, series.dashed, !plot.join_points && !series.dashed);
   }
   out << "</svg>\n";
   return out.str();

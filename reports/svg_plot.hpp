@@ -39,6 +39,7 @@ struct LinePlot {
   std::vector<PlotSeries> series;
   std::vector<std::pair<double, std::string>> markers;  // vertical lines at x with a label (e.g. crossovers)
   double width = 720;
+  bool join_points = true;  // false: a scatter plot, the points of series not dashed are not joined by a line
 };
 
 struct StackedBars {

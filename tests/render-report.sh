@@ -2,7 +2,7 @@
 # Renders a dtsim HTML report in headless Chromium and fails on any console message (the page has no scripts, so a
 # message means an SVG attribute Chromium could not parse, or a resource it tried to load) or a failed render. The
 # screenshot is kept as the test's artifact in OUT_DIR.
-# usage: render-report.sh CHROMIUM DTSIM SOURCE_DIR OUT_DIR      (makes a report from predict, compare and validation)
+# usage: render-report.sh CHROMIUM DTSIM SOURCE_DIR OUT_DIR      (makes a report from predict, compare, validation and published)
 #        render-report.sh CHROMIUM --page HTML OUT_DIR           (renders a given page)
 set -euo pipefail
 chromium=$1
@@ -13,7 +13,9 @@ else
   "$dtsim" predict --accelerators 1,4,8,16 --algorithm ring,tree,ps --json > "$out/predict.json"
   "$dtsim" compare --algorithms ring,tree,butterfly,rabenseifner --ranks 8,64 --bytes 1KB,64KB,1MB,100MB \
     --backend analytical --json > "$out/compare.json"
-  "$dtsim" report "$out/predict.json" "$out/compare.json" "$source_dir/reports/validation.json" -o "$out/report.html"
+  "$dtsim" validate --published --split all --json --max-median-error 100 > "$out/published.json"
+  "$dtsim" report "$out/predict.json" "$out/compare.json" "$source_dir/reports/validation.json" \
+    "$out/published.json" -o "$out/report.html"
   page=$(realpath "$out/report.html")
 fi
 shot="$out/$(basename "$page" .html).png"

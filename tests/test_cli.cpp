@@ -1523,6 +1523,48 @@ TEST_CASE("report: predict and compare results become one HTML page, bad result 
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("report: validate --published --json becomes a section with one point per predicted row") {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-published-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const Run published = run_dtsim("validate --published --split test --json --max-median-error 100");
+  REQUIRE(published.exit_code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(published.output);
+  std::size_t predicted = 0;
+  std::size_t first_predicted = doc["cases"].size();
+  for (std::size_t i = 0; i < doc["cases"].size(); ++i) {
+    if (!doc["cases"][i].contains("predicted")) continue;
+    first_predicted = std::min(first_predicted, i);
+    ++predicted;
+  }
+  REQUIRE(predicted > 0);
+  std::ofstream(dir / "published.json") << published.output;
+  const std::string html = (dir / "published.html").string();
+  REQUIRE(run_dtsim("report " + (dir / "published.json").string() + " -o " + html).exit_code == 0);
+  const std::string page = read_file(html);
+  const std::size_t section = page.find("<h2>Published measurements: predicted against measured (split test)</h2>");
+  REQUIRE(section != std::string::npos);
+  const std::size_t svg = page.find("<svg", section);
+  const std::string chart = page.substr(svg, page.find("</svg>", svg) - svg);
+  std::size_t circles = 0;
+  for (std::size_t at = chart.find("<circle"); at != std::string::npos; at = chart.find("<circle", at + 1))
+    ++circles;
+  CHECK(circles == predicted);
+  CHECK(page.find("The 10 worst rows") != std::string::npos);
+
+  nlohmann::json bad = doc;
+  bad["cases"] = 3;
+  std::ofstream(dir / "not-a-list.json") << bad.dump();
+  bad = doc;
+  bad["cases"][first_predicted].erase("measured");
+  std::ofstream(dir / "no-measured.json") << bad.dump();
+  check_usage_errors({
+      {"report " + (dir / "not-a-list.json").string(), "not-a-list.json: cases: expected a list, got number"},
+      {"report " + (dir / "no-measured.json").string(),
+       "no-measured.json: cases[" + std::to_string(first_predicted) + "].measured: missing"},
+  });
+  std::filesystem::remove_all(dir);
+}
+
 namespace {
 
 // The results of a compare or predict --json output without what differs from run to run (wall time, memory).

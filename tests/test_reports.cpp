@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -283,6 +285,201 @@ TEST_CASE("a result file that is not dtsim's is refused with the JSON path") {
   runs[3]["ranks"] = -4;
   CHECK_THROWS_WITH(add_result(runs, "c.json", content), Catch::Contains("[3].ranks: expected a whole number"));
   CHECK(content.sources.empty());
+}
+
+namespace {
+
+nlohmann::json published_case(const char* id, const char* device, double measured, double predicted) {
+  const double error = (predicted - measured) / measured;
+  return {{"id", id},
+          {"device", device},
+          {"model", "resnet50"},
+          {"precision", "amp"},
+          {"batch_per_device", 256},
+          {"devices", 8},
+          {"measured", measured},
+          {"unit", "images/s total"},
+          {"split", "test"},
+          {"source", std::string("https://example.org/") + id},
+          {"dtsim_device", device},
+          {"dtsim_model", "resnet50"},
+          {"predicted", predicted},
+          {"error", error},
+          {"fits", true}};
+}
+
+nlohmann::json published_result() {
+  nlohmann::json cases = nlohmann::json::array();
+  cases.push_back(published_case("a-small", "dev-a", 100, 150));
+  cases.push_back(published_case("a-large", "dev-a", 10000, 9000));
+  cases.push_back(published_case("b-worst", "dev-b", 500, 200));  // -60%: the worst
+  cases.push_back(published_case("b-close", "dev-b", 2000, 2100));
+  cases.push_back(published_case("c-only", "dev-c", 50000, 60000));
+  auto not_modelled = [](const char* id, const char* why) {
+    return nlohmann::json{{"id", id},
+                          {"device", "x"},
+                          {"model", "y"},
+                          {"precision", "fp32"},
+                          {"batch_per_device", 0},
+                          {"devices", 1},
+                          {"measured", 10.0},
+                          {"unit", "tokens/s total"},
+                          {"split", "test"},
+                          {"source", "https://example.org/n"},
+                          {"not_modelled", why}};
+  };
+  cases.push_back(not_modelled("n1", "no dtsim model of y"));
+  cases.push_back(not_modelled("n2", "no dtsim model of y"));
+  cases.push_back(not_modelled("n3", "no dtsim device for x"));
+  auto stats = [](int rows, double median, double p90) {
+    return nlohmann::json{{"rows", rows}, {"median_abs_error", median}, {"p90_abs_error", p90}};
+  };
+  return {
+      {"split", "test"},
+      {"overall", stats(5, 0.2, 0.5)},
+      {"by_device", {{"dev-a", stats(2, 0.3, 0.45)}, {"dev-b", stats(2, 0.325, 0.6)}, {"dev-c", stats(1, 0.2, 0.2)}}},
+      {"by_model", {{"resnet50", stats(5, 0.2, 0.5)}}},
+      {"cases", cases}};
+}
+
+std::vector<std::pair<double, double>> svg_pairs(const std::string& text) {  // "x1,y1 x2,y2 ..."
+  std::vector<std::pair<double, double>> out;
+  std::istringstream in(text);
+  std::string pair;
+  while (in >> pair) {
+    const std::size_t comma = pair.find(',');
+    out.emplace_back(std::stod(pair.substr(0, comma)), std::stod(pair.substr(comma + 1)));
+  }
+  return out;
+}
+
+// The text of attribute `name` of each element `tag` in the series group `series` of `svg`.
+std::vector<std::string> series_attributes(const std::string& svg, const std::string& series, const std::string& tag,
+                                           const std::string& name) {
+  const std::size_t begin = svg.find("data-series=\"" + series + "\"");
+  REQUIRE(begin != std::string::npos);
+  const std::size_t end = svg.find("</g>", begin);
+  std::vector<std::string> out;
+  for (std::size_t at = svg.find("<" + tag + " ", begin); at < end; at = svg.find("<" + tag + " ", at + 1)) {
+    const std::size_t v = svg.find(name + "=\"", at) + name.size() + 2;
+    out.push_back(svg.substr(v, svg.find('"', v) - v));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("published validation: one point per predicted row and y = x with its 20% band on y = x in data space") {
+  ReportContent content;
+  add_result(published_result(), "published.json", content);
+  REQUIRE(content.published.size() == 1);
+  CHECK(content.validations.empty());
+  const std::string html = render_report_html(content);
+  CHECK(well_formed_error(html).empty());
+  CHECK(html.find("<h2>Published measurements: predicted against measured (split test)</h2>") != std::string::npos);
+  CHECK(html.find("Published throughput: predicted against measured (split test)") != std::string::npos);
+  const std::size_t svg_begin = html.find("<svg");
+  const std::string svg = html.substr(svg_begin, html.find("</svg>") - svg_begin);
+  CHECK(count_of(svg, "<circle") == 5);    // the not-modelled rows are not drawn
+  CHECK(count_of(svg, "<polyline") == 3);  // a scatter: only the reference lines are lines
+  for (const auto& [device, points] :
+       std::vector<std::pair<std::string, std::size_t>>{{"dev-a", 2}, {"dev-b", 2}, {"dev-c", 1}}) {
+    CHECK(series_attributes(svg, device, "circle", "cx").size() == points);
+  }
+  // three devices, three colours
+  std::set<std::string> fills;
+  for (const char* device : {"dev-a", "dev-b", "dev-c"})
+    fills.insert(series_attributes(svg, device, "circle", "fill").front());
+  CHECK(fills.size() == 3);
+  // the pixel mapping of each axis from dev-a's two points (measured 100 and 10000, predicted 150 and 9000)
+  const std::vector<std::string> cx = series_attributes(svg, "dev-a", "circle", "cx");
+  const std::vector<std::string> cy = series_attributes(svg, "dev-a", "circle", "cy");
+  const double x_per_decade = (std::stod(cx[1]) - std::stod(cx[0])) / (4 - 2);
+  const double y_per_decade = (std::stod(cy[1]) - std::stod(cy[0])) / (std::log10(9000) - std::log10(150));
+  auto data_x = [&](double px) { return std::pow(10.0, 2 + (px - std::stod(cx[0])) / x_per_decade); };
+  auto data_y = [&](double py) { return std::pow(10.0, std::log10(150) + (py - std::stod(cy[0])) / y_per_decade); };
+  const auto line = svg_pairs(series_attributes(svg, "prediction = measurement", "polyline", "points").front());
+  REQUIRE(line.size() == 2);
+  for (const auto& [px, py] : line)
+    CHECK(std::fabs(std::log10(data_y(py) / data_x(px))) < 0.005);  // on y = x
+  // from the least value drawn (100 measured) to the greatest (60000 predicted)
+  CHECK(std::fabs(std::log10(data_x(line.front().first) / 100)) < 0.005);
+  CHECK(std::fabs(std::log10(data_x(line.back().first) / 60000)) < 0.005);
+  const auto high = svg_pairs(series_attributes(svg, "prediction 20% high", "polyline", "points").front());
+  const auto low = svg_pairs(series_attributes(svg, "prediction 20% low", "polyline", "points").front());
+  for (const auto& [px, py] : high)
+    CHECK(data_y(py) / data_x(px) == Approx(1.2).epsilon(0.01));
+  for (const auto& [px, py] : low)
+    CHECK(data_y(py) / data_x(px) == Approx(0.8).epsilon(0.01));
+  // the legend's longest name fits inside the chart
+  CHECK(html.find(">prediction = measurement</text>") != std::string::npos);
+}
+
+TEST_CASE("published validation: error tables and the worst rows first with their sources and the rows not modelled") {
+  ReportContent content;
+  add_result(published_result(), "published.json", content);
+  const std::string html = render_report_html(content);
+  CHECK(html.find("<tr><td class=\"words\">device</td><td class=\"words\">dev-b</td><td>2</td><td>32.5%</td>"
+                  "<td>60.0%</td></tr>") != std::string::npos);
+  CHECK(html.find("<tr><td class=\"words\">model</td><td class=\"words\">resnet50</td><td>5</td>") !=
+        std::string::npos);
+  CHECK(html.find("<td class=\"words\">overall</td><td class=\"words\">all rows predicted</td><td>5</td><td>20.0%"
+                  "</td><td>50.0%</td>") != std::string::npos);
+  const std::size_t worst = html.find("<table class=\"published-worst\">");
+  REQUIRE(worst != std::string::npos);
+  const std::size_t first_row = html.find("<tbody>", worst);
+  CHECK(html.find("<tr><td class=\"words\">b-worst</td>", first_row) == first_row + 8);
+  CHECK(html.find("-60.0%", first_row) < html.find("a-small", first_row));  // -60% before +50%
+  CHECK(html.find("<a href=\"https://example.org/b-worst\" rel=\"noreferrer\">source</a>") != std::string::npos);
+  CHECK(html.find("<tr><td>2</td><td class=\"words\">no dtsim model of y</td></tr>") != std::string::npos);
+  CHECK(html.find("<tr><td>1</td><td class=\"words\">no dtsim device for x</td></tr>") != std::string::npos);
+  CHECK(html.find("Not modelled: 3 rows") != std::string::npos);
+  const std::vector<const PublishedReportCase*> rows = worst_published_rows(content.published.front(), 2);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]->id == "b-worst");
+  CHECK(rows[1]->id == "a-small");
+  // a source that is not a web address is shown, never linked
+  nlohmann::json doc = published_result();
+  doc["cases"][0]["source"] = "javascript:alert(1)";
+  ReportContent odd;
+  add_result(doc, "odd.json", odd);
+  CHECK(render_report_html(odd).find("href=\"javascript") == std::string::npos);
+}
+
+TEST_CASE("a malformed published validation is refused with the JSON path") {
+  ReportContent content;
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases{
+      {[](nlohmann::json& d) { d["cases"] = 3; }, "cases: expected a list, got number"},
+      {[](nlohmann::json& d) { d["cases"][1].erase("measured"); }, "cases[1].measured: missing"},
+      {[](nlohmann::json& d) { d["cases"][2]["measured"] = 0; }, "cases[2].measured: expected a number > 0"},
+      {[](nlohmann::json& d) { d["cases"][0].erase("predicted"); }, "cases[0].predicted: missing"},
+      {[](nlohmann::json& d) { d["cases"][6]["predicted"] = 3.0; },
+       "cases[6]: expected either \"predicted\" or \"not_modelled\", got both"},
+      {[](nlohmann::json& d) { d["cases"][3]["fits"] = "yes"; }, "cases[3].fits: expected true or false"},
+      {[](nlohmann::json& d) { d["by_device"]["dev-b"].erase("rows"); }, "by_device[\"dev-b\"].rows: missing"},
+      {[](nlohmann::json& d) { d["by_model"] = nlohmann::json::array(); }, "by_model: expected an object of names"},
+      {[](nlohmann::json& d) { d.erase("overall"); }, "overall: missing"},
+      {[](nlohmann::json& d) { d["split"] = "train"; }, "split: expected fit, test or all, got \"train\""},
+  };
+  for (const auto& [change, message] : cases) {
+    nlohmann::json doc = published_result();
+    change(doc);
+    CAPTURE(message);
+    CHECK_THROWS_WITH(add_result(doc, "p.json", content), Catch::StartsWith(message));
+  }
+  CHECK(content.sources.empty());
+  // validate's validation.json ("cases" and "summary") is still the other kind
+  nlohmann::json validation{{"summary", {{"median_abs_error", 0.02}, {"p90_abs_error", 0.06}}},
+                            {"cases",
+                             {{{"ranks", 4},
+                               {"rate_bps", 1e9},
+                               {"algorithm", "ring"},
+                               {"bytes", 4194304},
+                               {"measured_s", 0.0562},
+                               {"predicted_s", 0.0569}}}}};
+  add_result(validation, "validation.json", content);
+  CHECK(content.validations.size() == 1);
+  CHECK(content.published.empty());
 }
 
 TEST_CASE("line plots map log axes by decades and skip points a log axis cannot show") {
