@@ -69,4 +69,16 @@ std::string format_percent(double fraction) {
   return text;
 }
 
+std::string format_signed_percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", 100 * fraction);
+  return text;
+}
+
+std::string format_fixed(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
 }  // namespace dtsim

@@ -6,11 +6,13 @@
 
 namespace dtsim {
 
-std::string format_seconds(double seconds);         // "1.234 ms"
-std::string format_bytes(std::uint64_t bytes);      // "100 MB" (decimal units)
-std::string format_rate_Bps(double bytes_per_s);    // "1.25 GB/s"
-std::string format_bits_per_s(double bytes_per_s);  // "10 Gbit/s"
-std::string format_count(double count);             // "4.3 billion", "25.6 million", "950"
-std::string format_percent(double fraction);        // 0.0512 -> "5.1%"
+std::string format_seconds(double seconds);          // "1.234 ms"
+std::string format_bytes(std::uint64_t bytes);       // "100 MB" (decimal units)
+std::string format_rate_Bps(double bytes_per_s);     // "1.25 GB/s"
+std::string format_bits_per_s(double bytes_per_s);   // "10 Gbit/s"
+std::string format_count(double count);              // "4.3 billion", "25.6 million", "950"
+std::string format_percent(double fraction);         // 0.0512 -> "5.1%"
+std::string format_signed_percent(double fraction);  // 0.0512 -> "+5.1%"
+std::string format_fixed(double value, int digits);  // (1.23456, 2) -> "1.23"
 
 }  // namespace dtsim

@@ -1,17 +1,8 @@
 #include "reports/grounding.hpp"
 
-#include <cstdio>
+#include "reports/format.hpp"
 
 namespace dtsim {
-namespace {
-
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
-  return text;
-}
-
-}  // namespace
 
 const char* device_figures(const Device& device) {
   if (device.origin == "calibration") return "measured";
@@ -29,11 +20,11 @@ std::string grounding_text(const Device& device) {
   const DeviceFit& f = *device.fit;
   if (kind == "pooled") {
     return device.name + ": no published measurement of this part was fitted; its efficiencies are pooled from " +
-           std::to_string(f.rows) + " measurements of other GPUs (median error " + percent(f.median_error) +
+           std::to_string(f.rows) + " measurements of other GPUs (median error " + format_percent(f.median_error) +
            " on them): expect larger errors than on a fitted part";
   }
   return device.name + ": efficiencies fitted to " + std::to_string(f.rows) +
-         " published measurements of this part (median error " + percent(f.median_error) +
+         " published measurements of this part (median error " + format_percent(f.median_error) +
          " on them; docs/validation.md gives the error on held-out rows)";
 }
 

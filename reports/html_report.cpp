@@ -154,18 +154,6 @@ ValidationTable read_validation(const nlohmann::json& doc) {
 
 std::string html(std::string_view s) { return escape_xml(s); }
 
-std::string percent(double fraction) {
-  char t[32];
-  std::snprintf(t, sizeof t, "%.1f%%", 100 * fraction);
-  return t;
-}
-
-std::string signed_percent(double fraction) {
-  char t[32];
-  std::snprintf(t, sizeof t, "%+.1f%%", 100 * fraction);
-  return t;
-}
-
 std::string fixed(double v, const char* form) {
   char t[48];
   std::snprintf(t, sizeof t, form, v);
@@ -283,7 +271,7 @@ void section_predict(std::ostringstream& out, const PredictTable& t, SeriesColou
       out << "<td colspan=\"4\">does not fit in memory</td>";
     } else {
       out << "<td>" << html(format_seconds(r.step_s)) << "</td><td>" << fixed(r.samples_per_s, "%.0f") << "</td><td>"
-          << fixed(r.speedup, "%.2fx") << "</td><td>" << percent(r.efficiency) << "</td>";
+          << fixed(r.speedup, "%.2fx") << "</td><td>" << format_percent(r.efficiency) << "</td>";
     }
     out << "<td class=\"words\">" << html(r.bottleneck) << "</td></tr>\n";
   }
@@ -301,13 +289,13 @@ void section_predict(std::ostringstream& out, const PredictTable& t, SeriesColou
           out << g.count << " × " << html(g.kind) << " links, e.g. " << html(g.first);
         }
         out << "</td><td>" << html(format_capacity(g.kind, g.capacity_Bps)) << "</td><td>"
-            << html(format_bytes(g.bytes)) << "</td><td>" << percent(g.busy_fraction) << "</td><td>"
-            << percent(g.utilisation) << "</td></tr>\n";
+            << html(format_bytes(g.bytes)) << "</td><td>" << format_percent(g.busy_fraction) << "</td><td>"
+            << format_percent(g.utilisation) << "</td></tr>\n";
       }
     } else {
       for (const LinkRow& l : t.links) {
         out << "<tr><td>" << html(l.name) << "</td><td></td><td>" << html(format_bytes(l.bytes)) << "</td><td>"
-            << percent(l.busy_fraction) << "</td><td>" << percent(l.utilisation) << "</td></tr>\n";
+            << format_percent(l.busy_fraction) << "</td><td>" << format_percent(l.utilisation) << "</td></tr>\n";
       }
     }
     out << "</tbody></table>\n<p class=\"note\">Links alike (of one kind and capacity, as busy and as utilised) "
@@ -411,7 +399,7 @@ void section_train(std::ostringstream& out, const std::vector<TrainCurve>& curve
     accuracy.series.push_back(std::move(a));
     loss.series.push_back(std::move(l));
     if (c.time_to_target_s >= 0) {
-      accuracy.markers.emplace_back(c.time_to_target_s, c.name + " reaches " + percent(c.target_accuracy));
+      accuracy.markers.emplace_back(c.time_to_target_s, c.name + " reaches " + format_percent(c.target_accuracy));
     }
   }
   out << "<div class=\"charts\">" << render_line_plot(accuracy) << render_line_plot(loss) << "</div>\n";
@@ -419,7 +407,8 @@ void section_train(std::ostringstream& out, const std::vector<TrainCurve>& curve
          "<th>time to target</th></tr></thead><tbody>\n";
   for (const TrainCurve& c : curves) {
     out << "<tr><td>" << html(c.name) << "</td><td>" << html(c.mode) << "</td><td>" << c.workers << "</td><td>"
-        << percent(c.points.back().test_accuracy) << "</td><td>" << percent(c.target_accuracy) << "</td><td>"
+        << format_percent(c.points.back().test_accuracy) << "</td><td>" << format_percent(c.target_accuracy)
+        << "</td><td>"
         << (c.time_to_target_s >= 0 ? html(format_seconds(c.time_to_target_s)) : std::string("not reached"))
         << "</td></tr>\n";
   }
@@ -429,8 +418,8 @@ void section_train(std::ostringstream& out, const std::vector<TrainCurve>& curve
 void section_validation(std::ostringstream& out, const ValidationTable& t, SeriesColours& colours) {
   out << "<section class=\"validation\"><h2>Validation: predictions against real runs</h2>\n";
   if (!t.command.empty()) out << "<p>Produced by <code>" << html(t.command) << "</code>.</p>\n";
-  out << "<p><strong>Sizes of 1 MB and more: median |error| " << percent(t.median_abs_error) << ", 90th percentile "
-      << percent(t.p90_abs_error) << ".</strong></p>\n";
+  out << "<p><strong>Sizes of 1 MB and more: median |error| " << format_percent(t.median_abs_error)
+      << ", 90th percentile " << format_percent(t.p90_abs_error) << ".</strong></p>\n";
   LinePlot scatter = line_plot("Predicted against measured time", axis("measured (s)", true, seconds_label),
                                axis("predicted (s)", true, seconds_label));
   scatter.width = full_width;
@@ -465,7 +454,7 @@ void section_validation(std::ostringstream& out, const ValidationTable& t, Serie
     out << "<tr" << (std::fabs(r.error) > 0.1 && large ? " class=\"miss\"" : "") << "><td>" << r.ranks << "</td><td>"
         << html(format_bits_per_s(r.rate_bps / 8)) << "</td><td>" << html(r.algorithm) << "</td><td>"
         << html(format_bytes(r.bytes)) << "</td><td>" << html(format_seconds(r.measured_s)) << "</td><td>"
-        << html(format_seconds(r.predicted_s)) << "</td><td>" << signed_percent(r.error) << "</td></tr>\n";
+        << html(format_seconds(r.predicted_s)) << "</td><td>" << format_signed_percent(r.error) << "</td></tr>\n";
   }
   out << "</tbody></table>\n<p class=\"note\">Rows marked are sizes of 1 MB or more that missed by over 10%.</p>\n"
          "</section>\n";

@@ -12,17 +12,11 @@
 namespace dtsim {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
-}
-
 std::string setup_line(const Scenario& sc) {
   const TrainingSetup& s = sc.setup;
   std::ostringstream out;
-  out << s.model.name << " (" << fixed(s.model.params() / 1e6, 1) << "M parameters) on " << sc.cluster.name << " ("
-      << sc.cluster.node.accelerators << " x " << s.device.name << " per node, "
+  out << s.model.name << " (" << format_fixed(s.model.params() / 1e6, 1) << "M parameters) on " << sc.cluster.name
+      << " (" << sc.cluster.node.accelerators << " x " << s.device.name << " per node, "
       << to_string(sc.cluster.node.intra_kind) << ", " << sc.cluster.node.nics << " x "
       << format_bits_per_s(sc.cluster.node.nic.bandwidth_Bps) << " NIC, " << to_string(sc.cluster.fabric.kind)
       << ")\n  " << to_string(s.scaling) << " scaling, batch " << s.batch
@@ -59,11 +53,11 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
       continue;
     }
     const TrainingResult& s = p.step;
-    out << std::setw(11) << format_seconds(s.step_s) << std::setw(11) << fixed(p.samples_per_s, 0) << std::setw(9)
-        << fixed(p.speedup, 2) << std::setw(7) << fixed(p.efficiency, 2) << std::setw(11) << format_seconds(s.forward_s)
-        << std::setw(11) << format_seconds(s.backward_s) << std::setw(11) << format_seconds(s.exposed_comm_s)
-        << std::setw(11) << format_seconds(s.input_stall_s) << std::setw(11) << format_seconds(s.optimizer_s)
-        << p.bottleneck << '\n';
+    out << std::setw(11) << format_seconds(s.step_s) << std::setw(11) << format_fixed(p.samples_per_s, 0)
+        << std::setw(9) << format_fixed(p.speedup, 2) << std::setw(7) << format_fixed(p.efficiency, 2) << std::setw(11)
+        << format_seconds(s.forward_s) << std::setw(11) << format_seconds(s.backward_s) << std::setw(11)
+        << format_seconds(s.exposed_comm_s) << std::setw(11) << format_seconds(s.input_stall_s) << std::setw(11)
+        << format_seconds(s.optimizer_s) << p.bottleneck << '\n';
   }
   out << "\nstep = input + forward + backward + exposed communication + optimizer on the slowest accelerator; "
          "speedup and efficiency against one accelerator\n";
@@ -144,14 +138,14 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
       << "bottleneck\n";
   for (const ParallelPrediction& p : results) {
     out << std::setw(7) << p.accelerators << std::setw(48) << p.layout.describe() << std::setw(8) << p.global_batch
-        << std::setw(7) << fixed(p.micro_batch, p.micro_batch == std::floor(p.micro_batch) ? 0 : 2);
+        << std::setw(7) << format_fixed(p.micro_batch, p.micro_batch == std::floor(p.micro_batch) ? 0 : 2);
     if (!p.fits) {
       out << p.bottleneck << '\n';
       continue;
     }
     out << std::setw(11) << format_seconds(p.step_s) << std::setw(11)
         << format_seconds(p.global_batch > 0 ? p.step_s / p.global_batch : 0) << std::setw(11)
-        << fixed(p.samples_per_s, 0) << std::setw(10) << (fixed(p.memory.total_bytes() / 1e9, 1) + " GB")
+        << format_fixed(p.samples_per_s, 0) << std::setw(10) << (format_fixed(p.memory.total_bytes() / 1e9, 1) + " GB")
         << std::setw(11) << format_seconds(p.compute_s) << std::setw(11) << format_seconds(p.tensor_comm_s)
         << std::setw(11) << format_seconds(p.bubble_s) << std::setw(11) << format_seconds(p.data_exposed_s)
         << p.bottleneck << '\n';

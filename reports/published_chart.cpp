@@ -86,14 +86,6 @@ PublishedReportCase read_case(const nlohmann::json& c, const std::string& p) {
   return r;
 }
 
-std::string html(std::string_view s) { return escape_xml(s); }
-
-std::string signed_percent(double fraction) {
-  char t[32];
-  std::snprintf(t, sizeof t, "%+.1f%%", 100 * fraction);
-  return t;
-}
-
 // Throughputs compactly: 938, 7.248k, 1.2M.
 std::string throughput_label(double v) {
   char t[32];
@@ -117,8 +109,8 @@ std::string table_number(double v) {
 // A link to the row's source where it is a web address; anything else is shown as text, never as a link.
 std::string source_cell(const std::string& source) {
   if (source.starts_with("https://") || source.starts_with("http://"))
-    return "<a href=\"" + html(source) + "\" rel=\"noreferrer\">source</a>";
-  return html(source);
+    return "<a href=\"" + escape_xml(source) + "\" rel=\"noreferrer\">source</a>";
+  return escape_xml(source);
 }
 
 std::string chart(const PublishedReport& report, SeriesColours& colours) {
@@ -165,8 +157,8 @@ std::string chart(const PublishedReport& report, SeriesColours& colours) {
 
 void stats_rows(std::ostringstream& out, const char* kind, const std::vector<PublishedErrorStats>& stats) {
   for (const PublishedErrorStats& s : stats) {
-    out << "<tr><td class=\"words\">" << kind << "</td><td class=\"words\">" << html(s.name) << "</td><td>" << s.rows
-        << "</td><td>" << format_percent(s.median_abs_error) << "</td><td>" << format_percent(s.p90_abs_error)
+    out << "<tr><td class=\"words\">" << kind << "</td><td class=\"words\">" << escape_xml(s.name) << "</td><td>"
+        << s.rows << "</td><td>" << format_percent(s.median_abs_error) << "</td><td>" << format_percent(s.p90_abs_error)
         << "</td></tr>\n";
   }
 }
@@ -216,7 +208,7 @@ std::string render_published_section(const PublishedReport& report, SeriesColour
     }
   }
   out << "<section class=\"published\"><h2>Published measurements: predicted against measured (split "
-      << html(report.split) << ")</h2>\n<p>" << report.cases.size() << " rows of the published table "
+      << escape_xml(report.split) << ")</h2>\n<p>" << report.cases.size() << " rows of the published table "
       << "(validation/published/measurements.csv), " << predicted << " predicted. <strong>Overall: median |error| "
       << format_percent(report.overall.median_abs_error) << ", 90th percentile "
       << format_percent(report.overall.p90_abs_error) << " over " << report.overall.rows << " rows.</strong></p>\n";
@@ -239,12 +231,12 @@ std::string render_published_section(const PublishedReport& report, SeriesColour
            "<th>device</th><th>model</th><th>measured</th><th>predicted</th><th>unit</th><th>error</th>"
            "<th>source</th></tr></thead><tbody>\n";
     for (const PublishedReportCase* c : worst) {
-      out << "<tr><td class=\"words\">" << html(c->id) << "</td><td class=\"words\">" << html(c->device);
-      if (c->dtsim_device != c->device) out << " (as " << html(c->dtsim_device) << ")";
-      out << "</td><td class=\"words\">" << html(c->model) << "</td><td>" << table_number(c->measured) << "</td><td>"
-          << table_number(c->prediction) << "</td><td class=\"words\">" << html(c->unit) << "</td><td>"
-          << signed_percent(c->error) << (c->fits ? "" : " (does not fit, dtsim says)") << "</td><td class=\"words\">"
-          << source_cell(c->source) << "</td></tr>\n";
+      out << "<tr><td class=\"words\">" << escape_xml(c->id) << "</td><td class=\"words\">" << escape_xml(c->device);
+      if (c->dtsim_device != c->device) out << " (as " << escape_xml(c->dtsim_device) << ")";
+      out << "</td><td class=\"words\">" << escape_xml(c->model) << "</td><td>" << table_number(c->measured)
+          << "</td><td>" << table_number(c->prediction) << "</td><td class=\"words\">" << escape_xml(c->unit)
+          << "</td><td>" << format_signed_percent(c->error) << (c->fits ? "" : " (does not fit, dtsim says)")
+          << "</td><td class=\"words\">" << source_cell(c->source) << "</td></tr>\n";
     }
     out << "</tbody></table>\n";
   }
@@ -257,7 +249,7 @@ std::string render_published_section(const PublishedReport& report, SeriesColour
         << " rows</h3>\n<table class=\"published-not\">"
            "<thead><tr><th>rows</th><th>why</th></tr></thead><tbody>\n";
     for (const auto& [n, why] : reasons)
-      out << "<tr><td>" << n << "</td><td class=\"words\">" << html(why) << "</td></tr>\n";
+      out << "<tr><td>" << n << "</td><td class=\"words\">" << escape_xml(why) << "</td></tr>\n";
     out << "</tbody></table>\n";
   }
   out << "</section>\n";
