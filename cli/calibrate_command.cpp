@@ -2,7 +2,6 @@
 // writes the calibration file every prediction can use.
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include "cli/flags.hpp"
 #include "reports/format.hpp"
 #include "reports/output_file.hpp"
+#include "scenarios/builtin_files.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/device_file.hpp"
 #include "scenarios/input_file.hpp"
@@ -67,12 +67,6 @@ const char* calibration_file_help() {
 
 namespace {
 
-std::string fixed(double x, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, x);
-  return text;
-}
-
 int calibrate_published(const Flags& flags, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
   PublishedFitOptions options;
@@ -88,13 +82,10 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
     throw UsageError("--published: " + std::string(e.what()));
   }
   // every shipped GPU: fitted where the fit split measured it, pooled otherwise (a CPU is not a GPU's pool)
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/scenarios/devices")) {
-    if (entry.path().extension() != ".json") continue;
-    const Device d = load_device_file(entry.path().string());
-    if (d.kind == DeviceKind::gpu) names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
+  std::vector<std::string> names = builtin_names(data_dir, "devices");
+  std::erase_if(names, [&](const std::string& name) {
+    return load_named_device(name, data_dir, data_dir).kind != DeviceKind::gpu;
+  });
   const PublishedFit fit = fit_published(rows, names, default_published_mapping(data_dir), data_dir, options);
   int fit_rows = 0;
   for (const auto& [name, r] : fit.devices)
@@ -107,10 +98,10 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
       << format_percent(fit.after.median_abs_error) << ", p90 " << format_percent(fit.before.p90_abs_error) << " -> "
       << format_percent(fit.after.p90_abs_error) << "\n";
   out << "  shared knee t_half " << format_seconds(fit.t_half_s) << "; pooled efficiency "
-      << fixed(fit.pooled.efficiency, 3) << ", tensor " << fixed(fit.pooled.tensor_efficiency, 3) << ", memory "
-      << fixed(fit.pooled.memory_efficiency, 3) << "\n";
+      << format_fixed(fit.pooled.efficiency, 3) << ", tensor " << format_fixed(fit.pooled.tensor_efficiency, 3)
+      << ", memory " << format_fixed(fit.pooled.memory_efficiency, 3) << "\n";
   for (const auto& [name, r] : fit.devices) {
-    const std::string file = data_dir + "/scenarios/devices/" + name + ".json";
+    const std::string file = (builtin_dir(data_dir, "devices") / (name + ".json")).string();
     Device d = load_device_file(file);
     apply_fit(d, r.params, fit.t_half_s);
     d.fit = DeviceFit{"dtsim calibrate --published (fit split of validation/published/measurements.csv)",
@@ -130,8 +121,9 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
     } else {
       out << "  no rows: pooled              ";
     }
-    out << "  efficiency " << fixed(r.params.efficiency, 3) << ", tensor " << fixed(r.params.tensor_efficiency, 3)
-        << ", memory " << fixed(r.params.memory_efficiency, 3) << "\n";
+    out << "  efficiency " << format_fixed(r.params.efficiency, 3) << ", tensor "
+        << format_fixed(r.params.tensor_efficiency, 3) << ", memory " << format_fixed(r.params.memory_efficiency, 3)
+        << "\n";
   }
   out << "  written to " << out_dir << " in "
       << format_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()) << '\n';

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scenarios/builtin_files.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/json_text.hpp"
 
@@ -100,10 +101,6 @@ constexpr std::array<Alias, 5> aliases{{
     {"xeon-8380", "xeon-platinum-8380"},
 }};
 
-std::filesystem::path devices_dir(const std::string& data_dir) {
-  return std::filesystem::path(data_dir) / "scenarios" / "devices";
-}
-
 std::string source_text(const JsonObject& s) {
   std::string text = s.text("document") + ", " + s.text("table") + " (" + s.text("url") + ")";
   if (s.has("notes")) text += "; " + s.text("notes");
@@ -156,18 +153,7 @@ Device load_device_file(const std::string& path) {
   return device;
 }
 
-std::string builtin_device_names(const std::string& data_dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(devices_dir(data_dir), ec)) {
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  std::string out;
-  for (const std::string& n : names)
-    out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
+std::string builtin_device_names(const std::string& data_dir) { return builtin_list(data_dir, "devices"); }
 
 std::string device_alias_names() {
   std::string out;
@@ -178,15 +164,14 @@ std::string device_alias_names() {
 
 Device load_named_device(const std::string& name, const std::string& base_dir, const std::string& data_dir) {
   std::filesystem::path file;
-  if (name.ends_with(".json") || name.find('/') != std::string::npos) {
-    file = std::filesystem::path(name);
-    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+  if (names_a_path(name)) {
+    file = path_from(name, base_dir);
   } else {
     std::string stem = name;
     for (const Alias& a : aliases) {
       if (a.name == name) stem = std::string(a.file);
     }
-    file = devices_dir(data_dir) / (stem + ".json");
+    file = builtin_dir(data_dir, "devices") / (stem + ".json");
     std::error_code ec;
     if (name.empty() || !std::filesystem::is_regular_file(file, ec)) {
       throw ScenarioError("unknown device '" + name + "' (built-in: " + builtin_device_names(data_dir) +
@@ -194,7 +179,7 @@ Device load_named_device(const std::string& name, const std::string& base_dir, c
     }
   }
   Device device = load_device_file(file.string());
-  if (!name.ends_with(".json") && name.find('/') == std::string::npos) {
+  if (!names_a_path(name)) {
     device.origin = "scenarios/devices/" + file.filename().string();  // the same on every machine
   }
   return device;

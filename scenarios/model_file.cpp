@@ -10,6 +10,7 @@
 
 #include "models/layer_list.hpp"
 #include "models/transformer.hpp"
+#include "scenarios/builtin_files.hpp"
 #include "scenarios/json_reader.hpp"
 
 namespace dtsim {
@@ -363,27 +364,14 @@ Model load_model_file(const std::string& path) {
   return parse_json_file(path, [](const nlohmann::json& document) { return parse_model_document(document); });
 }
 
-std::string builtin_models(const std::string& data_dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(data_dir) / "scenarios" / "models", ec)) {
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  std::string out;
-  for (const std::string& n : names)
-    out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
+std::string builtin_models(const std::string& data_dir) { return builtin_list(data_dir, "models"); }
 
 Model load_named_model(const std::string& name, const std::string& base_dir, const std::string& data_dir) {
   std::filesystem::path file;
-  if (name.ends_with(".json") || name.find('/') != std::string::npos) {
-    file = std::filesystem::path(name);
-    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+  if (names_a_path(name)) {
+    file = path_from(name, base_dir);
   } else {
-    file = std::filesystem::path(data_dir) / "scenarios" / "models" / (name + ".json");
+    file = builtin_dir(data_dir, "models") / (name + ".json");
     std::error_code ec;
     if (name.empty() || !std::filesystem::is_regular_file(file, ec)) {
       throw ScenarioError("unknown model '" + name + "' (built-in: " + builtin_models(data_dir) +

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "algorithms/registry.hpp"
+#include "scenarios/builtin_files.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/device_file.hpp"
@@ -141,31 +142,16 @@ std::vector<std::string> split_names(const std::string& text) {
   return out;
 }
 
-std::string builtin_clusters(const std::string& data_dir) {
-  std::vector<std::string> names;
-  const std::filesystem::path dir = std::filesystem::path(data_dir) / "scenarios" / "clusters";
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  std::string out;
-  for (const std::string& n : names)
-    out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 }  // namespace
 
 ClusterSpec load_named_cluster(const std::string& name, const std::string& base_dir, const std::string& data_dir) {
   std::filesystem::path file;
-  if (name.ends_with(".json")) {
-    file = std::filesystem::path(name);
-    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+  if (name.ends_with(".json")) {  // unlike devices and models, a name with a '/' but no .json is a built-in name
+    file = path_from(name, base_dir);
   } else {
-    file = std::filesystem::path(data_dir) / "scenarios" / "clusters" / (name + ".json");
+    file = builtin_dir(data_dir, "clusters") / (name + ".json");
     if (!std::filesystem::exists(file)) {
-      throw ScenarioError("unknown cluster '" + name + "' (built-in: " + builtin_clusters(data_dir) +
+      throw ScenarioError("unknown cluster '" + name + "' (built-in: " + builtin_list(data_dir, "clusters") +
                           "; or a path to a .json cluster file)");
     }
   }
