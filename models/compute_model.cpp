@@ -118,6 +118,13 @@ double kept_activation_bytes(const Layer& layer, const ComputeSettings& s) {
   return std::max(kept, 0.0);
 }
 
+double kept_activation_bytes(const Model& model, const ComputeSettings& settings) {
+  double kept = 0;
+  for (const Layer& layer : model.layers)
+    kept += kept_activation_bytes(layer, settings);
+  return kept;
+}
+
 double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
   const KernelTraffic t = kernel_traffic(layer.kind);
   Pass pass;

@@ -73,6 +73,8 @@ double backward_seconds(const Layer& layer, double batch, const Device& device, 
 double optimizer_seconds(double params, const Device& device, const ComputeSettings& settings);
 // Activation bytes per sample a layer keeps for backward under `settings` (fp32 units, as Layer counts them).
 double kept_activation_bytes(const Layer& layer, const ComputeSettings& settings);
+// Their sum over the model's layers.
+double kept_activation_bytes(const Model& model, const ComputeSettings& settings);
 // Bytes of one stored value (weight copy, gradient, activation): 4 in fp32 and tf32, 2 otherwise.
 double value_bytes(Precision precision);
 // Bytes per parameter the optimizer keeps beyond the weights and gradients (momentum 4, Adam 8; fp16, bf16 and fp8

@@ -114,10 +114,7 @@ MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layo
   const int in_flight = layout.schedule == PipelineSchedule::gpipe || layout.pipeline == 1
                             ? layout.micro_batches
                             : std::min(layout.micro_batches, layout.pipeline - stage);
-  double kept = 0;
-  for (const Layer& layer : m.layers)
-    kept += kept_activation_bytes(layer, setup.compute);
-  use.activation_bytes = kept * micro_batch * in_flight * value / 4.0;
+  use.activation_bytes = kept_activation_bytes(m, setup.compute) * micro_batch * in_flight * value / 4.0;
   if (layout.sharding == Sharding::zero3) {  // the largest layer's parameters, gathered whole while it runs
     double largest = 0;
     for (const Layer& l : m.layers)

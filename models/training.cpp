@@ -26,10 +26,7 @@ MemoryUse memory_use(const TrainingSetup& setup, int local_batch) {
   m.weights_bytes = params * value;
   m.gradient_bytes = params * value;
   m.optimizer_bytes = params * optimizer_state_bytes_per_param(setup.compute.optimizer, setup.compute.precision);
-  double kept = 0;
-  for (const Layer& layer : setup.model.layers)
-    kept += kept_activation_bytes(layer, setup.compute);
-  m.activation_bytes = kept * local_batch * value / 4.0;
+  m.activation_bytes = kept_activation_bytes(setup.model, setup.compute) * local_batch * value / 4.0;
   return m;
 }
 

@@ -131,6 +131,13 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     if (it == clusters.end()) it = clusters.emplace(name, load_named_cluster(name, data_dir, data_dir)).first;
     return it->second;
   };
+  std::map<std::pair<std::string, int>, Model> models;  // by name and sequence: each file read once
+  auto model_of_row = [&](const std::string& name, int sequence) -> const Model& {
+    auto it = models.find({name, sequence});
+    if (it == models.end())
+      it = models.emplace(std::pair{name, sequence}, model_at_sequence(name, sequence, data_dir)).first;
+    return it->second;
+  };
   std::vector<double> all;
   std::map<std::string, std::vector<double>> by_device, by_model;
   for (const PublishedRow& row : rows) {
@@ -155,7 +162,7 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       continue;
     }
     TrainingSetup setup;
-    setup.model = model_at_sequence(model.name, row.sequence_length, data_dir);
+    setup.model = model_of_row(model.name, row.sequence_length);
     c.model = model.name;
     setup.device = mapping.device_of(c.device);
     const std::optional<Precision> precision = precision_of(row, model.name, setup.device);

@@ -78,9 +78,16 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   // fitted files gives the same parameters
   const EfficiencyParams start;
   constexpr double start_knee_s = 1e-5;
+  // each device file read once: the search predicts its rows thousands of times
+  std::map<std::string, Device> base;
+  auto base_device = [&](const std::string& name) -> const Device& {
+    auto it = base.find(name);
+    if (it == base.end()) it = base.emplace(name, mapping.device_of(name)).first;
+    return it->second;
+  };
   PublishedMapping defaults;
   defaults.device_of = [&](const std::string& name) {
-    Device d = mapping.device_of(name);
+    Device d = base_device(name);
     apply_fit(d, start, 0);
     return d;
   };
@@ -102,7 +109,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   auto fitted_mapping = [&](double knee_s) {
     PublishedMapping m;
     m.device_of = [&, knee_s](const std::string& name) {
-      Device d = mapping.device_of(name);
+      Device d = base_device(name);
       const auto it = theta.find(name);
       apply_fit(d, from_log(it == theta.end() ? pooled : it->second), knee_s);
       return d;
