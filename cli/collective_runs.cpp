@@ -233,16 +233,17 @@ void check_resources(const Schedule& schedule, const std::string& backend, const
                    ", or --force to run it anyway");
 }
 
-// The network every executor's options describe alike: the star's costs and the calibrated factors, or the cluster
-// and where each position runs.
-template <typename ExecutorOptions>
-void network_options(ExecutorOptions& o, const RunSettings& settings, const ClusterInstance* cluster) {
-  o.cost = settings.cost;
-  o.factors = settings.factors;
+// The network every executor runs: the star's costs and the calibrated factors, or the cluster and where each
+// position runs.
+NetworkCost network_cost(const RunSettings& settings, const ClusterInstance* cluster) {
+  NetworkCost network;
+  network.cost = settings.cost;
+  network.factors = settings.factors;
   if (cluster != nullptr) {
-    o.topology = cluster->topology.get();
-    o.accelerator_of = cluster->accelerator_of;
+    network.topology = cluster->topology.get();
+    network.accelerator_of = cluster->accelerator_of;
   }
+  return network;
 }
 
 }  // namespace
@@ -268,8 +269,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   run.cost = settings.cost;
   check_resources(schedule, backend, settings);
   if (backend == "simgrid") {
-    SimGridOptions sg;
-    network_options(sg, settings, cluster);
+    SimGridOptions sg(network_cost(settings, cluster));
     sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
     sg.real_payload = settings.real_payload;
     run.network_model = settings.network_model;
@@ -283,15 +283,12 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
               : star_link_usage(run.result.trace, schedule.ranks, settings.cost.bandwidth_Bps, run.result.time_s);
     }
   } else if (backend == "flow") {
-    FlowOptions fo;
-    network_options(fo, settings, cluster);
+    FlowOptions fo(network_cost(settings, cluster));
     fo.lump_ranks = settings.rank_classes;
     run.network_model = "CM02";
     run.result = run_flow(schedule, fo);
   } else {
-    AnalyticalOptions an;
-    network_options(an, settings, cluster);
-    run.result = run_analytical(schedule, an);
+    run.result = run_analytical(schedule, AnalyticalOptions(network_cost(settings, cluster)));
   }
   if (cluster != nullptr) {
     run.cluster = cluster->description;

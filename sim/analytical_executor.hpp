@@ -6,22 +6,24 @@
 // routes.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
 #include "models/calibration.hpp"
 #include "sim/executor.hpp"
+#include "sim/network.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
 
-struct AnalyticalOptions {
-  AlphaBetaGamma cost;
-  double compute_flops_per_s = 1e12;  // speed of Compute ops
-  // A cluster instead of uniform costs: a transfer from position a to b takes the sum of its route's latencies plus
-  // bytes over the route's narrowest link (as alone on the network), and reductions run at the node's reduce rate.
-  const Topology* topology = nullptr;
-  std::vector<int> accelerator_of;   // position -> accelerator
-  std::vector<FactorRange> factors;  // calibrated latency and bandwidth factors by message size
+// The network, as every executor reads it. On a cluster (topology set), a transfer from position a to b takes the sum
+// of its route's latencies plus bytes over the route's narrowest link (as alone on the network), and reductions run
+// at the node's reduce rate.
+struct AnalyticalOptions : NetworkCost {
+  AnalyticalOptions() = default;
+  explicit AnalyticalOptions(NetworkCost network) : NetworkCost(std::move(network)) {}
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.

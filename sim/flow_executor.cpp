@@ -13,6 +13,7 @@
 #include "algorithms/step_walker.hpp"
 #include "sim/flow_lumping.hpp"
 #include "sim/open_index.hpp"
+#include "sim/step_driver.hpp"
 
 namespace dtsim {
 namespace {
@@ -302,7 +303,7 @@ struct RankState {
 
 // The network and the ranks' progress through their segments (schedules run one after another, each started by
 // the caller). `OnSegmentDone(rank)` is called when a rank finishes a segment; it may start the next.
-class FlowEngine {
+class FlowEngine final : public Network {
 public:
   FlowEngine(int ranks, std::span<const Schedule* const> schedules, const FlowOptions& o)
       : o_(o), ranks_(static_cast<std::size_t>(ranks)) {
@@ -313,7 +314,7 @@ public:
     has_gaps_ = o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology);
   }
 
-  double now() const { return now_; }
+  double now() const override { return now_; }
   std::uint64_t skipped_steps() const { return skipped_steps_; }
   std::uint64_t batches() const { return batches_; }
   std::uint64_t messages() const { return messages_; }
@@ -321,7 +322,7 @@ public:
 
   // Rank `rank` runs its part of schedule `index` (in the order given to the constructor) from `release`, or now
   // if that is later.
-  void start_segment(int rank, std::size_t index, double release) {
+  void start_segment(int rank, std::size_t index, double release) override {
     RankState& st = ranks_[static_cast<std::size_t>(rank)];
     const Segment& segment = segments_[index];
     const Schedule& s = *segment.schedule;
@@ -333,8 +334,7 @@ public:
     queue_.push(std::max(release, now_), {EventKind::release, static_cast<std::uint32_t>(rank)});
   }
 
-  template <typename OnSegmentDone>
-  void run(OnSegmentDone&& on_segment_done) {
+  void run(const std::function<void(int)>& on_segment_done) override {
     while (!queue_.empty() || !finishing_.empty()) {
       ++batches_;
       now_ = std::max(now_, std::min(queue_.empty() ? infinity : queue_.next_at(),
@@ -373,7 +373,7 @@ public:
   }
 
   // Ranks inside a segment (after run: those that deadlocked).
-  std::size_t inside_segments() const {
+  std::size_t inside_segments() const override {
     std::size_t n = 0;
     for (const RankState& st : ranks_)
       n += st.segment != nullptr ? 1 : 0;
@@ -1235,8 +1235,7 @@ std::optional<lumping::Lumping> lump(int ranks, std::span<const Schedule* const>
 }
 
 // Runs `units` ranks (or classes of ranks) through segment 0 from time 0: when each one finished.
-template <typename Engine>
-std::vector<double> run_once(Engine& engine, std::size_t units, const char* what) {
+std::vector<double> run_once(Network& engine, std::size_t units, const char* what) {
   std::vector<double> finish(units, 0.0);
   for (std::size_t u = 0; u < units; ++u)
     engine.start_segment(static_cast<int>(u), 0, 0.0);
@@ -1288,136 +1287,6 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   return result;
 }
 
-namespace {
-
-// One rank's training steps, as the SimGrid executor's compute, loader and communication actors run them. Compute is
-// local, so once a step starts its whole timeline is known but for the wait on its allreduces: input (the loader
-// keeps up to `prefetch` batches ahead), forward, backward layer by layer releasing each bucket, the allreduces one
-// after another on the network, the wait for them, the optimizer.
-struct TrainingRank {
-  int step = 0;
-  std::size_t bucket = 0;
-  double start = 0;  // of the step
-  double input_stall = 0;
-  double backward_start = 0;
-  double bucket_start = 0;
-  double comm = 0;            // allreduce time in this step
-  double loaded = 0;          // when the loader finished its last batch
-  std::vector<double> taken;  // when the step of each batch took it (the loader reuses a slot after `prefetch`)
-  double last_step_s = 0, last_stall = 0, last_exposed = 0, last_comm = 0;
-};
-
-template <typename Engine>
-class TrainingFlow {
-public:
-  TrainingFlow(const TrainingProgram& t, int ranks, Engine& engine)
-      : t_(t), engine_(engine), ranks_(static_cast<std::size_t>(ranks)) {
-    forward_total_ = std::accumulate(t.forward_s.begin(), t.forward_s.end(), 0.0);
-    backward_total_ = std::accumulate(t.backward_s.begin(), t.backward_s.end(), 0.0);
-    std::size_t next = 0;
-    double at = 0;
-    ready_after_.assign(t.buckets.size(), backward_total_);
-    for (std::size_t l = t.backward_s.size(); l-- > 0;) {
-      at += t.backward_s[l];
-      while (t.overlap && next < t.bucket_ready_after.size() && t.bucket_ready_after[next] == l)
-        ready_after_[next++] = at;
-    }
-  }
-
-  void start() {
-    for (std::size_t r = 0; r < ranks_.size(); ++r)
-      begin_step(static_cast<int>(r), 0.0);
-  }
-
-  // A rank's allreduce of its current bucket is done: the next bucket, or the end of the step.
-  void bucket_done(int rank) {
-    TrainingRank& tr = ranks_[static_cast<std::size_t>(rank)];
-    const double now = engine_.now();
-    tr.comm += now - tr.bucket_start;
-    if (++tr.bucket < t_.buckets.size()) {
-      start_bucket(rank, now);
-    } else {
-      end_step(rank, std::max(tr.backward_start + backward_total_, now));
-    }
-  }
-
-  TrainingResult result() const {
-    std::vector<LastStep> last;
-    for (const TrainingRank& tr : ranks_)
-      last.push_back({tr.last_step_s, tr.last_stall, tr.last_exposed, tr.last_comm});
-    return slowest_step(last, t_);
-  }
-
-  bool finished() const {
-    return std::all_of(ranks_.begin(), ranks_.end(), [&](const TrainingRank& tr) { return tr.step == t_.steps; });
-  }
-
-private:
-  void begin_step(int rank, double start) {
-    TrainingRank& tr = ranks_[static_cast<std::size_t>(rank)];
-    tr.start = start;
-    tr.comm = 0;
-    tr.bucket = 0;
-    double input = start;
-    if (t_.batch_s > 0) {
-      const std::size_t batch = static_cast<std::size_t>(tr.step);
-      const double slot =
-          batch < static_cast<std::size_t>(t_.prefetch) ? 0.0 : tr.taken[batch - static_cast<std::size_t>(t_.prefetch)];
-      tr.loaded = std::max(tr.loaded, slot) + t_.batch_s;
-      input = std::max(start, tr.loaded);
-      tr.taken.push_back(input);
-    }
-    tr.input_stall = input - start;
-    tr.backward_start = input + forward_total_;
-    if (t_.buckets.empty()) {
-      end_step(rank, tr.backward_start + backward_total_);
-    } else {
-      start_bucket(rank, 0.0);
-    }
-  }
-
-  void start_bucket(int rank, double previous_end) {
-    TrainingRank& tr = ranks_[static_cast<std::size_t>(rank)];
-    double at = std::max(previous_end, tr.backward_start + ready_after_[tr.bucket]);
-    if (t_.fusion_cycle_s > 0) at = std::ceil(at / t_.fusion_cycle_s) * t_.fusion_cycle_s;
-    tr.bucket_start = at;
-    engine_.start_segment(rank, tr.bucket, at);
-  }
-
-  // All allreduces done at `done` (or none): the optimizer, then the next step.
-  void end_step(int rank, double done) {
-    TrainingRank& tr = ranks_[static_cast<std::size_t>(rank)];
-    const double end = done + t_.optimizer_s;
-    tr.last_step_s = end - tr.start;
-    tr.last_stall = tr.input_stall;
-    tr.last_exposed = done - (tr.backward_start + backward_total_);
-    tr.last_comm = tr.comm;
-    if (++tr.step < t_.steps) begin_step(rank, end);
-  }
-
-  const TrainingProgram& t_;
-  Engine& engine_;
-  std::vector<TrainingRank> ranks_;
-  double forward_total_ = 0;
-  double backward_total_ = 0;
-  std::vector<double> ready_after_;  // bucket b is ready this long after backward starts
-};
-
-// The training steps of `units` ranks (or classes of ranks) on an engine.
-template <typename Engine>
-TrainingResult train_on(Engine& engine, const TrainingProgram& program, int units, const char* what) {
-  TrainingFlow<Engine> training(program, units, engine);
-  training.start();
-  engine.run([&](int unit) { training.bucket_done(unit); });
-  if (!training.finished()) {
-    throw std::runtime_error("flow executor: training step deadlocked: " + std::to_string(engine.inside_segments()) +
-                             " " + what + " never finished");
-  }
-  return training.result();
-}
-
-}  // namespace
-
 TrainingResult run_flow_training(const TrainingProgram& program, int ranks, const FlowOptions& options) {
   check_placement(ranks, options, "the training program");
   if (std::string problem =
@@ -1436,11 +1305,11 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
   TrainingResult result;
   if (auto lumped = lump(ranks, buckets, options)) {  // every class's ranks run the same steps
     lumping::LumpedEngine engine(*lumped, options);
-    result = train_on(engine, program, static_cast<int>(lumped->classes()), "classes of ranks");
+    result = drive_training(program, engine, static_cast<int>(lumped->classes()), "flow executor (classes of ranks)");
     result.rank_classes = lumped->classes();
   } else {
     FlowEngine engine(ranks, buckets, options);
-    result = train_on(engine, program, ranks, "ranks");
+    result = drive_training(program, engine, ranks, "flow executor");
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

@@ -13,20 +13,22 @@
 
 #include <vector>
 
+#include <utility>
+#include <vector>
+
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
 #include "models/calibration.hpp"
 #include "sim/executor.hpp"
+#include "sim/network.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
 
-struct FlowOptions {
-  AlphaBetaGamma cost;                 // the star's links (alpha split over uplink and downlink) and reduce rate
-  double compute_flops_per_s = 1e12;   // speed of Compute ops
-  const Topology* topology = nullptr;  // a cluster instead of the star: routes, links and the node's reduce rate
-  std::vector<int> accelerator_of;     // position -> accelerator
-  std::vector<FactorRange> factors;    // calibrated latency and bandwidth factors by message size
+// The network (NetworkCost: the star's costs or a cluster's routes, placement, factors) and the flow engine's knobs.
+struct FlowOptions : NetworkCost {
+  FlowOptions() = default;
+  explicit FlowOptions(NetworkCost network) : NetworkCost(std::move(network)) {}
   // Chunks whose sizes differ by at most this fraction of the largest (one element of a buffer that does not split
   // evenly over the ranks) are all timed at the largest size, so that the steps of a ring repeat exactly and are
   // simulated once. Times err by at most this fraction, upwards; 0 times every chunk at its own size.

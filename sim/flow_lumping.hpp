@@ -32,6 +32,7 @@
 
 #include "algorithms/schedule.hpp"
 #include "sim/flow_executor.hpp"
+#include "sim/network.hpp"
 
 namespace dtsim::lumping {
 
@@ -93,21 +94,22 @@ std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> 
 
 // Runs segments on the classes of a Lumping: the same events as the flow executor's, one rank and one flow per class
 // (sim/lumped_engine.cpp).
-class LumpedEngine {
+// A Network whose units are the classes.
+class LumpedEngine final : public Network {
 public:
   LumpedEngine(const Lumping& lumping, const FlowOptions& options);
-  ~LumpedEngine();
+  ~LumpedEngine() override;
   LumpedEngine(const LumpedEngine&) = delete;
   LumpedEngine& operator=(const LumpedEngine&) = delete;
 
-  double now() const;
+  double now() const override;
   std::uint64_t batches() const;
   // Class `cls` runs its part of segment `index` from `release`, or now if that is later.
-  void start_segment(int cls, std::size_t index, double release);
+  void start_segment(int cls, std::size_t index, double release) override;
   // Runs until nothing is pending; on_segment_done(cls) when a class ends a segment (it may start the next).
-  void run(const std::function<void(int)>& on_segment_done);
+  void run(const std::function<void(int)>& on_segment_done) override;
   // Classes inside a segment (after run: those that deadlocked).
-  std::size_t inside_segments() const;
+  std::size_t inside_segments() const override;
 
 private:
   struct State;

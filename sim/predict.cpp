@@ -158,15 +158,7 @@ struct DataParallelNetwork {
 
 }  // namespace
 
-FlowOptions flow_options(const SimGridOptions& sg) {
-  FlowOptions fo;
-  fo.cost = sg.cost;
-  fo.compute_flops_per_s = sg.compute_flops_per_s;
-  fo.topology = sg.topology;
-  fo.accelerator_of = sg.accelerator_of;
-  fo.factors = sg.factors;
-  return fo;
-}
+FlowOptions flow_options(const SimGridOptions& sg) { return FlowOptions(static_cast<const NetworkCost&>(sg)); }
 
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace, Backend backend,

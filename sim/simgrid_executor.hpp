@@ -17,10 +17,14 @@
 #include <cstdint>
 #include <string>
 
+#include <utility>
+#include <vector>
+
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
 #include "models/calibration.hpp"
 #include "sim/executor.hpp"
+#include "sim/network.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
@@ -29,20 +33,19 @@ enum class NetworkModel { cm02, lv08 };
 
 const char* to_string(NetworkModel model);
 
-struct SimGridOptions {
-  AlphaBetaGamma cost;
-  double compute_flops_per_s = 1e12;
+// The network (NetworkCost: the star's costs, or a cluster: position p runs on accelerator accelerator_of[p], each
+// accelerator a host whose speed is the node's reduce rate, each topology link a split-duplex SimGrid link, and every
+// (sender, receiver) pair of the schedule gets its explicit route; cost.alpha_s and cost.bandwidth_Bps are then
+// unused) and SimGrid's own knobs.
+struct SimGridOptions : NetworkCost {
+  SimGridOptions() = default;
+  explicit SimGridOptions(NetworkCost network) : NetworkCost(std::move(network)) {}
   NetworkModel network_model = NetworkModel::cm02;
   // Real-payload mode: every participating rank holds bytes/4 floats (helper ranks start with zeros) (small random
   // integers, so every sum is exact in float), transfers carry copies of the chunks, reductions add them, and the
   // result is checked against the exact sum.
   bool real_payload = false;
   std::uint64_t payload_seed = 1;
-  // A cluster instead of the star: position p runs on accelerator accelerator_of[p], each accelerator is a host whose
-  // speed is the node's reduce rate, each topology link a split-duplex SimGrid link, and every (sender, receiver)
-  // pair of the schedule gets its explicit route (cost.alpha_s and cost.bandwidth_Bps are then unused).
-  const Topology* topology = nullptr;
-  std::vector<int> accelerator_of;
   // TCP acknowledgements: every flow also loads the reverse direction of its route with a small share of its rate
   // (SimGrid's network/crosstraffic, CM02 only; LV08 always has it).
   bool ack_crosstraffic = false;
@@ -66,8 +69,6 @@ struct SimGridOptions {
   int older_send_weight = 1;
   // Record every step, reduction and message into ExecutionResult::trace (for --trace and link utilisation).
   bool record_trace = false;
-  // Calibrated piecewise corrections by message size (SimGrid's latency and bandwidth factor callbacks).
-  std::vector<FactorRange> factors;
 };
 
 // The most actors one SimGrid simulation can create on this machine: each actor's stack and its guard page take two
