@@ -234,6 +234,58 @@ Schedule ScheduleBuilder::finish() {
   return std::move(schedule_);
 }
 
+Schedule place_groups(const Schedule& s, std::span<const int> unit_of, int units) {
+  if (s.ranks < 1 || unit_of.size() % static_cast<std::size_t>(s.ranks) != 0) {
+    throw std::invalid_argument("place_groups: the placement must hold whole copies of the schedule's ranks");
+  }
+  if (units < 0 || static_cast<std::uint64_t>(units) > Op::max_peer) {
+    throw std::invalid_argument("place_groups: too many units");
+  }
+  const std::size_t copies = unit_of.size() / static_cast<std::size_t>(s.ranks);
+  if (s.ops.size() * copies > ScheduleBuilder::max_ops) {
+    throw std::invalid_argument("place_groups: the copies would exceed " + std::to_string(ScheduleBuilder::max_ops) +
+                                " ops");
+  }
+  std::vector<std::int64_t> slot(static_cast<std::size_t>(units), -1);  // unit -> index into unit_of
+  for (std::size_t i = 0; i < unit_of.size(); ++i) {
+    const int u = unit_of[i];
+    if (u < 0 || u >= units || slot[static_cast<std::size_t>(u)] >= 0) {
+      throw std::invalid_argument("place_groups: unit " + std::to_string(u) + " is out of range or used twice");
+    }
+    slot[static_cast<std::size_t>(u)] = static_cast<std::int64_t>(i);
+  }
+  Schedule out = s;
+  out.ranks = units;
+  out.participants = units;
+  out.ops.clear();
+  out.ops.reserve(s.ops.size() * copies);
+  out.rank_begin.assign(1, 0);
+  out.repeats.clear();
+  for (int u = 0; u < units; ++u) {
+    if (const std::int64_t i = slot[static_cast<std::size_t>(u)]; i >= 0) {
+      const std::size_t base =
+          static_cast<std::size_t>(i) - static_cast<std::size_t>(i) % static_cast<std::size_t>(s.ranks);
+      const int p = static_cast<int>(static_cast<std::size_t>(i) - base);
+      const std::uint64_t from = s.rank_begin[static_cast<std::size_t>(p)];
+      const std::uint64_t to = s.rank_begin[static_cast<std::size_t>(p) + 1];
+      const std::uint64_t shift = out.ops.size();
+      for (std::uint64_t k = from; k < to; ++k) {
+        const Op op = s.ops[k];
+        out.ops.push_back(op.kind() == OpKind::compute
+                              ? op
+                              : op.with(unit_of[base + static_cast<std::size_t>(op.peer())], op.span()));
+      }
+      for (std::size_t r = s.first_repeat_from(from); r < s.repeats.size() && s.repeats[r].op < to; ++r) {
+        StepRepeat repeat = s.repeats[r];
+        repeat.op = repeat.op - from + shift;
+        out.repeats.push_back(repeat);
+      }
+    }
+    out.rank_begin.push_back(out.ops.size());
+  }
+  return out;
+}
+
 Schedule replicate_groups(const Schedule& s, int groups) {
   if (groups < 1) throw std::invalid_argument("replicate_groups: needs at least 1 group");
   if (groups == 1) return s;

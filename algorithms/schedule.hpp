@@ -160,6 +160,12 @@ std::uint32_t checked_ranks(const char* algorithm, int ranks);
 // buffer layout and never talk to each other.
 Schedule replicate_groups(const Schedule& s, int groups);
 
+// Copies of `s` placed on `units` positions: copy g's position p runs on unit unit_of[g * s.ranks + p] (its peers
+// mapped alike); units that no copy uses have no ops. unit_of.size() must be a multiple of s.ranks and name distinct
+// units in [0, units). replicate_groups is the case unit_of[i] = i. Used to lay collectives of groups of ranks (the
+// tensor ranks of a stage, the replicas of a stage's shard) onto the units of a training step.
+Schedule place_groups(const Schedule& s, std::span<const int> unit_of, int units);
+
 // The full form of a compact schedule (every repetition written out); a copy of any other.
 Schedule expand(const Schedule& s);
 

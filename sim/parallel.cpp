@@ -15,39 +15,13 @@
 #include "models/devices.hpp"
 #include "sim/predict.hpp"
 #include "sim/simgrid_executor.hpp"
+#include "sim/step_program.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
 
 namespace {
 
-struct PipeOp {
-  bool forward;
-  int micro_batch;
-};
-
-// Each stage's order of work: GPipe runs every forward, then every backward (last micro-batch first); 1F1B
-// (PipeDream-Flush) runs P - s - 1 warm-up forwards, then alternates one forward and one backward, then drains.
-std::vector<PipeOp> stage_order(int stage, int stages, int m, PipelineSchedule schedule) {
-  std::vector<PipeOp> order;
-  if (schedule == PipelineSchedule::gpipe) {
-    for (int i = 0; i < m; ++i)
-      order.push_back({true, i});
-    for (int i = m; i-- > 0;)
-      order.push_back({false, i});
-    return order;
-  }
-  const int warm = std::min(stages - stage - 1, m);
-  for (int i = 0; i < warm; ++i)
-    order.push_back({true, i});
-  for (int i = 0; i < m - warm; ++i) {
-    order.push_back({true, warm + i});
-    order.push_back({false, i});
-  }
-  for (int i = m - warm; i < m; ++i)
-    order.push_back({false, i});
-  return order;
-}
 
 // The accelerator of (replica d, stage p, tensor rank t): tensor ranks fill a node first, then stages, then replicas.
 int accelerator_of(const ParallelLayout& l, int d, int p, int t) { return (d * l.pipeline + p) * l.tensor + t; }

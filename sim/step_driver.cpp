@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -10,136 +12,448 @@
 namespace dtsim {
 namespace {
 
-// One unit's progress through its steps. Once a step starts, its whole compute timeline is known but for the waits
-// on its allreduces.
-struct UnitState {
-  int step = 0;
-  std::size_t bucket = 0;
-  double start = 0;  // of the step
-  double input_stall = 0;
-  double backward_start = 0;
-  double bucket_start = 0;
-  double comm = 0;            // allreduce time in this step
-  double loaded = 0;          // when the loader finished its last batch
-  std::vector<double> taken;  // when the step of each batch took it (the loader reuses a slot after `prefetch`)
-  LastStep last;
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+enum class Wait : std::uint8_t { none, tensor, receive_forward, receive_backward, gather, reduce, finished };
+
+struct SendStream {  // the releases of the sends still to start, and whether one is on the network
+  std::deque<double> pending;
+  bool busy = false;
 };
 
-class TrainingStep {
+// One rank's progress through its steps. The compute stream runs ahead of the network's clock as far as its
+// dependencies allow: `t` is when it is next free.
+struct RankRun {
+  int step = 0;
+  double step_start = 0;
+  double t = 0;
+  std::size_t op = 0;     // in the stage's order
+  std::size_t layer = 0;  // layers done in the current op
+  bool in_op = false;
+  double op_start = 0;
+  Wait wait = Wait::none;
+  double wait_start = 0;
+  int forwards = 0;  // forward and backward ops entered this step
+  int backwards = 0;
+  std::vector<double> forward_arrival;  // per micro-batch, in arrival order
+  std::vector<double> backward_arrival;
+  int forward_received = 0;
+  int backward_received = 0;
+  SendStream send_forward;
+  SendStream send_backward;
+  std::vector<double> bucket_ready;  // when each released bucket became ready
+  std::size_t buckets_ready = 0;
+  std::size_t next_bucket = 0;
+  std::size_t buckets_done = 0;
+  bool reduce_busy = false;
+  double bucket_start = 0;
+  double reduce_free_at = 0;  // when the last reduction of this step ended (0: none yet)
+  std::vector<double> gather_done_at;
+  std::size_t gathers_started = 0;
+  std::size_t gathers_done = 0;
+  std::size_t gather_needed = 0;
+  bool gather_busy = false;
+  double loaded = 0;          // when the loader finished its last batch
+  std::vector<double> taken;  // when the step of each batch took it (the loader reuses a slot after `prefetch`)
+  RankStep current;
+  RankStep last;
+};
+
+class StepDriver {
 public:
-  TrainingStep(const TrainingProgram& t, int units, Network& network, RunTrace* trace)
-      : t_(t), network_(network), units_(static_cast<std::size_t>(units)), trace_(trace) {
-    forward_total_ = std::accumulate(t.forward_s.begin(), t.forward_s.end(), 0.0);
-    backward_total_ = std::accumulate(t.backward_s.begin(), t.backward_s.end(), 0.0);
-    std::size_t next = 0;
-    double at = 0;
-    ready_after_.assign(t.buckets.size(), backward_total_);
-    for (std::size_t l = t.backward_s.size(); l-- > 0;) {
-      at += t.backward_s[l];
-      while (t.overlap && next < t.bucket_ready_after.size() && t.bucket_ready_after[next] == l)
-        ready_after_[next++] = at;
+  StepDriver(const StepProgram& p, Network& network, int ranks, RunTrace* trace)
+      : p_(p), network_(network), runs_(static_cast<std::size_t>(ranks)), trace_(trace) {
+    const int stages = static_cast<int>(p.stages.size());
+    for (int s = 0; s < stages; ++s) {
+      orders_.push_back(stage_order(s, stages, p.micro_batches, p.schedule));
+      const StageStep& st = p.stages[static_cast<std::size_t>(s)];
+      std::vector<int> bucket(st.layers.size(), -1);
+      for (std::size_t b = 0; b < st.bucket_ready_after.size(); ++b) {
+        const std::size_t end = b == 0 ? st.layers.size() : st.bucket_ready_after[b - 1];
+        for (std::size_t l = st.bucket_ready_after[b]; l < end; ++l)
+          bucket[l] = static_cast<int>(b);
+      }
+      bucket_of_layer_.push_back(std::move(bucket));
     }
   }
 
   void start() {
-    for (std::size_t u = 0; u < units_.size(); ++u)
-      begin_step(static_cast<int>(u), 0.0);
-  }
-
-  // A unit's allreduce of its current bucket is done: the next bucket, or the end of the step.
-  void bucket_done(int unit) {
-    UnitState& us = units_[static_cast<std::size_t>(unit)];
-    const double now = network_.now();
-    us.comm += now - us.bucket_start;
-    span(unit, SpanKind::allreduce, t_.buckets[us.bucket].bytes, us.bucket_start, now);
-    if (++us.bucket < t_.buckets.size()) {
-      start_bucket(unit, now);
-    } else {
-      end_step(unit, std::max(us.backward_start + backward_total_, now));
+    for (std::size_t r = 0; r < runs_.size(); ++r) {
+      begin_step(static_cast<int>(r), 0.0);
+      advance(static_cast<int>(r));
     }
   }
 
-  TrainingResult result() const {
-    std::vector<LastStep> last;
-    last.reserve(units_.size());
-    for (const UnitState& us : units_)
-      last.push_back(us.last);
-    return slowest_step(last, t_);
+  void segment_done(int unit) {
+    int rank = 0;
+    const Stream stream = stream_of(unit, rank);
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    const double now = network_.now();
+    switch (stream) {
+      case Stream::compute:  // a tensor-parallel allreduce
+        rr.current.tensor_s += now - rr.wait_start;
+        rr.t = now;
+        resume(rank, Wait::tensor);
+        break;
+      case Stream::send_forward: next_send(rank, Stream::send_forward, rr.send_forward, st.send_forward_segment); break;
+      case Stream::send_backward:
+        next_send(rank, Stream::send_backward, rr.send_backward, st.send_backward_segment);
+        break;
+      case Stream::receive_forward:
+        rr.forward_arrival[static_cast<std::size_t>(rr.forward_received++)] = now;
+        if (rr.forward_received < p_.micro_batches) {
+          network_.start_segment(p_.unit(rank, Stream::receive_forward),
+                                 static_cast<std::size_t>(st.receive_forward_segment), now);
+        }
+        if (rr.wait == Wait::receive_forward && rr.forward_received >= rr.forwards + 1)
+          resume(rank, Wait::receive_forward);
+        break;
+      case Stream::receive_backward:
+        rr.backward_arrival[static_cast<std::size_t>(rr.backward_received++)] = now;
+        if (rr.backward_received < p_.micro_batches) {
+          network_.start_segment(p_.unit(rank, Stream::receive_backward),
+                                 static_cast<std::size_t>(st.receive_backward_segment), now);
+        }
+        if (rr.wait == Wait::receive_backward && rr.backward_received >= rr.backwards + 1) {
+          resume(rank, Wait::receive_backward);
+        }
+        break;
+      case Stream::reduce: reduce_done(rank, now); break;
+      case Stream::gather: gather_done(rank, now); break;
+    }
+  }
+
+  StepRun result() const {
+    StepRun run;
+    for (std::size_t r = 0; r < runs_.size(); ++r) {
+      if (r == 0 || runs_[r].last.step_s > run.slowest.step_s) {
+        run.slowest_rank = static_cast<int>(r);
+        run.slowest = runs_[r].last;
+      }
+    }
+    return run;
   }
 
   bool finished() const {
-    return std::all_of(units_.begin(), units_.end(), [&](const UnitState& us) { return us.step == t_.steps; });
+    return std::all_of(runs_.begin(), runs_.end(), [&](const RankRun& rr) { return rr.step == p_.steps; });
   }
 
 private:
-  void span(int unit, SpanKind kind, std::uint64_t bytes, double start_s, double end_s) {
-    if (trace_ != nullptr) trace_->spans.push_back({unit, kind, bytes, start_s, end_s});
+  const StageStep& stage(int rank) const { return p_.stage_of_rank(rank); }
+  std::size_t stage_index(int rank) const {
+    return p_.stage_of.empty() ? 0 : static_cast<std::size_t>(p_.stage_of[static_cast<std::size_t>(rank)]);
   }
 
-  void begin_step(int unit, double start) {
-    UnitState& us = units_[static_cast<std::size_t>(unit)];
-    us.start = start;
-    us.comm = 0;
-    us.bucket = 0;
+  Stream stream_of(int unit, int& rank) const {
+    const int ranks = static_cast<int>(runs_.size());
+    for (std::size_t k = 0; k < stream_count; ++k) {
+      const int base = p_.stream_base[k];
+      if (base >= 0 && unit >= base && unit < base + ranks) {
+        rank = unit - base;
+        return static_cast<Stream>(k);
+      }
+    }
+    throw std::logic_error("step driver: unit " + std::to_string(unit) + " belongs to no stream");
+  }
+
+  void span(int rank, SpanKind kind, std::uint64_t bytes, double start_s, double end_s) {
+    if (trace_ != nullptr) trace_->spans.push_back({rank, kind, bytes, start_s, end_s});
+  }
+
+  void resume(int rank, Wait was) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    if (rr.wait != was) return;
+    rr.wait = Wait::none;
+    advance(rank);
+  }
+
+  void begin_step(int rank, double start) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    rr.step_start = start;
+    rr.current = RankStep{};
+    rr.op = 0;
+    rr.in_op = false;
+    rr.forwards = rr.backwards = 0;
     double input = start;
-    if (t_.batch_s > 0) {
-      const std::size_t batch = static_cast<std::size_t>(us.step);
-      const auto prefetch = static_cast<std::size_t>(t_.prefetch);
-      const double slot = batch < prefetch ? 0.0 : us.taken[batch - prefetch];
-      us.loaded = std::max(us.loaded, slot) + t_.batch_s;
-      input = std::max(start, us.loaded);
-      us.taken.push_back(input);
+    if (p_.batch_s > 0) {
+      const auto batch = static_cast<std::size_t>(rr.step);
+      const auto prefetch = static_cast<std::size_t>(p_.prefetch);
+      const double slot = batch < prefetch ? 0.0 : rr.taken[batch - prefetch];
+      rr.loaded = std::max(rr.loaded, slot) + p_.batch_s;
+      input = std::max(start, rr.loaded);
+      rr.taken.push_back(input);
     }
-    us.input_stall = input - start;
-    if (us.input_stall > 0) span(unit, SpanKind::input_stall, 0, start, input);
-    us.backward_start = input + forward_total_;
-    span(unit, SpanKind::forward, 0, input, us.backward_start);
-    span(unit, SpanKind::backward, 0, us.backward_start, us.backward_start + backward_total_);
-    if (t_.buckets.empty()) {
-      end_step(unit, us.backward_start + backward_total_);
-    } else {
-      start_bucket(unit, 0.0);
+    rr.current.input_stall_s = input - start;
+    if (input > start) span(rank, SpanKind::input_stall, 0, start, input);
+    rr.t = input;
+    const auto m = static_cast<std::size_t>(p_.micro_batches);
+    if (st.receive_forward_segment != no_segment) {
+      rr.forward_arrival.assign(m, infinity);
+      rr.forward_received = 0;
+      network_.start_segment(p_.unit(rank, Stream::receive_forward),
+                             static_cast<std::size_t>(st.receive_forward_segment), start);
+    }
+    if (st.receive_backward_segment != no_segment) {
+      rr.backward_arrival.assign(m, infinity);
+      rr.backward_received = 0;
+      network_.start_segment(p_.unit(rank, Stream::receive_backward),
+                             static_cast<std::size_t>(st.receive_backward_segment), start);
+    }
+    rr.bucket_ready.assign(st.bucket_segment.size(), infinity);
+    rr.buckets_ready = rr.next_bucket = rr.buckets_done = 0;
+    rr.reduce_free_at = 0;
+    if (!st.gather_segment.empty()) {
+      rr.gather_done_at.assign(2 * st.gather_segment.size(), infinity);
+      rr.gathers_started = rr.gathers_done = 0;
+      if (p_.gather_prefetch) start_gather(rank, rr.t);
     }
   }
 
-  void start_bucket(int unit, double previous_end) {
-    UnitState& us = units_[static_cast<std::size_t>(unit)];
-    double at = std::max(previous_end, us.backward_start + ready_after_[us.bucket]);
-    if (t_.fusion_cycle_s > 0) at = std::ceil(at / t_.fusion_cycle_s) * t_.fusion_cycle_s;
-    us.bucket_start = at;
-    network_.start_segment(unit, us.bucket, at);
+  // Runs the rank's compute stream until it waits for the network or its last step ends.
+  void advance(int rank) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    const std::vector<PipeOp>& order = orders_[stage_index(rank)];
+    const std::size_t buckets = st.bucket_segment.size();
+    while (rr.wait == Wait::none) {
+      if (rr.op < order.size()) {
+        const PipeOp o = order[rr.op];
+        if (!rr.in_op) {
+          if (!enter_op(rank, o)) return;
+          rr.in_op = true;
+          rr.layer = 0;
+          rr.op_start = rr.t;
+        }
+        const std::size_t layers = st.layers.size();
+        const bool last_op = rr.op + 1 == order.size();
+        while (rr.layer < layers) {
+          const std::size_t l = o.forward ? rr.layer : layers - 1 - rr.layer;
+          if (!gathered(rank, o, l)) return;
+          const LayerStep& ls = st.layers[l];
+          const double c = o.forward ? ls.forward_s : ls.backward_s;
+          rr.t += c;
+          rr.current.compute_s += c;
+          ++rr.layer;
+          if (!o.forward && last_op && p_.overlap) {
+            while (rr.buckets_ready < buckets && st.bucket_ready_after[rr.buckets_ready] == l)
+              release_bucket(rank, rr.t);
+          }
+          if (ls.tensor_segment != no_segment) {
+            rr.wait = Wait::tensor;
+            rr.wait_start = rr.t;
+            network_.start_segment(p_.unit(rank, Stream::compute), static_cast<std::size_t>(ls.tensor_segment), rr.t);
+            return;
+          }
+        }
+        span(rank, o.forward ? SpanKind::forward : SpanKind::backward, 0, rr.op_start, rr.t);
+        if (o.forward && st.send_forward_segment != no_segment) {
+          queue_send(rank, Stream::send_forward, rr.send_forward, st.send_forward_segment, rr.t);
+        }
+        if (!o.forward && st.send_backward_segment != no_segment) {
+          queue_send(rank, Stream::send_backward, rr.send_backward, st.send_backward_segment, rr.t);
+        }
+        rr.in_op = false;
+        ++rr.op;
+        if (rr.op == order.size()) {
+          while (rr.buckets_ready < buckets)  // (without overlap: all at once, after the whole backward)
+            release_bucket(rank, rr.t);
+        }
+        continue;
+      }
+      if (rr.buckets_done < buckets) {
+        rr.wait = Wait::reduce;
+        return;
+      }
+      if (buckets > 0 && rr.reduce_free_at > rr.t) {
+        rr.current.exposed_s = rr.reduce_free_at - rr.t;
+        rr.t = rr.reduce_free_at;
+      }
+      const double optimizer_end = rr.t + st.optimizer_s;
+      span(rank, SpanKind::optimizer, 0, rr.t, optimizer_end);
+      rr.current.optimizer_s = st.optimizer_s;
+      rr.t = optimizer_end;
+      rr.current.step_s = rr.t - rr.step_start;
+      rr.last = rr.current;
+      if (++rr.step == p_.steps) {
+        rr.wait = Wait::finished;
+        return;
+      }
+      begin_step(rank, rr.t);
+    }
   }
 
-  // All allreduces done at `done` (or none): the optimizer, then the next step.
-  void end_step(int unit, double done) {
-    UnitState& us = units_[static_cast<std::size_t>(unit)];
-    const double end = done + t_.optimizer_s;
-    span(unit, SpanKind::optimizer, 0, done, end);
-    us.last = {end - us.start, us.input_stall, done - (us.backward_start + backward_total_), us.comm};
-    if (++us.step < t_.steps) begin_step(unit, end);
+  // The activations (forward) or gradients (backward) the op needs have arrived; false: the rank waits for them.
+  bool enter_op(int rank, PipeOp o) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    const bool receives =
+        o.forward ? st.receive_forward_segment != no_segment : st.receive_backward_segment != no_segment;
+    if (receives) {
+      const int k = o.forward ? rr.forwards : rr.backwards;
+      const int received = o.forward ? rr.forward_received : rr.backward_received;
+      if (received <= k) {
+        rr.wait = o.forward ? Wait::receive_forward : Wait::receive_backward;
+        return false;
+      }
+      const double arrival = (o.forward ? rr.forward_arrival : rr.backward_arrival)[static_cast<std::size_t>(k)];
+      if (arrival > rr.t) {
+        rr.current.bubble_s += arrival - rr.t;
+        rr.t = arrival;
+      }
+    }
+    ++(o.forward ? rr.forwards : rr.backwards);
+    return true;
   }
 
-  const TrainingProgram& t_;
+  // ZeRO-3: layer l's parameters are gathered for the first forward (or backward) of the step; false: the rank
+  // waits for them.
+  bool gathered(int rank, PipeOp o, std::size_t l) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    if (st.gather_segment.empty() || (o.forward ? rr.forwards : rr.backwards) != 1) return true;
+    const int b = bucket_of_layer_[stage_index(rank)][l];
+    if (b < 0) return true;
+    const std::size_t buckets = st.gather_segment.size();
+    const std::size_t g = o.forward ? buckets - 1 - static_cast<std::size_t>(b) : buckets + static_cast<std::size_t>(b);
+    if (rr.gathers_done <= g) {
+      rr.gather_needed = g;
+      rr.wait = Wait::gather;
+      rr.wait_start = rr.t;
+      if (!p_.gather_prefetch && !rr.gather_busy && rr.gathers_started <= g) start_gather(rank, rr.t);
+      return false;
+    }
+    const double at = rr.gather_done_at[g];
+    if (at > rr.t) {
+      rr.current.gather_wait_s += at - rr.t;
+      rr.t = at;
+    }
+    return true;
+  }
+
+  void start_gather(int rank, double release) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    const std::size_t buckets = st.gather_segment.size();
+    const std::size_t g = rr.gathers_started++;
+    const std::size_t segment = g < buckets ? st.gather_segment[buckets - 1 - g] : st.gather_segment[g - buckets];
+    rr.gather_busy = true;
+    network_.start_segment(p_.unit(rank, Stream::gather), segment, release);
+  }
+
+  void gather_done(int rank, double now) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const std::size_t all = 2 * stage(rank).gather_segment.size();
+    rr.gather_done_at[rr.gathers_done++] = now;
+    rr.gather_busy = false;
+    const bool wanted = p_.gather_prefetch || (rr.wait == Wait::gather && rr.gathers_started <= rr.gather_needed);
+    if (wanted && rr.gathers_started < all) start_gather(rank, now);
+    if (rr.wait == Wait::gather && rr.gathers_done > rr.gather_needed) resume(rank, Wait::gather);
+  }
+
+  void queue_send(int rank, Stream stream, SendStream& s, std::int32_t segment, double release) {
+    if (s.busy) {
+      s.pending.push_back(release);
+      return;
+    }
+    s.busy = true;
+    network_.start_segment(p_.unit(rank, stream), static_cast<std::size_t>(segment), release);
+  }
+
+  void next_send(int rank, Stream stream, SendStream& s, std::int32_t segment) {
+    s.busy = false;
+    if (s.pending.empty()) return;
+    const double release = s.pending.front();
+    s.pending.pop_front();
+    queue_send(rank, stream, s, segment, release);
+  }
+
+  void release_bucket(int rank, double at) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    rr.bucket_ready[rr.buckets_ready++] = at;
+    if (!rr.reduce_busy) start_bucket(rank);
+  }
+
+  void start_bucket(int rank) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const std::size_t b = rr.next_bucket;
+    double at = std::max(rr.reduce_free_at, rr.bucket_ready[b]);
+    if (p_.fusion_cycle_s > 0) at = std::ceil(at / p_.fusion_cycle_s) * p_.fusion_cycle_s;
+    rr.bucket_start = at;
+    rr.reduce_busy = true;
+    network_.start_segment(p_.unit(rank, Stream::reduce), stage(rank).bucket_segment[b], at);
+  }
+
+  void reduce_done(int rank, double now) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    rr.current.reduce_s += now - rr.bucket_start;
+    span(rank, SpanKind::allreduce, p_.segments[st.bucket_segment[rr.next_bucket]]->bytes, rr.bucket_start, now);
+    rr.reduce_free_at = now;
+    rr.reduce_busy = false;
+    ++rr.next_bucket;
+    ++rr.buckets_done;
+    if (rr.next_bucket < rr.buckets_ready) start_bucket(rank);
+    if (rr.buckets_done == st.bucket_segment.size()) resume(rank, Wait::reduce);
+  }
+
+  const StepProgram& p_;
   Network& network_;
-  std::vector<UnitState> units_;
+  std::vector<RankRun> runs_;
   RunTrace* trace_;
-  double forward_total_ = 0;
-  double backward_total_ = 0;
-  std::vector<double> ready_after_;  // bucket b is ready this long after backward starts
+  std::vector<std::vector<PipeOp>> orders_;        // per stage
+  std::vector<std::vector<int>> bucket_of_layer_;  // per stage and layer: its bucket (-1: none)
 };
 
 }  // namespace
 
-TrainingResult drive_training(const TrainingProgram& program, Network& network, int units, const char* engine,
-                              RunTrace* trace) {
-  TrainingStep step(program, units, network, trace);
-  step.start();
-  network.run([&](int unit) { step.bucket_done(unit); });
-  if (!step.finished()) {
+StepRun drive_step(const StepProgram& program, Network& network, int ranks, const char* engine, RunTrace* trace) {
+  StepDriver driver(program, network, ranks, trace);
+  driver.start();
+  network.run([&](int unit) { driver.segment_done(unit); });
+  if (!driver.finished()) {
     throw std::runtime_error(std::string(engine) + ": training step deadlocked: " +
                              std::to_string(network.inside_segments()) + " units never finished");
   }
-  return step.result();
+  return driver.result();
+}
+
+StepProgram data_parallel_step(const TrainingProgram& t, int ranks) {
+  StepProgram p;
+  p.ranks = ranks;
+  p.use_stream(Stream::reduce);
+  StageStep stage;
+  for (std::size_t l = 0; l < t.forward_s.size(); ++l)
+    stage.layers.push_back({t.forward_s[l], t.backward_s[l], no_segment});
+  stage.bucket_ready_after = t.bucket_ready_after;
+  for (std::size_t b = 0; b < t.buckets.size(); ++b) {
+    stage.bucket_segment.push_back(b);
+    p.segments.push_back(&t.buckets[b]);
+  }
+  stage.optimizer_s = t.optimizer_s;
+  p.stages.push_back(std::move(stage));
+  p.overlap = t.overlap;
+  p.fusion_cycle_s = t.fusion_cycle_s;
+  p.batch_s = t.batch_s;
+  p.prefetch = t.prefetch;
+  p.steps = t.steps;
+  return p;
+}
+
+TrainingResult drive_training(const TrainingProgram& program, Network& network, int units, const char* engine,
+                              RunTrace* trace) {
+  const StepProgram step = data_parallel_step(program, units);
+  const StepRun run = drive_step(step, network, units, engine, trace);
+  TrainingResult result;
+  result.step_s = run.slowest.step_s;
+  result.input_stall_s = run.slowest.input_stall_s;
+  result.forward_s = std::accumulate(program.forward_s.begin(), program.forward_s.end(), 0.0);
+  result.backward_s = std::accumulate(program.backward_s.begin(), program.backward_s.end(), 0.0);
+  result.exposed_comm_s = run.slowest.exposed_s;
+  result.optimizer_s = program.optimizer_s;
+  result.comm_s = run.slowest.reduce_s;
+  return result;
 }
 
 }  // namespace dtsim

@@ -1,26 +1,58 @@
-// The data-parallel training step, written once and run on any Network (sim/network.hpp): SimGrid, the flow engine or
-// its lumped form.
+// The training step, written once and run on any Network (sim/network.hpp): SimGrid, the flow engine or its lumped
+// form. The program (sim/step_program.hpp) says what each rank runs; the driver runs it.
 //
-// Every unit (a rank, or a class of ranks that run alike) runs `program.steps` steps of the same program: take a batch
-// from the input pipeline (the loader keeps up to `prefetch` batches ahead, each `batch_s` long), forward layer by
-// layer, backward from the last layer down, releasing each gradient bucket once the layers it holds are done; the
-// buckets' allreduces run on the network one after another, each as soon as its bucket is ready and the previous
-// allreduce is done (DDP's and Horovod's communication thread; Horovod: at the next multiple of the fusion cycle);
-// the step waits for the last, then runs the optimizer. Computes are local, so the driver times them and releases
-// each allreduce at the instant its bucket is ready; only the allreduces go to the network.
+// Each rank runs `steps` steps. A step takes a batch from the input pipeline (the loader keeps up to `prefetch`
+// batches ahead, each `batch_s` long), then the stage's pipeline order of forwards and backwards over its
+// micro-batches (data parallelism alone: one forward, one backward). A forward waits for its activations from the
+// previous stage, runs its layers (the driver times local computes; a layer with a tensor-parallel allreduce waits for
+// it on the network) and sends its activations on; a backward likewise from the next stage, in reverse layer order.
+// The last backward releases each gradient bucket once the layers it holds are done; the reduce stream reduces them
+// one after another, each as soon as it is ready and the previous is done (Horovod: at the next multiple of the fusion
+// cycle). ZeRO-3 gathers each bucket's parameters before its layers' first forward and first backward of the step,
+// ahead of them (prefetch) or on demand. The step waits for the last reduction, then runs the optimizer.
 //
-// The breakdown is measured here, from the run, whatever the engine: per unit its last step's input stall, the
-// communication the step waited for after backward (exposed), and the time its allreduces took (hidden or not).
+// Only communication goes to the network: computes are local, so the driver times them and releases each segment at
+// the instant it may start; what it starts moves on the same network as everything else in flight. The breakdown is
+// measured here, from the run, whatever the engine.
 #pragma once
 
 #include "sim/executor.hpp"
 #include "sim/network.hpp"
+#include "sim/step_program.hpp"
 
 namespace dtsim {
 
-// Runs `program` on `network`, built with program.buckets as its segments (in order), for `units` units. `trace`:
-// where to record each unit's input stalls, forward, backward, allreduce and optimizer intervals. Throws
-// std::runtime_error naming `engine` when units never finish (a deadlock).
+// One rank's last simulated step, measured from the run. The compute stream is always either computing or waiting for
+// exactly one thing, so step_s = input_stall_s + compute_s + tensor_s + bubble_s + gather_wait_s + exposed_s +
+// optimizer_s.
+struct RankStep {
+  double step_s = 0;
+  double input_stall_s = 0;
+  double compute_s = 0;      // local forward and backward computes
+  double tensor_s = 0;       // waiting for tensor-parallel allreduces
+  double bubble_s = 0;       // waiting for activations and gradients from other stages
+  double gather_wait_s = 0;  // waiting for ZeRO-3 parameter gathers
+  double exposed_s = 0;      // waiting for the gradient reductions after the last backward
+  double optimizer_s = 0;
+  double reduce_s = 0;  // the reduce stream's time in its reductions (hidden or not)
+};
+
+struct StepRun {
+  int slowest_rank = 0;  // the rank whose last step took longest (the first of equals)
+  RankStep slowest;
+};
+
+// Runs `program` on `network`, built with program.segments (in order) over program.units units, or, for a program of
+// one stream, over `ranks` classes of ranks (the lumped flow engine; `ranks` = program.ranks otherwise). `trace`:
+// where to record each rank's input stalls, forwards, backwards, optimizer and reduction intervals. Throws
+// std::runtime_error naming `engine` when ranks never finish (a deadlock).
+StepRun drive_step(const StepProgram& program, Network& network, int ranks, const char* engine,
+                   RunTrace* trace = nullptr);
+
+// A data-parallel TrainingProgram as a StepProgram over `ranks` ranks, one stream (reduce), its buckets borrowed.
+StepProgram data_parallel_step(const TrainingProgram& program, int ranks);
+
+// drive_step of data_parallel_step(program), as a TrainingResult.
 TrainingResult drive_training(const TrainingProgram& program, Network& network, int units, const char* engine,
                               RunTrace* trace = nullptr);
 
