@@ -152,8 +152,8 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
   }
   out << "\nglobal = samples per step (replica batch x data-parallel replicas); micro = samples per micro-batch, what "
          "each accelerator of a replica computes on at a time\n"
-         "step = compute + tensor-parallel allreduces + pipeline bubble (with the activation transfers) + exposed "
-         "data-parallel communication + input stall + optimizer, for the stage that finishes last\n";
+         "step = compute + tensor-parallel allreduces + pipeline bubble (waiting for other stages, their transfers "
+         "included) + exposed data-parallel communication + input stall + optimizer, of the slowest rank\n";
   return out.str();
 }
 

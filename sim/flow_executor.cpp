@@ -1287,6 +1287,29 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   return result;
 }
 
+StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, RunTrace* trace) {
+  if (std::string problem = check_step_program(program); !problem.empty()) {
+    throw std::invalid_argument("training step: " + problem);
+  }
+  check_placement(program.units, options, "the training step");
+  for (const Schedule* segment : program.segments) {
+    if (std::string problem = check_well_formed(*segment, true); !problem.empty()) {
+      throw std::invalid_argument("training step: " + problem);
+    }
+  }
+  if (program.units == program.ranks && program.stages.size() == 1) {
+    if (auto lumped = lump(program.units, program.segments, options)) {
+      lumping::LumpedEngine engine(*lumped, options);
+      return drive_step(program, engine, static_cast<int>(lumped->classes()), "flow executor (classes of ranks)",
+                        trace);
+    }
+  }
+  FlowOptions o = options;
+  if (program.units != program.ranks) o.rounds = false;
+  FlowEngine engine(program.units, program.segments, o);
+  return drive_step(program, engine, program.ranks, "flow executor", trace);
+}
+
 TrainingResult run_flow_training(const TrainingProgram& program, int ranks, const FlowOptions& options) {
   check_placement(ranks, options, "the training program");
   if (std::string problem =

@@ -21,6 +21,7 @@
 #include "models/calibration.hpp"
 #include "sim/executor.hpp"
 #include "sim/network.hpp"
+#include "sim/step_driver.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
@@ -57,6 +58,11 @@ struct FlowOptions : NetworkCost {
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.
 ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options);
+
+// A training step program (sim/step_program.hpp) on the flow network; `trace`: the driver's spans. A program of one
+// stream (data parallelism) may be lumped into classes of ranks (FlowOptions::lump_ranks); one of several streams runs
+// every unit, without rounds (other streams' traffic would hold a ring's rounds). Throws as run_flow does.
+StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, RunTrace* trace = nullptr);
 
 // A data-parallel training step on the flow network, the same program and timeline as run_simgrid_training (compute
 // local to each rank, bucket allreduces one after another as backward releases them). Throws as run_flow does.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "algorithms/ring.hpp"
 #include "models/alpha_beta.hpp"
 #include "models/devices.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/predict.hpp"
 #include "sim/simgrid_executor.hpp"
 #include "sim/step_program.hpp"
@@ -22,28 +24,8 @@ namespace dtsim {
 
 namespace {
 
-
 // The accelerator of (replica d, stage p, tensor rank t): tensor ranks fill a node first, then stages, then replicas.
 int accelerator_of(const ParallelLayout& l, int d, int p, int t) { return (d * l.pipeline + p) * l.tensor + t; }
-
-// One message of `bytes` between two accelerators: over the node's own links when they share a node, else over the
-// NIC (the fabric beyond is taken to keep up with one NIC's traffic).
-double transfer_seconds(const ClusterSpec& c, int from, int to, double bytes) {
-  const int per_node = c.node.accelerators;
-  const bool same_node = from / per_node == to / per_node;
-  LinkSpec link = c.node.nic;
-  if (same_node) link = c.node.intra_kind == IntraKind::pcie ? c.node.pcie : c.node.intra;
-  return link.latency_s + bytes / link.bandwidth_Bps;
-}
-
-AlphaBetaGamma intra_node_cost(const ClusterSpec& c) {
-  const LinkSpec& link = c.node.intra_kind == IntraKind::pcie ? c.node.pcie : c.node.intra;
-  AlphaBetaGamma cost;
-  cost.alpha_s = link.latency_s;
-  cost.bandwidth_Bps = link.bandwidth_Bps;
-  cost.reduce_Bps = c.node.reduce_Bps;
-  return cost;
-}
 
 std::string percent(double part, double whole) {
   char text[32];
@@ -94,62 +76,137 @@ struct LayoutNetwork {
   }
 };
 
-}  // namespace
+// Rank numbering of a layout: rank (d, p, t) runs on accelerator accelerator_of(layout, d, p, t), and its number is
+// that accelerator's.
+// The units of a group of ranks on `stream`, in the group's order.
+template <typename RankOf>
+std::vector<int> group_units(const StepProgram& program, Stream stream, int groups, int size, RankOf rank_of) {
+  std::vector<int> units;
+  units.reserve(static_cast<std::size_t>(groups) * static_cast<std::size_t>(size));
+  for (int g = 0; g < groups; ++g) {
+    for (int i = 0; i < size; ++i)
+      units.push_back(program.unit(rank_of(g, i), stream));
+  }
+  return units;
+}
 
-PipelineRun simulate_pipeline(std::span<const StageCost> stages, int micro_batches, PipelineSchedule schedule,
-                              bool record) {
-  const int p = static_cast<int>(stages.size());
-  const int m = micro_batches;
-  if (p < 1 || m < 1) throw std::invalid_argument("pipeline: needs at least one stage and one micro-batch");
-  const auto index = [m](int s, int i) { return static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + i; };
-  constexpr double unknown = -1;
-  std::vector<double> forward_end(static_cast<std::size_t>(p * m), unknown);
-  std::vector<double> backward_end(static_cast<std::size_t>(p * m), unknown);
-  std::vector<std::vector<PipeOp>> orders;
-  for (int s = 0; s < p; ++s)
-    orders.push_back(stage_order(s, p, m, schedule));
-  std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-  std::vector<double> free_at(static_cast<std::size_t>(p), 0.0);
-  PipelineRun run;
-  run.last_backward_start_s.assign(static_cast<std::size_t>(p), 0.0);
-  std::size_t left = static_cast<std::size_t>(2 * p * m);
-  while (left > 0) {
-    bool progress = false;
-    for (int s = 0; s < p; ++s) {
-      auto& at = next[static_cast<std::size_t>(s)];
-      while (at < orders[static_cast<std::size_t>(s)].size()) {
-        const PipeOp op = orders[static_cast<std::size_t>(s)][at];
-        const StageCost& c = stages[static_cast<std::size_t>(s)];
-        double ready = 0;
-        if (op.forward && s > 0) {
-          const double before = forward_end[index(s - 1, op.micro_batch)];
-          if (before == unknown) break;
-          ready = before + stages[static_cast<std::size_t>(s - 1)].send_forward_s;
-        } else if (!op.forward && s < p - 1) {
-          const double after = backward_end[index(s + 1, op.micro_batch)];
-          if (after == unknown) break;
-          ready = after + stages[static_cast<std::size_t>(s + 1)].send_backward_s;
-        }
-        const double start = std::max(ready, free_at[static_cast<std::size_t>(s)]);
-        const double end = start + (op.forward ? c.forward_s : c.backward_s);
-        (op.forward ? forward_end : backward_end)[index(s, op.micro_batch)] = end;
-        free_at[static_cast<std::size_t>(s)] = end;
-        if (!op.forward) run.last_backward_start_s[static_cast<std::size_t>(s)] = start;
-        if (record) run.trace.spans.push_back({s, op.forward ? SpanKind::forward : SpanKind::backward, 0, start, end});
-        ++at;
-        --left;
-        progress = true;
+// One message of `bytes` from position 0 to position 1: a broadcast over two ranks.
+Schedule point_to_point(std::uint64_t bytes, const AlgorithmOptions& options) {
+  AlgorithmOptions o = options;
+  o.root = 0;
+  return find_algorithm("tree", Collective::broadcast).build(2, bytes, o);
+}
+
+// The step program of a layout: every stage's layers (at 1/T of their work, timed for one micro-batch), each
+// tensor-split layer's allreduce over the stage's T tensor ranks, the stage's gradient buckets reduced over its D
+// replicas (ZeRO-3: reduce-scattered, and each bucket's parameters allgathered), and at each stage boundary the
+// activations (forward) and their gradients (backward), 1/T of them between each pair of tensor ranks.
+StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch,
+                           const std::string& algorithm, const LayoutNetwork& net, int per_node) {
+  const int D = layout.data, T = layout.tensor, P = layout.pipeline;
+  const int micro_batch = replica_batch / layout.micro_batches;
+  const double value = gradient_bytes_per_param(setup.compute.precision);
+  const bool zero3 = layout.sharding == Sharding::zero3 && D > 1;
+  StepProgram program;
+  program.ranks = layout.accelerators();
+  program.micro_batches = layout.micro_batches;
+  program.schedule = layout.schedule;
+  program.gather_prefetch = layout.prefetch;
+  program.stage_of.resize(static_cast<std::size_t>(program.ranks));
+  for (int d = 0; d < D; ++d) {
+    for (int p = 0; p < P; ++p) {
+      for (int t = 0; t < T; ++t)
+        program.stage_of[static_cast<std::size_t>(accelerator_of(layout, d, p, t))] = p;
+    }
+  }
+  if (T > 1) program.use_stream(Stream::compute);
+  if (P > 1) {
+    for (Stream s : {Stream::send_forward, Stream::send_backward, Stream::receive_forward, Stream::receive_backward})
+      program.use_stream(s);
+  }
+  program.use_stream(Stream::reduce);
+  if (zero3) program.use_stream(Stream::gather);
+
+  // tensor-parallel allreduces, one segment per size, laid over every (replica, stage) group's tensor ranks
+  std::map<std::uint64_t, std::int32_t> tensor_segment;
+  auto tensor_allreduce = [&](std::uint64_t bytes) {
+    auto [it, added] = tensor_segment.try_emplace(bytes, no_segment);
+    if (added) {
+      const Schedule ring = ring_allreduce(T, bytes, net.options);
+      const std::vector<int> units = group_units(program, Stream::compute, D * P, T,
+                                                 [&](int g, int t) { return accelerator_of(layout, g / P, g % P, t); });
+      it->second = static_cast<std::int32_t>(program.add_segment(place_groups(ring, units, program.units)));
+    }
+    return it->second;
+  };
+  const auto ranges = split_stages(setup.model, P);
+  for (int p = 0; p < P; ++p) {
+    const auto range = ranges[static_cast<std::size_t>(p)];
+    TrainingSetup stage_setup = setup;
+    stage_setup.model = stage_model(setup.model, range, T);
+    const TrainingProgram local = make_program(stage_setup, D, micro_batch, algorithm, net.options, per_node);
+    StageStep stage;
+    for (std::size_t l = 0; l < local.forward_s.size(); ++l) {
+      LayerStep layer{local.forward_s[l], local.backward_s[l], no_segment};
+      const Layer& model_layer = stage_setup.model.layers[l];
+      if (T > 1 && tensor_split(model_layer)) {
+        layer.tensor_segment = tensor_allreduce(
+            static_cast<std::uint64_t>(std::llround(micro_batch * model_layer.tensor_parallel_values * value)));
+      }
+      stage.layers.push_back(layer);
+    }
+    stage.optimizer_s = local.optimizer_s / (layout.sharding != Sharding::none ? D : 1);
+    if (p == 0) {
+      program.steps = setup.input.enabled ? local.steps : 1;   // without an input pipeline no step differs
+      program.batch_s = local.batch_s * layout.micro_batches;  // the loader prepares the replica's whole batch
+      program.prefetch = local.prefetch;
+      program.overlap = local.overlap;
+      program.fusion_cycle_s = local.fusion_cycle_s;
+    }
+    // the stage's gradient buckets over its D replicas, for each of its tensor ranks
+    const std::vector<int> replicas =
+        group_units(program, Stream::reduce, T, D, [&](int t, int d) { return accelerator_of(layout, d, p, t); });
+    for (std::size_t b = 0; b < local.buckets.size(); ++b) {
+      const Schedule& one = local.buckets[b];
+      stage.bucket_ready_after.push_back(local.bucket_ready_after[b]);
+      stage.bucket_segment.push_back(program.add_segment(
+          place_groups(zero3 ? ring_reduce_scatter(D, one.bytes, net.options) : one, replicas, program.units)));
+      if (zero3) {
+        const std::vector<int> gatherers =
+            group_units(program, Stream::gather, T, D, [&](int t, int d) { return accelerator_of(layout, d, p, t); });
+        stage.gather_segment.push_back(
+            program.add_segment(place_groups(ring_allgather(D, one.bytes, net.options), gatherers, program.units)));
       }
     }
-    if (!progress) throw std::logic_error("pipeline: schedule deadlocked");  // cannot happen for these orders
+    program.stages.push_back(std::move(stage));
   }
-  run.finish_s = free_at;
-  run.time_s = *std::max_element(free_at.begin(), free_at.end());
-  const auto last = static_cast<std::size_t>(std::max_element(free_at.begin(), free_at.end()) - free_at.begin());
-  const double busy = m * (stages[last].forward_s + stages[last].backward_s);
-  run.bubble_fraction = run.time_s > 0 ? 1.0 - busy / run.time_s : 0.0;
-  return run;
+  // pipeline boundaries: stage p's activations to stage p + 1, and their gradients back
+  for (int p = 0; p + 1 < P; ++p) {
+    const Layer& last = setup.model.layers[ranges[static_cast<std::size_t>(p)].second - 1];
+    const auto bytes = static_cast<std::uint64_t>(
+        std::llround(boundary_bytes_per_sample(last, setup.compute.precision) * micro_batch / T));
+    const Schedule one = point_to_point(bytes, net.options);
+    std::vector<int> forward, backward;
+    for (int d = 0; d < D; ++d) {
+      for (int t = 0; t < T; ++t) {
+        const int from = accelerator_of(layout, d, p, t), to = accelerator_of(layout, d, p + 1, t);
+        forward.push_back(program.unit(from, Stream::send_forward));
+        forward.push_back(program.unit(to, Stream::receive_forward));
+        backward.push_back(program.unit(to, Stream::send_backward));
+        backward.push_back(program.unit(from, Stream::receive_backward));
+      }
+    }
+    const auto f = static_cast<std::int32_t>(program.add_segment(place_groups(one, forward, program.units)));
+    const auto g = static_cast<std::int32_t>(program.add_segment(place_groups(one, backward, program.units)));
+    program.stages[static_cast<std::size_t>(p)].send_forward_segment = f;
+    program.stages[static_cast<std::size_t>(p) + 1].receive_forward_segment = f;
+    program.stages[static_cast<std::size_t>(p) + 1].send_backward_segment = g;
+    program.stages[static_cast<std::size_t>(p)].receive_backward_segment = g;
+  }
+  return program;
 }
+
+}  // namespace
 
 int replica_batch(const TrainingSetup& setup, const ParallelLayout& layout) {
   if (setup.scaling == ScalingMode::weak) {  // batch x accelerators in all, shared by the D replicas
@@ -204,123 +261,46 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
     return out;
   }
 
-  // 1. the pipeline of replica 0, tensor rank 0
-  const Precision precision = setup.compute.precision;
-  const double value = gradient_bytes_per_param(precision);
-  const AlphaBetaGamma intra = intra_node_cost(cluster);
-  std::vector<StageCost> costs(static_cast<std::size_t>(layout.pipeline));
-  std::vector<double> tensor_comm(static_cast<std::size_t>(layout.pipeline), 0.0);  // per micro-batch, fwd + bwd
-  for (int s = 0; s < layout.pipeline; ++s) {
-    const Model stage = stage_model(setup.model, ranges[static_cast<std::size_t>(s)], layout.tensor);
-    StageCost& c = costs[static_cast<std::size_t>(s)];
-    for (const Layer& layer : stage.layers) {
-      c.forward_s += forward_seconds(layer, out.micro_batch, setup.device, setup.compute);
-      c.backward_s += backward_seconds(layer, out.micro_batch, setup.device, setup.compute);
-      if (tensor_split(layer) && layout.tensor > 1) {
-        const auto bytes =
-            static_cast<std::uint64_t>(std::llround(out.micro_batch * layer.tensor_parallel_values * value));
-        const double t = ring_allreduce_seconds(layout.tensor, bytes, intra);
-        c.forward_s += t;
-        c.backward_s += t;
-        tensor_comm[static_cast<std::size_t>(s)] += 2 * t;
-      }
-    }
-    const auto range = ranges[static_cast<std::size_t>(s)];
-    if (s < layout.pipeline - 1) {
-      const double bytes =
-          boundary_bytes_per_sample(setup.model.layers[range.second - 1], precision) * out.micro_batch / layout.tensor;
-      c.send_forward_s =
-          transfer_seconds(cluster, accelerator_of(layout, 0, s, 0), accelerator_of(layout, 0, s + 1, 0), bytes);
-    }
-    if (s > 0) {
-      const double bytes =
-          boundary_bytes_per_sample(setup.model.layers[range.first - 1], precision) * out.micro_batch / layout.tensor;
-      c.send_backward_s =
-          transfer_seconds(cluster, accelerator_of(layout, 0, s, 0), accelerator_of(layout, 0, s - 1, 0), bytes);
-    }
-  }
-  PipelineRun pipe = simulate_pipeline(costs, layout.micro_batches, layout.schedule, record);
-  // the stage whose pipeline ends last is the one simulated with its data-parallel synchronisation
-  std::size_t r = 0;
-  for (std::size_t s = 1; s < costs.size(); ++s) {
-    if (pipe.finish_s[s] > pipe.finish_s[r]) r = s;
-  }
-  const Model stage = stage_model(setup.model, ranges[r], layout.tensor);
-  out.simulated_stage = static_cast<int>(r);
-
-  // 2. its last micro-batch's backward with every group's gradient synchronisation on SimGrid
-  TrainingSetup stage_setup = setup;
-  stage_setup.model = stage;
-  const int groups = layout.tensor * layout.pipeline;
+  // The step program: per stage its layers at 1/T (with their tensor-parallel allreduces), gradient buckets and
+  // pipeline boundaries; every rank of a stage runs it, on the layout's network.
   const Backend backend = auto_backend(out.accelerators);  // SimGrid up to 64 accelerators, flow above
-  const LayoutNetwork net(setup, cluster, layout, backend);
-  const AlgorithmOptions& options = net.options;
-  const SimGridOptions& sg = net.sg;
-  TrainingProgram program = make_program(stage_setup, layout.data, static_cast<int>(std::lround(out.micro_batch)),
-                                         algorithm, options, per_node);
-  for (std::size_t l = 0; l < program.forward_s.size(); ++l) {  // tensor allreduces inside the layers' times
-    const Layer& layer = stage.layers[l];
-    if (tensor_split(layer) && layout.tensor > 1) {
-      const auto bytes =
-          static_cast<std::uint64_t>(std::llround(out.micro_batch * layer.tensor_parallel_values * value));
-      const double t = ring_allreduce_seconds(layout.tensor, bytes, intra);
-      program.forward_s[l] += t;
-      program.backward_s[l] += t;
-    }
+  LayoutNetwork net(setup, cluster, layout, backend);
+  const StepProgram program = layout_program(setup, layout, out.replica_batch, algorithm, net, per_node);
+  net.sg.accelerator_of.assign(static_cast<std::size_t>(program.units), 0);
+  for (std::size_t k = 0; k < stream_count; ++k) {
+    if (program.stream_base[k] < 0) continue;
+    for (int r = 0; r < program.ranks; ++r)  // rank r runs on accelerator r (layout_rank's numbering)
+      net.sg.accelerator_of[static_cast<std::size_t>(program.stream_base[k] + r)] = r;
   }
-  const double stage_forward_with_tensor = std::accumulate(program.forward_s.begin(), program.forward_s.end(), 0.0);
-  // the pipeline up to the last backward: all of it happens before the program's backward starts
-  program.forward_s[0] += pipe.last_backward_start_s[r] - stage_forward_with_tensor;
-  if (setup.input.enabled) {
-    program.batch_s *= layout.micro_batches;  // the loader prepares the replica's whole batch
-  } else {
-    program.steps = 1;  // nothing carries over from one step to the next
-  }
-  if (layout.sharding != Sharding::none) program.optimizer_s /= layout.data;  // each rank steps its shard
-  const int ranks = out.accelerators;
-  double gather_exposed_forward = 0;
-  double gather_exposed_backward = 0;
-  if (layout.data > 1) {
-    const double gradient = stage.params() * value;
-    if (layout.sharding == Sharding::zero3) {
-      // gradients are reduce-scattered bucket by bucket; parameters allgathered before forward and before backward
-      for (Schedule& bucket : program.buckets) {
-        bucket = ring_reduce_scatter(layout.data, bucket.bytes, options);
-      }
-      const Schedule gather = replicate_groups(
-          ring_allgather(layout.data, static_cast<std::uint64_t>(std::llround(gradient)), options), groups);
-      const double t_gather =
-          backend == Backend::flow ? run_flow(gather, flow_options(sg)).time_s : run_simgrid(gather, sg).time_s;
-      const double layers = static_cast<double>(stage.layers.size());
-      const double f_total = stage_forward_with_tensor * layout.micro_batches;
-      const double b_total =
-          std::accumulate(program.backward_s.begin(), program.backward_s.end(), 0.0) * layout.micro_batches;
-      gather_exposed_forward = layout.prefetch ? std::max(t_gather / layers, t_gather - f_total) : t_gather;
-      gather_exposed_backward = layout.prefetch ? std::max(t_gather / layers, t_gather - b_total) : t_gather;
-      program.forward_s[0] += gather_exposed_forward + gather_exposed_backward;
-    }
-    for (Schedule& bucket : program.buckets)
-      bucket = replicate_groups(bucket, groups);
-  } else {
-    program.buckets.clear();
-    program.bucket_ready_after.clear();
-  }
-  const TrainingResult result = backend == Backend::flow ? run_flow_training(program, ranks, flow_options(sg))
-                                                         : run_simgrid_training(program, ranks, sg);
+  RunTrace spans;
+  const StepRun run =
+      backend == Backend::flow
+          ? run_flow_step(program, FlowOptions(static_cast<const NetworkCost&>(net.sg)), record ? &spans : nullptr)
+          : run_simgrid_step(program, net.sg, record ? &spans : nullptr);
 
-  // 3. the breakdown of the simulated stage's step
-  const StageCost& c = costs[r];
-  out.step_s = result.step_s;
+  // The breakdown of the slowest rank's step, as measured by the driver.
+  const RankStep& last = run.slowest;
+  out.simulated_stage = program.stage_of[static_cast<std::size_t>(run.slowest_rank)];
+  out.step_s = last.step_s;
   out.samples_per_s = out.global_batch / out.step_s;
-  out.tensor_comm_s = tensor_comm[r] * layout.micro_batches;
-  out.compute_s = layout.micro_batches * (c.forward_s + c.backward_s) - out.tensor_comm_s;
-  out.bubble_s = pipe.finish_s[r] - layout.micro_batches * (c.forward_s + c.backward_s);
+  out.compute_s = last.compute_s;
+  out.tensor_comm_s = last.tensor_s;
+  out.bubble_s = last.bubble_s;
   out.bubble_fraction = out.step_s > 0 ? out.bubble_s / out.step_s : 0;
-  out.data_exposed_s = result.exposed_comm_s + gather_exposed_forward + gather_exposed_backward;
-  out.data_comm_s = result.comm_s;
-  out.input_stall_s = result.input_stall_s;
-  out.optimizer_s = result.optimizer_s;
-  out.pipeline_trace = std::move(pipe.trace);
+  out.data_exposed_s = last.exposed_s + last.gather_wait_s;
+  out.data_comm_s = last.reduce_s;
+  out.input_stall_s = last.input_stall_s;
+  out.optimizer_s = last.optimizer_s;
+  if (record) {  // the pipeline of replica 0, tensor rank 0: one track per stage
+    for (const SpanRecord& span : spans.spans) {
+      const int d = span.rank / (layout.pipeline * layout.tensor);
+      const int t = span.rank % layout.tensor;
+      if (d != 0 || t != 0 || (span.kind != SpanKind::forward && span.kind != SpanKind::backward)) continue;
+      SpanRecord stage_span = span;
+      stage_span.rank = program.stage_of[static_cast<std::size_t>(span.rank)];
+      out.pipeline_trace.spans.push_back(stage_span);
+    }
+  }
   const double parts[] = {out.compute_s, out.tensor_comm_s, out.bubble_s, out.data_exposed_s, out.input_stall_s};
   const char* names[] = {"compute", "tensor-parallel allreduces", "pipeline bubble", "data-parallel communication",
                          "input pipeline"};

@@ -1,15 +1,13 @@
 // Predicting model-parallel and sharded data-parallel training (data x tensor x pipeline, ZeRO/FSDP) on a cluster.
-// A step is simulated in two parts:
-//   1. the pipeline of one replica: per stage and micro-batch, forward and backward times from the device model
-//      (tensor-split layers at 1/T of their FLOPs, plus their Megatron allreduces over the node's links) and the
-//      activation transfers between stages over the links the stages' accelerators are joined by, scheduled GPipe
-//      or 1F1B by an event simulation (simulate_pipeline);
-//   2. the data-parallel gradient synchronisation on SimGrid: every (stage, tensor rank) group of D accelerators runs
-//      its allreduce (ZeRO-3: reduce-scatter) over the routed cluster at once, so groups that share NICs share them,
-//      overlapped with the backward pass of the last micro-batch as its buckets become ready (DDP-style); ZeRO-3's
-//      parameter allgathers are simulated on SimGrid too and hidden behind compute when prefetching.
-// The stage whose pipeline finishes last is the one simulated in part 2 (all groups run its program: stages are
-// balanced, so this is the slowest stage's view of a contention all stages cause).
+// A step is one step program (sim/step_program.hpp) run by the step driver on the layout's routed cluster (SimGrid up
+// to 64 accelerators, the flow engine above): every rank runs its stage's layers at 1/T of their work per
+// micro-batch in GPipe or 1F1B order; each tensor-split layer waits for its Megatron allreduce over the stage's T
+// tensor ranks (a ring on the network); activations and their gradients cross each stage boundary as messages between
+// tensor rank t of one stage and tensor rank t of the next (1/T of the activation each); the last micro-batch's
+// backward releases the stage's gradient buckets, reduced over its D replicas (allreduce; ZeRO-3: reduce-scatter, and
+// each bucket's parameters allgathered before its first forward and first backward, ahead of them when prefetching).
+// All of it moves on the same links at once: pipeline sends crossing an oversubscribed fabric, tensor-parallel rings
+// sharing NVLink with data-parallel ones. The breakdown is the slowest rank's, measured by the driver.
 #pragma once
 
 #include <span>
@@ -23,25 +21,6 @@
 #include "sim/predict.hpp"
 
 namespace dtsim {
-
-struct StageCost {       // per micro-batch
-  double forward_s = 0;  // compute and tensor-parallel allreduces
-  double backward_s = 0;
-  double send_forward_s = 0;   // the activation to the next stage (0 for the last)
-  double send_backward_s = 0;  // its gradient to the previous stage (0 for the first)
-};
-
-struct PipelineRun {
-  double time_s = 0;                          // the last stage's last backward ends... the whole pipeline's end
-  std::vector<double> last_backward_start_s;  // per stage: when its last micro-batch's backward starts
-  std::vector<double> finish_s;               // per stage
-  double bubble_fraction = 0;                 // of the slowest-finishing stage: idle / time
-  RunTrace trace;                             // spans per stage (forward, backward), when recorded
-};
-
-// Event simulation of one replica's pipeline. Throws std::invalid_argument for no stages or micro-batches.
-PipelineRun simulate_pipeline(std::span<const StageCost> stages, int micro_batches, PipelineSchedule schedule,
-                              bool record = false);
 
 // Samples per data-parallel replica and step. Weak scaling keeps the batch per accelerator: the global batch is
 // setup.batch x accelerators whatever the layout, so a replica of T x P accelerators takes setup.batch x T x P. Strong
@@ -59,8 +38,9 @@ struct ParallelPrediction {
   bool fits = true;
   double step_s = 0;
   double samples_per_s = 0;
-  // the simulated stage's step: compute + tensor communication + pipeline bubble + exposed data-parallel
-  // communication + input stall + optimizer (the bubble also absorbs the activation transfers)
+  // the slowest rank's step: compute + tensor communication + pipeline bubble (waiting for activations and gradients
+  // from other stages, their transfers included) + exposed data-parallel communication (ZeRO-3 gathers included) +
+  // input stall + optimizer
   double compute_s = 0;
   double tensor_comm_s = 0;
   double bubble_s = 0;
@@ -71,9 +51,9 @@ struct ParallelPrediction {
   double optimizer_s = 0;
   CommVolume volume;  // of stage 0's accelerators
   std::string bottleneck;
-  int simulated_stage = 0;  // the stage whose step is simulated (the one whose pipeline finishes last)
+  int simulated_stage = 0;  // the stage of the slowest rank, whose breakdown this is
   double wall_s = 0;        // what the simulation cost
-  RunTrace pipeline_trace;  // the pipeline's spans per stage (recorded on request)
+  RunTrace pipeline_trace;  // replica 0, tensor rank 0: each stage's forward and backward spans (recorded on request)
 };
 
 // Throws std::invalid_argument for a layout the cluster or batch cannot take (naming what), OptionError from the

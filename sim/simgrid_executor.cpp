@@ -313,58 +313,54 @@ void build_star(int ranks, const SimGridOptions& o, std::vector<sg4::Host*>& hos
   zone->seal();
 }
 
-// The cluster as a SimGrid full zone: one host per accelerator a position runs on, one split-duplex link per topology
-// link that some route crosses, and an explicit route for every (sender, receiver) pair the schedule uses.
+// The cluster as a SimGrid full zone: one host per accelerator a position runs on (positions on the same accelerator,
+// the streams of a training step's rank, share it), one split-duplex link per topology link that some route crosses,
+// and an explicit route for every (sender, receiver) pair of accelerators the schedules use.
 void build_cluster(std::span<const Schedule* const> schedules, int ranks, const SimGridOptions& o,
                    std::vector<sg4::Host*>& hosts) {
   const Topology& topology = *o.topology;
   auto* zone = sg4::create_full_zone("cluster");
   hosts.reserve(static_cast<std::size_t>(ranks));
+  std::vector<sg4::Host*> host_of(static_cast<std::size_t>(topology.accelerators()), nullptr);
   for (int r = 0; r < ranks; ++r) {
     const int acc = o.accelerator_of[static_cast<std::size_t>(r)];
-    hosts.push_back(zone->create_host("a" + std::to_string(acc), topology.spec().node.reduce_Bps)->seal());
+    sg4::Host*& host = host_of[static_cast<std::size_t>(acc)];
+    if (host == nullptr) host = zone->create_host("a" + std::to_string(acc), topology.spec().node.reduce_Bps)->seal();
+    hosts.push_back(host);
   }
-  // senders of each receiver, grouped so that one BFS from the receiver routes them all
-  std::vector<std::vector<int>> senders(static_cast<std::size_t>(ranks));
+  // sending accelerators of each receiving accelerator, grouped so that one BFS from the receiver routes them all
+  std::vector<std::vector<int>> senders(static_cast<std::size_t>(topology.accelerators()));
   for (const Schedule* s : schedules) {
     for (int r = 0; r < ranks; ++r) {
       for (const Op& op : s->rank_ops(r)) {
-        if (op.kind() == OpKind::send) senders[static_cast<std::size_t>(op.peer())].push_back(r);
+        if (op.kind() != OpKind::send) continue;
+        senders[static_cast<std::size_t>(o.accelerator_of[static_cast<std::size_t>(op.peer())])].push_back(
+            o.accelerator_of[static_cast<std::size_t>(r)]);
       }
     }
   }
   std::vector<const sg4::Link*> links(topology.links().size(), nullptr);
   std::vector<sg4::LinkInRoute> route;
-  std::vector<int> sources;
-  std::vector<int> rank_of_accelerator(static_cast<std::size_t>(topology.accelerators()), -1);
-  for (int r = 0; r < ranks; ++r)
-    rank_of_accelerator[static_cast<std::size_t>(o.accelerator_of[static_cast<std::size_t>(r)])] = r;
-  for (int dst = 0; dst < ranks; ++dst) {
-    std::vector<int>& from = senders[static_cast<std::size_t>(dst)];
-    std::sort(from.begin(), from.end());
-    from.erase(std::unique(from.begin(), from.end()), from.end());
-    if (from.empty()) continue;
-    sources.clear();
-    for (int src : from)
-      sources.push_back(o.accelerator_of[static_cast<std::size_t>(src)]);
-    topology.routes_to(
-        o.accelerator_of[static_cast<std::size_t>(dst)], sources, [&](int source, const std::vector<RouteHop>& hops) {
-          route.clear();
-          for (const RouteHop& hop : hops) {
-            const auto id = static_cast<std::size_t>(hop.link);
-            if (links[id] == nullptr) {
-              const TopologyLink& l = topology.links()[id];
-              links[id] = zone->create_split_duplex_link("L" + std::to_string(id), l.spec.bandwidth_Bps)
-                              ->set_latency(l.spec.latency_s)
-                              ->seal();
-            }
-            route.emplace_back(links[id],
-                               hop.a_to_b ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
-          }
-          const int src_rank = rank_of_accelerator[static_cast<std::size_t>(source)];
-          zone->add_route(hosts[static_cast<std::size_t>(src_rank)]->get_netpoint(),
-                          hosts[static_cast<std::size_t>(dst)]->get_netpoint(), nullptr, nullptr, route, false);
-        });
+  for (int dst = 0; dst < topology.accelerators(); ++dst) {
+    std::vector<int>& sources = senders[static_cast<std::size_t>(dst)];
+    std::sort(sources.begin(), sources.end());
+    sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+    if (sources.empty()) continue;
+    topology.routes_to(dst, sources, [&](int source, const std::vector<RouteHop>& hops) {
+      route.clear();
+      for (const RouteHop& hop : hops) {
+        const auto id = static_cast<std::size_t>(hop.link);
+        if (links[id] == nullptr) {
+          const TopologyLink& l = topology.links()[id];
+          links[id] = zone->create_split_duplex_link("L" + std::to_string(id), l.spec.bandwidth_Bps)
+                          ->set_latency(l.spec.latency_s)
+                          ->seal();
+        }
+        route.emplace_back(links[id], hop.a_to_b ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      }
+      zone->add_route(host_of[static_cast<std::size_t>(source)]->get_netpoint(),
+                      host_of[static_cast<std::size_t>(dst)]->get_netpoint(), nullptr, nullptr, route, false);
+    });
   }
   zone->seal();
 }

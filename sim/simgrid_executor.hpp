@@ -25,6 +25,7 @@
 #include "models/calibration.hpp"
 #include "sim/executor.hpp"
 #include "sim/network.hpp"
+#include "sim/step_driver.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
@@ -86,6 +87,11 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
 // where to record every rank's input stalls, forward, backward, optimizer and allreduce intervals and messages.
 TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options,
                                     RunTrace* trace = nullptr);
+
+// A training step program (sim/step_program.hpp) on SimGrid: one actor per unit of the program, on the accelerator
+// options.accelerator_of names for it (several units share an accelerator's host and links). Throws as
+// run_simgrid_training does. `trace`: the driver's spans and every message.
+StepRun run_simgrid_step(const StepProgram& program, const SimGridOptions& options, RunTrace* trace = nullptr);
 
 // The initial value of element i on `rank` in real-payload mode (an integer in [-64, 64]).
 float payload_value(std::uint64_t seed, int rank, std::uint64_t element);

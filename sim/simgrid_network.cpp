@@ -11,6 +11,7 @@
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -131,30 +132,29 @@ private:
 
 }  // namespace
 
-TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options,
-                                    RunTrace* trace) {
-  if (std::string problem =
-          check_training_program(program, ranks, options.topology != nullptr ? options.accelerator_of.size() : 0);
-      !problem.empty()) {
+StepRun run_simgrid_step(const StepProgram& program, const SimGridOptions& options, RunTrace* trace) {
+  if (std::string problem = check_step_program(program); !problem.empty()) {
     throw std::invalid_argument("training step: " + problem);
   }
-  std::vector<const Schedule*> segments;
-  for (const Schedule& bucket : program.buckets) {
-    if (std::string problem = check_well_formed(bucket); !problem.empty()) {
+  if (options.topology != nullptr && options.accelerator_of.size() != static_cast<std::size_t>(program.units)) {
+    throw std::invalid_argument("training step: " + std::to_string(program.units) + " units but " +
+                                std::to_string(options.accelerator_of.size()) + " placed on the cluster");
+  }
+  for (const Schedule* segment : program.segments) {
+    if (std::string problem = check_well_formed(*segment); !problem.empty()) {
       throw std::invalid_argument("training step: " + problem);
     }
-    segments.push_back(&bucket);
   }
-  check_simgrid_actors(ranks);  // one actor per rank
+  check_simgrid_actors(program.units);  // one actor per unit
+  static_assert(std::is_trivially_copyable_v<StepRun>, "the result crosses the pipe from the child as bytes");
   int status = 0;
-  const auto started = std::chrono::steady_clock::now();
   const std::string bytes = simgrid_detail::run_in_child(
       [&](int fd) {
         xbt_log_control_set("xbt_cfg.thresh:warning");
         RunTrace recorded;
         RunTrace* record = trace != nullptr ? &recorded : nullptr;
-        SimGridNetwork network(segments, ranks, options, fd, record);
-        const TrainingResult r = drive_training(program, network, ranks, "simgrid executor", record);
+        SimGridNetwork network(program.segments, program.units, options, fd, record);
+        const StepRun r = drive_step(program, network, program.ranks, "simgrid executor", record);
         const std::int32_t ok = 0;
         const std::uint64_t counts[2] = {recorded.transfers.size(), recorded.spans.size()};
         simgrid_detail::write_all(fd, &ok, sizeof ok);
@@ -164,20 +164,31 @@ TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, c
         simgrid_detail::write_all(fd, recorded.spans.data(), recorded.spans.size() * sizeof(SpanRecord));
       },
       status);
-  TrainingResult result;
+  StepRun result;
   simgrid_detail::read_child_result(bytes, status, &result, sizeof result);
   std::uint64_t counts[2] = {0, 0};
   std::size_t at = sizeof(std::int32_t) + sizeof result;
   if (bytes.size() < at + sizeof counts) throw std::runtime_error("simgrid executor: truncated training result");
   std::memcpy(counts, bytes.data() + at, sizeof counts);
   at += sizeof counts;
-  if (trace != nullptr) {
-    simgrid_detail::take_array(bytes, at, counts[0], trace->transfers);
-    simgrid_detail::take_array(bytes, at, counts[1], trace->spans);
-  } else {
-    at += counts[0] * sizeof(TransferRecord) + counts[1] * sizeof(SpanRecord);
-  }
+  RunTrace discarded;
+  RunTrace& into = trace != nullptr ? *trace : discarded;
+  simgrid_detail::take_array(bytes, at, counts[0], into.transfers);
+  simgrid_detail::take_array(bytes, at, counts[1], into.spans);
   if (at != bytes.size()) throw std::runtime_error("simgrid executor: truncated training result");
+  return result;
+}
+
+TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, const SimGridOptions& options,
+                                    RunTrace* trace) {
+  if (std::string problem =
+          check_training_program(program, ranks, options.topology != nullptr ? options.accelerator_of.size() : 0);
+      !problem.empty()) {
+    throw std::invalid_argument("training step: " + problem);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  TrainingResult result =
+      training_result(program, run_simgrid_step(data_parallel_step(program, ranks), options, trace));
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

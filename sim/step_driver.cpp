@@ -444,7 +444,10 @@ StepProgram data_parallel_step(const TrainingProgram& t, int ranks) {
 TrainingResult drive_training(const TrainingProgram& program, Network& network, int units, const char* engine,
                               RunTrace* trace) {
   const StepProgram step = data_parallel_step(program, units);
-  const StepRun run = drive_step(step, network, units, engine, trace);
+  return training_result(program, drive_step(step, network, units, engine, trace));
+}
+
+TrainingResult training_result(const TrainingProgram& program, const StepRun& run) {
   TrainingResult result;
   result.step_s = run.slowest.step_s;
   result.input_stall_s = run.slowest.input_stall_s;

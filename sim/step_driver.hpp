@@ -52,6 +52,9 @@ StepRun drive_step(const StepProgram& program, Network& network, int ranks, cons
 // A data-parallel TrainingProgram as a StepProgram over `ranks` ranks, one stream (reduce), its buckets borrowed.
 StepProgram data_parallel_step(const TrainingProgram& program, int ranks);
 
+// A data-parallel run as a TrainingResult.
+TrainingResult training_result(const TrainingProgram& program, const StepRun& run);
+
 // drive_step of data_parallel_step(program), as a TrainingResult.
 TrainingResult drive_training(const TrainingProgram& program, Network& network, int units, const char* engine,
                               RunTrace* trace = nullptr);

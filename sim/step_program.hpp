@@ -13,7 +13,8 @@
 //                     another as the last micro-batch's backward releases them (DDP's and Horovod's thread);
 //   gather            ZeRO-3: the allgathers of each bucket's parameters before forward and before backward.
 // Every segment is a Schedule laid over the units (place_groups), so pipeline sends, tensor and data-parallel
-// collectives all move on the same network and share its links.
+// collectives all move on the same network and share its links: on a cluster every unit runs on its rank's
+// accelerator (NetworkCost::accelerator_of has one entry per unit); on the star each unit has a link of its own.
 #pragma once
 
 #include <array>

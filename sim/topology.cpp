@@ -568,19 +568,22 @@ void route_schedule_pairs(const Topology& topology, const std::vector<int>& acce
       if (op.kind() == OpKind::send) senders[static_cast<std::size_t>(op.peer())].push_back(r);
     }
   }
-  std::vector<int> position_of(static_cast<std::size_t>(topology.accelerators()), -1);
-  for (std::size_t r = 0; r < p; ++r)
-    position_of[static_cast<std::size_t>(accelerator_of[r])] = static_cast<int>(r);
+  auto accelerator = [&](int position) { return accelerator_of[static_cast<std::size_t>(position)]; };
   std::vector<int> sources;
   for (std::size_t dst = 0; dst < p; ++dst) {
-    auto& from = senders[dst];
-    std::sort(from.begin(), from.end());
+    auto& from = senders[dst];  // sorted by accelerator: several positions may share one (a training step's streams)
+    std::sort(from.begin(), from.end(),
+              [&](int a, int b) { return accelerator(a) != accelerator(b) ? accelerator(a) < accelerator(b) : a < b; });
     from.erase(std::unique(from.begin(), from.end()), from.end());
     sources.clear();
-    for (int src : from)
-      sources.push_back(accelerator_of[static_cast<std::size_t>(src)]);
+    for (int src : from) {
+      if (sources.empty() || sources.back() != accelerator(src)) sources.push_back(accelerator(src));
+    }
     topology.routes_to(accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
-      visit(position_of[static_cast<std::size_t>(source)], static_cast<int>(dst), hops);
+      const auto first = std::lower_bound(from.begin(), from.end(), source,
+                                          [&](int position, int acc) { return accelerator(position) < acc; });
+      for (auto it = first; it != from.end() && accelerator(*it) == source; ++it)
+        visit(*it, static_cast<int>(dst), hops);
     });
   }
 }

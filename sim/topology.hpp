@@ -139,7 +139,8 @@ double route_gap_s(const Topology& topology, const std::vector<RouteHop>& hops);
 bool has_message_gaps(const Topology& topology);
 
 // Routes every (sender, receiver) pair of positions that the schedule's sends use, one BFS per receiver: calls
-// visit(sender, receiver, hops) once per pair, position p running on accelerator_of[p].
+// visit(sender, receiver, hops) once per pair, position p running on accelerator_of[p] (several positions may share
+// an accelerator).
 void route_schedule_pairs(const Topology& topology, const std::vector<int>& accelerator_of, const Schedule& schedule,
                           const std::function<void(int, int, const std::vector<RouteHop>&)>& visit);
 

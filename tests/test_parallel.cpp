@@ -5,16 +5,20 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
+#include "models/cluster.hpp"
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
 #include "models/parallel.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/scenario_file.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
 #include "sim/scenario_step.hpp"
 #include "sim/simgrid_executor.hpp"
+#include "sim/step_program.hpp"
 
 using namespace dtsim;
 
@@ -54,22 +58,77 @@ TEST_CASE("one stage, one tensor shard and no sharding is plain data parallelism
   }
 }
 
+namespace {
+
+// A pipeline of `stages` ranks, one per stage, each stage one layer (forward 1 s, backward 2 s per micro-batch), and
+// between stages messages of one byte on a star whose links move `Bps` bytes a second with no latency.
+StepProgram pipeline_program(int stages, int micro_batches, PipelineSchedule schedule) {
+  StepProgram program;
+  program.ranks = stages;
+  program.micro_batches = micro_batches;
+  program.schedule = schedule;
+  program.steps = 1;
+  for (Stream s : {Stream::send_forward, Stream::send_backward, Stream::receive_forward, Stream::receive_backward})
+    program.use_stream(s);
+  for (int s = 0; s < stages; ++s) {
+    program.stage_of.push_back(s);
+    StageStep stage;
+    stage.layers.push_back({1.0, 2.0, no_segment});
+    program.stages.push_back(stage);
+  }
+  const Schedule one = find_algorithm("tree", Collective::broadcast).build(2, 1, AlgorithmOptions{});
+  for (int s = 0; s + 1 < stages; ++s) {
+    const int forward[] = {program.unit(s, Stream::send_forward), program.unit(s + 1, Stream::receive_forward)};
+    const int backward[] = {program.unit(s + 1, Stream::send_backward), program.unit(s, Stream::receive_backward)};
+    const auto f = static_cast<std::int32_t>(program.add_segment(place_groups(one, forward, program.units)));
+    const auto g = static_cast<std::int32_t>(program.add_segment(place_groups(one, backward, program.units)));
+    program.stages[static_cast<std::size_t>(s)].send_forward_segment = f;
+    program.stages[static_cast<std::size_t>(s) + 1].receive_forward_segment = f;
+    program.stages[static_cast<std::size_t>(s) + 1].send_backward_segment = g;
+    program.stages[static_cast<std::size_t>(s)].receive_backward_segment = g;
+  }
+  return program;
+}
+
+FlowOptions star(double Bps) {
+  FlowOptions o;
+  o.cost.alpha_s = 0;
+  o.cost.bandwidth_Bps = Bps;
+  return o;
+}
+
+}  // namespace
+
 TEST_CASE("the GPipe bubble of an idealised pipeline is (p-1)/(m+p-1), and 1F1B's is the same") {
   for (int p : {2, 4, 8}) {
     for (int m : {1, 4, 16}) {
       CAPTURE(p, m);
-      const std::vector<StageCost> stages(static_cast<std::size_t>(p), StageCost{1.0, 2.0, 0.0, 0.0});
-      const PipelineRun gpipe = simulate_pipeline(stages, m, PipelineSchedule::gpipe);
-      const PipelineRun one = simulate_pipeline(stages, m, PipelineSchedule::one_f_one_b);
-      CHECK(gpipe.time_s == Approx((m + p - 1) * 3.0));
-      CHECK(gpipe.bubble_fraction == Approx(ideal_bubble_fraction(p, m)));
-      CHECK(one.time_s == Approx(gpipe.time_s));
-      CHECK(one.bubble_fraction == Approx(ideal_bubble_fraction(p, m)));
+      const StepRun gpipe = run_flow_step(pipeline_program(p, m, PipelineSchedule::gpipe), star(1e18));
+      const StepRun one = run_flow_step(pipeline_program(p, m, PipelineSchedule::one_f_one_b), star(1e18));
+      CHECK(gpipe.slowest.step_s == Approx((m + p - 1) * 3.0));
+      CHECK(gpipe.slowest.bubble_s / gpipe.slowest.step_s == Approx(ideal_bubble_fraction(p, m)));
+      CHECK(gpipe.slowest.compute_s == Approx(m * 3.0));
+      CHECK(one.slowest.step_s == Approx(gpipe.slowest.step_s));
+      CHECK(one.slowest.bubble_s / one.slowest.step_s == Approx(ideal_bubble_fraction(p, m)));
     }
   }
   // transfers between stages lengthen the pipeline: each boundary is crossed once on the way in and once back
-  const std::vector<StageCost> slow(4, StageCost{1.0, 2.0, 0.5, 0.5});
-  CHECK(simulate_pipeline(slow, 8, PipelineSchedule::gpipe).time_s > (8 + 3) * 3.0 + 3 * 1.0 - 1e-9);
+  const StepRun slow = run_flow_step(pipeline_program(4, 8, PipelineSchedule::gpipe), star(2.0));  // 0.5 s a message
+  CHECK(slow.slowest.step_s > (8 + 3) * 3.0 + 3 * 1.0 - 1e-9);
+}
+
+TEST_CASE("one step program gives the same times on SimGrid and the flow engine, contention-free") {
+  for (PipelineSchedule schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b}) {
+    const StepProgram program = pipeline_program(4, 6, schedule);
+    const StepRun flow = run_flow_step(program, star(4.0));
+    SimGridOptions sg;
+    sg.cost.alpha_s = 0;
+    sg.cost.bandwidth_Bps = 4.0;
+    const StepRun simgrid = run_simgrid_step(program, sg);
+    CHECK(simgrid.slowest.step_s == Approx(flow.slowest.step_s).epsilon(1e-9));
+    CHECK(simgrid.slowest.bubble_s == Approx(flow.slowest.bubble_s).epsilon(1e-9));
+    CHECK(simgrid.slowest_rank == flow.slowest_rank);
+  }
 }
 
 TEST_CASE("1F1B keeps at most P - s micro-batches of activations in flight, GPipe all of them") {
@@ -181,6 +240,52 @@ TEST_CASE("a data x tensor x pipeline layout: the bubble and tensor allreduces a
   layout.micro_batches = 32;
   const ParallelPrediction more = predict_parallel(sc.setup, sc.cluster, layout, "ring");
   CHECK(more.bubble_s < p.bubble_s);
+}
+
+namespace {
+
+// Two nodes of 4 accelerators (NVSwitch), a NIC per accelerator, on a two-level fat-tree of radix 8 (a leaf: 4 NIC
+// ports, 4 / oversubscription uplinks); no latency anywhere, so that a message's time is its bytes over its rate.
+ClusterSpec two_leaves(double oversubscription, double inter_node_Bps) {
+  ClusterSpec c;
+  c.name = "two-leaves";
+  c.nodes = 2;
+  c.node.accelerators = 4;
+  c.node.intra_kind = IntraKind::nvswitch;
+  c.node.intra = {300e9, 0, 0};
+  c.node.pcie = {400e9, 0, 0};
+  c.node.cpu_link = {400e9, 0, 0};
+  c.node.nics = 4;
+  c.node.nic = {inter_node_Bps, 0, 0};
+  c.node.reduce_Bps = 1e12;
+  c.fabric.kind = FabricKind::fat_tree;
+  c.fabric.radix = 8;
+  c.fabric.levels = 2;
+  c.fabric.oversubscription = oversubscription;
+  c.fabric.link = {inter_node_Bps, 0, 0};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline sends crossing an oversubscribed link: slower than on full bisection, by the link's share") {
+  const Scenario sc = scenario("gpt2-xl-3d");
+  ParallelLayout layout;  // one replica: 4 tensor ranks per stage, a stage per node; every boundary crosses the fabric
+  layout.tensor = 4;
+  layout.pipeline = 2;
+  layout.micro_batches = 8;
+  const double Bps = 2e9;  // slow enough that the activations' transfers matter
+  const ParallelPrediction full = predict_parallel(sc.setup, two_leaves(1, Bps), layout, "ring");
+  const ParallelPrediction oversubscribed = predict_parallel(sc.setup, two_leaves(4, Bps), layout, "ring");
+  REQUIRE(full.fits);
+  // 4:1: the 4 tensor ranks' messages share the leaf's one uplink, each at a quarter of its rate...
+  CHECK(oversubscribed.step_s > full.step_s * 1.01);
+  CHECK(oversubscribed.bubble_s > full.bubble_s);
+  CHECK(oversubscribed.compute_s == Approx(full.compute_s).epsilon(1e-12));
+  CHECK(oversubscribed.tensor_comm_s == Approx(full.tensor_comm_s).epsilon(1e-9));  // NVSwitch: not on the fabric
+  // ...as each would move on a full-bisection fabric of a quarter of the bandwidth
+  const ParallelPrediction quarter = predict_parallel(sc.setup, two_leaves(1, Bps / 4), layout, "ring");
+  CHECK(oversubscribed.step_s == Approx(quarter.step_s).epsilon(1e-9));
 }
 
 TEST_CASE("simulate_step runs predict_step for plain data parallelism and predict_parallel for a layout") {
