@@ -299,6 +299,7 @@ struct RankState {
   std::uint64_t last = 0;            // the end of its ops in the segment
   std::uint32_t outstanding = 0;     // transfers and the compute of the current step not yet done
   std::uint64_t reduce_bytes = 0;
+  bool awaiting_release = false;  // started, its release event still to come
 };
 
 // The network and the ranks' progress through their segments (schedules run one after another, each started by
@@ -312,6 +313,33 @@ public:
       segments_.push_back(make_segment(*s));
     build_resources(schedules);
     has_gaps_ = o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology);
+    segment_busy_.assign(segments_.size(), 0);
+    segment_seen_at_.assign(segments_.size(), 0);
+    held_in_segment_.resize(segments_.size());
+    segment_was_busy_.assign(segments_.size(), 0);
+  }
+
+  std::size_t segment_index(const RankState& st) const {
+    return static_cast<std::size_t>(st.segment - segments_.data());
+  }
+
+  // segment_rounds: one of the segment's flows or timers is done; when it was the last, the ranks held for the
+  // segment's round are ready again.
+  void segment_item_done(std::size_t segment) {
+    if (--segment_busy_[segment] > 0) return;
+    std::vector<int>& held = held_in_segment_[segment];
+    ready_.insert(ready_.end(), held.begin(), held.end());
+    held.clear();
+  }
+
+  // segment_rounds: whether the segment had anything in flight when this batch's ranks started posting (as `busy` is
+  // for the whole network: ranks that post in this batch do not hold the others of their round).
+  bool segment_busy_at_batch(std::size_t segment) {
+    if (segment_seen_at_[segment] != batches_) {
+      segment_seen_at_[segment] = batches_;
+      segment_was_busy_[segment] = segment_busy_[segment] > 0 ? 1 : 0;
+    }
+    return segment_was_busy_[segment] != 0;
   }
 
   double now() const override { return now_; }
@@ -326,7 +354,10 @@ public:
     RankState& st = ranks_[static_cast<std::size_t>(rank)];
     const Segment& segment = segments_[index];
     const Schedule& s = *segment.schedule;
+    if (st.segment == nullptr) ++inside_;
     st.segment = &segment;
+    st.awaiting_release = true;
+    ++awaiting_release_;
     st.last = s.rank_begin[static_cast<std::size_t>(rank) + 1];
     st.step = StepCursor{};
     st.step.begin = st.step.end = s.rank_begin[static_cast<std::size_t>(rank)];
@@ -348,18 +379,22 @@ public:
       batch_.clear();
       if (!dirty_.empty() || !seeds_.empty()) compute_rates();
       if (ready_.empty()) continue;
-      if (in_flight_ == 0 && queue_.empty() && o_.skip_repeats) skip_repeated_steps();
+      // (segment_rounds: also while other ranks wait for their releases and timers, up to the next of them)
+      if (in_flight_ == 0 && (queue_.empty() || o_.segment_rounds) && o_.skip_repeats) skip_repeated_steps();
       const bool busy = in_flight_ > 0 || timers_ > 0;
       held_.clear();
       for (std::size_t i = 0; i < ready_.size(); ++i) {
         const int rank = ready_[i];
         RankState& st = ranks_[static_cast<std::size_t>(rank)];
-        if (busy && o_.rounds && st.step.repeat != nullptr && st.step.k < st.step.repeat->count) {
-          held_.push_back(rank);  // the next repetition waits for the round to end
+        const bool round_busy = o_.segment_rounds ? segment_busy_at_batch(segment_index(st)) : busy;
+        if (round_busy && o_.rounds && st.step.repeat != nullptr && st.step.k < st.step.repeat->count) {
+          // the next repetition waits for the round to end (segment_rounds: until its segment is idle)
+          (o_.segment_rounds ? held_in_segment_[segment_index(st)] : held_).push_back(rank);
         } else if (next_step(st, st.step, st.next_repeat)) {
           post_step(rank);
         } else {
           st.segment = nullptr;
+          --inside_;
           on_segment_done(rank);
         }
       }
@@ -373,12 +408,7 @@ public:
   }
 
   // Ranks inside a segment (after run: those that deadlocked).
-  std::size_t inside_segments() const override {
-    std::size_t n = 0;
-    for (const RankState& st : ranks_)
-      n += st.segment != nullptr ? 1 : 0;
-    return n;
-  }
+  std::size_t inside_segments() const override { return inside_; }
 
 private:
   Segment make_segment(const Schedule& s) const {
@@ -641,6 +671,7 @@ private:
     flow.latency_end = now_ + r.latency_s * f.latency_factor;
     flow.updated_at = flow.latency_end;
     ++in_flight_;
+    if (o_.segment_rounds) ++segment_busy_[segment_index(ranks_[static_cast<std::size_t>(src)])];
     queue_.push(flow.latency_end, {EventKind::latency_paid, id});
   }
 
@@ -665,15 +696,19 @@ private:
       case EventKind::flow_done: finish_flow(e.id); break;
       case EventKind::reduce_done:
         --timers_;
+        if (o_.segment_rounds) segment_item_done(segment_index(ranks_[e.id]));
         ready_.push_back(static_cast<int>(e.id));
         break;
       case EventKind::compute_done:
         --timers_;
+        if (o_.segment_rounds) segment_item_done(segment_index(ranks_[e.id]));
         item_done(static_cast<int>(e.id));
         break;
       case EventKind::release: {
         lockstep_at_ = -1;  // a step that did not start at a lockstep point: no duration to repeat
         RankState& st = ranks_[e.id];
+        st.awaiting_release = false;
+        --awaiting_release_;
         if (next_step(st, st.step, st.next_repeat)) {
           post_step(static_cast<int>(e.id));
         } else {
@@ -704,6 +739,7 @@ private:
     f.rate = 0;
     f.alive = false;
     --in_flight_;
+    if (o_.segment_rounds) segment_item_done(segment_index(ranks_[static_cast<std::size_t>(f.src)]));
     free_flows_.push_back(id);
     item_done(f.src);
     item_done(f.dst);
@@ -761,6 +797,7 @@ private:
     if (busy_s > 0) {
       ++st.outstanding;
       ++timers_;
+      if (o_.segment_rounds) ++segment_busy_[segment_index(st)];
       queue_.push(now_ + busy_s, {EventKind::compute_done, static_cast<std::uint32_t>(rank)});
     }
     if (st.outstanding == 0) items_done(rank);
@@ -781,6 +818,7 @@ private:
     const RankState& st = ranks_[static_cast<std::size_t>(rank)];
     if (st.reduce_bytes > 0) {
       ++timers_;
+      if (o_.segment_rounds) ++segment_busy_[segment_index(st)];
       queue_.push(now_ + static_cast<double>(st.reduce_bytes) / reduce_Bps_,
                   {EventKind::reduce_done, static_cast<std::uint32_t>(rank)});
     } else {
@@ -794,12 +832,14 @@ private:
   // takes exactly as long: it is skipped in one move. A run of repetitions of a compact schedule's step whose chunks
   // are timed alike is skipped whole. Cost: one comparison of each rank's two steps per move.
   void skip_repeated_steps() {
-    const std::size_t inside = inside_segments();
+    const std::size_t inside = inside_ - awaiting_release_;  // the ranks running a segment
     const bool repeat_known = ready_.size() == inside && lockstep_at_ >= 0 && posted_since_lockstep_ == inside;
     const double duration = now_ - lockstep_at_;
     lockstep_at_ = ready_.size() == inside ? now_ : -1;
     posted_since_lockstep_ = 0;
     if (!repeat_known) return;
+    const double horizon = queue_.empty() ? infinity : queue_.next_at();  // the next thing that could change the rates
+    if (horizon < infinity && !(duration > 0)) return;
     while (true) {
       std::uint32_t steps = std::numeric_limits<std::uint32_t>::max();
       for (const int rank : ready_) {
@@ -809,6 +849,11 @@ private:
         if (!next_step(st, next, next_repeat) || !same_shape(*st.segment, st.step, next)) return;
         const bool rotation = next.repeat != nullptr && next.repeat == st.step.repeat && st.segment->even;
         steps = std::min(steps, rotation ? next.repeat->count - st.step.k : 1U);
+      }
+      if (horizon < infinity) {  // only repetitions that end by then
+        const double room = std::floor((horizon - now_) / duration * (1 + 1e-12));
+        if (room < 1) return;
+        if (room < steps) steps = static_cast<std::uint32_t>(room);
       }
       for (const int rank : ready_) {
         RankState& st = ranks_[static_cast<std::size_t>(rank)];
@@ -1173,7 +1218,13 @@ private:
   std::vector<std::uint32_t> free_flows_;
   bool has_gaps_ = false;  // some route has a per-message gap
   std::size_t in_flight_ = 0;
-  std::size_t timers_ = 0;  // reduce_done and compute_done events pending
+  std::size_t inside_ = 0;                      // ranks inside a segment
+  std::size_t awaiting_release_ = 0;            // of them, those whose release is still to come
+  std::size_t timers_ = 0;                      // reduce_done and compute_done events pending
+  std::vector<std::uint32_t> segment_busy_;     // segment_rounds: per segment, its flows and timers pending
+  std::vector<std::uint64_t> segment_seen_at_;  // segment_busy_at_batch's snapshot: the batch it was taken in
+  std::vector<char> segment_was_busy_;
+  std::vector<std::vector<int>> held_in_segment_;  // segment_rounds: ranks waiting for their segment's round
   std::vector<Channel> channels_;
   OpenIndex channel_of_;  // by (src, dst) pair
   struct PendingSend {
@@ -1305,7 +1356,7 @@ StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, Ru
     }
   }
   FlowOptions o = options;
-  if (program.units != program.ranks) o.rounds = false;
+  if (program.units != program.ranks) o.segment_rounds = true;
   FlowEngine engine(program.units, program.segments, o);
   return drive_step(program, engine, program.ranks, "flow executor", trace);
 }

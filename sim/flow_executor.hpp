@@ -45,6 +45,11 @@ struct FlowOptions : NetworkCost {
   // neighbour a step later anyway: the ring's time is the same (tests/test_flow.cpp compares with rounds off and
   // with SimGrid; docs/flow.md has the measured differences).
   bool rounds = true;
+  // Rounds per segment: a repetition waits only for what its own segment has in flight (its flows, reductions and
+  // computes), not for other segments' traffic. For several programs at once (a training step's streams: tensor
+  // rings, pipeline sends and bucket reductions): a ring's round then ends when its own messages do, while the others'
+  // traffic still shares its links. run_flow_step sets it for programs of several streams.
+  bool segment_rounds = false;
   // Leave out of the routes the links that constrain nothing (those crossed by exactly the same routes as a narrower
   // or equal one, and those whose every route goes on to, or comes from, one no-wider link): the max-min rates are the
   // same (tests/test_flow.cpp compares), each rate computation reads fewer links; false only to check that.
@@ -61,7 +66,7 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options);
 
 // A training step program (sim/step_program.hpp) on the flow network; `trace`: the driver's spans. A program of one
 // stream (data parallelism) may be lumped into classes of ranks (FlowOptions::lump_ranks); one of several streams runs
-// every unit, without rounds (other streams' traffic would hold a ring's rounds). Throws as run_flow does.
+// every unit, with rounds per segment (FlowOptions::segment_rounds). Throws as run_flow does.
 StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, RunTrace* trace = nullptr);
 
 // A data-parallel training step on the flow network, the same program and timeline as run_simgrid_training (compute

@@ -132,7 +132,9 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
   auto tensor_allreduce = [&](std::uint64_t bytes) {
     auto [it, added] = tensor_segment.try_emplace(bytes, no_segment);
     if (added) {
-      const Schedule ring = ring_allreduce(T, bytes, net.options);
+      AlgorithmOptions full = net.options;  // a ring of T <= 8 is small written out, and its repetitions then never
+      full.compact = false;                 // wait for rounds shared with other stages' rings (segment_rounds)
+      const Schedule ring = ring_allreduce(T, bytes, full);
       const std::vector<int> units = group_units(program, Stream::compute, D * P, T,
                                                  [&](int g, int t) { return accelerator_of(layout, g / P, g % P, t); });
       it->second = static_cast<std::int32_t>(program.add_segment(place_groups(ring, units, program.units)));
@@ -263,7 +265,7 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
 
   // The step program: per stage its layers at 1/T (with their tensor-parallel allreduces), gradient buckets and
   // pipeline boundaries; every rank of a stage runs it, on the layout's network.
-  const Backend backend = auto_backend(out.accelerators);  // SimGrid up to 64 accelerators, flow above
+  const Backend backend = Backend::flow;  // layouts: the flow engine at every size (docs/parallel.md)
   LayoutNetwork net(setup, cluster, layout, backend);
   const StepProgram program = layout_program(setup, layout, out.replica_batch, algorithm, net, per_node);
   net.sg.accelerator_of.assign(static_cast<std::size_t>(program.units), 0);
