@@ -663,6 +663,7 @@ private:
       flow.bound = r.narrowest_Bps * f.bandwidth_factor;
       flow.cost = 1.0 / f.bandwidth_factor;
     }
+    if (!o_.contention) flow.bound = r.narrowest_Bps * f.bandwidth_factor;  // its rate, as alone on the network
     flow.first_resource = r.first;
     flow.resource_count = r.count;
     flow.src = src;
@@ -684,6 +685,11 @@ private:
           break;
         }
         f.updated_at = now_;
+        if (!o_.contention) {  // the analytical network: each transfer at its route's narrowest link, as alone
+          f.rate = f.bound;
+          finishing_.set(e.id, now_ + f.remaining / f.rate);
+          break;
+        }
         const auto route = resources(f);
         for (std::uint32_t hop = 0; hop < route.size(); ++hop) {
           std::vector<OnResource>& on = on_resource_[route[hop]];
@@ -721,7 +727,8 @@ private:
 
   void finish_flow(std::uint32_t id) {
     Flow& f = flows_[id];
-    if (f.rate > 0) {  // it was moving: leave its links (swap with the last flow there, which takes its slot)
+    if (f.rate > 0 &&
+        o_.contention) {  // it was moving: leave its links (swap with the last flow there, which takes its slot)
       const auto route = resources(f);
       for (std::uint32_t hop = 0; hop < route.size(); ++hop) {
         std::vector<OnResource>& on = on_resource_[route[hop]];
@@ -1278,7 +1285,7 @@ private:
 // hundreds of classes that end their steps at different times (butterfly on 4096 V100s: 512) the full engine's local
 // updates win (5.7 s against 0.5 s).
 std::optional<lumping::Lumping> lump(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options) {
-  if (!options.lump_ranks || ranks < 4) return std::nullopt;
+  if (!options.lump_ranks || !options.contention || ranks < 4) return std::nullopt;  // (lumped: always shared)
   const std::size_t most = std::max<std::size_t>(16, static_cast<std::size_t>(ranks) / 16);
   std::optional<lumping::Lumping> lumped = lumping::find_classes(ranks, segments, options, most);
   if (lumped && lumped->classes() >= static_cast<std::size_t>(ranks)) return std::nullopt;  // (nothing to gain)

@@ -50,6 +50,10 @@ struct FlowOptions : NetworkCost {
   // rings, pipeline sends and bucket reductions): a ring's round then ends when its own messages do, while the others'
   // traffic still shares its links. run_flow_step sets it for programs of several streams.
   bool segment_rounds = false;
+  // false: the analytical network. Every transfer moves at its route's narrowest link (times the calibrated bandwidth
+  // factor) as if alone, after its route's latency: the analytical executor's cost for every message of a program
+  // bigger than one Schedule (a training step), with the same steps, rendezvous, gaps and reductions.
+  bool contention = true;
   // Leave out of the routes the links that constrain nothing (those crossed by exactly the same routes as a narrower
   // or equal one, and those whose every route goes on to, or comes from, one no-wider link): the max-min rates are the
   // same (tests/test_flow.cpp compares), each rate computation reads fewer links; false only to check that.

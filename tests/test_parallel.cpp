@@ -13,12 +13,14 @@
 #include "models/parallel.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/scenario_file.hpp"
+#include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
 #include "sim/scenario_step.hpp"
 #include "sim/simgrid_executor.hpp"
 #include "sim/step_program.hpp"
+#include "sim/topology.hpp"
 
 using namespace dtsim;
 
@@ -117,17 +119,72 @@ TEST_CASE("the GPipe bubble of an idealised pipeline is (p-1)/(m+p-1), and 1F1B'
   CHECK(slow.slowest.step_s > (8 + 3) * 3.0 + 3 * 1.0 - 1e-9);
 }
 
-TEST_CASE("one step program gives the same times on SimGrid and the flow engine, contention-free") {
+namespace {
+
+// Two nodes of 4 accelerators (NVSwitch), a NIC per accelerator, on a two-level fat-tree of radix 8 (a leaf: 4 NIC
+// ports, 4 / oversubscription uplinks); no latency anywhere, so that a message's time is its bytes over its rate.
+ClusterSpec two_leaves(double oversubscription, double inter_node_Bps) {
+  ClusterSpec c;
+  c.name = "two-leaves";
+  c.nodes = 2;
+  c.node.accelerators = 4;
+  c.node.intra_kind = IntraKind::nvswitch;
+  c.node.intra = {300e9, 0, 0};
+  c.node.pcie = {400e9, 0, 0};
+  c.node.cpu_link = {400e9, 0, 0};
+  c.node.nics = 4;
+  c.node.nic = {inter_node_Bps, 0, 0};
+  c.node.reduce_Bps = 1e12;
+  c.fabric.kind = FabricKind::fat_tree;
+  c.fabric.radix = 8;
+  c.fabric.levels = 2;
+  c.fabric.oversubscription = oversubscription;
+  c.fabric.link = {inter_node_Bps, 0, 0};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "one step program gives the same times on SimGrid, the flow engine and the analytical network, contention-free") {
   for (PipelineSchedule schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b}) {
+    CAPTURE(to_string(schedule));
     const StepProgram program = pipeline_program(4, 6, schedule);
     const StepRun flow = run_flow_step(program, star(4.0));
+    FlowOptions alone = star(4.0);
+    alone.contention = false;
+    const StepRun analytical = run_flow_step(program, alone);
     SimGridOptions sg;
     sg.cost.alpha_s = 0;
     sg.cost.bandwidth_Bps = 4.0;
     const StepRun simgrid = run_simgrid_step(program, sg);
-    CHECK(simgrid.slowest.step_s == Approx(flow.slowest.step_s).epsilon(1e-9));
-    CHECK(simgrid.slowest.bubble_s == Approx(flow.slowest.bubble_s).epsilon(1e-9));
-    CHECK(simgrid.slowest_rank == flow.slowest_rank);
+    CHECK(flow.slowest.step_s > 6 * 3.0);  // (the messages cost something)
+    for (const StepRun* other : {&simgrid, &analytical}) {
+      CHECK(other->slowest.step_s == Approx(flow.slowest.step_s).epsilon(1e-9));
+      CHECK(other->slowest.bubble_s == Approx(flow.slowest.bubble_s).epsilon(1e-9));
+      CHECK(other->slowest_rank == flow.slowest_rank);
+    }
+  }
+}
+
+TEST_CASE("the flow engine without contention is the analytical executor: each message as alone on its route") {
+  const ClusterSpec cluster = two_leaves(4, 2e9);  // a 4:1 leaf: contention changes the times
+  const Topology topology(cluster);
+  for (const char* name : {"ring", "dbtree", "direct", "butterfly"}) {
+    CAPTURE(name);
+    const Schedule s = find_algorithm(name).build(8, 64'000'000, AlgorithmOptions{});
+    AnalyticalOptions an;
+    an.topology = &topology;
+    for (int a = 0; a < 8; ++a)
+      an.accelerator_of.push_back(a);
+    FlowOptions alone(static_cast<const NetworkCost&>(an));
+    alone.contention = false;
+    alone.pad_chunks_within = 0;  // every chunk timed at its own size, as the analytical executor does
+    FlowOptions shared = alone;
+    shared.contention = true;
+    const double analytical = run_analytical(s, an).time_s;
+    CHECK(run_flow(s, alone).time_s == Approx(analytical).epsilon(1e-9));
+    if (std::string(name) == "direct") CHECK(run_flow(s, shared).time_s > analytical * 1.01);
   }
 }
 
@@ -241,32 +298,6 @@ TEST_CASE("a data x tensor x pipeline layout: the bubble and tensor allreduces a
   const ParallelPrediction more = predict_parallel(sc.setup, sc.cluster, layout, "ring");
   CHECK(more.bubble_s < p.bubble_s);
 }
-
-namespace {
-
-// Two nodes of 4 accelerators (NVSwitch), a NIC per accelerator, on a two-level fat-tree of radix 8 (a leaf: 4 NIC
-// ports, 4 / oversubscription uplinks); no latency anywhere, so that a message's time is its bytes over its rate.
-ClusterSpec two_leaves(double oversubscription, double inter_node_Bps) {
-  ClusterSpec c;
-  c.name = "two-leaves";
-  c.nodes = 2;
-  c.node.accelerators = 4;
-  c.node.intra_kind = IntraKind::nvswitch;
-  c.node.intra = {300e9, 0, 0};
-  c.node.pcie = {400e9, 0, 0};
-  c.node.cpu_link = {400e9, 0, 0};
-  c.node.nics = 4;
-  c.node.nic = {inter_node_Bps, 0, 0};
-  c.node.reduce_Bps = 1e12;
-  c.fabric.kind = FabricKind::fat_tree;
-  c.fabric.radix = 8;
-  c.fabric.levels = 2;
-  c.fabric.oversubscription = oversubscription;
-  c.fabric.link = {inter_node_Bps, 0, 0};
-  return c;
-}
-
-}  // namespace
 
 TEST_CASE("pipeline sends crossing an oversubscribed link: slower than on full bisection, by the link's share") {
   const Scenario sc = scenario("gpt2-xl-3d");
