@@ -65,7 +65,6 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
   }
   std::vector<std::uint32_t> block_span;
   ScheduleBuilder builder(Collective::allreduce, "hierarchical", ranks, bytes, chunks);
-  builder.set_compact(options.compact);
   for (std::uint32_t l = 0; l < blocks.size(); ++l) {
     const std::uint32_t end = l + 1 < blocks.size() ? block_first[l + 1] : static_cast<std::uint32_t>(chunks.size());
     block_span.push_back(builder.add_span(block_first[l], end - block_first[l]));
@@ -91,7 +90,7 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
       builder.add(Op::recv_reduce(prev, block_span[(local + 2 * g - s - 2) % g]));
     }
     // inter-node allreduce of block `local`, the inner schedule's ops with ranks and spans translated
-    // (and its step repeats, when compact, with their rotation moved to the block's chunks)
+    // (and its step repeats with their rotation moved to the block's chunks)
     const Schedule& inner = built[inter[local]];
     const std::uint64_t first = inner.rank_begin[node], last = inner.rank_begin[node + 1];
     auto repeat = inner.repeats.begin() + static_cast<std::ptrdiff_t>(inner.first_repeat_from(first));

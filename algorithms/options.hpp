@@ -26,9 +26,6 @@ struct AlgorithmOptions {
   std::string inter_algorithm = "ring";
   // Pipelined tree and double binary tree: the largest segment moved per step, >= 1 byte (rounded to whole elements).
   std::uint64_t segment_bytes = 1ULL << 20;
-  // Build a compact schedule: steps an algorithm repeats with rotated chunks (the ring's) stored once with a repeat
-  // count (see StepRepeat). Only the flow executor runs them; default false.
-  bool compact = false;
 };
 
 // An option value the algorithm cannot use; `option` names it as users write it (e.g. "servers").

@@ -133,12 +133,11 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     cluster = instantiate_cluster(settings, parse_nodes(flags, *settings.cluster));
     ranks = cluster->topology->accelerators();
   }
-  options.compact = resolved_backend(settings, ranks) == "flow";
   const Schedule schedule = build_schedule(*request.algorithm, ranks, request.bytes, options);
   check_trace_ranks(trace, schedule.ranks);
   bool verified = false;
   if (flags.has("verify")) {
-    const VerifyReport report = verify(schedule.compact() ? expand(schedule) : schedule);
+    const VerifyReport report = verify(schedule);
     if (!report.ok) {
       std::cerr << "dtsim collective: verification failed: " << report.error << '\n';
       return 1;

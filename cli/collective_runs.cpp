@@ -180,18 +180,19 @@ std::string resolved_backend(const RunSettings& settings, int ranks) {
   return to_string(auto_backend(ranks));
 }
 
-AlgorithmOptions schedule_options(const RunSettings& settings, int ranks) {
-  AlgorithmOptions options = settings.algorithm;
-  options.compact = resolved_backend(settings, ranks) == "flow";
-  return options;
-}
-
 namespace {
 
 // Refuses, before it starts, a run that SimGrid cannot hold (more actors than this machine allows) or that would not
 // fit in this machine's available memory (with --real-payload, the payload's buffers and copies too); --force runs
 // the latter anyway.
 void check_resources(const Schedule& schedule, const std::string& backend, const RunSettings& settings) {
+  if (backend != "flow") {  // the other executors expand a compact schedule: refused here, before it starts
+    try {
+      check_expanded_size(schedule);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--ranks: ") + e.what());
+    }
+  }
   if (backend == "simgrid") {
     try {
       check_simgrid_actors(schedule.ranks);
@@ -212,11 +213,10 @@ void check_resources(const Schedule& schedule, const std::string& backend, const
     }
   }
   const bool payload = settings.real_payload && backend == "simgrid";
-  const std::uint64_t need = estimated_run_bytes(schedule,
-                                                 backend == "simgrid" ? RunMemory::simgrid
-                                                 : backend == "flow"  ? RunMemory::flow
-                                                                      : RunMemory::analytical,
-                                                 payload);
+  const RunMemory executor = backend == "simgrid" ? RunMemory::simgrid
+                             : backend == "flow"  ? RunMemory::flow
+                                                  : RunMemory::analytical;
+  const std::uint64_t need = estimated_run_bytes(schedule, executor, payload);
   const std::uint64_t have = available_memory_bytes();
   if (have == 0 || need <= have || settings.force) return;
   if (payload) {
@@ -227,8 +227,9 @@ void check_resources(const Schedule& schedule, const std::string& backend, const
                      " available: use fewer --ranks or a smaller --bytes, or --force to run it anyway");
   }
   throw UsageError("--ranks: " + std::to_string(schedule.ranks) + " ranks of " + schedule.algorithm + " on " + backend +
-                   " need about " + format_bytes(need) + " of memory (" + std::to_string(schedule.op_count()) +
-                   " schedule ops); this machine has " + format_bytes(have) + " available" +
+                   " need about " + format_bytes(need) + " of memory (" +
+                   std::to_string(executed_op_count(schedule, executor)) + " schedule ops); this machine has " +
+                   format_bytes(have) + " available" +
                    (backend == "simgrid" ? ": use --backend flow, or fewer ranks" : ": use fewer ranks") +
                    ", or --force to run it anyway");
 }
@@ -273,7 +274,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
     sg.real_payload = settings.real_payload;
     run.network_model = settings.network_model;
-    sg.record_trace = settings.record || (settings.auto_record && schedule.ops.size() <= record_ops_limit);
+    sg.record_trace = settings.record || (settings.auto_record && expanded_op_count(schedule) <= record_ops_limit);
     run.result = run_simgrid(schedule, sg);
     if (sg.record_trace) {
       run.links_recorded = true;

@@ -116,10 +116,8 @@ ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes);
 // --nodes N (collective) or the cluster file's node count.
 int parse_nodes(const Flags& flags, const ClusterSpec& cluster);
 
-// The backend that runs a schedule over `ranks` ranks ("auto" resolved: sim/executor.hpp's auto_backend), and the
-// algorithm options to build it with (compact for the flow executor).
+// The backend that runs a schedule over `ranks` ranks ("auto" resolved: sim/executor.hpp's auto_backend).
 std::string resolved_backend(const RunSettings& settings, int ranks);
-AlgorithmOptions schedule_options(const RunSettings& settings, int ranks);
 
 // Builds the algorithm's schedule; an option it cannot use is a UsageError naming the option's flag, a schedule too
 // large to build one naming --ranks.

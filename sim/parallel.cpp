@@ -84,7 +84,7 @@ struct LayoutNetwork {
   SimGridOptions sg;
   AlgorithmOptions options;
 
-  LayoutNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout, Backend backend) {
+  LayoutNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout) {
     const int per_node = cluster.node.accelerators;
     const int accelerators = layout.accelerators();
     const int nodes = (accelerators + per_node - 1) / per_node;
@@ -102,7 +102,6 @@ struct LayoutNetwork {
     if (static_cast<std::uint64_t>(options.servers - 1) * options.ranks_per_node <
         static_cast<std::uint64_t>(layout.data))
       options.server_stride = options.ranks_per_node;
-    options.compact = backend == Backend::flow;
     ClusterSpec spec = cluster;
     spec.nodes = nodes;
     topology = std::make_unique<Topology>(spec);
@@ -279,7 +278,7 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   stage_setup.model = stage;
   const int groups = layout.tensor * layout.pipeline;
   const Backend backend = auto_backend(out.accelerators);  // SimGrid up to 64 accelerators, flow above
-  const LayoutNetwork net(setup, cluster, layout, backend);
+  const LayoutNetwork net(setup, cluster, layout);
   const AlgorithmOptions& options = net.options;
   const SimGridOptions& sg = net.sg;
   TrainingProgram program = make_program(stage_setup, layout.data, static_cast<int>(std::lround(out.micro_batch)),
@@ -331,8 +330,9 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
     program.buckets.clear();
     program.bucket_ready_after.clear();
   }
-  const TrainingResult result = backend == Backend::flow ? run_flow_training(program, ranks, flow_options(sg))
-                                                         : run_simgrid_training(program, ranks, sg);
+  const TrainingResult result = backend == Backend::flow
+                                    ? run_flow_training(program, ranks, flow_options(sg))
+                                    : run_simgrid_training(with_expanded_buckets(program), ranks, sg);
 
   // 3. the breakdown of the simulated stage's step
   const StageCost& c = costs[r];
@@ -408,7 +408,7 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   const std::vector<GradientBucket> buckets = gradient_buckets(stage_setup);
   if (buckets.empty()) throw std::invalid_argument("last bucket: the stage has no parameters");
   const Backend backend = auto_backend(layout.accelerators());
-  const LayoutNetwork net(setup, cluster, layout, backend);
+  const LayoutNetwork net(setup, cluster, layout);
   LastBucket out;
   out.bucket = buckets.back();
   out.bucket.first_layer += range.first;  // in the whole model's numbering

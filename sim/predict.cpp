@@ -80,14 +80,14 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     program.buckets.push_back(info.build(ranks, bytes, options));
     if (program.buckets.size() != 1 || budget.available_bytes == 0) continue;
     const Schedule& first = program.buckets.front();
-    const std::uint64_t need =
-        estimated_run_bytes(first, budget.executor) + (bucket_bytes.size() - 1) * estimated_schedule_bytes(first);
+    const std::uint64_t need = estimated_run_bytes(first, budget.executor) +
+                               (bucket_bytes.size() - 1) * estimated_schedule_bytes(first, budget.executor);
     if (need > budget.available_bytes) {
-      throw InsufficientMemory(algorithm + " needs about " + memory_size(static_cast<double>(need)) + " of memory (" +
-                               std::to_string(bucket_bytes.size()) + " gradient buckets of " +
-                               std::to_string(first.op_count()) + " schedule ops each); this machine has " +
-                               memory_size(static_cast<double>(budget.available_bytes)) +
-                               " available: use fewer accelerators");
+      throw InsufficientMemory(
+          algorithm + " needs about " + memory_size(static_cast<double>(need)) + " of memory (" +
+          std::to_string(bucket_bytes.size()) + " gradient buckets of " +
+          std::to_string(executed_op_count(first, budget.executor)) + " schedule ops each); this machine has " +
+          memory_size(static_cast<double>(budget.available_bytes)) + " available: use fewer accelerators");
     }
   }
   return program;
@@ -137,7 +137,7 @@ struct DataParallelNetwork {
   SimGridOptions sg;
   AlgorithmOptions options;
 
-  DataParallelNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators, Backend backend) {
+  DataParallelNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators) {
     const int per_node = cluster.node.accelerators;
     const int nodes = (accelerators + per_node - 1) / per_node;
     ClusterSpec spec = cluster;
@@ -152,7 +152,6 @@ struct DataParallelNetwork {
     options.colocated_servers = true;
     options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
     options.server_stride = static_cast<std::uint32_t>(per_node);
-    options.compact = backend == Backend::flow;
   }
 };
 
@@ -190,7 +189,7 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
                    gigabytes(p.memory.total_bytes() - setup.device.memory_bytes) + "); not simulated";
     return p;
   }
-  const DataParallelNetwork net(setup, cluster, accelerators, backend);
+  const DataParallelNetwork net(setup, cluster, accelerators);
   const SimGridOptions& sg = net.sg;
   const Topology& topology = *net.topology;
   const AlgorithmOptions& options = net.options;
@@ -203,7 +202,8 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
     fo.lump_ranks = rank_classes;
     p.step = run_flow_training(program, accelerators, fo);
   } else {
-    p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
+    p.step = run_simgrid_training(with_expanded_buckets(program), accelerators, sg,
+                                  trace != nullptr ? &trace->run : nullptr);
   }
   if (trace != nullptr) {
     double run_s = 0;
@@ -229,7 +229,7 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   if (accelerators < 2) throw std::invalid_argument("last bucket: needs at least 2 accelerators");
   const std::vector<GradientBucket> buckets = gradient_buckets(setup);
   if (buckets.empty()) throw std::invalid_argument("last bucket: the model has no parameters");
-  const DataParallelNetwork net(setup, cluster, accelerators, backend);
+  const DataParallelNetwork net(setup, cluster, accelerators);
   LastBucket out;
   out.bucket = buckets.back();
   out.buckets = buckets.size();

@@ -131,7 +131,9 @@ int main(int argc, char** argv) {
   dtsim::Schedule schedule;
   const bool library = algorithm == "mpi";
   try {
-    schedule = dtsim::find_qualified_algorithm(library ? "ring" : algorithm).build(ranks, bytes, options);
+    // every step written out: the ranks run them one by one
+    schedule =
+        dtsim::expand(dtsim::find_qualified_algorithm(library ? "ring" : algorithm).build(ranks, bytes, options));
   } catch (const std::exception& e) {
     if (rank == 0) std::fprintf(stderr, "dtsim-mpi-run: %s\n", e.what());
     MPI_Finalize();

@@ -163,7 +163,8 @@ int main(int argc, char** argv) {
         options.element_bytes = 4;
         options.colocated_servers = true;
         const bool vendor = algorithm == "nccl";
-        const dtsim::Schedule s = dtsim::find_algorithm(vendor ? "ring" : algorithm).build(gpus, bytes, options);
+        const dtsim::Schedule s =  // every step written out: the GPUs run them one by one
+            dtsim::expand(dtsim::find_algorithm(vendor ? "ring" : algorithm).build(gpus, bytes, options));
         std::vector<double> times;
         std::atomic<bool> ok{true};
         for (int rep = 0; rep < repetitions + 1; ++rep) {
