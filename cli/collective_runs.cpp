@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "algorithms/hierarchical.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "reports/format.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
@@ -14,46 +16,9 @@
 
 namespace dtsim::cli {
 
-AlgorithmOptions parse_algorithm_options(const Flags& flags) {
-  AlgorithmOptions options;
-  options.servers = static_cast<std::uint32_t>(flags.integer("servers", 1, 1000000));
-  options.colocated_servers = flags.choice("ps-placement", {"hosts", "colocated"}) == "colocated";
-  options.ranks_per_node = static_cast<std::uint32_t>(flags.integer("ranks-per-node", 1, 1000000));
-  options.inter_algorithm = flags.parse("inter", [](const std::string& v) {
-    const AlgorithmInfo& inter = find_algorithm(v);
-    if (inter.name == "hierarchical" || inter.name == "ps") {
-      throw std::invalid_argument(
-          "expected an allreduce without helper ranks or nesting (ring, tree, pipelined-tree, dbtree, butterfly, "
-          "rabenseifner, direct), got '" +
-          v + "'");
-    }
-    return std::string(inter.name);
-  });
-  options.segment_bytes = flags.bytes("segment-size", 1, max_buffer_bytes);
-  return options;
-}
-
-void check_option_flags(const Flags& flags, std::span<const AlgorithmInfo* const> chosen) {
-  std::string names;
-  for (const AlgorithmInfo* a : chosen)
-    names += (names.empty() ? "" : ", ") + std::string(a->name);
-  const auto uses = [&chosen](std::initializer_list<std::string_view> any) {
-    return std::any_of(chosen.begin(), chosen.end(), [&any](const AlgorithmInfo* a) {
-      return a->collective == Collective::allreduce && std::find(any.begin(), any.end(), a->name) != any.end();
-    });
-  };
-  const std::string here = " (the chosen algorithm" + std::string(chosen.size() == 1 ? "" : "s") + ": " + names + ")";
-  const bool hierarchical = uses({"hierarchical"});
-  flags.refuse_unless("servers", uses({"ps"}), "only the ps allreduce has parameter servers" + here);
-  flags.refuse_unless("ps-placement", uses({"ps"}), "only the ps allreduce has parameter servers" + here);
-  flags.refuse_unless("ranks-per-node", hierarchical, "only the hierarchical allreduce groups ranks into nodes" + here);
-  flags.refuse_unless("inter", hierarchical, "only the hierarchical allreduce runs an allreduce across nodes" + here);
-  const std::string inter = flags.get("inter");
-  const bool segments =
-      uses({"pipelined-tree", "dbtree"}) || (hierarchical && (inter == "pipelined-tree" || inter == "dbtree"));
-  flags.refuse_unless(
-      "segment-size", segments,
-      "only the pipelined-tree and dbtree allreduces (also as hierarchical's --inter) move segments" + here);
+std::vector<FlagSpec> run_flags() {
+  const std::vector<FlagSpec> options = algorithm_option_flags();
+  return concat_flags({network_flags, options});
 }
 
 RunSettings parse_run_settings(const Flags& flags) {
@@ -121,15 +86,15 @@ RunSettings parse_run_settings(const Flags& flags) {
   settings.order = flags.choice("order", {"topology", "rank"}) == "topology" ? RankOrder::topology : RankOrder::rank;
   settings.cost.reduce_Bps = settings.cluster->node.reduce_Bps;
   // a cluster's accelerators are all ranks: parameter servers can only share them
-  if (!flags.has("ps-placement")) {
-    settings.algorithm.colocated_servers = true;
-  } else if (!settings.algorithm.colocated_servers) {
+  if (!flags.has(ps_placement_option.name)) {
+    settings.algorithm.set(ps_placement_option.name, "colocated");
+  } else if (settings.algorithm.text(ps_placement_option) != "colocated") {
     throw UsageError(
         "--ps-placement: hosts is not possible with --cluster (the cluster has no spare hosts); use "
         "colocated, the default with --cluster");
   }
-  if (!flags.has("ranks-per-node")) {
-    settings.algorithm.ranks_per_node = static_cast<std::uint32_t>(settings.cluster->node.accelerators);
+  if (!flags.has(ranks_per_node_option.name)) {
+    settings.algorithm.set(ranks_per_node_option.name, static_cast<std::uint64_t>(settings.cluster->node.accelerators));
   }
   return settings;
 }
@@ -296,11 +261,8 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     return run;  // the star's closed forms do not describe a routed cluster
   }
   if (!settings.factors.empty()) return run;  // nor a calibrated piecewise network
-  run.closed_form_s =
-      closed_form_seconds(run.collective, run.algorithm, run.ranks, run.bytes, settings.cost,
-                          ClosedFormOptions{settings.algorithm.servers, settings.algorithm.colocated_servers,
-                                            static_cast<int>(settings.algorithm.ranks_per_node),
-                                            settings.algorithm.inter_algorithm, settings.algorithm.segment_bytes});
+  run.closed_form_s = find_algorithm(run.algorithm, schedule.collective)
+                          .closed_form_seconds(run.ranks, run.bytes, settings.cost, settings.algorithm);
   return run;
 }
 

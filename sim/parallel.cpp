@@ -9,6 +9,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "algorithms/hierarchical.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
 #include "models/alpha_beta.hpp"
@@ -89,19 +91,20 @@ struct LayoutNetwork {
     const int accelerators = layout.accelerators();
     const int nodes = (accelerators + per_node - 1) / per_node;
     const int groups = layout.tensor * layout.pipeline;
-    options.servers = static_cast<std::uint32_t>(std::max(1, nodes / std::max(1, groups)));
-    options.colocated_servers = true;
-    options.ranks_per_node = 1;  // a group has at most one accelerator per node when T x P fills the node
+    auto servers = static_cast<std::uint32_t>(std::max(1, nodes / std::max(1, groups)));
+    std::uint32_t ranks_per_node = 1;  // a group has at most one accelerator per node when T x P fills the node
     if (groups == 1) {
-      options.servers = static_cast<std::uint32_t>(nodes);
-      options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
+      servers = static_cast<std::uint32_t>(nodes);
+      ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
     } else if (per_node > groups && per_node % groups == 0) {
-      options.ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
+      ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
     }
+    options.set(ps_servers_option.name, std::uint64_t{servers});
+    options.set(ps_placement_option.name, "colocated");
+    options.set(ranks_per_node_option.name, std::uint64_t{ranks_per_node});
     // ps: one shard per node, on the node's first rank of the group
-    if (static_cast<std::uint64_t>(options.servers - 1) * options.ranks_per_node <
-        static_cast<std::uint64_t>(layout.data))
-      options.server_stride = options.ranks_per_node;
+    if (static_cast<std::uint64_t>(servers - 1) * ranks_per_node < static_cast<std::uint64_t>(layout.data))
+      options.set(ps_server_stride_option.name, std::uint64_t{ranks_per_node});
     ClusterSpec spec = cluster;
     spec.nodes = nodes;
     topology = std::make_unique<Topology>(spec);

@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "algorithms/hierarchical.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/topology.hpp"
@@ -148,10 +150,12 @@ struct DataParallelNetwork {
     sg.accelerator_of.resize(static_cast<std::size_t>(accelerators));
     sg.cost.reduce_Bps = cluster.node.reduce_Bps;
     sg.factors = setup.network_factors;
-    options.servers = static_cast<std::uint32_t>(nodes);
-    options.colocated_servers = true;
-    options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
-    options.server_stride = static_cast<std::uint32_t>(per_node);
+    // (whichever algorithm runs: the others ignore these)
+    options.set(ps_servers_option.name, static_cast<std::uint64_t>(nodes));
+    options.set(ps_placement_option.name, "colocated");
+    options.set(ranks_per_node_option.name,
+                static_cast<std::uint64_t>(accelerators % per_node == 0 ? per_node : accelerators));
+    options.set(ps_server_stride_option.name, static_cast<std::uint64_t>(per_node));
   }
 };
 

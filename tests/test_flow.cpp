@@ -30,10 +30,10 @@ const std::vector<std::string> allreduce_algorithms{
 Schedule build(const std::string& algorithm, int ranks, std::uint64_t bytes, int ranks_per_node = 4,
                bool compact = false, int server_stride = 1) {
   AlgorithmOptions options;
-  options.colocated_servers = true;
-  options.servers = 2;
-  options.server_stride = static_cast<std::uint32_t>(server_stride);
-  options.ranks_per_node = static_cast<std::uint32_t>(ranks_per_node);
+  options.set("ps-placement", "colocated");
+  options.set("servers", 2);
+  options.set("server-stride", static_cast<std::uint32_t>(server_stride));
+  options.set("ranks-per-node", static_cast<std::uint32_t>(ranks_per_node));
   const Schedule built = find_algorithm(algorithm).build(ranks, bytes, options);
   return compact ? built : expand(built);
 }

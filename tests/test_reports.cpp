@@ -533,7 +533,7 @@ TEST_CASE("a recorded ring on a star: every link carries 2(P-1)/P of the buffer,
 TEST_CASE("a parameter server's links: the server's downlink is the busiest (incast)") {
   const int workers = 4;
   AlgorithmOptions options;
-  options.servers = 1;
+  options.set("servers", 1);
   const Schedule s = parameter_server_allreduce(workers, 4000000, options);
   SimGridOptions sg;
   sg.record_trace = true;
@@ -650,10 +650,10 @@ TEST_CASE("link bytes from a compact schedule count every repetition, as its ful
   for (const char* algorithm : {"ring", "hierarchical", "rabenseifner", "direct", "ps"}) {
     CAPTURE(algorithm);
     AlgorithmOptions options;
-    options.ranks_per_node = 4;
-    options.servers = 4;
-    options.colocated_servers = true;
-    options.server_stride = 4;
+    options.set("ranks-per-node", 4);
+    options.set("servers", 4);
+    options.set("ps-placement", "colocated");
+    options.set("server-stride", 4);
     const Schedule compact = find_algorithm(algorithm).build(16, 10000000, options);
     const std::vector<double> a = step_link_bytes({compact}, topology, accelerator_of);
     const std::vector<double> b = step_link_bytes({expand(compact)}, topology, accelerator_of);
@@ -750,7 +750,7 @@ TEST_CASE("the trace is valid trace-event JSON: named tracks, complete events, n
 
 TEST_CASE("trace files: classes of ranks, the streamed file is the trace_events document, its size counted exactly") {
   AlgorithmOptions options;
-  options.servers = 2;  // on hosts of their own: ranks 6 and 7
+  options.set("servers", 2);  // on hosts of their own: ranks 6 and 7
   const Schedule s = parameter_server_allreduce(6, 4000000, options);
   REQUIRE(s.ranks == 8);
   SimGridOptions sg;

@@ -76,7 +76,7 @@ TEST_CASE("ring allreduce with 1 rank or 0 bytes has nothing to send") {
 }
 
 TEST_CASE("registry finds ring and names the accepted algorithms otherwise") {
-  CHECK(find_algorithm("ring").build == &ring_allreduce);
+  CHECK(find_algorithm("ring").make_schedule == &ring_allreduce);
   try {
     find_algorithm("rign");
     FAIL("no exception");

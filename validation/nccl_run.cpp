@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "algorithms/collectives.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
 #include "validation/nccl_kernels.hpp"
 #include "validation/payload.hpp"
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
       for (std::uint64_t bytes : sizes) {
         dtsim::AlgorithmOptions options;
         options.element_bytes = 4;
-        options.colocated_servers = true;
+        options.set(dtsim::ps_placement_option.name, "colocated");
         const bool vendor = algorithm == "nccl";
         const dtsim::Schedule s =  // every step written out: the GPUs run them one by one
             dtsim::expand(dtsim::find_algorithm(vendor ? "ring" : algorithm).build(gpus, bytes, options));
