@@ -29,8 +29,8 @@ std::vector<std::string> names_of(const std::vector<const AlgorithmInfo*>& infos
   return names;
 }
 
-// The allreduce-valued options of `info` and the nestable allreduces that declare `option`: "hierarchical's --inter"
-// for segment-size.
+// Where an option is also read as an inner allreduce's: every allreduce-valued option ("hierarchical's --inter"),
+// when some nestable allreduce declares the option (segment-size); nothing otherwise.
 std::vector<std::string> nesting_uses(std::string_view option) {
   std::vector<std::string> uses;
   const bool inner_declares = std::any_of(algorithms().begin(), algorithms().end(), [&](const AlgorithmInfo& a) {
