@@ -18,20 +18,15 @@ namespace dtsim {
 
 Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("hierarchical", ranks);
-  const std::uint32_t g = options.ranks_per_node;
-  if (g < 1 || p % g != 0) {
+  const std::uint64_t g64 = options.number(ranks_per_node_option);
+  if (g64 < 1 || p % g64 != 0) {
     throw OptionError("ranks-per-node",
-                      "expected a divisor of the " + std::to_string(p) + " ranks, got " + std::to_string(g));
+                      "expected a divisor of the " + std::to_string(p) + " ranks, got " + std::to_string(g64));
   }
-  if (options.inter_algorithm == "hierarchical" || options.inter_algorithm == "ps") {
-    throw OptionError("inter",
-                      "expected an allreduce without helper ranks or nesting (ring, tree, butterfly, "
-                      "rabenseifner, direct), got '" +
-                          options.inter_algorithm + "'");
-  }
+  const auto g = static_cast<std::uint32_t>(g64);
   const AlgorithmInfo* inter_info = nullptr;
   try {
-    inter_info = &find_algorithm(options.inter_algorithm);
+    inter_info = &find_nestable_allreduce(options.text(inter_option));
   } catch (const std::invalid_argument& e) {
     throw OptionError("inter", e.what());
   }
@@ -65,7 +60,6 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
   }
   std::vector<std::uint32_t> block_span;
   ScheduleBuilder builder(Collective::allreduce, "hierarchical", ranks, bytes, chunks);
-  builder.set_compact(options.compact);
   for (std::uint32_t l = 0; l < blocks.size(); ++l) {
     const std::uint32_t end = l + 1 < blocks.size() ? block_first[l + 1] : static_cast<std::uint32_t>(chunks.size());
     block_span.push_back(builder.add_span(block_first[l], end - block_first[l]));
@@ -91,7 +85,7 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
       builder.add(Op::recv_reduce(prev, block_span[(local + 2 * g - s - 2) % g]));
     }
     // inter-node allreduce of block `local`, the inner schedule's ops with ranks and spans translated
-    // (and its step repeats, when compact, with their rotation moved to the block's chunks)
+    // (and its step repeats with their rotation moved to the block's chunks)
     const Schedule& inner = built[inter[local]];
     const std::uint64_t first = inner.rank_begin[node], last = inner.rank_begin[node + 1];
     auto repeat = inner.repeats.begin() + static_cast<std::ptrdiff_t>(inner.first_repeat_from(first));
@@ -116,6 +110,26 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
     }
   }
   return builder.finish();
+}
+
+double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                      const AlgorithmOptions& options) {
+  const std::uint64_t per_node = options.number(ranks_per_node_option);
+  const AlgorithmInfo* inter = nullptr;
+  try {
+    inter = &find_nestable_allreduce(options.text(inter_option));
+  } catch (const std::invalid_argument&) {
+    return -1.0;
+  }
+  if (per_node < 1) return -1.0;
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const auto g = static_cast<double>(per_node);
+  const double block = static_cast<double>(bytes) / g;
+  const auto block_bytes = static_cast<std::uint64_t>(block);
+  const double inter_s = inter->closed_form_seconds(ranks / static_cast<int>(per_node), block_bytes, cost, options);
+  if (inter_s < 0) return -1.0;
+  const double intra = (g - 1.0) * (2.0 * cost.alpha_s + 2.0 * block / cost.bandwidth_Bps + block / cost.reduce_Bps);
+  return intra + inter_s;
 }
 
 }  // namespace dtsim

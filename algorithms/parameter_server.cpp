@@ -17,31 +17,32 @@ namespace dtsim {
 
 Schedule parameter_server_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("ps", ranks);
-  const std::uint32_t s = options.servers;
+  const auto s = static_cast<std::uint32_t>(options.number(ps_servers_option));
+  const bool colocated = options.text(ps_placement_option) == "colocated";
   if (s < 1) throw OptionError("servers", "expected at least 1 server, got 0");
-  if (options.colocated_servers && s > p) {
+  if (colocated && s > p) {
     throw OptionError("servers", "expected at most " + std::to_string(p) + " co-located servers (one per rank), got " +
                                      std::to_string(s));
   }
-  const std::uint32_t stride = options.server_stride;
+  const auto stride = static_cast<std::uint32_t>(options.number(ps_server_stride_option));
   if (stride < 1) throw std::invalid_argument("ps: expected a server stride of at least 1, got 0");
-  if (options.colocated_servers && static_cast<std::uint64_t>(s - 1) * stride >= p) {
+  if (colocated && static_cast<std::uint64_t>(s - 1) * stride >= p) {
     throw OptionError("servers", std::to_string(s) + " co-located servers " + std::to_string(stride) +
                                      " ranks apart do not fit in " + std::to_string(p) + " ranks");
   }
-  const std::uint32_t total = options.colocated_servers ? p : p + s;
-  auto server_rank = [&](std::uint32_t shard) { return options.colocated_servers ? shard * stride : p + shard; };
+  const std::uint32_t total = colocated ? p : p + s;
+  auto server_rank = [&](std::uint32_t shard) { return colocated ? shard * stride : p + shard; };
   ScheduleBuilder builder(Collective::allreduce, "ps", static_cast<int>(total), bytes,
                           buffer_chunks(bytes, s, options.element_bytes));
   builder.set_participants(ranks);
-  const bool nothing_to_send = bytes == 0 || (options.colocated_servers && p == 1);
+  const bool nothing_to_send = bytes == 0 || (colocated && p == 1);
   if (!nothing_to_send) builder.reserve_ops(4ULL * p * s);
   for (std::uint32_t r = 0; r < total; ++r) {
     builder.begin_rank(static_cast<int>(r));
     if (nothing_to_send) continue;
     const bool worker = r < p;
-    const bool server = options.colocated_servers ? r % stride == 0 && r / stride < s : r >= p;
-    const std::uint32_t own = server ? (options.colocated_servers ? r / stride : r - p) : 0;
+    const bool server = colocated ? r % stride == 0 && r / stride < s : r >= p;
+    const std::uint32_t own = server ? (colocated ? r / stride : r - p) : 0;
     builder.begin_step();  // push
     if (worker) {
       for (std::uint32_t shard = 0; shard < s; ++shard) {
@@ -66,6 +67,12 @@ Schedule parameter_server_allreduce(int ranks, std::uint64_t bytes, const Algori
     }
   }
   return builder.finish();
+}
+
+double parameter_server_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                    const AlgorithmOptions& options) {
+  return parameter_server_seconds(ranks, bytes, cost, static_cast<std::uint32_t>(options.number(ps_servers_option)),
+                                  options.text(ps_placement_option) == "colocated");
 }
 
 }  // namespace dtsim

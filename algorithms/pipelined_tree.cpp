@@ -154,16 +154,17 @@ void emit_rank(ScheduleBuilder& builder, const std::vector<TreeJob>& jobs, int r
 // K segments for `bytes`: ceil(bytes / segment), at most one per element.
 std::uint32_t segment_count(const char* name, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                             std::uint32_t trees) {
-  if (options.segment_bytes == 0) throw OptionError("segment-size", "must be at least 1 byte, got 0");
+  const std::uint64_t segment_bytes = options.number(segment_size_option);
+  if (segment_bytes == 0) throw OptionError("segment-size", "must be at least 1 byte, got 0");
   if (bytes == 0) return 0;
   const std::uint64_t elements = bytes / options.element_bytes;
-  const std::uint64_t k = std::min(elements, (bytes + options.segment_bytes - 1) / options.segment_bytes);
+  const std::uint64_t k = std::min(elements, (bytes + segment_bytes - 1) / segment_bytes);
   // every tree edge carries each segment up and down: 4 ops per segment, edge and tree
   if (k * 4ULL * static_cast<std::uint64_t>(ranks) * trees > ScheduleBuilder::max_ops) {
-    throw OptionError("segment-size", std::string(name) + ": " + std::to_string(options.segment_bytes) +
-                                          "-byte segments of " + std::to_string(bytes) + " bytes over " +
-                                          std::to_string(ranks) + " ranks need more than " +
-                                          std::to_string(ScheduleBuilder::max_ops) + " ops; use larger segments");
+    throw OptionError("segment-size", std::string(name) + ": " + std::to_string(segment_bytes) + "-byte segments of " +
+                                          std::to_string(bytes) + " bytes over " + std::to_string(ranks) +
+                                          " ranks need more than " + std::to_string(ScheduleBuilder::max_ops) +
+                                          " ops; use larger segments");
   }
   return static_cast<std::uint32_t>(k);
 }
@@ -223,6 +224,16 @@ Schedule double_binary_tree_allreduce(int ranks, std::uint64_t bytes, const Algo
     halves = {split[0].size_bytes, split[1].size_bytes};
   }
   return run_trees("dbtree", ranks, bytes, halves, std::move(trees), options);
+}
+
+double pipelined_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                  const AlgorithmOptions& options) {
+  return pipelined_tree_allreduce_seconds(ranks, bytes, cost, options.number(segment_size_option));
+}
+
+double double_binary_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                      const AlgorithmOptions& options) {
+  return double_binary_tree_allreduce_seconds(ranks, bytes, cost, options.number(segment_size_option));
 }
 
 }  // namespace dtsim

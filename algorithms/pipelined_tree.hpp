@@ -1,13 +1,33 @@
 #pragma once
 
+#include <array>
+
 #include "algorithms/options.hpp"
 #include "algorithms/schedule.hpp"
+#include "models/alpha_beta.hpp"
 
 namespace dtsim {
 
-// Pipelined binary-tree allreduce in segments of options.segment_bytes (heap-shaped tree rooted at rank 0).
+// The pipelined trees' one option (at most 1 TiB, the largest buffer).
+inline constexpr OptionSpec segment_size_option{.name = "segment-size",
+                                                .kind = OptionKind::bytes,
+                                                .value_form = "BYTES",
+                                                .default_text = "1MiB",
+                                                .default_number = 1ULL << 20,
+                                                .min = 1,
+                                                .max = 1ULL << 40,
+                                                .doc = "largest segment per pipeline step, at least 1 byte",
+                                                .used_for = "move segments"};
+inline constexpr std::array<OptionSpec, 1> pipelined_tree_options{segment_size_option};
+
+// Pipelined binary-tree allreduce in segments of --segment-size (heap-shaped tree rooted at rank 0).
 Schedule pipelined_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options = {});
 // NCCL-style double binary tree: two complementary in-order trees, each pipelining half of the buffer.
 Schedule double_binary_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options = {});
+// Their closed forms without contention (models/alpha_beta.hpp, with the options' segment size).
+double pipelined_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                  const AlgorithmOptions& options);
+double double_binary_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                      const AlgorithmOptions& options);
 
 }  // namespace dtsim

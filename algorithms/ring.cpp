@@ -32,7 +32,6 @@ void ring_pass(ScheduleBuilder& builder, std::uint32_t r, std::uint32_t p, std::
 Schedule ring_half(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("ring", ranks);
   ScheduleBuilder builder(collective, "ring", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
-  builder.set_compact(options.compact);
   if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p));
   const bool nothing_to_send = ranks == 1 || bytes == 0;
   const bool reduce = collective == Collective::reduce_scatter;
@@ -50,8 +49,7 @@ Schedule ring_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& 
   const std::uint32_t p = checked_ranks("ring", ranks);
   const bool nothing_to_send = ranks == 1 || bytes == 0;
   ScheduleBuilder builder(Collective::allreduce, "ring", ranks, bytes, buffer_chunks(bytes, p, options.element_bytes));
-  builder.set_compact(options.compact);
-  if (!nothing_to_send) builder.reserve_ops(options.compact ? 4ULL * p : 4ULL * p * (p - 1));
+  if (!nothing_to_send) builder.reserve_ops(4ULL * p);  // compact: two stored steps per pass
   for (std::uint32_t r = 0; r < p; ++r) {
     builder.begin_rank(static_cast<int>(r));
     if (nothing_to_send) continue;

@@ -91,13 +91,20 @@ ScheduleBuilder::ScheduleBuilder(Collective collective, std::string algorithm, i
   schedule_.rank_begin.reserve(static_cast<std::size_t>(ranks) + 1);
 }
 
-void ScheduleBuilder::reserve_ops(std::uint64_t count) {
-  if (count > max_ops) {
-    throw std::invalid_argument(schedule_.algorithm + " schedule for " + std::to_string(schedule_.ranks) +
-                                " ranks needs " + std::to_string(count) + " ops (" +
-                                std::to_string(count * sizeof(Op) >> 20) + " MiB); at most " + std::to_string(max_ops) +
-                                " are supported");
+namespace {
+
+void check_op_count(const Schedule& s, std::uint64_t count) {
+  if (count > ScheduleBuilder::max_ops) {
+    throw std::invalid_argument(s.algorithm + " schedule for " + std::to_string(s.ranks) + " ranks needs " +
+                                std::to_string(count) + " ops (" + std::to_string(count * sizeof(Op) >> 20) +
+                                " MiB); at most " + std::to_string(ScheduleBuilder::max_ops) + " are supported");
   }
+}
+
+}  // namespace
+
+void ScheduleBuilder::reserve_ops(std::uint64_t count) {
+  check_op_count(schedule_, count);
   schedule_.ops.reserve(count);
 }
 
@@ -153,18 +160,7 @@ void ScheduleBuilder::repeat_step(std::uint32_t count, std::uint32_t stride, std
     }
   }
   step_open_ = false;  // the next op starts a step of its own
-  if (count == 0) return;
-  const StepRepeat repeat{first, count, stride, base, modulus};
-  if (compact_) {
-    schedule_.repeats.push_back(repeat);
-    return;
-  }
-  for (std::uint32_t k = 1; k <= count; ++k) {
-    for (std::uint64_t i = first; i < end; ++i) {
-      const Op op = schedule_.ops[i];
-      schedule_.ops.push_back(op.with(op.peer(), repeat.shifted(op.span(), k)));
-    }
-  }
+  if (count > 0) schedule_.repeats.push_back(StepRepeat{first, count, stride, base, modulus});
 }
 
 std::size_t Schedule::first_repeat_from(std::uint64_t op) const {
@@ -173,11 +169,27 @@ std::size_t Schedule::first_repeat_from(std::uint64_t op) const {
                                   repeats.begin());
 }
 
+std::uint64_t expanded_op_count(const Schedule& s) {
+  std::uint64_t count = s.ops.size();
+  for (const StepRepeat& r : s.repeats) {
+    std::uint64_t end = r.op + 1;  // the repeated step's ops: up to the next step's start (or the rank's end)
+    while (end < s.ops.size() && !s.ops[end].starts_step())
+      ++end;
+    count += (end - r.op) * r.count;
+  }
+  return count;
+}
+
+void check_expanded_size(const Schedule& s) { check_op_count(s, expanded_op_count(s)); }
+
 Schedule expand(const Schedule& s) {
   if (!s.compact()) return s;
+  const std::uint64_t total = expanded_op_count(s);
+  check_op_count(s, total);
   Schedule out = s;
   out.repeats.clear();
   out.ops.clear();
+  out.ops.reserve(total);
   out.rank_begin.assign(1, 0);
   std::size_t next = 0;
   for (int r = 0; r < s.ranks; ++r) {

@@ -18,9 +18,11 @@
 //   - a step ends when all its transfers and computes are done; its reductions then run on the rank's processor.
 // Ops are 8 bytes each and stored for all ranks in one array (CSR layout), because a ring over P ranks has 4P(P-1) of
 // them: 67 million at 4096 ranks.
-// A compact schedule (AlgorithmOptions::compact) stores a step that an algorithm repeats with rotated chunks once,
-// with a StepRepeat saying how often it runs again: the ring's P-1 steps per pass become one, so the ring is O(P) ops
-// instead of O(P^2). Only the flow executor runs compact schedules; expand() gives every other consumer the full form.
+// A compact schedule stores a step that an algorithm repeats with rotated chunks once, with a StepRepeat saying how
+// often it runs again: the ring's P-1 steps per pass become one, so the ring is O(P) ops instead of O(P^2). Builders
+// always produce their compact form where they have one (whichever executor will run it); the flow executor runs it
+// as it is, and every other consumer (the verifier, the analytical and SimGrid executors, the MPI and NCCL runners)
+// calls expand() itself.
 #pragma once
 
 #include <cstdint>
@@ -166,7 +168,13 @@ Schedule replicate_groups(const Schedule& s, int groups);
 // tensor ranks of a stage, the replicas of a stage's shard) onto the units of a training step.
 Schedule place_groups(const Schedule& s, std::span<const int> unit_of, int units);
 
-// The full form of a compact schedule (every repetition written out); a copy of any other.
+// The number of ops expand(s) holds, counted without expanding.
+std::uint64_t expanded_op_count(const Schedule& s);
+// Throws std::invalid_argument (as ScheduleBuilder::reserve_ops does) when expand(s) would hold more than
+// ScheduleBuilder::max_ops ops.
+void check_expanded_size(const Schedule& s);
+// The full form of a compact schedule (every repetition written out); a copy of any other. Throws as
+// check_expanded_size does.
 Schedule expand(const Schedule& s);
 
 // Builds a Schedule rank by rank: begin_rank(r) for r = 0..ranks-1 in order, then steps of ops.
@@ -187,10 +195,9 @@ public:
   void begin_rank(int rank);
   void begin_step() { step_open_ = false; }
   void add(Op op);
-  // Compact schedules record step repetitions; others have them written out (the default).
-  void set_compact(bool compact) { compact_ = compact; }
-  // The step just added runs `count` more times, its single-chunk spans rotated as StepRepeat says. Throws
-  // std::logic_error when the step holds a multi-chunk span or a compute op.
+  // The step just added runs `count` more times, its single-chunk spans rotated as StepRepeat says: recorded as a
+  // StepRepeat (the schedule is then compact; expand() writes the repetitions out). Throws std::logic_error when the
+  // step holds a multi-chunk span or a compute op.
   void repeat_step(std::uint32_t count, std::uint32_t stride, std::uint32_t base, std::uint32_t modulus);
   std::uint32_t add_compute(double flops);
   // The span of chunks [first, first + count); single chunks are span `first` itself.
@@ -202,7 +209,6 @@ private:
   std::unordered_map<std::uint64_t, std::uint32_t> span_index_;  // multi-chunk spans already added, by (first, count)
   int current_rank_ = -1;
   bool step_open_ = false;
-  bool compact_ = false;
   std::uint64_t step_first_ = 0;  // ops index where the open step starts
 };
 

@@ -144,7 +144,9 @@ private:
 }  // namespace
 
 VerifyReport verify(const Schedule& schedule, std::uint64_t max_state_cells) {
-  if (std::string problem = check_well_formed(schedule); !problem.empty()) return VerifyReport{false, problem, 0, 0, 0};
+  if (std::string problem = check_well_formed(schedule, true); !problem.empty()) {
+    return VerifyReport{false, problem, 0, 0, 0};
+  }
   const auto p = static_cast<std::uint64_t>(schedule.ranks);
   const std::uint64_t cells = p * p * schedule.chunks.size();
   if (cells > max_state_cells) {
@@ -154,6 +156,7 @@ VerifyReport verify(const Schedule& schedule, std::uint64_t max_state_cells) {
                             " state cells (limit " + std::to_string(max_state_cells) + ")",
                         0, 0, 0};
   }
+  if (schedule.compact()) return verify(expand(schedule), max_state_cells);  // the walk reads every step written out
   CountingHandler handler(schedule);
   const WalkOutcome outcome = walk_schedule(schedule, handler);
   if (!outcome.error.empty()) handler.fail(outcome.error);

@@ -23,6 +23,7 @@ struct VerifyReport {
   std::uint64_t max_steps = 0;  // longest rank program, in steps
 };
 
+// A compact schedule is expanded first (after the state-size check, which does not depend on it).
 VerifyReport verify(const Schedule& schedule, std::uint64_t max_state_cells = 1ULL << 28);
 
 }  // namespace dtsim

@@ -19,38 +19,44 @@ namespace {
 
 constexpr long long max_ranks = 1'000'000;
 
-constexpr const char* algorithm_doc =
-    "allreduce: ring, tree, pipelined-tree, dbtree, butterfly, rabenseifner, ps, direct, hierarchical; "
-    "reduce-scatter and allgather: ring; broadcast and reduce: tree; gather, scatter and all-to-all: direct";
+// The flags of `collective` and `verify` that say which schedule (--algorithm's text lists the registry's).
+std::vector<FlagSpec> schedule_flags() {
+  static const std::string algorithm_doc = algorithm_flag_doc();
+  return {
+      {"collective", "NAME", "allreduce",
+       "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
+      {"algorithm", "NAME", "ring", algorithm_doc},
+      {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
+      {"bytes", "SIZE", "100MB", "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB"},
+      {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
+  };
+}
 
-constexpr auto collective_flags = join_flags(
-    std::array<FlagSpec, 10>{{
-        {"collective", "NAME", "allreduce",
-         "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
-        {"algorithm", "NAME", "ring", algorithm_doc},
-        {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
-        {"bytes", "SIZE", "100MB", "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB"},
-        {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
-        {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
-        {"verify", "", "", "also run the symbolic verifier on the schedule"},
-        {"json", "", "", "print one JSON object instead of text"},
-        {"trace", "FILE", "",
-         "simgrid only: write the run's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing): a track "
-         "per rank (steps, reductions) and per busy link"},
-        {"nodes", "N", "from the file", "--cluster: number of nodes (ranks = nodes x accelerators per node)"},
-    }},
-    join_flags(join_flags(csv_flags, trace_flags), join_flags(cluster_flags, run_flags)));
+constexpr std::array<FlagSpec, 5> collective_own_flags{{
+    {"real-payload", "", "", "simgrid only: move and reduce real float buffers and check the exact sum"},
+    {"verify", "", "", "also run the symbolic verifier on the schedule"},
+    {"json", "", "", "print one JSON object instead of text"},
+    {"trace", "FILE", "",
+     "simgrid only: write the run's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing): a track "
+     "per rank (steps, reductions) and per busy link"},
+    {"nodes", "N", "from the file", "--cluster: number of nodes (ranks = nodes x accelerators per node)"},
+}};
 
-constexpr auto verify_flags = join_flags(
-    std::array<FlagSpec, 5>{{
-        {"collective", "NAME", "allreduce",
-         "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
-        {"algorithm", "NAME", "ring", algorithm_doc},
-        {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
-        {"bytes", "SIZE", "100MB", "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB"},
-        {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
-    }},
-    option_flags);
+const std::vector<FlagSpec>& collective_flags() {
+  static const std::vector<FlagSpec> flags = [] {
+    const std::vector<FlagSpec> schedule = schedule_flags(), run = run_flags();
+    return concat_flags({schedule, collective_own_flags, csv_flags, trace_flags, cluster_flags, run});
+  }();
+  return flags;
+}
+
+const std::vector<FlagSpec>& verify_flags() {
+  static const std::vector<FlagSpec> flags = [] {
+    const std::vector<FlagSpec> schedule = schedule_flags(), options = algorithm_option_flags();
+    return concat_flags({schedule, options});
+  }();
+  return flags;
+}
 
 struct ScheduleRequest {
   const AlgorithmInfo* algorithm;
@@ -88,7 +94,7 @@ const char* collective_usage() {
       "usage: dtsim collective [flags]\n"
       "Simulates one collective on a star network and prints its time, algorithm bandwidth (bytes/time) and bus\n"
       "bandwidth (algbw x 2(P-1)/P for allreduce, as nccl-tests define them).\n\n",
-      collective_flags);
+      collective_flags());
   return text.c_str();
 }
 
@@ -97,12 +103,12 @@ const char* verify_usage() {
       "usage: dtsim verify [flags]\n"
       "Executes the schedule symbolically and proves that every send meets its receive, nothing deadlocks, and\n"
       "every rank ends with every chunk reduced from all ranks' contributions exactly once.\n\n",
-      verify_flags);
+      verify_flags());
   return text.c_str();
 }
 
 int collective_command(std::span<char* const> args, std::ostream& out) {
-  const Flags flags(collective_flags, args);
+  const Flags flags(collective_flags(), args);
   const ScheduleRequest request = parse_schedule_request(flags);
   RunSettings settings = parse_run_settings(flags);
   check_option_flags(flags, std::array{request.algorithm});
@@ -133,12 +139,11 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     cluster = instantiate_cluster(settings, parse_nodes(flags, *settings.cluster));
     ranks = cluster->topology->accelerators();
   }
-  options.compact = resolved_backend(settings, ranks) == "flow";
   const Schedule schedule = build_schedule(*request.algorithm, ranks, request.bytes, options);
   check_trace_ranks(trace, schedule.ranks);
   bool verified = false;
   if (flags.has("verify")) {
-    const VerifyReport report = verify(schedule.compact() ? expand(schedule) : schedule);
+    const VerifyReport report = verify(schedule);
     if (!report.ok) {
       std::cerr << "dtsim collective: verification failed: " << report.error << '\n';
       return 1;
@@ -165,7 +170,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
 }
 
 int verify_command(std::span<char* const> args, std::ostream& out) {
-  const Flags flags(verify_flags, args);
+  const Flags flags(verify_flags(), args);
   const ScheduleRequest request = parse_schedule_request(flags);
   const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, [&flags, &request] {
     AlgorithmOptions options = parse_algorithm_options(flags);

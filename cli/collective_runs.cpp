@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "algorithms/hierarchical.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "reports/format.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
@@ -14,46 +16,9 @@
 
 namespace dtsim::cli {
 
-AlgorithmOptions parse_algorithm_options(const Flags& flags) {
-  AlgorithmOptions options;
-  options.servers = static_cast<std::uint32_t>(flags.integer("servers", 1, 1000000));
-  options.colocated_servers = flags.choice("ps-placement", {"hosts", "colocated"}) == "colocated";
-  options.ranks_per_node = static_cast<std::uint32_t>(flags.integer("ranks-per-node", 1, 1000000));
-  options.inter_algorithm = flags.parse("inter", [](const std::string& v) {
-    const AlgorithmInfo& inter = find_algorithm(v);
-    if (inter.name == "hierarchical" || inter.name == "ps") {
-      throw std::invalid_argument(
-          "expected an allreduce without helper ranks or nesting (ring, tree, pipelined-tree, dbtree, butterfly, "
-          "rabenseifner, direct), got '" +
-          v + "'");
-    }
-    return std::string(inter.name);
-  });
-  options.segment_bytes = flags.bytes("segment-size", 1, max_buffer_bytes);
-  return options;
-}
-
-void check_option_flags(const Flags& flags, std::span<const AlgorithmInfo* const> chosen) {
-  std::string names;
-  for (const AlgorithmInfo* a : chosen)
-    names += (names.empty() ? "" : ", ") + std::string(a->name);
-  const auto uses = [&chosen](std::initializer_list<std::string_view> any) {
-    return std::any_of(chosen.begin(), chosen.end(), [&any](const AlgorithmInfo* a) {
-      return a->collective == Collective::allreduce && std::find(any.begin(), any.end(), a->name) != any.end();
-    });
-  };
-  const std::string here = " (the chosen algorithm" + std::string(chosen.size() == 1 ? "" : "s") + ": " + names + ")";
-  const bool hierarchical = uses({"hierarchical"});
-  flags.refuse_unless("servers", uses({"ps"}), "only the ps allreduce has parameter servers" + here);
-  flags.refuse_unless("ps-placement", uses({"ps"}), "only the ps allreduce has parameter servers" + here);
-  flags.refuse_unless("ranks-per-node", hierarchical, "only the hierarchical allreduce groups ranks into nodes" + here);
-  flags.refuse_unless("inter", hierarchical, "only the hierarchical allreduce runs an allreduce across nodes" + here);
-  const std::string inter = flags.get("inter");
-  const bool segments =
-      uses({"pipelined-tree", "dbtree"}) || (hierarchical && (inter == "pipelined-tree" || inter == "dbtree"));
-  flags.refuse_unless(
-      "segment-size", segments,
-      "only the pipelined-tree and dbtree allreduces (also as hierarchical's --inter) move segments" + here);
+std::vector<FlagSpec> run_flags() {
+  const std::vector<FlagSpec> options = algorithm_option_flags();
+  return concat_flags({network_flags, options});
 }
 
 RunSettings parse_run_settings(const Flags& flags) {
@@ -121,15 +86,15 @@ RunSettings parse_run_settings(const Flags& flags) {
   settings.order = flags.choice("order", {"topology", "rank"}) == "topology" ? RankOrder::topology : RankOrder::rank;
   settings.cost.reduce_Bps = settings.cluster->node.reduce_Bps;
   // a cluster's accelerators are all ranks: parameter servers can only share them
-  if (!flags.has("ps-placement")) {
-    settings.algorithm.colocated_servers = true;
-  } else if (!settings.algorithm.colocated_servers) {
+  if (!flags.has(ps_placement_option.name)) {
+    settings.algorithm.set(ps_placement_option.name, "colocated");
+  } else if (settings.algorithm.text(ps_placement_option) != "colocated") {
     throw UsageError(
         "--ps-placement: hosts is not possible with --cluster (the cluster has no spare hosts); use "
         "colocated, the default with --cluster");
   }
-  if (!flags.has("ranks-per-node")) {
-    settings.algorithm.ranks_per_node = static_cast<std::uint32_t>(settings.cluster->node.accelerators);
+  if (!flags.has(ranks_per_node_option.name)) {
+    settings.algorithm.set(ranks_per_node_option.name, static_cast<std::uint64_t>(settings.cluster->node.accelerators));
   }
   return settings;
 }
@@ -180,18 +145,19 @@ std::string resolved_backend(const RunSettings& settings, int ranks) {
   return to_string(auto_backend(ranks));
 }
 
-AlgorithmOptions schedule_options(const RunSettings& settings, int ranks) {
-  AlgorithmOptions options = settings.algorithm;
-  options.compact = resolved_backend(settings, ranks) == "flow";
-  return options;
-}
-
 namespace {
 
 // Refuses, before it starts, a run that SimGrid cannot hold (more actors than this machine allows) or that would not
 // fit in this machine's available memory (with --real-payload, the payload's buffers and copies too); --force runs
 // the latter anyway.
 void check_resources(const Schedule& schedule, const std::string& backend, const RunSettings& settings) {
+  if (backend != "flow") {  // the other executors expand a compact schedule: refused here, before it starts
+    try {
+      check_expanded_size(schedule);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--ranks: ") + e.what());
+    }
+  }
   if (backend == "simgrid") {
     try {
       check_simgrid_actors(schedule.ranks);
@@ -212,11 +178,10 @@ void check_resources(const Schedule& schedule, const std::string& backend, const
     }
   }
   const bool payload = settings.real_payload && backend == "simgrid";
-  const std::uint64_t need = estimated_run_bytes(schedule,
-                                                 backend == "simgrid" ? RunMemory::simgrid
-                                                 : backend == "flow"  ? RunMemory::flow
-                                                                      : RunMemory::analytical,
-                                                 payload);
+  const RunMemory executor = backend == "simgrid" ? RunMemory::simgrid
+                             : backend == "flow"  ? RunMemory::flow
+                                                  : RunMemory::analytical;
+  const std::uint64_t need = estimated_run_bytes(schedule, executor, payload);
   const std::uint64_t have = available_memory_bytes();
   if (have == 0 || need <= have || settings.force) return;
   if (payload) {
@@ -227,8 +192,9 @@ void check_resources(const Schedule& schedule, const std::string& backend, const
                      " available: use fewer --ranks or a smaller --bytes, or --force to run it anyway");
   }
   throw UsageError("--ranks: " + std::to_string(schedule.ranks) + " ranks of " + schedule.algorithm + " on " + backend +
-                   " need about " + format_bytes(need) + " of memory (" + std::to_string(schedule.op_count()) +
-                   " schedule ops); this machine has " + format_bytes(have) + " available" +
+                   " need about " + format_bytes(need) + " of memory (" +
+                   std::to_string(executed_op_count(schedule, executor)) + " schedule ops); this machine has " +
+                   format_bytes(have) + " available" +
                    (backend == "simgrid" ? ": use --backend flow, or fewer ranks" : ": use fewer ranks") +
                    ", or --force to run it anyway");
 }
@@ -273,7 +239,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
     sg.real_payload = settings.real_payload;
     run.network_model = settings.network_model;
-    sg.record_trace = settings.record || (settings.auto_record && schedule.ops.size() <= record_ops_limit);
+    sg.record_trace = settings.record || (settings.auto_record && expanded_op_count(schedule) <= record_ops_limit);
     run.result = run_simgrid(schedule, sg);
     if (sg.record_trace) {
       run.links_recorded = true;
@@ -295,11 +261,8 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     return run;  // the star's closed forms do not describe a routed cluster
   }
   if (!settings.factors.empty()) return run;  // nor a calibrated piecewise network
-  run.closed_form_s =
-      closed_form_seconds(run.collective, run.algorithm, run.ranks, run.bytes, settings.cost,
-                          ClosedFormOptions{settings.algorithm.servers, settings.algorithm.colocated_servers,
-                                            static_cast<int>(settings.algorithm.ranks_per_node),
-                                            settings.algorithm.inter_algorithm, settings.algorithm.segment_bytes});
+  run.closed_form_s = find_algorithm(run.algorithm, schedule.collective)
+                          .closed_form_seconds(run.ranks, run.bytes, settings.cost, settings.algorithm);
   return run;
 }
 

@@ -8,24 +8,13 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
+#include "cli/algorithm_flags.hpp"
 #include "cli/flags.hpp"
 #include "models/calibration.hpp"
 #include "reports/collective_report.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim::cli {
-
-// The algorithm-option flags that `collective`, `compare` and `verify` share.
-inline constexpr std::array<FlagSpec, 5> option_flags{{
-    {"servers", "S", "1", "ps: number of server shards, 1 to 1000000"},
-    {"ps-placement", "WHERE", "hosts",
-     "ps: servers on hosts of their own (hosts) or on the first S ranks (colocated); with --cluster only colocated, "
-     "which is then the default (the cluster has no spare hosts)"},
-    {"ranks-per-node", "G", "1", "hierarchical: ranks per node, dividing the rank count"},
-    {"inter", "NAME", "ring",
-     "hierarchical: the allreduce across nodes (ring, tree, pipelined-tree, dbtree, butterfly, rabenseifner, direct)"},
-    {"segment-size", "BYTES", "1MiB", "pipelined-tree, dbtree: largest segment per pipeline step, at least 1 byte"},
-}};
 
 // Cluster flags of `collective` and `compare` (each adds its own --nodes).
 inline constexpr std::array<FlagSpec, 3> cluster_flags{{
@@ -40,33 +29,32 @@ inline constexpr std::array<FlagSpec, 3> cluster_flags{{
      "(topology), or by rank number wherever ranks were placed (rank)"},
 }};
 
-// The network and backend flags of `collective` and `compare`, then the option flags.
-inline constexpr auto run_flags =
-    join_flags(std::array<FlagSpec, 9>{{
-                   {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
-                   {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
-                   {"gap", "TIME", "0.3us",
-                    "per-message gap (LogGP's g): each further send of a rank's step is posted this much later; "
-                    "0.3us is MPI over InfiniBand, about 2us over kernel TCP, 0 turns it off (docs/clusters.md)"},
-                   {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
-                   {"backend", "NAME", "auto",
-                    "simgrid (SimGrid's network, links shared max-min), flow (the same CM02 model as flows, without "
-                    "SimGrid's per-message cost: for thousands of ranks), analytical (no contention), or auto "
-                    "(simgrid up to 64 ranks, flow above)"},
-                   {"network-model", "NAME", "CM02",
-                    "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
-                   {"rank-classes", "ON|OFF", "on",
-                    "flow only: simulate one rank per class of ranks that provably run alike, with the same times "
-                    "(on), or every rank (off: to compare)"},
-                   {"calibration", "FILE", "",
-                    "a calibration file (dtsim calibrate): its piecewise network fits correct latency and bandwidth "
-                    "by message size; on the star its largest-message fit and reduction rate replace the defaults of "
-                    "--latency, --bandwidth and --reduce-rate"},
-                   {"force", "", "",
-                    "run even when the estimated memory (with --real-payload, its buffers too) exceeds what this "
-                    "machine has available (it may then fail or swap), or SimGrid would take more than 300 s"},
-               }},
-               option_flags);
+// The network and backend flags of `collective` and `compare`.
+inline constexpr std::array<FlagSpec, 9> network_flags{{
+    {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
+    {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
+    {"gap", "TIME", "0.3us",
+     "per-message gap (LogGP's g): each further send of a rank's step is posted this much later; "
+     "0.3us is MPI over InfiniBand, about 2us over kernel TCP, 0 turns it off (docs/clusters.md)"},
+    {"reduce-rate", "RATE", "10GBps", "local reduction throughput (bytes summed per second)"},
+    {"backend", "NAME", "auto",
+     "simgrid (SimGrid's network, links shared max-min), flow (the same CM02 model as flows, without "
+     "SimGrid's per-message cost: for thousands of ranks), analytical (no contention), or auto "
+     "(simgrid up to 64 ranks, flow above)"},
+    {"network-model", "NAME", "CM02", "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
+    {"rank-classes", "ON|OFF", "on",
+     "flow only: simulate one rank per class of ranks that provably run alike, with the same times "
+     "(on), or every rank (off: to compare)"},
+    {"calibration", "FILE", "",
+     "a calibration file (dtsim calibrate): its piecewise network fits correct latency and bandwidth "
+     "by message size; on the star its largest-message fit and reduction rate replace the defaults of "
+     "--latency, --bandwidth and --reduce-rate"},
+    {"force", "", "",
+     "run even when the estimated memory (with --real-payload, its buffers too) exceeds what this "
+     "machine has available (it may then fail or swap), or SimGrid would take more than 300 s"},
+}};
+// network_flags, then the algorithm option flags (cli/algorithm_flags.hpp).
+std::vector<FlagSpec> run_flags();
 
 struct RunSettings {
   AlgorithmOptions algorithm;
@@ -94,12 +82,6 @@ inline constexpr std::uint64_t max_buffer_bytes = 1ULL << 40;
 inline constexpr double max_rate_Bps = 1e15;
 inline constexpr double max_delay_s = 10;
 
-// Reads the option_flags (each value checked, whether or not the algorithm uses it).
-AlgorithmOptions parse_algorithm_options(const Flags& flags);
-// Refuses the option flags that none of the chosen algorithms uses (--servers and --ps-placement: ps;
-// --ranks-per-node and --inter: hierarchical; --segment-size: pipelined-tree, dbtree, or hierarchical with one of
-// them as --inter).
-void check_option_flags(const Flags& flags, std::span<const AlgorithmInfo* const> chosen);
 // Reads the run_flags and, where the command has them, the cluster_flags.
 RunSettings parse_run_settings(const Flags& flags);
 
@@ -116,10 +98,8 @@ ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes);
 // --nodes N (collective) or the cluster file's node count.
 int parse_nodes(const Flags& flags, const ClusterSpec& cluster);
 
-// The backend that runs a schedule over `ranks` ranks ("auto" resolved: sim/executor.hpp's auto_backend), and the
-// algorithm options to build it with (compact for the flow executor).
+// The backend that runs a schedule over `ranks` ranks ("auto" resolved: sim/executor.hpp's auto_backend).
 std::string resolved_backend(const RunSettings& settings, int ranks);
-AlgorithmOptions schedule_options(const RunSettings& settings, int ranks);
 
 // Builds the algorithm's schedule; an option it cannot use is a UsageError naming the option's flag, a schedule too
 // large to build one naming --ranks.

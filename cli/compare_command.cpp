@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "algorithms/parameter_server.hpp"
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_flags.hpp"
@@ -22,21 +23,25 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr auto compare_flags = join_flags(
-    std::array<FlagSpec, 6>{{
-        {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct", "allreduce algorithms to compare"},
-        {"ranks", "LIST", "2,4,...,64",
-         "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
-        {"bytes", "LIST", "1KB,...,1GB",
-         "buffer sizes, 0B to 1TiB each: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
-        {"json", "", "", "print a JSON array with one object per (algorithm, ranks, bytes)"},
-        {"nodes", "LIST", "from the file",
-         "--cluster: node counts, a list like --ranks (ranks = nodes x accelerators)"},
-        {"resume", "FILE", "",
-         "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already "
-         "there (also under mpirun -n K, which splits the configurations over K processes)"},
-    }},
-    join_flags(csv_flags, join_flags(cluster_flags, run_flags)));
+constexpr std::array<FlagSpec, 6> compare_own_flags{{
+    {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct", "allreduce algorithms to compare"},
+    {"ranks", "LIST", "2,4,...,64", "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
+    {"bytes", "LIST", "1KB,...,1GB",
+     "buffer sizes, 0B to 1TiB each: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
+    {"json", "", "", "print a JSON array with one object per (algorithm, ranks, bytes)"},
+    {"nodes", "LIST", "from the file", "--cluster: node counts, a list like --ranks (ranks = nodes x accelerators)"},
+    {"resume", "FILE", "",
+     "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already "
+     "there (also under mpirun -n K, which splits the configurations over K processes)"},
+}};
+
+const std::vector<FlagSpec>& compare_flags() {
+  static const std::vector<FlagSpec> flags = [] {
+    const std::vector<FlagSpec> run = run_flags();
+    return concat_flags({compare_own_flags, csv_flags, cluster_flags, run});
+  }();
+  return flags;
+}
 
 std::string cell(const CollectiveRun& run) {
   std::ostringstream out;
@@ -51,12 +56,12 @@ const char* compare_usage() {
       "usage: dtsim compare [flags]\n"
       "Times every chosen allreduce algorithm for each (ranks, bytes) on a star network, marks the fastest with *,\n"
       "and lists for each rank count the sizes between which the winner changes. Cells: time (bus bandwidth).\n\n" +
-      flags_help(compare_flags);
+      flags_help(compare_flags());
   return text.c_str();
 }
 
 int compare_command(std::span<char* const> args, std::ostream& out) {
-  const Flags flags(compare_flags, args);
+  const Flags flags(compare_flags(), args);
   const std::vector<const AlgorithmInfo*> chosen = flags.parse("algorithms", [](const std::string& v) {
     std::vector<const AlgorithmInfo*> list;
     for (const std::string& name : split(v)) {
@@ -113,8 +118,8 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
       ranks.size() * per_rank_count,
       [&](std::size_t c) {
         const auto [i, bytes, algorithm] = configuration(c);
-        return to_record(run_schedule(build_schedule(*algorithm, ranks[i], bytes, schedule_options(settings, ranks[i])),
-                                      settings, clusters.empty() ? nullptr : &clusters[i]));
+        return to_record(run_schedule(build_schedule(*algorithm, ranks[i], bytes, settings.algorithm), settings,
+                                      clusters.empty() ? nullptr : &clusters[i]));
       },
       [&](std::size_t c) {
         const auto [i, bytes, algorithm] = configuration(c);
@@ -186,9 +191,10 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   if (settings.backend == "auto") out << " (simgrid up to " << auto_flow_above_ranks << " ranks, flow above)";
   if (settings.backend == "simgrid") out << " (" << settings.network_model << ")";
   if (std::any_of(chosen.begin(), chosen.end(), [](const AlgorithmInfo* a) { return a->name == "ps"; })) {
-    const std::uint32_t servers = settings.algorithm.servers;
+    const std::uint64_t servers = settings.algorithm.number(ps_servers_option);
     out << "\nps: " << servers << (servers == 1 ? " server" : " servers")
-        << (settings.algorithm.colocated_servers ? " on the first ranks (colocated)" : " on hosts of their own")
+        << (settings.algorithm.text(ps_placement_option) == "colocated" ? " on the first ranks (colocated)"
+                                                                        : " on hosts of their own")
         << (settings.cluster && !flags.has("ps-placement") ? ", the default with --cluster" : "")
         << " (--servers, --ps-placement)";
   }

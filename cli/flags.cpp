@@ -74,7 +74,7 @@ std::string Flags::get(std::string_view name) const {
   return it != values_.end() ? it->second : std::string(s.default_value);
 }
 
-std::string Flags::choice(std::string_view name, std::initializer_list<std::string_view> accepted) const {
+std::string Flags::choice(std::string_view name, std::span<const std::string_view> accepted) const {
   std::string value = get(name);
   std::string list;
   std::size_t i = 0;

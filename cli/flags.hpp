@@ -40,7 +40,10 @@ public:
   bool accepts(std::string_view name) const;
   std::string get(std::string_view name) const;  // the given value, or the default
   // The value, which must be one of `accepted` ("--NAME: expected A or B, got 'X'" otherwise).
-  std::string choice(std::string_view name, std::initializer_list<std::string_view> accepted) const;
+  std::string choice(std::string_view name, std::initializer_list<std::string_view> accepted) const {
+    return choice(name, std::span<const std::string_view>(accepted.begin(), accepted.size()));
+  }
+  std::string choice(std::string_view name, std::span<const std::string_view> accepted) const;
   // The value as a whole number in [min, max], a size in bytes, a duration in seconds, a bandwidth in bytes/s, or a
   // plain number, each within the given range (parse_integer, parse_bytes, ... of scenarios/units).
   long long integer(std::string_view name, long long min, long long max) const;
@@ -114,6 +117,14 @@ std::vector<T> parse_list(const std::string& text, Parse parse_one, double defau
     break;
   }
   return values;
+}
+
+// One flag table from several, in order, made when first needed (the algorithm option flags come from the registry).
+inline std::vector<FlagSpec> concat_flags(std::initializer_list<std::span<const FlagSpec>> tables) {
+  std::vector<FlagSpec> all;
+  for (std::span<const FlagSpec> table : tables)
+    all.insert(all.end(), table.begin(), table.end());
+  return all;
 }
 
 // One flag table from two (a command's own flags, then shared ones).

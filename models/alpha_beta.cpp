@@ -149,40 +149,6 @@ double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, cons
          workers * shard / cost.reduce_Bps;
 }
 
-double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
-                                      const ClosedFormOptions& options) {
-  if (options.inter_algorithm == "hierarchical" || options.ranks_per_node < 1) return -1.0;
-  if (ranks <= 1 || bytes == 0) return 0.0;
-  const double g = options.ranks_per_node;
-  const double block = static_cast<double>(bytes) / g;
-  const auto block_bytes = static_cast<std::uint64_t>(block);
-  const double inter = allreduce_closed_form_seconds(options.inter_algorithm, ranks / options.ranks_per_node,
-                                                     block_bytes, cost, options);
-  if (inter < 0) return -1.0;
-  const double intra = (g - 1.0) * (2.0 * cost.alpha_s + 2.0 * block / cost.bandwidth_Bps + block / cost.reduce_Bps);
-  return intra + inter;
-}
-
-double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
-                                     const AlphaBetaGamma& cost, const ClosedFormOptions& options) {
-  if (algorithm == "ring") return ring_allreduce_seconds(ranks, bytes, cost);
-  if (algorithm == "tree") return binomial_tree_allreduce_seconds(ranks, bytes, cost);
-  if (algorithm == "butterfly") return recursive_doubling_allreduce_seconds(ranks, bytes, cost);
-  if (algorithm == "direct") return direct_allreduce_seconds(ranks, bytes, cost);
-  if (algorithm == "rabenseifner") return rabenseifner_allreduce_seconds(ranks, bytes, cost);
-  if (algorithm == "pipelined-tree") {
-    return pipelined_tree_allreduce_seconds(ranks, bytes, cost, options.segment_bytes);
-  }
-  if (algorithm == "dbtree") return double_binary_tree_allreduce_seconds(ranks, bytes, cost, options.segment_bytes);
-  if (algorithm == "ps") {
-    return parameter_server_seconds(ranks, bytes, cost, options.servers, options.colocated_servers);
-  }
-  if (algorithm == "hierarchical") {
-    return hierarchical_allreduce_seconds(ranks, bytes, cost, options);
-  }
-  return -1.0;
-}
-
 double bus_factor(std::string_view collective, int ranks) {
   if (ranks <= 1) return 0.0;
   if (collective == "allreduce") return allreduce_bus_factor(ranks);
@@ -193,28 +159,40 @@ double bus_factor(std::string_view collective, int ranks) {
   return 1.0;
 }
 
-double closed_form_seconds(std::string_view collective, std::string_view algorithm, int ranks, std::uint64_t bytes,
-                           const AlphaBetaGamma& cost, const ClosedFormOptions& options) {
-  if (collective == "allreduce") return allreduce_closed_form_seconds(algorithm, ranks, bytes, cost, options);
+double ring_reduce_scatter_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double block = static_cast<double>(bytes) / ranks;
+  return (ranks - 1.0) * (cost.alpha_s + block / cost.bandwidth_Bps + block / cost.reduce_Bps);
+}
+
+double ring_allgather_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double block = static_cast<double>(bytes) / ranks;
+  return (ranks - 1.0) * (cost.alpha_s + block / cost.bandwidth_Bps);
+}
+
+double binomial_reduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
   if (ranks <= 1 || bytes == 0) return 0.0;
   const double n = static_cast<double>(bytes);
-  const double block = n / ranks;
-  if (collective == "reduce-scatter" && algorithm == "ring") {
-    return (ranks - 1.0) * (cost.alpha_s + block / cost.bandwidth_Bps + block / cost.reduce_Bps);
-  }
-  if (collective == "allgather" && algorithm == "ring")
-    return (ranks - 1.0) * (cost.alpha_s + block / cost.bandwidth_Bps);
-  if (collective == "reduce" && algorithm == "tree") {
-    return ceil_log2(ranks) * (cost.alpha_s + n / cost.bandwidth_Bps + n / cost.reduce_Bps);
-  }
-  if (collective == "broadcast" && algorithm == "tree") {
-    return ceil_log2(ranks) * (cost.alpha_s + n / cost.bandwidth_Bps);
-  }
-  if ((collective == "gather" || collective == "scatter") && algorithm == "direct") {
-    return cost.alpha_s + block / cost.bandwidth_Bps;
-  }
-  if (collective == "all-to-all" && algorithm == "direct") return cost.alpha_s + block / ranks / cost.bandwidth_Bps;
-  return -1.0;
+  return ceil_log2(ranks) * (cost.alpha_s + n / cost.bandwidth_Bps + n / cost.reduce_Bps);
+}
+
+double binomial_broadcast_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double n = static_cast<double>(bytes);
+  return ceil_log2(ranks) * (cost.alpha_s + n / cost.bandwidth_Bps);
+}
+
+double direct_gather_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double block = static_cast<double>(bytes) / ranks;
+  return cost.alpha_s + block / cost.bandwidth_Bps;
+}
+
+double direct_alltoall_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double block = static_cast<double>(bytes) / ranks;
+  return cost.alpha_s + block / ranks / cost.bandwidth_Bps;
 }
 
 double allreduce_bus_factor(int ranks) { return ranks <= 1 ? 0.0 : 2.0 * (ranks - 1.0) / ranks; }

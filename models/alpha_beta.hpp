@@ -47,15 +47,6 @@ private:
   Side recv_;
 };
 
-// The algorithm options a closed form depends on (the same meaning as algorithms/options.hpp).
-struct ClosedFormOptions {
-  std::uint32_t servers = 1;
-  bool colocated_servers = false;
-  int ranks_per_node = 1;
-  std::string_view inter_algorithm = "ring";
-  std::uint64_t segment_bytes = 1ULL << 20;
-};
-
 // Ring allreduce closed form: 2(P-1)(alpha + n/(P B)) + (P-1) n/(P R) (Patarasuk and Yuan 2009; Thakur et al. 2005).
 // Exact when P divides n; otherwise each step is bounded by its largest chunk and this is a lower bound.
 double ring_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
@@ -70,12 +61,6 @@ double recursive_doubling_allreduce_seconds(int ranks, std::uint64_t bytes, cons
 // Rabenseifner: 2 log2(p') alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma, plus 2 (alpha + n beta) + n gamma when
 // P != p' (Thakur et al. 2005, 4.5). Exact when p' divides n.
 double rabenseifner_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
-
-// Hierarchical with G ranks per node: (G-1)(alpha + n/G beta + n/G gamma) + [inter allreduce of n/G on P/G ranks]
-// + (G-1)(alpha + n/G beta); negative when the inter algorithm has no closed form.
-// The inter-node algorithm and its options come from `options` (ranks_per_node, inter_algorithm, segment_bytes).
-double hierarchical_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
-                                      const ClosedFormOptions& options);
 
 // Pipelined binary-tree allreduce over a heap-shaped tree of height H = floor(log2 P), K = ceil(n / segment) segments
 // of s = n/K bytes: (K + 2H - 1)(alpha + s beta) + (K + H - 1) 2 s gamma without contention. Exact when reductions
@@ -115,22 +100,22 @@ double parameter_server_seconds(int ranks, std::uint64_t bytes, const AlphaBetaG
 double parameter_server_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                             std::uint32_t servers, bool colocated);
 
-// The closed form of a registered allreduce algorithm by its name (without contention), or a negative value when it
-// has none.
-double allreduce_closed_form_seconds(std::string_view algorithm, int ranks, std::uint64_t bytes,
-                                     const AlphaBetaGamma& cost, const ClosedFormOptions& options = {});
-
 // Bus bandwidth as nccl-tests defines it for allreduce: algbw * 2(P-1)/P.
 double allreduce_bus_factor(int ranks);
 // The nccl-tests bus factor of a collective by name: allreduce 2(P-1)/P; reduce-scatter, allgather, gather, scatter
 // and all-to-all (P-1)/P; broadcast and reduce 1.
 double bus_factor(std::string_view collective, int ranks);
 
-// The closed form of an algorithm of any collective (by the names the registry uses), without contention; negative
-// when there is none. Ring reduce-scatter (P-1)(alpha + n/P beta + n/P gamma); ring allgather (P-1)(alpha + n/P beta);
-// binomial reduce ceil(log2 P)(alpha + n beta + n gamma); binomial broadcast ceil(log2 P)(alpha + n beta); direct
-// gather and scatter alpha + n/P beta; direct all-to-all alpha + n/P^2 beta (these three share links in practice).
-double closed_form_seconds(std::string_view collective, std::string_view algorithm, int ranks, std::uint64_t bytes,
-                           const AlphaBetaGamma& cost, const ClosedFormOptions& options = {});
+// The other collectives' algorithms, without contention (the registry gives each algorithm its closed form; the
+// hierarchical allreduce's, which composes another's, is in algorithms/hierarchical.hpp):
+// ring reduce-scatter (P-1)(alpha + n/P beta + n/P gamma); ring allgather (P-1)(alpha + n/P beta);
+double ring_reduce_scatter_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+double ring_allgather_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+// binomial reduce ceil(log2 P)(alpha + n beta + n gamma); binomial broadcast ceil(log2 P)(alpha + n beta);
+double binomial_reduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+double binomial_broadcast_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+// direct gather and scatter alpha + n/P beta; direct all-to-all alpha + n/P^2 beta (these share links in practice).
+double direct_gather_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
+double direct_alltoall_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost);
 
 }  // namespace dtsim

@@ -106,6 +106,7 @@ private:
 }  // namespace
 
 ExecutionResult run_analytical(const Schedule& schedule, const AnalyticalOptions& options) {
+  if (schedule.compact()) return run_analytical(expand(schedule), options);  // it walks every step written out
   if (std::string problem = check_well_formed(schedule); !problem.empty()) {
     throw std::invalid_argument("analytical executor: " + problem);
   }

@@ -26,7 +26,8 @@ struct AnalyticalOptions : NetworkCost {
   explicit AnalyticalOptions(NetworkCost network) : NetworkCost(std::move(network)) {}
 };
 
-// Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.
+// A compact schedule is expanded first. Throws std::invalid_argument for a malformed schedule (or one whose expanded
+// form exceeds ScheduleBuilder::max_ops) and std::runtime_error for one that deadlocks.
 ExecutionResult run_analytical(const Schedule& schedule, const AnalyticalOptions& options);
 
 }  // namespace dtsim

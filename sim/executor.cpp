@@ -65,9 +65,15 @@ std::string check_training_program(const TrainingProgram& program, int ranks, st
   return {};
 }
 
-std::uint64_t estimated_schedule_bytes(const Schedule& schedule) {
-  return schedule.op_count() * sizeof(Op) + static_cast<std::uint64_t>(schedule.ranks) * sizeof(std::uint64_t) +
-         schedule.chunks.size() * (sizeof(Chunk) + sizeof(Span)) + schedule.repeats.size() * sizeof(StepRepeat);
+std::uint64_t executed_op_count(const Schedule& schedule, RunMemory executor) {
+  return executor == RunMemory::flow ? schedule.op_count() : expanded_op_count(schedule);
+}
+
+std::uint64_t estimated_schedule_bytes(const Schedule& schedule, RunMemory executor) {
+  const std::uint64_t repeats = executor == RunMemory::flow ? schedule.repeats.size() : 0;
+  return executed_op_count(schedule, executor) * sizeof(Op) +
+         static_cast<std::uint64_t>(schedule.ranks) * sizeof(std::uint64_t) +
+         schedule.chunks.size() * (sizeof(Chunk) + sizeof(Span)) + repeats * sizeof(StepRepeat);
 }
 
 std::uint64_t estimated_payload_bytes(const Schedule& schedule) {
@@ -110,7 +116,7 @@ std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor, 
       last = r;
     }
   }
-  const std::uint64_t schedule_bytes = estimated_schedule_bytes(schedule);
+  const std::uint64_t schedule_bytes = estimated_schedule_bytes(schedule, executor);
   // fitted to peak RSS of `dtsim collective` (ring and direct, 64 to 4096 ranks; docs/benchmarks.md)
   switch (executor) {
     case RunMemory::simgrid: return 30'000'000 + schedule_bytes + channels * 2'500 + ranks * 16'000;

@@ -117,9 +117,10 @@ const char* to_string(Backend backend);
 constexpr int auto_flow_above_ranks = 64;
 inline Backend auto_backend(int ranks) { return ranks > auto_flow_above_ranks ? Backend::flow : Backend::simgrid; }
 
-// What running a schedule will hold in memory, estimated before it runs from the schedule's size: the schedule
-// (8 bytes an op, twice for SimGrid's forked child), and per rank and per op what each executor keeps (the
-// coefficients are fitted to peak RSS measured on the ring: docs/benchmarks.md).
+// What running a schedule will hold in memory, estimated before it runs from the schedule's size: the schedule as the
+// executor holds it (8 bytes an op; SimGrid and the analytical executor expand a compact schedule and hold every op),
+// and per rank and per op what each executor keeps (the coefficients are fitted to peak RSS measured on the ring:
+// docs/benchmarks.md).
 // `real_payload` (SimGrid's real-payload mode) adds estimated_payload_bytes.
 enum class RunMemory : std::uint8_t { simgrid, flow, analytical };
 std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor, bool real_payload = false);
@@ -127,8 +128,11 @@ std::uint64_t estimated_run_bytes(const Schedule& schedule, RunMemory executor, 
 // largest step sends (each owned by its receiver until that step ends), and the check's double-precision sums of the
 // largest chunk. Saturates at the largest std::uint64_t.
 std::uint64_t estimated_payload_bytes(const Schedule& schedule);
-// The schedule's own part of that: its ops, rank index, chunks, spans and repeats.
-std::uint64_t estimated_schedule_bytes(const Schedule& schedule);
+// The schedule's own part of that: its ops, rank index, chunks, spans and repeats, as `executor` holds them (the
+// flow executor the schedule as it is, the others its expanded form).
+std::uint64_t estimated_schedule_bytes(const Schedule& schedule, RunMemory executor);
+// The ops `executor` holds: the flow executor the schedule's own, the others those of its expanded form.
+std::uint64_t executed_op_count(const Schedule& schedule, RunMemory executor);
 // MemAvailable of /proc/meminfo, or 0 where it cannot be read.
 std::uint64_t available_memory_bytes();
 

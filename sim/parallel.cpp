@@ -10,6 +10,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "algorithms/hierarchical.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
 #include "models/alpha_beta.hpp"
@@ -40,25 +42,25 @@ struct LayoutNetwork {
   SimGridOptions sg;
   AlgorithmOptions options;
 
-  LayoutNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout, Backend backend) {
+  LayoutNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout) {
     const int per_node = cluster.node.accelerators;
     const int accelerators = layout.accelerators();
     const int nodes = (accelerators + per_node - 1) / per_node;
     const int groups = layout.tensor * layout.pipeline;
-    options.servers = static_cast<std::uint32_t>(std::max(1, nodes / std::max(1, groups)));
-    options.colocated_servers = true;
-    options.ranks_per_node = 1;  // a group has at most one accelerator per node when T x P fills the node
+    auto servers = static_cast<std::uint32_t>(std::max(1, nodes / std::max(1, groups)));
+    std::uint32_t ranks_per_node = 1;  // a group has at most one accelerator per node when T x P fills the node
     if (groups == 1) {
-      options.servers = static_cast<std::uint32_t>(nodes);
-      options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
+      servers = static_cast<std::uint32_t>(nodes);
+      ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
     } else if (per_node > groups && per_node % groups == 0) {
-      options.ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
+      ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
     }
+    options.set(ps_servers_option.name, std::uint64_t{servers});
+    options.set(ps_placement_option.name, "colocated");
+    options.set(ranks_per_node_option.name, std::uint64_t{ranks_per_node});
     // ps: one shard per node, on the node's first rank of the group
-    if (static_cast<std::uint64_t>(options.servers - 1) * options.ranks_per_node <
-        static_cast<std::uint64_t>(layout.data))
-      options.server_stride = options.ranks_per_node;
-    options.compact = backend == Backend::flow;
+    if (static_cast<std::uint64_t>(servers - 1) * ranks_per_node < static_cast<std::uint64_t>(layout.data))
+      options.set(ps_server_stride_option.name, std::uint64_t{ranks_per_node});
     ClusterSpec spec = cluster;
     spec.nodes = nodes;
     topology = std::make_unique<Topology>(spec);
@@ -132,9 +134,9 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
   auto tensor_allreduce = [&](std::uint64_t bytes) {
     auto [it, added] = tensor_segment.try_emplace(bytes, no_segment);
     if (added) {
-      AlgorithmOptions full = net.options;  // a ring of T <= 8 is small written out, and its repetitions then never
-      full.compact = false;                 // wait for rounds shared with other stages' rings (segment_rounds)
-      const Schedule ring = ring_allreduce(T, bytes, full);
+      // a ring of T <= 8 is small written out, and its repetitions then never wait for rounds shared with other
+      // stages' rings (segment_rounds)
+      const Schedule ring = expand(ring_allreduce(T, bytes, net.options));
       const std::vector<int> units = group_units(program, Stream::compute, D * P, T,
                                                  [&](int g, int t) { return accelerator_of(layout, g / P, g % P, t); });
       it->second = static_cast<std::int32_t>(program.add_segment(place_groups(ring, units, program.units)));
@@ -266,7 +268,7 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   // The step program: per stage its layers at 1/T (with their tensor-parallel allreduces), gradient buckets and
   // pipeline boundaries; every rank of a stage runs it, on the layout's network.
   const Backend backend = Backend::flow;  // layouts: the flow engine at every size (docs/parallel.md)
-  LayoutNetwork net(setup, cluster, layout, backend);
+  LayoutNetwork net(setup, cluster, layout);
   const StepProgram program = layout_program(setup, layout, out.replica_batch, algorithm, net, per_node);
   net.sg.accelerator_of.assign(static_cast<std::size_t>(program.units), 0);
   for (std::size_t k = 0; k < stream_count; ++k) {
@@ -363,8 +365,8 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   stage_setup.model = stage_model(setup.model, range, layout.tensor);
   const std::vector<GradientBucket> buckets = gradient_buckets(stage_setup);
   if (buckets.empty()) throw std::invalid_argument("last bucket: the stage has no parameters");
-  const Backend backend = auto_backend(layout.accelerators());
-  const LayoutNetwork net(setup, cluster, layout, backend);
+  const Backend backend = Backend::flow;  // as predict_parallel's step
+  const LayoutNetwork net(setup, cluster, layout);
   LastBucket out;
   out.bucket = buckets.back();
   out.bucket.first_layer += range.first;  // in the whole model's numbering

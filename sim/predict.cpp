@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "algorithms/hierarchical.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/topology.hpp"
@@ -80,14 +82,14 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     program.buckets.push_back(info.build(ranks, bytes, options));
     if (program.buckets.size() != 1 || budget.available_bytes == 0) continue;
     const Schedule& first = program.buckets.front();
-    const std::uint64_t need =
-        estimated_run_bytes(first, budget.executor) + (bucket_bytes.size() - 1) * estimated_schedule_bytes(first);
+    const std::uint64_t need = estimated_run_bytes(first, budget.executor) +
+                               (bucket_bytes.size() - 1) * estimated_schedule_bytes(first, budget.executor);
     if (need > budget.available_bytes) {
-      throw InsufficientMemory(algorithm + " needs about " + memory_size(static_cast<double>(need)) + " of memory (" +
-                               std::to_string(bucket_bytes.size()) + " gradient buckets of " +
-                               std::to_string(first.op_count()) + " schedule ops each); this machine has " +
-                               memory_size(static_cast<double>(budget.available_bytes)) +
-                               " available: use fewer accelerators");
+      throw InsufficientMemory(
+          algorithm + " needs about " + memory_size(static_cast<double>(need)) + " of memory (" +
+          std::to_string(bucket_bytes.size()) + " gradient buckets of " +
+          std::to_string(executed_op_count(first, budget.executor)) + " schedule ops each); this machine has " +
+          memory_size(static_cast<double>(budget.available_bytes)) + " available: use fewer accelerators");
     }
   }
   return program;
@@ -137,7 +139,7 @@ struct DataParallelNetwork {
   SimGridOptions sg;
   AlgorithmOptions options;
 
-  DataParallelNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators, Backend backend) {
+  DataParallelNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators) {
     const int per_node = cluster.node.accelerators;
     const int nodes = (accelerators + per_node - 1) / per_node;
     ClusterSpec spec = cluster;
@@ -148,11 +150,12 @@ struct DataParallelNetwork {
     sg.accelerator_of.resize(static_cast<std::size_t>(accelerators));
     sg.cost.reduce_Bps = cluster.node.reduce_Bps;
     sg.factors = setup.network_factors;
-    options.servers = static_cast<std::uint32_t>(nodes);
-    options.colocated_servers = true;
-    options.ranks_per_node = static_cast<std::uint32_t>(accelerators % per_node == 0 ? per_node : accelerators);
-    options.server_stride = static_cast<std::uint32_t>(per_node);
-    options.compact = backend == Backend::flow;
+    // (whichever algorithm runs: the others ignore these)
+    options.set(ps_servers_option.name, static_cast<std::uint64_t>(nodes));
+    options.set(ps_placement_option.name, "colocated");
+    options.set(ranks_per_node_option.name,
+                static_cast<std::uint64_t>(accelerators % per_node == 0 ? per_node : accelerators));
+    options.set(ps_server_stride_option.name, static_cast<std::uint64_t>(per_node));
   }
 };
 
@@ -190,7 +193,7 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
                    gigabytes(p.memory.total_bytes() - setup.device.memory_bytes) + "); not simulated";
     return p;
   }
-  const DataParallelNetwork net(setup, cluster, accelerators, backend);
+  const DataParallelNetwork net(setup, cluster, accelerators);
   const SimGridOptions& sg = net.sg;
   const Topology& topology = *net.topology;
   const AlgorithmOptions& options = net.options;
@@ -229,7 +232,7 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   if (accelerators < 2) throw std::invalid_argument("last bucket: needs at least 2 accelerators");
   const std::vector<GradientBucket> buckets = gradient_buckets(setup);
   if (buckets.empty()) throw std::invalid_argument("last bucket: the model has no parameters");
-  const DataParallelNetwork net(setup, cluster, accelerators, backend);
+  const DataParallelNetwork net(setup, cluster, accelerators);
   LastBucket out;
   out.bucket = buckets.back();
   out.buckets = buckets.size();

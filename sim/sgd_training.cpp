@@ -342,7 +342,8 @@ TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& 
   if (c.mode == TrainMode::allreduce) {
     AlgorithmOptions options;
     options.element_bytes = 4;
-    schedule = std::make_unique<Schedule>(find_algorithm(c.algorithm).build(c.workers, params * 4, options));
+    // (the actors run every step written out)
+    schedule = std::make_unique<Schedule>(expand(find_algorithm(c.algorithm).build(c.workers, params * 4, options)));
     const Schedule* const only[] = {schedule.get()};
     const std::vector<sg4::Host*> hosts = build_platform(only, schedule->ranks, o);
     const std::vector<RankMailboxes> mailboxes = make_mailboxes(only, schedule->ranks, o);

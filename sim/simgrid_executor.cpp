@@ -628,6 +628,7 @@ void check_simgrid_actors(int actors) {
 }
 
 ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& options) {
+  if (schedule.compact()) return run_simgrid(expand(schedule), options);  // its actors run every step written out
   if (std::string problem = check_well_formed(schedule); !problem.empty()) {
     throw std::invalid_argument("simgrid executor: " + problem);
   }

@@ -79,7 +79,8 @@ int simgrid_actor_limit();
 // Throws std::invalid_argument when `actors` exceed simgrid_actor_limit(), with the limit and why.
 void check_simgrid_actors(int actors);
 
-// Throws std::invalid_argument for a malformed schedule or options (or more ranks than check_simgrid_actors allows),
+// A compact schedule is expanded first. Throws std::invalid_argument for a malformed schedule or options (or more ranks
+// than check_simgrid_actors allows, or an expanded form above ScheduleBuilder::max_ops),
 // std::runtime_error when the simulation fails (deadlock, SimGrid stopped, or the child ran out of memory).
 ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& options);
 

@@ -140,8 +140,13 @@ StepRun run_simgrid_step(const StepProgram& program, const SimGridOptions& optio
     throw std::invalid_argument("training step: " + std::to_string(program.units) + " units but " +
                                 std::to_string(options.accelerator_of.size()) + " placed on the cluster");
   }
+  // SimGrid runs every step of a compact schedule written out
+  std::deque<Schedule> expanded;
+  std::vector<const Schedule*> segments;
   for (const Schedule* segment : program.segments) {
-    if (std::string problem = check_well_formed(*segment); !problem.empty()) {
+    if (segment->compact()) expanded.push_back(expand(*segment));
+    segments.push_back(segment->compact() ? &expanded.back() : segment);
+    if (std::string problem = check_well_formed(*segments.back()); !problem.empty()) {
       throw std::invalid_argument("training step: " + problem);
     }
   }
@@ -153,7 +158,7 @@ StepRun run_simgrid_step(const StepProgram& program, const SimGridOptions& optio
         xbt_log_control_set("xbt_cfg.thresh:warning");
         RunTrace recorded;
         RunTrace* record = trace != nullptr ? &recorded : nullptr;
-        SimGridNetwork network(program.segments, program.units, options, fd, record);
+        SimGridNetwork network(segments, program.units, options, fd, record);
         const StepRun r = drive_step(program, network, program.ranks, "simgrid executor", record);
         const std::int32_t ok = 0;
         const std::uint64_t counts[2] = {recorded.transfers.size(), recorded.spans.size()};

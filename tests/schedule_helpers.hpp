@@ -1,4 +1,5 @@
-// Helpers for tests that take a schedule apart and plant bugs in it.
+// Helpers for tests that take a schedule apart and plant bugs in it: they work on the full form (compact schedules
+// expanded).
 #pragma once
 
 #include <vector>
@@ -7,7 +8,8 @@
 
 namespace dtsim::test {
 
-inline std::vector<std::vector<Op>> ops_by_rank(const Schedule& s) {
+inline std::vector<std::vector<Op>> ops_by_rank(const Schedule& compact_or_full) {
+  const Schedule s = expand(compact_or_full);
   std::vector<std::vector<Op>> out;
   for (int r = 0; r < s.ranks; ++r) {
     const auto ops = s.rank_ops(r);
@@ -17,6 +19,7 @@ inline std::vector<std::vector<Op>> ops_by_rank(const Schedule& s) {
 }
 
 inline Schedule with_ops(Schedule s, const std::vector<std::vector<Op>>& by_rank) {
+  s.repeats.clear();  // the ops given are the full form
   s.ops.clear();
   s.rank_begin.clear();
   for (const auto& ops : by_rank) {

@@ -25,7 +25,7 @@ double analytical_time(const std::string& name, int ranks, std::uint64_t bytes, 
 
 TEST_CASE("every algorithm passes the verifier over ranks x bytes") {
   AlgorithmOptions options;
-  options.segment_bytes = 100000;  // the pipelined trees cut 1 MB into 10 segments
+  options.set("segment-size", 100000);  // the pipelined trees cut 1 MB into 10 segments
   for (const AlgorithmInfo& algorithm : algorithms()) {
     for (int ranks : {1, 2, 3, 4, 5, 7, 8, 16, 33, 64}) {
       for (std::uint64_t bytes : {0ULL, 1ULL, 4ULL * static_cast<std::uint64_t>(ranks) - 1, 1000000ULL}) {
@@ -41,7 +41,7 @@ TEST_CASE("every algorithm passes the verifier over ranks x bytes") {
 TEST_CASE("every algorithm produces the exact sum on real payloads") {
   AlgorithmOptions options;
   options.element_bytes = 4;
-  options.segment_bytes = 40000;  // the pipelined trees cut 400 kB into 10 segments
+  options.set("segment-size", 40000);  // the pipelined trees cut 400 kB into 10 segments
   for (const AlgorithmInfo& algorithm : algorithms()) {
     for (int ranks : {2, 3, 5, 8, 33}) {
       for (std::uint64_t bytes : {4ULL, 4ULL * (4ULL * static_cast<std::uint64_t>(ranks) - 1), 400000ULL}) {
@@ -67,7 +67,7 @@ TEST_CASE("analytical and SimGrid times equal each algorithm's closed form on a 
     if (algorithm.collective != Collective::allreduce) continue;  // the other collectives: their own test below
     for (int ranks : {2, 3, 4, 5, 7, 8, 16}) {
       CAPTURE(algorithm.name, ranks);
-      const double formula = allreduce_closed_form_seconds(algorithm.name, ranks, bytes, cost);
+      const double formula = algorithm.closed_form_seconds(ranks, bytes, cost);
       REQUIRE(formula > 0);
       const Schedule s = algorithm.build(ranks, bytes, AlgorithmOptions{});
       AnalyticalOptions an;
@@ -120,8 +120,8 @@ TEST_CASE("parameter server: sharded, on server hosts or co-located, verified, e
         if (colocated && servers > static_cast<std::uint32_t>(ranks)) continue;
         CAPTURE(colocated, servers, ranks);
         AlgorithmOptions options;
-        options.servers = servers;
-        options.colocated_servers = colocated;
+        options.set("servers", servers);
+        options.set("ps-placement", colocated ? "colocated" : "hosts");
         const Schedule s = find_algorithm("ps").build(ranks, bytes, options);
         CHECK(s.participants == ranks);
         CHECK(s.ranks == (colocated ? ranks : ranks + static_cast<int>(servers)));
@@ -131,8 +131,7 @@ TEST_CASE("parameter server: sharded, on server hosts or co-located, verified, e
         AnalyticalOptions an;
         an.cost = cost;
         CHECK(rel_diff(run_analytical(s, an).time_s,
-                       allreduce_closed_form_seconds("ps", ranks, bytes, cost, ClosedFormOptions{servers, colocated})) <
-              1e-9);
+                       find_algorithm("ps").closed_form_seconds(ranks, bytes, cost, options)) < 1e-9);
         SimGridOptions sg;
         sg.cost = cost;
         const double shared = parameter_server_shared_link_seconds(ranks, bytes, cost, servers, colocated);
@@ -153,9 +152,9 @@ TEST_CASE("parameter server: sharded, on server hosts or co-located, verified, e
       if ((servers - 1) * stride >= static_cast<std::uint32_t>(ranks)) continue;
       CAPTURE(stride, servers);
       AlgorithmOptions options;
-      options.servers = servers;
-      options.colocated_servers = true;
-      options.server_stride = stride;
+      options.set("servers", servers);
+      options.set("ps-placement", "colocated");
+      options.set("server-stride", stride);
       const Schedule s = find_algorithm("ps").build(ranks, bytes, options);
       CHECK(verify(s).ok);
       for (int r = 0; r < ranks; ++r) {
@@ -173,13 +172,17 @@ TEST_CASE("parameter server: sharded, on server hosts or co-located, verified, e
     }
   }
   AlgorithmOptions spread;
-  spread.servers = 3;
-  spread.colocated_servers = true;
-  spread.server_stride = 4;
+  spread.set("servers", 3);
+  spread.set("ps-placement", "colocated");
+  spread.set("server-stride", 4);
   CHECK_THROWS_WITH(find_algorithm("ps").build(8, 100, spread), Catch::Contains("do not fit in 8 ranks"));
-  CHECK_THROWS_AS(find_algorithm("ps").build(4, 100, AlgorithmOptions{1, 0, false}), OptionError);
-  CHECK_THROWS_WITH(find_algorithm("ps").build(4, 100, AlgorithmOptions{1, 5, true}),
-                    Catch::Contains("at most 4 co-located servers"));
+  AlgorithmOptions none;
+  none.set("servers", 0);
+  CHECK_THROWS_AS(find_algorithm("ps").build(4, 100, none), OptionError);
+  AlgorithmOptions five;
+  five.set("servers", 5);
+  five.set("ps-placement", "colocated");
+  CHECK_THROWS_WITH(find_algorithm("ps").build(4, 100, five), Catch::Contains("at most 4 co-located servers"));
 }
 
 TEST_CASE("a single parameter server is about P times slower than the ring at 64 ranks and 100 MB") {
@@ -207,7 +210,7 @@ TEST_CASE("the other collectives: closed forms on both executors, contention whe
         const VerifyReport report = verify(s);
         CAPTURE(report.error);
         CHECK(report.ok);
-        const double formula = closed_form_seconds(to_string(algorithm.collective), algorithm.name, ranks, bytes, cost);
+        const double formula = algorithm.closed_form_seconds(ranks, bytes, cost);
         REQUIRE(formula > 0);
         AnalyticalOptions an;
         an.cost = cost;
@@ -257,8 +260,8 @@ TEST_CASE("hierarchical: node-local reduce-scatter, any allreduce across nodes, 
              {8, 1}, {8, 2}, {8, 4}, {8, 8}, {12, 4}, {12, 3}, {6, 2}, {16, 4}}) {
       CAPTURE(inter, ranks, per_node);
       AlgorithmOptions options;
-      options.ranks_per_node = per_node;
-      options.inter_algorithm = inter;
+      options.set("ranks-per-node", per_node);
+      options.set("inter", inter);
       for (std::uint64_t small : {0ULL, 1ULL, 999ULL}) {
         CAPTURE(small);
         const VerifyReport tiny = verify(find_algorithm("hierarchical").build(ranks, small, options));
@@ -269,8 +272,7 @@ TEST_CASE("hierarchical: node-local reduce-scatter, any allreduce across nodes, 
       const VerifyReport report = verify(s);
       CAPTURE(report.error);
       CHECK(report.ok);
-      const double formula = allreduce_closed_form_seconds(
-          "hierarchical", ranks, bytes, cost, ClosedFormOptions{1, false, static_cast<int>(per_node), inter});
+      const double formula = find_algorithm("hierarchical").closed_form_seconds(ranks, bytes, cost, options);
       AnalyticalOptions an;
       an.cost = cost;
       CHECK(rel_diff(run_analytical(s, an).time_s, formula) < 1e-9);
@@ -283,10 +285,10 @@ TEST_CASE("hierarchical: node-local reduce-scatter, any allreduce across nodes, 
     }
   }
   AlgorithmOptions bad;
-  bad.ranks_per_node = 3;
+  bad.set("ranks-per-node", 3);
   CHECK_THROWS_WITH(find_algorithm("hierarchical").build(8, 100, bad), Catch::Contains("expected a divisor of the 8"));
-  bad.ranks_per_node = 2;
-  bad.inter_algorithm = "ps";
+  bad.set("ranks-per-node", 2);
+  bad.set("inter", "ps");
   CHECK_THROWS_AS(find_algorithm("hierarchical").build(8, 100, bad), OptionError);
 }
 
@@ -300,7 +302,7 @@ TEST_CASE("pipelined trees: segments verified, closed form exact without reducti
         const std::uint64_t bytes = 6144;  // whole and halved, every part splits into equal segments
         CAPTURE(name, ranks, segment);
         AlgorithmOptions options;
-        options.segment_bytes = segment;
+        options.set("segment-size", segment);
         const Schedule s = find_algorithm(name).build(ranks, bytes, options);
         if (segment > 1) {  // 1-byte segments: 4096 chunks, verified by the smaller cases
           const VerifyReport report = verify(s);
@@ -312,15 +314,14 @@ TEST_CASE("pipelined trees: segments verified, closed form exact without reducti
         CHECK(s.chunks.size() == (twin ? 2 : 1) * ((part + segment - 1) / segment));
         for (const Chunk& c : s.chunks)
           CHECK(c.size_bytes <= segment);
-        const ClosedFormOptions form{1, false, 1, "ring", segment};
         AnalyticalOptions an;
         an.cost = cost;
         an.cost.reduce_Bps = 1e300;  // reductions free: (K + 2H - 1)(alpha + s beta) is exact
-        const double free_reduce = allreduce_closed_form_seconds(name, ranks, bytes, an.cost, form);
+        const double free_reduce = find_algorithm(name).closed_form_seconds(ranks, bytes, an.cost, options);
         CHECK(rel_diff(run_analytical(s, an).time_s, free_reduce) < 1e-8);  // sums over ~6000 steps
         // with reduction cost the formula charges two segments per step: an upper bound within that charge
         an.cost = cost;
-        const double formula = allreduce_closed_form_seconds(name, ranks, bytes, cost, form);
+        const double formula = find_algorithm(name).closed_form_seconds(ranks, bytes, cost, options);
         const double timed = run_analytical(s, an).time_s;
         CHECK(timed <= formula * (1 + 1e-8));
         CHECK(timed >= free_reduce * (1 - 1e-8));
@@ -339,11 +340,11 @@ TEST_CASE("pipelined trees: segments verified, closed form exact without reducti
     }
   }
   AlgorithmOptions zero;
-  zero.segment_bytes = 0;
+  zero.set("segment-size", 0);
   CHECK_THROWS_AS(find_algorithm("pipelined-tree").build(4, 100, zero), OptionError);
   CHECK_THROWS_AS(find_algorithm("dbtree").build(4, 100, zero), OptionError);
   AlgorithmOptions tiny;
-  tiny.segment_bytes = 1;
+  tiny.set("segment-size", 1);
   CHECK_THROWS_WITH(find_algorithm("dbtree").build(1024, 1ULL << 30, tiny), Catch::Contains("use larger segments"));
 }
 
@@ -351,7 +352,7 @@ TEST_CASE("the double binary tree: every rank forwards for at most one tree, and
   for (int ranks : {4, 8, 16, 64}) {
     CAPTURE(ranks);
     AlgorithmOptions options;
-    options.segment_bytes = 1000;
+    options.set("segment-size", 1000);
     const Schedule s = find_algorithm("dbtree").build(ranks, 2000, options);  // one segment per tree
     // per rank, whether it receives reductions in each tree (chunk 0: the first tree's, chunk 1: the second's)
     for (int r = 0; r < ranks; ++r) {

@@ -366,6 +366,16 @@ TEST_CASE("a hierarchical schedule too large to hold is refused before it is bui
   CHECK(run.output.find("at most 268435456") != std::string::npos);
 }
 
+TEST_CASE("a ring too large to write out is refused, naming --ranks, by the executors that expand it") {
+  // built compact (36000 ops) whatever the backend; SimGrid and the analytical executor would write out 4P(P-1)
+  for (const char* backend : {"analytical", "simgrid"}) {
+    CAPTURE(backend);
+    const Run run = run_dtsim(std::string("collective --ranks 9000 --bytes 1MB --backend ") + backend);
+    CHECK(run.exit_code == 2);
+    CHECK(run.output.find("--ranks: ring schedule for 9000 ranks needs 323964000 ops") != std::string::npos);
+  }
+}
+
 TEST_CASE("compare refuses bad lists with exit 2") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"compare --ranks 2,4,...,1000", "--ranks: '2,4,...,1000' does not reach its last value"},

@@ -328,7 +328,7 @@ TEST_CASE("per-message gaps: a parameter server's incast costs its server a gap 
   AlphaBetaGamma cost = make_cost(1e-6, 1e12, 1e15);  // bytes and reductions nearly free
   cost.gap_s = 5e-6;
   AlgorithmOptions options;
-  options.servers = 1;
+  options.set("servers", 1);
   const Schedule ps = find_algorithm("ps").build(workers, 700, options);
   REQUIRE(ps.ranks == workers + 1);
   AnalyticalOptions an;

@@ -8,7 +8,10 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
+#include "algorithms/step_walker.hpp"
+#include "algorithms/verifier.hpp"
 #include "scenarios/cluster_file.hpp"
+#include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/simgrid_executor.hpp"
 #include "sim/topology.hpp"
@@ -22,16 +25,42 @@ double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fa
 const std::vector<std::string> allreduce_algorithms{
     "ring", "tree", "pipelined-tree", "dbtree", "butterfly", "rabenseifner", "ps", "direct", "hierarchical"};
 
-// ps: 2 co-located servers, server_stride ranks apart (the ranks per node puts one on each of the first two nodes)
+// ps: 2 co-located servers, server_stride ranks apart (the ranks per node puts one on each of the first two nodes).
+// The schedule as the algorithm builds it (compact where it has a compact form), or its full form written out.
 Schedule build(const std::string& algorithm, int ranks, std::uint64_t bytes, int ranks_per_node = 4,
                bool compact = false, int server_stride = 1) {
   AlgorithmOptions options;
-  options.compact = compact;
-  options.colocated_servers = true;
-  options.servers = 2;
-  options.server_stride = static_cast<std::uint32_t>(server_stride);
-  options.ranks_per_node = static_cast<std::uint32_t>(ranks_per_node);
-  return find_algorithm(algorithm).build(ranks, bytes, options);
+  options.set("ps-placement", "colocated");
+  options.set("servers", 2);
+  options.set("server-stride", static_cast<std::uint32_t>(server_stride));
+  options.set("ranks-per-node", static_cast<std::uint32_t>(ranks_per_node));
+  const Schedule built = find_algorithm(algorithm).build(ranks, bytes, options);
+  return compact ? built : expand(built);
+}
+
+// The ring of `collective` over p ranks written out step by step from its definition (algorithms/ring.cpp), without
+// repeat_step: what expanding the compact ring must give.
+Schedule written_out_ring(Collective collective, std::uint32_t p, std::uint64_t bytes) {
+  ScheduleBuilder builder(collective, "ring", static_cast<int>(p), bytes, buffer_chunks(bytes, p, 1));
+  if (collective != Collective::allreduce) builder.set_chunk_blocks(identity_blocks(p));
+  // (shift, reduce) of each pass: in step s rank r sends chunk (r + shift - s) mod p and receives the one before it
+  std::vector<std::pair<std::uint32_t, bool>> passes{{0, true}, {1, false}};
+  if (collective == Collective::reduce_scatter) passes = {{p - 1, true}};
+  if (collective == Collective::allgather) passes = {{0, false}};
+  for (std::uint32_t r = 0; r < p; ++r) {
+    builder.begin_rank(static_cast<int>(r));
+    for (const auto& [shift, reduce] : passes) {
+      for (std::uint32_t s = 0; s + 1 < p; ++s) {
+        const std::uint32_t out = (r + shift + p - s) % p;
+        const std::uint32_t in = (out + p - 1) % p;
+        const int prev = static_cast<int>((r + p - 1) % p);
+        builder.begin_step();
+        builder.add(Op::send(static_cast<int>((r + 1) % p), out));
+        builder.add(reduce ? Op::recv_reduce(prev, in) : Op::recv_copy(prev, in));
+      }
+    }
+  }
+  return builder.finish();
 }
 
 }  // namespace
@@ -102,35 +131,56 @@ TEST_CASE("padding uneven chunks to the largest errs upwards by at most the padd
   CHECK(rel_diff(a.time_s, run_simgrid(expand(s), SimGridOptions{}).time_s) < 1e-6);
 }
 
-TEST_CASE("compact schedules expand to the full ones and other executors refuse them unexpanded") {
+TEST_CASE("builders give one schedule whatever the executor: the compact ring expands to the ring written out") {
+  for (Collective c : {Collective::allreduce, Collective::reduce_scatter, Collective::allgather}) {
+    for (std::uint32_t ranks : {2U, 3U, 8U, 12U}) {
+      CAPTURE(to_string(c), ranks);
+      const Schedule compact = find_algorithm("ring", c).build(static_cast<int>(ranks), 9000, AlgorithmOptions{});
+      CHECK(compact.compact() == (ranks > 2));  // two ranks: a pass is one step, nothing repeats
+      CHECK(compact.ops.size() == (c == Collective::allreduce ? 4ULL : 2ULL) * ranks);
+      const Schedule expanded = expand(compact);
+      const Schedule reference = written_out_ring(c, ranks, 9000);
+      CHECK_FALSE(expanded.compact());
+      CHECK(expanded.ops == reference.ops);
+      CHECK(expanded.rank_begin == reference.rank_begin);
+      CHECK(expanded.spans == reference.spans);
+      CHECK(expanded_op_count(compact) == reference.ops.size());
+    }
+  }
+}
+
+TEST_CASE("executors that run every step expand a compact schedule themselves, with the same results") {
+  AlphaBetaGamma cost;
+  cost.alpha_s = 3e-6;
   for (const std::string& algorithm : {std::string("ring"), std::string("hierarchical")}) {
     for (int ranks : {1, 2, 3, 8, 12}) {
       for (std::uint64_t bytes : {0ULL, 5ULL, 1000ULL, 1000000ULL}) {
         const int per_node = algorithm == "hierarchical" && ranks % 4 == 0 ? 4 : 1;
         CAPTURE(algorithm, ranks, bytes);
-        const Schedule full = build(algorithm, ranks, bytes, per_node);
         const Schedule compact = build(algorithm, ranks, bytes, per_node, true);
-        const Schedule expanded = expand(compact);
-        CHECK(expanded.ops == full.ops);
-        CHECK(expanded.rank_begin == full.rank_begin);
-        CHECK(expanded.spans == full.spans);
-        CHECK_FALSE(expanded.compact());
-        if (compact.compact()) {
-          CHECK(compact.ops.size() < full.ops.size());
-          CHECK_THROWS_AS(run_simgrid(compact, SimGridOptions{}), std::invalid_argument);
-        }
+        const Schedule full = expand(compact);
+        CHECK_FALSE(full.compact());
+        CHECK(full.ops.size() == expanded_op_count(compact));
+        if (!compact.compact()) continue;
+        CHECK(compact.ops.size() < full.ops.size());
+        // SimGrid's training actors (run_simgrid_training) still take only the full form: the check says so
+        CHECK_FALSE(check_well_formed(compact).empty());
+        CHECK(check_well_formed(compact, true).empty());
+        SimGridOptions sg;
+        sg.cost = cost;
+        AnalyticalOptions an;
+        an.cost = cost;
+        const ExecutionResult a = run_simgrid(compact, sg), b = run_simgrid(full, sg);
+        CHECK(a.time_s == b.time_s);
+        CHECK(a.messages == b.messages);
+        CHECK(run_analytical(compact, an).time_s == run_analytical(full, an).time_s);
+        const VerifyReport v = verify(compact), w = verify(full);
+        CHECK(v.ok);
+        CHECK(v.messages == w.messages);
+        CHECK(v.bytes_sent == w.bytes_sent);
+        CHECK(v.max_steps == w.max_steps);
       }
     }
-  }
-  AlgorithmOptions options;
-  options.compact = true;
-  for (Collective c : {Collective::reduce_scatter, Collective::allgather}) {
-    options.compact = true;
-    const Schedule compact = find_algorithm("ring", c).build(9, 9000, options);
-    options.compact = false;
-    const Schedule full = find_algorithm("ring", c).build(9, 9000, options);
-    CHECK(compact.compact());
-    CHECK(expand(compact).ops == full.ops);
   }
 }
 
@@ -220,6 +270,11 @@ TEST_CASE("auto picks SimGrid up to the documented rank count and flow above, an
   CHECK(estimated_run_bytes(full, RunMemory::simgrid) > full.op_count() * sizeof(Op));
   CHECK(estimated_run_bytes(full, RunMemory::simgrid) > estimated_run_bytes(full, RunMemory::flow));
   CHECK(estimated_run_bytes(compact, RunMemory::flow) < estimated_run_bytes(full, RunMemory::flow));
+  // SimGrid and the analytical executor expand the compact schedule: they hold as much as for the full one
+  CHECK(estimated_run_bytes(compact, RunMemory::simgrid) == estimated_run_bytes(full, RunMemory::simgrid));
+  CHECK(estimated_run_bytes(compact, RunMemory::analytical) == estimated_run_bytes(full, RunMemory::analytical));
+  CHECK(executed_op_count(compact, RunMemory::simgrid) == full.op_count());
+  CHECK(executed_op_count(compact, RunMemory::flow) == compact.op_count());
   // direct keeps a channel per pair of ranks: more than the ring for the same op count
   const Schedule direct = build("direct", 256, 1000000);
   const Schedule ring = build("ring", 256, 1000000);

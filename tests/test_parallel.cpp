@@ -27,7 +27,8 @@ using namespace dtsim;
 namespace {
 
 // Bytes one rank of the schedule sends (every rank of these ring schedules sends the same).
-double bytes_sent_by(const Schedule& s, int rank) {
+double bytes_sent_by(const Schedule& compact, int rank) {
+  const Schedule s = expand(compact);
   double sent = 0;
   for (const Op& op : s.rank_ops(rank)) {
     if (op.kind() == OpKind::send) sent += static_cast<double>(s.span_bytes(op.span()));

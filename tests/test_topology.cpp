@@ -311,7 +311,7 @@ TEST_CASE("hierarchical allreduce beats the flat ring on 8-GPU NVSwitch nodes wi
     sg.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
     const int p = topology.accelerators();
     AlgorithmOptions options;
-    options.ranks_per_node = 8;
+    options.set("ranks-per-node", 8);
     const double ring = run_simgrid(find_algorithm("ring").build(p, 256000000, options), sg).time_s;
     const double hierarchical = run_simgrid(find_algorithm("hierarchical").build(p, 256000000, options), sg).time_s;
     // the flat ring pushes 2 (P-1)/P n through each NIC, the hierarchical one 2 (N-1)/N n after a node-local

@@ -208,14 +208,14 @@ TEST_CASE("transfers matched in two passes are those the step walker matches, st
                   .has_value());
   // every algorithm, against the walker
   AlgorithmOptions options;
-  options.colocated_servers = true;
-  options.servers = 3;
-  options.ranks_per_node = 3;
+  options.set("ps-placement", "colocated");
+  options.set("servers", 3);
+  options.set("ranks-per-node", 3);
   for (const std::string name :
        {"ring", "tree", "pipelined-tree", "dbtree", "butterfly", "rabenseifner", "ps", "direct", "hierarchical"}) {
     for (int ranks : {6, 9}) {
       CAPTURE(name, ranks);
-      const Schedule schedule = find_algorithm(name).build(ranks, 3000000, options);
+      const Schedule schedule = expand(find_algorithm(name).build(ranks, 3000000, options));  // every step
       MatchRecorder walk;
       walk.steps_done.assign(static_cast<std::size_t>(ranks), 0);
       REQUIRE(walk_schedule(schedule, walk).error.empty());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "algorithms/collectives.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
 #include "validation/payload.hpp"
 
@@ -127,11 +128,13 @@ int main(int argc, char** argv) {
   const int repetitions = std::max(1, std::atoi(argv[3]));
   dtsim::AlgorithmOptions options;
   options.element_bytes = 4;
-  options.colocated_servers = true;  // every rank is a host of the cluster
+  options.set(dtsim::ps_placement_option.name, "colocated");  // every rank is a host of the cluster
   dtsim::Schedule schedule;
   const bool library = algorithm == "mpi";
   try {
-    schedule = dtsim::find_qualified_algorithm(library ? "ring" : algorithm).build(ranks, bytes, options);
+    // every step written out: the ranks run them one by one
+    schedule =
+        dtsim::expand(dtsim::find_qualified_algorithm(library ? "ring" : algorithm).build(ranks, bytes, options));
   } catch (const std::exception& e) {
     if (rank == 0) std::fprintf(stderr, "dtsim-mpi-run: %s\n", e.what());
     MPI_Finalize();

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "algorithms/collectives.hpp"
+#include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
 #include "validation/nccl_kernels.hpp"
 #include "validation/payload.hpp"
@@ -161,9 +162,10 @@ int main(int argc, char** argv) {
       for (std::uint64_t bytes : sizes) {
         dtsim::AlgorithmOptions options;
         options.element_bytes = 4;
-        options.colocated_servers = true;
+        options.set(dtsim::ps_placement_option.name, "colocated");
         const bool vendor = algorithm == "nccl";
-        const dtsim::Schedule s = dtsim::find_algorithm(vendor ? "ring" : algorithm).build(gpus, bytes, options);
+        const dtsim::Schedule s =  // every step written out: the GPUs run them one by one
+            dtsim::expand(dtsim::find_algorithm(vendor ? "ring" : algorithm).build(gpus, bytes, options));
         std::vector<double> times;
         std::atomic<bool> ok{true};
         for (int rep = 0; rep < repetitions + 1; ++rep) {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
 #include "algorithms/schedule.hpp"
 #include "calibrate/fit.hpp"
@@ -164,7 +165,7 @@ SimGridOptions case_options(bool library, const TransportModel& m) {
 double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t bytes, const TransportModel& m) {
   AlgorithmOptions options;
   options.element_bytes = 4;
-  options.colocated_servers = true;
+  options.set(ps_placement_option.name, "colocated");
   // the libraries' own allreduce is pinned to (OpenMPI) or mostly is (NCCL) a ring
   const bool library = algorithm_name == "mpi" || algorithm_name == "nccl";
   const std::string algorithm = library ? "ring" : algorithm_name;
