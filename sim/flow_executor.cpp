@@ -767,7 +767,14 @@ private:
     StepGaps gaps;
     st.reduce_bytes = 0;
     ++posted_since_lockstep_;
-    if (rank == 0) anchor_posted_ = true;
+    if (rank == anchor_) {
+      anchor_posted_ = true;
+    } else if (o_.segment_rounds && ranks_[static_cast<std::size_t>(anchor_)].segment == nullptr) {
+      anchor_ = rank;  // (several streams: the anchor is a running rank, the first to post once the last one left)
+      anchors_ = 0;
+      period_start_.valid = false;
+      anchor_posted_ = true;
+    }
     for (std::uint64_t i = c.begin; i < c.end; ++i) {
       const Op& op = s.ops[i];
       if (op.kind() == OpKind::compute) {
@@ -883,6 +890,7 @@ private:
   struct Snapshot {
     bool valid = false;
     double at = 0;
+    std::vector<std::uint32_t> units;  // the ranks it covers (segment_rounds: those inside a segment; else all)
     std::vector<std::uint32_t> k;
     std::vector<std::uint64_t> keys;
     std::vector<double> values;
@@ -891,8 +899,12 @@ private:
   Snapshot snapshot() const {
     Snapshot snap;
     snap.at = now_;
-    for (const RankState& st : ranks_) {
+    for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
+      const RankState& st = ranks_[r];
+      // (several streams: ranks outside every segment are idle, and stay so while no running rank ends its segment)
+      if (o_.segment_rounds && st.segment == nullptr) continue;
       if (st.segment == nullptr || st.step.repeat == nullptr || !st.segment->even) return snap;
+      snap.units.push_back(r);
       snap.k.push_back(st.step.k);
       snap.keys.insert(snap.keys.end(), {static_cast<std::uint64_t>(st.segment - segments_.data()), st.step.begin,
                                          st.outstanding, st.reduce_bytes});
@@ -950,13 +962,15 @@ private:
     if (anchors_ % 8 != 1 || !period_start_.valid) return;
     const Snapshot now = snapshot();
     const Snapshot& then = period_start_;
-    if (!now.valid || now.keys != then.keys || now.values.size() != then.values.size()) return;
+    if (!now.valid || now.units != then.units || now.keys != then.keys || now.values.size() != then.values.size()) {
+      return;
+    }
     const double period = now.at - then.at;
     if (period <= 0) return;
     std::uint32_t periods = std::numeric_limits<std::uint32_t>::max();
-    for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      if (now.k[r] != then.k[r] + 1) return;  // (the keys hold each rank's stored step: the same one)
-      periods = std::min(periods, ranks_[r].step.repeat->count - now.k[r]);
+    for (std::size_t i = 0; i < now.units.size(); ++i) {
+      if (now.k[i] != then.k[i] + 1) return;  // (the keys hold each rank's stored step: the same one)
+      periods = std::min(periods, ranks_[now.units[i]].step.repeat->count - now.k[i]);
     }
     for (std::size_t i = 0; i < now.values.size(); ++i) {
       const double a = now.values[i], b = then.values[i];
@@ -972,7 +986,8 @@ private:
       f.updated_at += by;
       f.latency_end += by;
     }
-    for (RankState& st : ranks_) {
+    for (const std::uint32_t r : now.units) {
+      RankState& st = ranks_[r];
       count_sends(st, st.step.k + 1, periods);
       st.step.k += periods;
     }
@@ -1250,6 +1265,7 @@ private:
   std::vector<Segment> segments_;
   bool anchor_posted_ = false;
   std::uint64_t anchors_ = 0;
+  int anchor_ = 0;  // the rank whose posts time the period snapshots
   Snapshot period_start_;
   mutable std::vector<std::uint32_t> flow_order_;
   double lockstep_at_ = -1;
