@@ -5,6 +5,7 @@
 
 #include "algorithms/options.hpp"
 #include "cli/flags.hpp"
+#include "models/parallel.hpp"
 #include "reports/format.hpp"
 
 namespace dtsim::cli {
@@ -146,9 +147,9 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
       "tensor parallelism " + std::to_string(2 * base.tensor) + " instead of " + std::to_string(base.tensor);
   if (!has_tensor_layers(setup.model)) {
     impossible(tensor_what, setup.model.name + " has no layers that tensor parallelism splits (transformer layers)");
-  } else if (per_node % (2 * base.tensor) != 0) {
-    impossible(tensor_what, "it must divide a node's " + std::to_string(per_node) +
-                                " accelerators (tensor parallelism stays inside a node)");
+  } else if (!tensor_fits_nodes(2 * base.tensor, per_node)) {
+    impossible(tensor_what,
+               "it must divide a node's " + std::to_string(per_node) + " accelerators or be a multiple of them");
   } else {
     ParallelLayout to = base;
     to.tensor *= 2;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "models/devices.hpp"
+#include "models/parallel.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
@@ -74,11 +75,11 @@ void check_variant(const Scenario& v, const Flags& flags, bool search, const std
   }
   const ParallelSpec& spec = *v.parallel;
   const int per_node = v.cluster.node.accelerators;
-  if (per_node % spec.tensor != 0) {
+  if (!tensor_fits_nodes(spec.tensor, per_node)) {
     throw UsageError((flags.has("cluster") ? std::string("--cluster") : std::string("scenario.cluster")) + ": " +
                      v.cluster.name + " has " + std::to_string(per_node) +
                      " accelerators per node, which scenario.parallel.tensor = " + std::to_string(spec.tensor) +
-                     " does not divide (tensor parallelism stays inside a node)");
+                     " neither divides nor is a multiple of (a tensor group is part of a node or whole nodes)");
   }
   if (static_cast<std::size_t>(spec.pipeline) > v.setup.model.layers.size()) {
     throw UsageError((flags.has("model") ? std::string("--model") : std::string("scenario.model")) + ": " +

@@ -56,6 +56,11 @@ struct ParallelSpec {
 
 // Whether tensor parallelism splits this layer (a transformer layer: it carries tensor_parallel_values).
 inline bool tensor_split(const Layer& layer) { return layer.tensor_parallel_values > 0; }
+// Whether T tensor ranks fit nodes of `per_node` accelerators: part of one node (T divides it), or whole nodes (T a
+// multiple of it: the tensor-parallel allreduces then cross the NICs).
+inline bool tensor_fits_nodes(int tensor, int per_node) {
+  return tensor >= 1 && per_node >= 1 && (per_node % tensor == 0 || tensor % per_node == 0);
+}
 
 // Contiguous layer ranges [first, last) of `stages` stages with forward FLOPs as equal as a greedy cut makes them.
 // Throws std::invalid_argument when the model has fewer layers than stages.

@@ -298,10 +298,11 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     spec.prefetch = par.choice("prefetch") == "true";
     spec.search = par.choice("search") == "true";
     if (!spec.search) {
-      if (sc.cluster.node.accelerators % spec.tensor != 0) {
-        throw ScenarioError(par.path_of("tensor") + ": " + std::to_string(spec.tensor) + " does not divide a node's " +
-                            std::to_string(sc.cluster.node.accelerators) +
-                            " accelerators (tensor parallelism stays inside a node)");
+      if (!tensor_fits_nodes(spec.tensor, sc.cluster.node.accelerators)) {
+        throw ScenarioError(
+            par.path_of("tensor") + ": " + std::to_string(spec.tensor) + " neither divides a node's " +
+            std::to_string(sc.cluster.node.accelerators) +
+            " accelerators nor is a multiple of them (a tensor group is part of a node or whole nodes)");
       }
       if (static_cast<std::size_t>(spec.pipeline) > setup.model.layers.size()) {
         throw ScenarioError(par.path_of("pipeline") + ": " + std::to_string(spec.pipeline) + " stages for " +

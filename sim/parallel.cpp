@@ -234,10 +234,10 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   if (layout.data < 1 || layout.tensor < 1 || layout.pipeline < 1 || layout.micro_batches < 1) {
     throw std::invalid_argument("parallel: data, tensor, pipeline and micro_batches must be >= 1");
   }
-  if (layout.tensor > per_node || per_node % layout.tensor != 0) {
+  if (!tensor_fits_nodes(layout.tensor, per_node)) {
     throw std::invalid_argument("parallel.tensor: " + std::to_string(layout.tensor) +
                                 " must divide the accelerators of a node (" + std::to_string(per_node) +
-                                "): tensor parallelism stays inside a node");
+                                ") or be a multiple of them (a tensor group of whole nodes)");
   }
   ParallelPrediction out;
   out.layout = layout;

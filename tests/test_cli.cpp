@@ -1206,6 +1206,13 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
   const std::string strong_layered_file = (dir / "strong-layered.json").string();
   std::ofstream(micro32_file) << micro32;
   std::ofstream(strong_layered_file) << strong_layered;
+  // nodes of 3 accelerators: a tensor group of 4 is neither part of a node nor whole nodes
+  std::string three = read_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/cpu-10gbe.json");
+  const std::string one_accelerator = "\"accelerators\": 1";
+  REQUIRE(three.find(one_accelerator) != std::string::npos);
+  three.replace(three.find(one_accelerator), one_accelerator.size(), "\"accelerators\": 3");
+  const std::string three_file = (dir / "three.json").string();
+  std::ofstream(three_file) << three;
   check_usage_errors({
       {"predict --device tpu-v4", "--device: unknown device 'tpu-v4' (built-in: a10, a100-pcie-80gb"},
       {"predict --device tpu-v4", "old names: v100 = v100-sxm2-32gb, a100 = a100-sxm4-80gb, h100 = h100-sxm5-80gb"},
@@ -1233,7 +1240,9 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
       {"explain " + layered + " --accelerators 40", "--accelerators: 40 is not a multiple of tensor x pipeline = 16"},
       {"explain " + layered + " --model mlp-784-95-10",
        "--model: mlp-784-95-10 has 2 layers, fewer than scenario.parallel.pipeline = 4 stages"},
-      {"explain " + layered + " --cluster cpu-10gbe", "--cluster: cpu-10gbe has 1 accelerators per node"},
+      {"explain " + layered + " --cluster " + three_file,
+       "--cluster: cpu-10gbe has 3 accelerators per node, which scenario.parallel.tensor = 4 neither divides nor is a "
+       "multiple of"},
       {"predict --batch 16,32 --trace " + (dir / "t.json").string(), "--trace: one trace file per run"},
   });
   std::filesystem::remove_all(dir);

@@ -320,6 +320,28 @@ TEST_CASE("pipeline sends crossing an oversubscribed link: slower than on full b
   CHECK(oversubscribed.step_s == Approx(quarter.step_s).epsilon(1e-9));
 }
 
+TEST_CASE(
+    "tensor parallelism over two nodes: its allreduces cross the NICs, a group of part of a node or whole nodes") {
+  const Scenario sc = scenario("gpt2-xl-3d");  // DGX H100: 8 GPUs a node, NVSwitch inside, 400 Gb/s NICs
+  ParallelLayout inside;
+  inside.tensor = 8;
+  inside.data = 2;
+  ParallelLayout across;
+  across.tensor = 16;
+  const ParallelPrediction node = predict_parallel(sc.setup, sc.cluster, inside, "ring");
+  const ParallelPrediction nodes = predict_parallel(sc.setup, sc.cluster, across, "ring");
+  REQUIRE(node.fits);
+  REQUIRE(nodes.fits);
+  // the same global batch; twice the values per allreduce, over a ring whose slowest links are NICs, not NVLink
+  CHECK(nodes.global_batch == node.global_batch);
+  CHECK(nodes.tensor_comm_s > 4 * node.tensor_comm_s);
+  CHECK(nodes.step_s > node.step_s);
+  ParallelLayout twelve;
+  twelve.tensor = 12;
+  CHECK_THROWS_WITH(predict_parallel(sc.setup, sc.cluster, twelve, "ring"),
+                    Catch::Contains("must divide the accelerators of a node (8) or be a multiple of them"));
+}
+
 TEST_CASE("simulate_step runs predict_step for plain data parallelism and predict_parallel for a layout") {
   const Scenario plain_sc = scenario("resnet50-v100");
   StepRequest plain;
