@@ -92,13 +92,6 @@ std::vector<int> group_units(const StepProgram& program, Stream stream, int grou
   return units;
 }
 
-// One message of `bytes` from position 0 to position 1: a broadcast over two ranks.
-Schedule point_to_point(std::uint64_t bytes, const AlgorithmOptions& options) {
-  AlgorithmOptions o = options;
-  o.root = 0;
-  return find_algorithm("tree", Collective::broadcast).build(2, bytes, o);
-}
-
 // The step program of a layout: every stage's layers (at 1/T of their work, timed for one micro-batch), each
 // tensor-split layer's allreduce over the stage's T tensor ranks, the stage's gradient buckets reduced over its D
 // replicas (ZeRO-3: reduce-scattered, and each bucket's parameters allgathered), and at each stage boundary the
@@ -189,23 +182,12 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
     const Layer& last = setup.model.layers[ranges[static_cast<std::size_t>(p)].second - 1];
     const auto bytes = static_cast<std::uint64_t>(
         std::llround(boundary_bytes_per_sample(last, setup.compute.precision) * micro_batch / T));
-    const Schedule one = point_to_point(bytes, net.options);
-    std::vector<int> forward, backward;
+    std::vector<std::pair<int, int>> pairs;  // tensor rank t of stage p to tensor rank t of stage p + 1
     for (int d = 0; d < D; ++d) {
-      for (int t = 0; t < T; ++t) {
-        const int from = accelerator_of(layout, d, p, t), to = accelerator_of(layout, d, p + 1, t);
-        forward.push_back(program.unit(from, Stream::send_forward));
-        forward.push_back(program.unit(to, Stream::receive_forward));
-        backward.push_back(program.unit(to, Stream::send_backward));
-        backward.push_back(program.unit(from, Stream::receive_backward));
-      }
+      for (int t = 0; t < T; ++t)
+        pairs.emplace_back(accelerator_of(layout, d, p, t), accelerator_of(layout, d, p + 1, t));
     }
-    const auto f = static_cast<std::int32_t>(program.add_segment(place_groups(one, forward, program.units)));
-    const auto g = static_cast<std::int32_t>(program.add_segment(place_groups(one, backward, program.units)));
-    program.stages[static_cast<std::size_t>(p)].send_forward_segment = f;
-    program.stages[static_cast<std::size_t>(p) + 1].receive_forward_segment = f;
-    program.stages[static_cast<std::size_t>(p) + 1].send_backward_segment = g;
-    program.stages[static_cast<std::size_t>(p)].receive_backward_segment = g;
+    program.connect_stages(p, pairs, bytes);
   }
   return program;
 }

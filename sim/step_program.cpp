@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "algorithms/registry.hpp"
+
 namespace dtsim {
 
 const char* to_string(Stream stream) {
@@ -28,6 +30,23 @@ std::size_t StepProgram::add_segment(Schedule segment) {
   owned_segments.push_back(std::move(segment));  // (a deque: earlier segments stay where they are)
   segments.push_back(&owned_segments.back());
   return segments.size() - 1;
+}
+
+void StepProgram::connect_stages(int stage, std::span<const std::pair<int, int>> pairs, std::uint64_t bytes) {
+  const Schedule one = find_algorithm("tree", Collective::broadcast).build(2, bytes, AlgorithmOptions{});
+  std::vector<int> forward, backward;
+  for (const auto& [from, to] : pairs) {
+    forward.insert(forward.end(), {unit(from, Stream::send_forward), unit(to, Stream::receive_forward)});
+    backward.insert(backward.end(), {unit(to, Stream::send_backward), unit(from, Stream::receive_backward)});
+  }
+  const auto f = static_cast<std::int32_t>(add_segment(place_groups(one, forward, units)));
+  const auto b = static_cast<std::int32_t>(add_segment(place_groups(one, backward, units)));
+  StageStep& before = stages.at(static_cast<std::size_t>(stage));
+  StageStep& after = stages.at(static_cast<std::size_t>(stage) + 1);
+  before.send_forward_segment = f;
+  after.receive_forward_segment = f;
+  after.send_backward_segment = b;
+  before.receive_backward_segment = b;
 }
 
 std::vector<PipeOp> stage_order(int stage, int stages, int m, PipelineSchedule schedule) {

@@ -20,7 +20,9 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/schedule.hpp"
@@ -88,6 +90,11 @@ struct StepProgram {
   void use_stream(Stream stream);
   int unit(int rank, Stream stream) const { return stream_base[static_cast<std::size_t>(stream)] + rank; }
   std::size_t add_segment(Schedule segment);  // an owned segment; returns its index
+  // The boundary between `stage` and stage + 1: for each (rank of stage, rank of stage + 1) pair, a message of `bytes`
+  // from the first's send_forward to the second's receive_forward, and one back from the second's send_backward to
+  // the first's receive_backward (two segments, each a two-rank broadcast laid over the pairs). Call after every
+  // stream is in use and every stage added.
+  void connect_stages(int stage, std::span<const std::pair<int, int>> pairs, std::uint64_t bytes);
   const StageStep& stage_of_rank(int rank) const {
     return stages[stage_of.empty() ? 0 : static_cast<std::size_t>(stage_of[static_cast<std::size_t>(rank)])];
   }

@@ -79,16 +79,9 @@ StepProgram pipeline_program(int stages, int micro_batches, PipelineSchedule sch
     stage.layers.push_back({1.0, 2.0, no_segment});
     program.stages.push_back(stage);
   }
-  const Schedule one = find_algorithm("tree", Collective::broadcast).build(2, 1, AlgorithmOptions{});
   for (int s = 0; s + 1 < stages; ++s) {
-    const int forward[] = {program.unit(s, Stream::send_forward), program.unit(s + 1, Stream::receive_forward)};
-    const int backward[] = {program.unit(s + 1, Stream::send_backward), program.unit(s, Stream::receive_backward)};
-    const auto f = static_cast<std::int32_t>(program.add_segment(place_groups(one, forward, program.units)));
-    const auto g = static_cast<std::int32_t>(program.add_segment(place_groups(one, backward, program.units)));
-    program.stages[static_cast<std::size_t>(s)].send_forward_segment = f;
-    program.stages[static_cast<std::size_t>(s) + 1].receive_forward_segment = f;
-    program.stages[static_cast<std::size_t>(s) + 1].send_backward_segment = g;
-    program.stages[static_cast<std::size_t>(s)].receive_backward_segment = g;
+    const std::pair<int, int> pair[] = {{s, s + 1}};
+    program.connect_stages(s, pair, 1);
   }
   return program;
 }
