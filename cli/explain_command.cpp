@@ -180,6 +180,8 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e) {
                    {"grounding", grounding_json(s.device)},
                    {"cluster", sc.cluster.name},
                    {"precision", to_string(s.compute.precision)},
+                   {"runtime", to_string(s.compute.runtime)},
+                   {"recompute", to_string(s.compute.recompute)},
                    {"scaling", to_string(s.scaling)},
                    {"batch", s.batch}};
   if (e.baseline) {

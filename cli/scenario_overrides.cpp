@@ -1,8 +1,10 @@
 #include "cli/scenario_overrides.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
+#include "models/compute_model.hpp"
 #include "models/devices.hpp"
 #include "models/parallel.hpp"
 #include "scenarios/cluster_file.hpp"
@@ -167,41 +169,71 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
           : std::vector<std::string>{};
   const std::vector<std::string> precisions =
       flags.has("precision") ? parse_names(flags, "precision", check_precision_name) : std::vector<std::string>{};
+  const std::vector<std::string> runtimes =
+      flags.has("runtime")
+          ? parse_names(flags, "runtime",
+                        [](const std::string& n) {
+                          if (!runtime_from_string(n)) {
+                            throw std::invalid_argument("expected eager, cuda_graphs or xla, got '" + n + "'");
+                          }
+                        })
+          : std::vector<std::string>{};
+  const std::vector<std::string> recomputes =
+      flags.has("recompute")
+          ? parse_names(flags, "recompute",
+                        [](const std::string& n) {
+                          if (!recompute_from_string(n)) {
+                            throw std::invalid_argument("expected none, selective or full, got '" + n + "'");
+                          }
+                        })
+          : std::vector<std::string>{};
   const std::vector<int> batches =
       flags.has("batch") ? parse_counts(flags, "batch", 1 << 24) : std::vector<int>{base.setup.batch};
-  const std::size_t device_count = devices.empty() ? 1 : devices.size();
-  const std::size_t precision_count = precisions.empty() ? 1 : precisions.size();
-  for (std::size_t m = 0; m < models.size(); ++m) {
-    for (std::size_t d = 0; d < device_count; ++d) {
-      for (std::size_t p = 0; p < precision_count; ++p) {
-        for (std::size_t b = 0; b < batches.size(); ++b) {
-          ScenarioVariant v{base, {}};
-          TrainingSetup& setup = v.scenario.setup;
-          if (flags.has("model")) setup.model = model_list.at(m);
-          if (!devices.empty()) {
-            setup.device = loaded[d];
-            apply_device_overrides(v.scenario);
-          }
-          if (!precisions.empty()) v.scenario.precision_name = precisions[p];
-          try {
-            setup.compute.precision = precision_for(v.scenario.precision_name, setup.device);
-          } catch (const std::invalid_argument& e) {
-            throw UsageError((!precisions.empty() ? std::string("--precision: ")
-                              : !devices.empty()  ? "--device: " + devices[d] + " (scenario.precision " +
-                                                       v.scenario.precision_name + "): "
-                                                 : "scenario.precision: ") +
-                             e.what());
-          }
-          setup.batch = batches[b];
-          if (models.size() > 1) v.values.emplace_back("model", models[m]);
-          if (devices.size() > 1) v.values.emplace_back("device", devices[d]);
-          if (precisions.size() > 1) v.values.emplace_back("precision", precisions[p]);
-          if (batches.size() > 1) v.values.emplace_back("batch", std::to_string(batches[b]));
-          check_variant(v.scenario, flags, search, out.where);
-          out.variants.push_back(std::move(v));
-        }
-      }
+  // one variant per combination, the last list varying fastest (a mixed-radix count)
+  const std::size_t sizes[] = {models.size(),
+                               std::max<std::size_t>(1, devices.size()),
+                               std::max<std::size_t>(1, precisions.size()),
+                               std::max<std::size_t>(1, runtimes.size()),
+                               std::max<std::size_t>(1, recomputes.size()),
+                               batches.size()};
+  std::size_t combinations = 1;
+  for (const std::size_t n : sizes)
+    combinations *= n;
+  for (std::size_t c = 0; c < combinations; ++c) {
+    std::size_t digits[6];
+    for (std::size_t i = 6, rest = c; i-- > 0;) {
+      digits[i] = rest % sizes[i];
+      rest /= sizes[i];
     }
+    const auto [m, d, p, r, k, b] = digits;
+    ScenarioVariant v{base, {}};
+    TrainingSetup& setup = v.scenario.setup;
+    if (flags.has("model")) setup.model = model_list.at(m);
+    if (!devices.empty()) {
+      setup.device = loaded[d];
+      apply_device_overrides(v.scenario);
+    }
+    if (!precisions.empty()) v.scenario.precision_name = precisions[p];
+    try {
+      setup.compute.precision = precision_for(v.scenario.precision_name, setup.device);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError((!precisions.empty() ? std::string("--precision: ")
+                        : !devices.empty()
+                            ? "--device: " + devices[d] + " (scenario.precision " + v.scenario.precision_name + "): "
+                            : "scenario.precision: ") +
+                       e.what());
+    }
+    if (!runtimes.empty()) setup.compute.runtime = *runtime_from_string(runtimes[r]);
+    if (!recomputes.empty()) setup.compute.recompute = *recompute_from_string(recomputes[k]);
+    setup.batch = batches[b];
+    if (models.size() > 1) v.values.emplace_back("model", models[m]);
+    if (devices.size() > 1) v.values.emplace_back("device", devices[d]);
+    if (precisions.size() > 1) v.values.emplace_back("precision", precisions[p]);
+    if (runtimes.size() > 1) v.values.emplace_back("runtime", runtimes[r]);
+    if (recomputes.size() > 1) v.values.emplace_back("recompute", recomputes[k]);
+    if (batches.size() > 1) v.values.emplace_back("batch", std::to_string(batches[b]));
+    check_variant(v.scenario, flags, search, out.where);
+    out.variants.push_back(std::move(v));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // Flags of `dtsim predict` and `dtsim explain` that override a scenario's fields from the command line, so that a
-// what-if needs no scenario file: --accelerators and --nodes (the sizes), --batch, --model, --device and --precision
-// (lists: one variant of the scenario per combination of their values), --cluster (replaces the scenario's cluster).
+// what-if needs no scenario file: --accelerators and --nodes (the sizes), --batch, --model, --device, --precision,
+// --runtime and --recompute (lists: one variant of the scenario per combination of their values), --cluster (replaces
+// the scenario's cluster).
 // Every value is checked before anything is simulated; a bad one is a UsageError naming its flag.
 #pragma once
 
@@ -15,7 +16,7 @@
 
 namespace dtsim::cli {
 
-constexpr std::array<FlagSpec, 7> scenario_override_flags{{
+constexpr std::array<FlagSpec, 9> scenario_override_flags{{
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node of the cluster), e.g. 1,2,...,16; not with "
@@ -34,6 +35,12 @@ constexpr std::array<FlagSpec, 7> scenario_override_flags{{
     {"precision", "LIST", "from the scenario",
      "fp32, tf32, fp16, bf16, fp8 or mixed (fp16 where the device has it, else bf16), replacing the scenario's; the "
      "device must have it; fp32,mixed runs both"},
+    {"runtime", "LIST", "from the scenario",
+     "how the framework issues kernels, replacing scenario.runtime: eager (PyTorch, the host dispatches each kernel), "
+     "cuda_graphs or xla (docs/compute.md); eager,cuda_graphs runs both"},
+    {"recompute", "LIST", "from the scenario",
+     "activation recomputation, replacing scenario.recompute: none, selective or full (less memory, more compute); a "
+     "list runs the scenario once per value"},
     {"cluster", "NAME|FILE", "from the scenario",
      "the cluster, replacing the scenario's: a built-in one (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, "
      "v100-nvlink-edr) or a path to a cluster file; --nodes counts its nodes"},

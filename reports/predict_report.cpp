@@ -23,7 +23,9 @@ std::string setup_line(const Scenario& sc) {
       << (s.scaling == ScalingMode::weak ? " per accelerator" : " global") << ", " << to_string(s.framework);
   if (s.framework != FrameworkPreset::none)
     out << " (" << format_bytes(static_cast<std::uint64_t>(s.bucket_bytes)) << " buckets)";
-  out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer);
+  out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer) << ", "
+      << to_string(s.compute.runtime) << " runtime";
+  if (s.compute.recompute != Recompute::none) out << ", " << to_string(s.compute.recompute) << " recomputation";
   if (s.input.enabled) out << ", input pipeline on";
   return out.str();
 }
@@ -114,6 +116,8 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"framework", to_string(s.framework)},
                         {"precision", to_string(s.compute.precision)},
                         {"optimizer", to_string(s.compute.optimizer)},
+                        {"runtime", to_string(s.compute.runtime)},
+                        {"recompute", to_string(s.compute.recompute)},
                         {"results", list}};
 }
 
@@ -200,6 +204,9 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                         {"grounding", grounding_json(scenario.setup.device)},
                         {"cluster", scenario.cluster.name},
                         {"scaling", to_string(scenario.setup.scaling)},
+                        {"precision", to_string(scenario.setup.compute.precision)},
+                        {"runtime", to_string(scenario.setup.compute.runtime)},
+                        {"recompute", to_string(scenario.setup.compute.recompute)},
                         {"parallel_results", list}};
 }
 

@@ -1244,8 +1244,35 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
        "--cluster: cpu-10gbe has 3 accelerators per node, which scenario.parallel.tensor = 4 neither divides nor is a "
        "multiple of"},
       {"predict --batch 16,32 --trace " + (dir / "t.json").string(), "--trace: one trace file per run"},
+      {"predict --runtime jax", "--runtime: expected eager, cuda_graphs or xla, got 'jax'"},
+      {"explain --recompute some", "--recompute: expected none, selective or full, got 'some'"},
   });
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("predict --runtime and --recompute: one variant per value, recomputation trades memory for compute") {
+  const std::string path = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
+  const Run run = run_dtsim("predict " + path + " --recompute none,full --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  REQUIRE(j["variants"].size() == 2);
+  const auto& none = j["variants"][0];
+  const auto& full = j["variants"][1];
+  CHECK(none["recompute"] == "none");
+  CHECK(full["recompute"] == "full");
+  const auto& a = none["parallel_results"][0];
+  const auto& b = full["parallel_results"][0];
+  CHECK(b["memory"]["total_bytes"].get<double>() < a["memory"]["total_bytes"].get<double>());
+  CHECK(b["breakdown"]["compute_s"].get<double>() > a["breakdown"]["compute_s"].get<double>());
+  // a tiny model's step is dominated by kernel dispatch: replaying it as a CUDA graph shortens its forward
+  const Run mlp = run_dtsim("predict --model mlp-784-95-10 --accelerators 1 --runtime eager,cuda_graphs --json");
+  REQUIRE(mlp.exit_code == 0);
+  const auto m = nlohmann::json::parse(mlp.output);
+  REQUIRE(m["variants"].size() == 2);
+  CHECK(m["variants"][1]["runtime"] == "cuda_graphs");
+  const double eager = m["variants"][0]["results"][0]["breakdown"]["forward_s"].get<double>();
+  const double graphs = m["variants"][1]["results"][0]["breakdown"]["forward_s"].get<double>();
+  CHECK(graphs < eager);
 }
 
 TEST_CASE("explain --batch: why exposed communication never reaches 0, from the simulation") {
