@@ -34,8 +34,9 @@ constexpr std::array<FlagSpec, 7> predict_own_flags{{
      "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already there "
      "(also under mpirun -n K, which splits the configurations over K processes; not with --search or --trace)"},
     {"backend", "NAME", "auto",
-     "what times each step: simgrid (every message), flow (flow-level, sim/flow_executor), or auto (SimGrid up to "
-     "64 accelerators, flow above)"},
+     "what times each step: simgrid (every message), flow (flow-level, sim/flow_executor), analytical (the flow "
+     "engine without contention: every message as alone on its route, to see what sharing links costs), or auto "
+     "(SimGrid up to 64 accelerators, flow above)"},
     {"rank-classes", "ON|OFF", "on",
      "flow only: simulate one rank per class of ranks that provably run alike, with the same times (on), or every "
      "rank (off: to compare)"},
@@ -288,12 +289,16 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     return 0;
   }
 
-  const std::string backend_choice = flags.choice("backend", {"auto", "simgrid", "flow"});
+  const std::string backend_choice = flags.choice("backend", {"auto", "simgrid", "flow", "analytical"});
   const auto backend_for = [&backend_choice](int accelerators) {
-    return backend_choice == "auto" ? auto_backend(accelerators)
-                                    : (backend_choice == "flow" ? Backend::flow : Backend::simgrid);
+    if (backend_choice == "auto") return auto_backend(accelerators);
+    return backend_choice == "flow"         ? Backend::flow
+           : backend_choice == "analytical" ? Backend::analytical
+                                            : Backend::simgrid;
   };
-  if (flags.has("trace") && backend_choice == "flow") throw UsageError("--trace: needs --backend simgrid or auto");
+  if (flags.has("trace") && (backend_choice == "flow" || backend_choice == "analytical")) {
+    throw UsageError("--trace: needs --backend simgrid or auto");
+  }
   const bool rank_classes = flags.choice("rank-classes", {"on", "off"}) == "on";
   if (flags.has("rank-classes") && backend_choice == "simgrid") {
     throw UsageError("--rank-classes: only the flow backend simulates classes of ranks (got --backend simgrid)");

@@ -69,6 +69,10 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
     out << "timed on the flow executor from " << flow->accelerators
         << " accelerators (SimGrid below; --backend chooses)\n";
   }
+  if (std::any_of(results.begin(), results.end(),
+                  [](const Prediction& p) { return p.backend == Backend::analytical; })) {
+    out << "timed on the analytical network: every message as alone on its route, nothing shares a link\n";
+  }
   return out.str();
 }
 

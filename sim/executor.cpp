@@ -25,7 +25,14 @@ const char* to_string(SpanKind kind) {
   return "?";
 }
 
-const char* to_string(Backend backend) { return backend == Backend::simgrid ? "simgrid" : "flow"; }
+const char* to_string(Backend backend) {
+  switch (backend) {
+    case Backend::simgrid: return "simgrid";
+    case Backend::flow: return "flow";
+    case Backend::analytical: return "analytical";
+  }
+  return "?";
+}
 
 TrainingResult slowest_step(const std::vector<LastStep>& ranks, const TrainingProgram& program) {
   std::size_t slowest = 0;

@@ -108,7 +108,9 @@ TrainingResult slowest_step(const std::vector<LastStep>& ranks, const TrainingPr
 std::string check_training_program(const TrainingProgram& program, int ranks, std::size_t placed);
 
 // Which executor times a schedule or a training step: SimGrid (every message) or flow-level (sim/flow_executor).
-enum class Backend : std::uint8_t { simgrid, flow };
+// analytical: the flow engine without contention (FlowOptions::contention = false), every message as alone on its
+// route: what the step would take if nothing shared a link.
+enum class Backend : std::uint8_t { simgrid, flow, analytical };
 const char* to_string(Backend backend);
 // "auto" backend choice (predict, compare, collective): SimGrid up to this many ranks, where a training step of 25
 // bucket allreduces takes it about half a second and it records traces and link loads; the flow executor above,

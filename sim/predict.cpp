@@ -197,13 +197,14 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   const SimGridOptions& sg = net.sg;
   const Topology& topology = *net.topology;
   const AlgorithmOptions& options = net.options;
-  const MemoryBudget budget{backend == Backend::flow ? RunMemory::flow : RunMemory::simgrid,
+  const MemoryBudget budget{backend != Backend::simgrid ? RunMemory::flow : RunMemory::simgrid,
                             available_bytes ? *available_bytes : available_memory_bytes()};
   const TrainingProgram program =
       make_program(setup, accelerators, p.local_batch, algorithm, options, per_node, budget);
-  if (backend == Backend::flow) {
+  if (backend != Backend::simgrid) {
     FlowOptions fo = flow_options(sg);
     fo.lump_ranks = rank_classes;
+    fo.contention = backend == Backend::flow;
     p.step = run_flow_training(program, accelerators, fo);
   } else {
     p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
@@ -239,8 +240,9 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   out.operation = algorithm + " allreduce";
   out.backend = backend;
   const Schedule schedule = find_algorithm(algorithm).build(accelerators, out.bucket.bytes, net.options);
-  out.alone_s =
-      backend == Backend::flow ? run_flow(schedule, flow_options(net.sg)).time_s : run_simgrid(schedule, net.sg).time_s;
+  FlowOptions fo = flow_options(net.sg);
+  fo.contention = backend != Backend::analytical;
+  out.alone_s = backend == Backend::simgrid ? run_simgrid(schedule, net.sg).time_s : run_flow(schedule, fo).time_s;
   return out;
 }
 

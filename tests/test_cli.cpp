@@ -1275,6 +1275,27 @@ TEST_CASE("predict --runtime and --recompute: one variant per value, recomputati
   CHECK(graphs < eager);
 }
 
+TEST_CASE("predict --backend analytical: the step as if no link were shared, so what contention costs shows") {
+  const Run shared = run_dtsim("predict --accelerators 64 --algorithm ring,ps --backend flow --json");
+  const Run alone = run_dtsim("predict --accelerators 64 --algorithm ring,ps --backend analytical --json");
+  REQUIRE(shared.exit_code == 0);
+  REQUIRE(alone.exit_code == 0);
+  const auto a = nlohmann::json::parse(shared.output)["results"];
+  const auto b = nlohmann::json::parse(alone.output)["results"];
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CAPTURE(a[i]["algorithm"]);
+    CHECK(b[i]["backend"] == "analytical");
+    CHECK(b[i]["step_time_s"].get<double>() <= a[i]["step_time_s"].get<double>() * (1 + 1e-9));
+  }
+  // the parameter servers' incast is contention: alone, their exposed communication nearly vanishes
+  CHECK(b[1]["breakdown"]["exposed_comm_s"].get<double>() < 0.2 * a[1]["breakdown"]["exposed_comm_s"].get<double>());
+  const Run traced = run_dtsim("predict --backend analytical --trace /tmp/never-written.json");
+  CHECK(traced.exit_code == 2);
+  CHECK_THAT(traced.output, Catch::Contains("--trace: needs --backend simgrid or auto"));
+}
+
 TEST_CASE("explain --batch: why exposed communication never reaches 0, from the simulation") {
   const Run run = run_dtsim("explain --accelerators 1,8 --batch 16,32,64 --json");
   REQUIRE(run.exit_code == 0);
