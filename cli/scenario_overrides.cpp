@@ -37,6 +37,16 @@ std::vector<std::string> parse_names(const Flags& flags, const char* name, Check
   });
 }
 
+// A list flag of names that `from_string` knows (empty when the flag is absent); `accepted` names them for the error.
+template <typename FromString>
+std::vector<std::string> parse_choices(const Flags& flags, const char* name, FromString from_string,
+                                       const char* accepted) {
+  if (!flags.has(name)) return {};
+  return parse_names(flags, name, [&](const std::string& n) {
+    if (!from_string(n)) throw std::invalid_argument("expected " + std::string(accepted) + ", got '" + n + "'");
+  });
+}
+
 // A path (anything that exists there, or looks like a path: a '/' or a .json ending) or a built-in cluster's name.
 ClusterSpec cluster_from_flag(const std::string& value) {
   try {
@@ -170,23 +180,9 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
   const std::vector<std::string> precisions =
       flags.has("precision") ? parse_names(flags, "precision", check_precision_name) : std::vector<std::string>{};
   const std::vector<std::string> runtimes =
-      flags.has("runtime")
-          ? parse_names(flags, "runtime",
-                        [](const std::string& n) {
-                          if (!runtime_from_string(n)) {
-                            throw std::invalid_argument("expected eager, cuda_graphs or xla, got '" + n + "'");
-                          }
-                        })
-          : std::vector<std::string>{};
+      parse_choices(flags, "runtime", runtime_from_string, "eager, cuda_graphs or xla");
   const std::vector<std::string> recomputes =
-      flags.has("recompute")
-          ? parse_names(flags, "recompute",
-                        [](const std::string& n) {
-                          if (!recompute_from_string(n)) {
-                            throw std::invalid_argument("expected none, selective or full, got '" + n + "'");
-                          }
-                        })
-          : std::vector<std::string>{};
+      parse_choices(flags, "recompute", recompute_from_string, "none, selective or full");
   const std::vector<int> batches =
       flags.has("batch") ? parse_counts(flags, "batch", 1 << 24) : std::vector<int>{base.setup.batch};
   // one variant per combination, the last list varying fastest (a mixed-radix count)
