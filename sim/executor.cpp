@@ -34,24 +34,6 @@ const char* to_string(Backend backend) {
   return "?";
 }
 
-TrainingResult slowest_step(const std::vector<LastStep>& ranks, const TrainingProgram& program) {
-  std::size_t slowest = 0;
-  for (std::size_t r = 1; r < ranks.size(); ++r) {
-    if (ranks[r].step_s > ranks[slowest].step_s) slowest = r;
-  }
-  TrainingResult result;
-  if (ranks.empty()) return result;
-  const LastStep& last = ranks[slowest];
-  result.step_s = last.step_s;
-  result.input_stall_s = last.input_stall_s;
-  result.forward_s = std::accumulate(program.forward_s.begin(), program.forward_s.end(), 0.0);
-  result.backward_s = std::accumulate(program.backward_s.begin(), program.backward_s.end(), 0.0);
-  result.exposed_comm_s = last.exposed_comm_s;
-  result.optimizer_s = program.optimizer_s;
-  result.comm_s = last.comm_s;
-  return result;
-}
-
 std::string check_training_program(const TrainingProgram& program, int ranks, std::size_t placed) {
   if (ranks < 1) return "needs at least 1 rank";
   if (program.forward_s.size() != program.backward_s.size()) {

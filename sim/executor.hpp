@@ -93,16 +93,6 @@ struct TrainingResult {
   std::uint64_t rank_classes = 0;  // flow executor: classes of ranks simulated in their stead (0: every rank)
 };
 
-// One rank's last simulated training step, as the training executors record it.
-struct LastStep {
-  double step_s = 0;
-  double input_stall_s = 0;
-  double exposed_comm_s = 0;
-  double comm_s = 0;
-};
-// The result of the slowest rank's last step (the first of equals).
-TrainingResult slowest_step(const std::vector<LastStep>& ranks, const TrainingProgram& program);
-
 // The first inconsistency of a training program over `ranks` ranks (placed on `placed` accelerators when > 0), or
 // an empty string.
 std::string check_training_program(const TrainingProgram& program, int ranks, std::size_t placed);

@@ -100,25 +100,8 @@ public:
       case Stream::send_backward:
         next_send(rank, Stream::send_backward, rr.send_backward, st.send_backward_segment);
         break;
-      case Stream::receive_forward:
-        rr.forward_arrival[static_cast<std::size_t>(rr.forward_received++)] = now;
-        if (rr.forward_received < p_.micro_batches) {
-          network_.start_segment(p_.unit(rank, Stream::receive_forward),
-                                 static_cast<std::size_t>(st.receive_forward_segment), now);
-        }
-        if (rr.wait == Wait::receive_forward && rr.forward_received >= rr.forwards + 1)
-          resume(rank, Wait::receive_forward);
-        break;
-      case Stream::receive_backward:
-        rr.backward_arrival[static_cast<std::size_t>(rr.backward_received++)] = now;
-        if (rr.backward_received < p_.micro_batches) {
-          network_.start_segment(p_.unit(rank, Stream::receive_backward),
-                                 static_cast<std::size_t>(st.receive_backward_segment), now);
-        }
-        if (rr.wait == Wait::receive_backward && rr.backward_received >= rr.backwards + 1) {
-          resume(rank, Wait::receive_backward);
-        }
-        break;
+      case Stream::receive_forward: receive_done(rank, true, now); break;
+      case Stream::receive_backward: receive_done(rank, false, now); break;
       case Stream::reduce: reduce_done(rank, now); break;
       case Stream::gather: gather_done(rank, now); break;
     }
@@ -188,18 +171,11 @@ private:
     rr.current.input_stall_s = input - start;
     if (input > start) span(rank, SpanKind::input_stall, 0, start, input);
     rr.t = input;
-    const auto m = static_cast<std::size_t>(p_.micro_batches);
-    if (st.receive_forward_segment != no_segment) {
-      rr.forward_arrival.assign(m, infinity);
-      rr.forward_received = 0;
-      network_.start_segment(p_.unit(rank, Stream::receive_forward),
-                             static_cast<std::size_t>(st.receive_forward_segment), start);
-    }
-    if (st.receive_backward_segment != no_segment) {
-      rr.backward_arrival.assign(m, infinity);
-      rr.backward_received = 0;
-      network_.start_segment(p_.unit(rank, Stream::receive_backward),
-                             static_cast<std::size_t>(st.receive_backward_segment), start);
+    for (const bool forward : {true, false}) {  // receives are posted ahead, from the start of the step
+      if ((forward ? st.receive_forward_segment : st.receive_backward_segment) == no_segment) continue;
+      (forward ? rr.forward_arrival : rr.backward_arrival).assign(static_cast<std::size_t>(p_.micro_batches), infinity);
+      (forward ? rr.forward_received : rr.backward_received) = 0;
+      post_receive(rank, forward, start);
     }
     rr.bucket_ready.assign(st.bucket_segment.size(), infinity);
     rr.buckets_ready = rr.next_bucket = rr.buckets_done = 0;
@@ -330,6 +306,24 @@ private:
       rr.t = at;
     }
     return true;
+  }
+
+  void post_receive(int rank, bool forward, double release) {
+    const StageStep& st = stage(rank);
+    network_.start_segment(p_.unit(rank, forward ? Stream::receive_forward : Stream::receive_backward),
+                           static_cast<std::size_t>(forward ? st.receive_forward_segment : st.receive_backward_segment),
+                           release);
+  }
+
+  // The next activations (forward) or gradients (backward) have arrived: the receive after them is posted, and a
+  // compute stream waiting for them goes on.
+  void receive_done(int rank, bool forward, double now) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    int& received = forward ? rr.forward_received : rr.backward_received;
+    (forward ? rr.forward_arrival : rr.backward_arrival)[static_cast<std::size_t>(received++)] = now;
+    if (received < p_.micro_batches) post_receive(rank, forward, now);
+    const Wait waiting = forward ? Wait::receive_forward : Wait::receive_backward;
+    if (rr.wait == waiting && received >= (forward ? rr.forwards : rr.backwards) + 1) resume(rank, waiting);
   }
 
   void start_gather(int rank, double release) {
