@@ -68,9 +68,13 @@ struct FlowOptions : NetworkCost {
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.
 ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options);
 
-// A training step program (sim/step_program.hpp) on the flow network; `trace`: the driver's spans. A program of one
-// stream (data parallelism) may be lumped into classes of ranks (FlowOptions::lump_ranks); one of several streams runs
-// every unit, with rounds per segment (FlowOptions::segment_rounds). Throws as run_flow does.
+// A training step program (sim/step_program.hpp) on the flow network; `trace`: the driver's spans. Ranks that
+// provably run alike are driven once (FlowOptions::lump_ranks; sim/flow_lumping.hpp): for data parallelism the classes
+// of ranks of its non-compact schedules; for a layout of several streams or stages the classes of units, found with
+// its stages and streams as hints, compact rings included, when there are 16 units a class on average (the replicas of
+// a stage and its tensor ranks on a symmetric cluster). Those run every event, without rounds. A program of several
+// streams that is not lumped runs every unit, with rounds per segment (FlowOptions::segment_rounds). Throws as
+// run_flow does.
 StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, RunTrace* trace = nullptr);
 
 // A data-parallel training step on the flow network, the same program and timeline as run_simgrid_training (compute

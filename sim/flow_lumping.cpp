@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <tuple>
 #include <unordered_map>
 
@@ -57,7 +58,65 @@ struct Group {
   // steps, timed bytes, the route's latency and narrowest link) hashed
   std::array<std::vector<std::uint32_t>, 3> piece;
   std::vector<std::uint64_t> fixed_key;
+  // A compact shape's repeated steps: rank r's steps are [step_first[r], step_first[r + 1]) of step_repeat, each the
+  // index of its StepRepeat in the schedule (none: runs once). Empty for a shape without repeats.
+  std::vector<std::uint64_t> step_first;
+  std::vector<std::uint32_t> step_repeat;
+  std::uint32_t repeat_index(std::uint32_t rank, std::uint32_t step) const {
+    return step_first.empty() ? none : step_repeat[step_first[rank] + step];
+  }
 };
+
+// Fills a group's step_repeat for a compact schedule (see Group).
+void index_repeats(const Schedule& s, Group& g) {
+  const auto n = static_cast<std::size_t>(s.ranks);
+  g.step_first.assign(n + 1, 0);
+  g.step_repeat.clear();
+  std::size_t next = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    g.step_first[r] = g.step_repeat.size();
+    for (std::uint64_t i = s.rank_begin[r]; i < s.rank_begin[r + 1]; ++i) {
+      if (i != s.rank_begin[r] && !s.ops[i].starts_step()) continue;
+      while (next < s.repeats.size() && s.repeats[next].op < i)
+        ++next;
+      g.step_repeat.push_back(next < s.repeats.size() && s.repeats[next].op == i ? static_cast<std::uint32_t>(next)
+                                                                                 : none);
+    }
+  }
+  g.step_first[n] = g.step_repeat.size();
+}
+
+// Whether matching the stored steps of a compact schedule (each repeated step once) matches as the expanded schedule
+// does: a transfer's two steps repeat equally often, and on each channel the transfers of one repeated step meet
+// those of one repeated step (so repetition k meets repetition k).
+bool repeats_match(const Schedule& s, const Group& g) {
+  const MatchedTransfers& t = g.t;
+  auto count = [&](std::uint32_t index) { return index == none ? 0U : s.repeats[index].count; };
+  for (std::size_t d = 0; d + 1 < t.first_into.size(); ++d) {
+    bool previous_repeats = false;
+    for (std::uint64_t k = t.first_into[d]; k < t.first_into[d + 1]; ++k) {
+      const std::uint32_t at_src = g.repeat_index(t.src[k], t.src_step[k]);
+      const std::uint32_t at_dst = g.repeat_index(t.dst[k], t.dst_step[k]);
+      if (count(at_src) != count(at_dst)) return false;
+      const bool repeats = at_src != none || at_dst != none;
+      if (k > t.first_into[d] && t.src[k] == t.src[k - 1] && (repeats || previous_repeats) &&
+          (t.src_step[k] == t.src_step[k - 1]) != (t.dst_step[k] == t.dst_step[k - 1])) {
+        return false;
+      }
+      previous_repeats = repeats;
+    }
+  }
+  return true;
+}
+
+// A compact schedule is lumped only when every chunk is timed at one size, so that each repetition of a step (its
+// chunks rotated) takes what the first takes.
+bool chunks_timed_alike(const Schedule& s, std::span<const std::uint64_t> timed) {
+  for (std::size_t c = 1; c < s.chunks.size(); ++c) {
+    if (timed[c] != timed[0]) return false;
+  }
+  return true;
+}
 
 std::vector<std::uint64_t> timed_bytes_by_span(const Schedule& s, double pad_within) {
   const std::uint64_t padded = padded_chunk_bytes(s, pad_within);
@@ -70,7 +129,7 @@ std::vector<std::uint64_t> timed_bytes_by_span(const Schedule& s, double pad_wit
 bool same_shape(const Schedule& a, const Schedule& b) {
   if (&a == &b) return true;
   if (a.ranks != b.ranks || a.rank_begin != b.rank_begin || a.ops != b.ops || a.compute_flops != b.compute_flops ||
-      a.spans.size() != b.spans.size()) {
+      a.repeats != b.repeats || a.spans.size() != b.spans.size()) {
     return false;
   }
   for (std::size_t i = 0; i < a.spans.size(); ++i) {
@@ -85,27 +144,30 @@ class Finder {
 public:
   struct LumpingFailed {};
 
-  Finder(int ranks, std::span<const Schedule* const> segments, const FlowOptions& o)
+  Finder(int ranks, std::span<const Schedule* const> segments, const FlowOptions& o, const UnitHints& hints)
       : o_(o),
         segments_(segments),
         n_(static_cast<std::size_t>(ranks)),
-        has_gaps_(o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology)) {}
+        has_gaps_(o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology)),
+        hints_(hints) {}
 
   std::optional<Lumping> find(std::size_t max_classes) {
-    for (const Schedule* s : segments_)
+    for (const Schedule* s : segments_) {
       timed_.push_back(timed_bytes_by_span(*s, o_.pad_chunks_within));
+      if (s->compact() && !chunks_timed_alike(*s, timed_.back())) return std::nullopt;
+    }
     make_groups();
     resources_ = o_.topology != nullptr ? 2 * o_.topology->links().size() : 2 * n_;
-    if (o_.topology != nullptr) {
-      position_of_.assign(static_cast<std::size_t>(o_.topology->accelerators()), none);
-      for (std::size_t p = 0; p < n_; ++p)
-        position_of_[static_cast<std::size_t>(o_.accelerator_of[p])] = static_cast<std::uint32_t>(p);
-    }
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       // unmatched transfers: the full executor reports the deadlock
-      std::optional<MatchedTransfers> matched = match_transfers(*segments_[groups_[gi].segments.front()]);
+      const Schedule& shape = *segments_[groups_[gi].segments.front()];
+      std::optional<MatchedTransfers> matched = match_transfers(shape);
       if (!matched) return std::nullopt;
       groups_[gi].t = std::move(*matched);
+      if (shape.compact()) {
+        index_repeats(shape, groups_[gi]);
+        if (!repeats_match(shape, groups_[gi])) return std::nullopt;
+      }
       route_messages(groups_[gi], gi);
     }
     static_rank_keys();
@@ -192,11 +254,16 @@ private:
     for (auto& p : g.piece)
       p.resize(m);
     g.fixed_key.resize(m);
-    std::vector<RouteInfo> route_from(n_);
+    // by sender's place (its accelerator on a cluster, its position on the star): its route to the receiver
+    const std::size_t places = o_.topology != nullptr ? static_cast<std::size_t>(o_.topology->accelerators()) : n_;
+    std::vector<RouteInfo> route_from(places);
     std::vector<int> sources;
     std::vector<std::uint32_t> links;
-    std::vector<std::uint32_t> last_first(n_, none);  // by sender: its first piece last time
+    std::vector<std::uint32_t> last_first(places, none);  // by sender's place: its first piece last time
     std::uint32_t last_middle = none, last_last = none;
+    auto place = [&](std::uint32_t position) {
+      return o_.topology != nullptr ? static_cast<std::uint32_t>(o_.accelerator_of[position]) : position;
+    };
     auto store = [&](std::uint32_t src, std::uint32_t inside_src, std::uint32_t inside_dst) {
       RouteInfo& r = route_from[src];
       const auto count = static_cast<std::uint32_t>(links.size());
@@ -211,8 +278,10 @@ private:
       const std::uint64_t begin = g.t.first_into[dst], end = g.t.first_into[dst + 1];
       sources.clear();
       for (std::uint64_t k = begin; k < end; ++k) {
-        if (k == begin || g.t.src[k] != g.t.src[k - 1]) sources.push_back(static_cast<int>(g.t.src[k]));
+        if (k == begin || g.t.src[k] != g.t.src[k - 1]) sources.push_back(static_cast<int>(place(g.t.src[k])));
       }
+      std::sort(sources.begin(), sources.end());  // (units on one accelerator share its routes)
+      sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
       last_last = none;
       if (o_.topology == nullptr) {  // the star: src's uplink, dst's downlink
         for (const int src : sources) {
@@ -225,8 +294,6 @@ private:
           const LinkClass c = t.links()[static_cast<std::size_t>(hop.link)].link_class;
           return c != LinkClass::fabric && c != LinkClass::global;
         };
-        for (int& src : sources)
-          src = o_.accelerator_of[static_cast<std::size_t>(src)];
         t.routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
           links.clear();
           for (const RouteHop& hop : hops)
@@ -236,11 +303,11 @@ private:
             ++inside_src;
           while (inside_dst + inside_src < hops.size() && inside_node(hops[hops.size() - 1 - inside_dst]))
             ++inside_dst;
-          store(position_of_[static_cast<std::size_t>(source)], inside_src, inside_dst);
+          store(static_cast<std::uint32_t>(source), inside_src, inside_dst);
         });
       }
       for (std::uint64_t k = begin; k < end; ++k) {
-        const RouteInfo& r = route_from[g.t.src[k]];
+        const RouteInfo& r = route_from[place(g.t.src[k])];
         if (r.piece[0] == none) throw LumpingFailed{};  // (a pair the topology did not route)
         for (std::size_t p = 0; p < 3; ++p)
           g.piece[p][k] = r.piece[p];
@@ -249,8 +316,8 @@ private:
         key = combine(key, g.span_key[g.t.span[k]]);
         g.fixed_key[k] = combine(key, r.key);
       }
-      for (std::uint64_t k = begin; k < end; ++k)
-        route_from[g.t.src[k]] = RouteInfo{};
+      for (const int src : sources)
+        route_from[static_cast<std::size_t>(src)] = RouteInfo{};
     }
   }
 
@@ -261,16 +328,21 @@ private:
   // What a rank does apart from its messages: per segment and step, the flops it computes and the bytes it reduces.
   void static_rank_keys() {
     rank_key_.assign(n_, 0);
+    if (!hints_.unit_key.empty()) std::copy(hints_.unit_key.begin(), hints_.unit_key.end(), rank_key_.begin());
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       const Group& g = groups_[gi];
       const Schedule& s = *segments_[g.segments.front()];
       for (std::uint32_t r = 0; r < n_; ++r) {
         std::uint64_t key = combine(rank_key_[r], gi);
         std::uint64_t step_key = 0;
+        std::uint32_t step = 0;
         bool first = true;
         for (const Op& op : s.rank_ops(static_cast<int>(r))) {
-          if (first || op.starts_step()) key = combine(key, step_key + 1);
-          if (first || op.starts_step()) step_key = 0;
+          if (first || op.starts_step()) {
+            key = combine(key, step_key + 1);
+            const std::uint32_t repeat = g.repeat_index(r, step++);
+            step_key = repeat == none ? 0 : mix(s.repeats[repeat].count);
+          }
           first = false;
           if (op.kind() == OpKind::compute) step_key = combine(step_key, bits_of(s.compute_flops[op.compute_index()]));
           if (op.kind() == OpKind::recv_reduce) step_key += mix(g.span_key[op.span()]);  // a sum: order-free
@@ -315,11 +387,21 @@ private:
     using Key = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>;
     std::vector<Key> rank_keys(n_);
     std::vector<Key> link_keys(resources_);
-    std::vector<std::uint64_t> piece_a, piece_b;
+    std::vector<std::uint64_t> piece_a, piece_b, owner_sum;
     while (true) {
       sum_pieces();
       for (std::size_t r = 0; r < n_; ++r)
         rank_keys[r] = {rank_class_[r], 0, 0};
+      if (!hints_.owner.empty()) {  // a unit's siblings (the units of its owner) in its neighbourhood
+        owner_sum.assign(hints_.owners, 0);
+        for (std::size_t r = 0; r < n_; ++r)
+          owner_sum[hints_.owner[r]] += mix(rank_class_[r] + 0x5bd1e995ULL);
+        for (std::size_t r = 0; r < n_; ++r) {
+          const std::uint64_t siblings = mix(owner_sum[hints_.owner[r]] ^ 0x9e3779b97f4a7c15ULL);
+          std::get<1>(rank_keys[r]) += siblings;
+          std::get<2>(rank_keys[r]) += siblings * siblings;
+        }
+      }
       for (std::size_t e = 0; e < resources_; ++e)
         link_keys[e] = {link_class_[e], 0, 0};
       piece_a.assign(pieces_.size(), 0);
@@ -416,8 +498,13 @@ private:
       auto step_key = [](std::uint32_t cls, std::uint32_t step) {
         return static_cast<std::uint64_t>(cls) << 32 | step;
       };
+      std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> repeated_sends;  // (span, StepRepeat): how many
       for (std::size_t i = 0; i < g.t.src.size(); ++i) {
-        ++sends_of_span[g.t.span[i]];
+        if (const std::uint32_t repeat = g.repeat_index(g.t.src[i], g.t.src_step[i]); repeat != none) {
+          ++repeated_sends[{g.t.span[i], repeat}];
+        } else {
+          ++sends_of_span[g.t.span[i]];
+        }
         const std::uint64_t key = message_key(g, i);
         auto [it, fresh] = template_of.try_emplace(key, static_cast<std::uint32_t>(templates.size()));
         if (fresh) {
@@ -500,6 +587,12 @@ private:
           l.messages += sends_of_span[span];
           l.bytes_sent += sends_of_span[span] * s.span_bytes(span);
         }
+        for (const auto& [at, sends] : repeated_sends) {  // every repetition, its chunk rotated
+          const StepRepeat& r = s.repeats[at.second];
+          l.messages += sends * (r.count + 1ULL);
+          for (std::uint32_t k = 0; k <= r.count; ++k)
+            l.bytes_sent += sends * s.span_bytes(r.shifted(at.first, k));
+        }
         // the representatives' steps
         PerSegmentSteps& out = per_segment[seg];
         std::vector<std::uint32_t>& first = l.first_step[seg];
@@ -522,6 +615,8 @@ private:
                 ++e;
               }
               out.steps.back().count = static_cast<std::uint32_t>(out.flows.size()) - out.steps.back().first;
+              const std::uint32_t repeat = g.repeat_index(l.representative[c], step);
+              out.steps.back().repeats = repeat == none ? 0 : s.repeats[repeat].count;
             }
             first_op = false;
             if (op.kind() == OpKind::compute) out.steps.back().flops += s.compute_flops[op.compute_index()];
@@ -560,9 +655,9 @@ private:
   };
   std::vector<Piece> pieces_;
   std::vector<std::uint32_t> piece_links_;
-  OpenIndex piece_index_;                   // by hash of the piece's links
-  std::vector<std::uint64_t> piece_sum_;    // by piece: the sum of its links' mixed classes
-  std::vector<std::uint32_t> position_of_;  // by accelerator
+  OpenIndex piece_index_;                 // by hash of the piece's links
+  std::vector<std::uint64_t> piece_sum_;  // by piece: the sum of its links' mixed classes
+  UnitHints hints_;
   std::vector<std::uint64_t> rank_key_;
   std::vector<std::uint32_t> rank_class_;
   std::vector<std::uint32_t> link_class_;
@@ -584,12 +679,17 @@ std::uint64_t padded_chunk_bytes(const Schedule& s, double pad_within) {
 }
 
 std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options,
-                                    std::size_t max_classes) {
+                                    std::size_t max_classes, const UnitHints& hints) {
   for (const Schedule* s : segments) {
-    if (s->compact() || s->ranks != ranks) return std::nullopt;
+    if (s->ranks != ranks) return std::nullopt;
+  }
+  if ((!hints.unit_key.empty() && hints.unit_key.size() != static_cast<std::size_t>(ranks)) ||
+      (!hints.owner.empty() && hints.owner.size() != static_cast<std::size_t>(ranks))) {
+    throw std::invalid_argument("find_classes: hints for " + std::to_string(hints.owner.size()) + " units, not " +
+                                std::to_string(ranks));
   }
   try {
-    return Finder(ranks, segments, options).find(max_classes);
+    return Finder(ranks, segments, options, hints).find(max_classes);
   } catch (const Finder::LumpingFailed&) {
     return std::nullopt;
   }

@@ -66,6 +66,7 @@ struct LumpedHop {
 // A step of a rank class in a segment: what its representative computes and reduces, and the message classes it
 // waits for (flow id x 2 + 0 as sender, + 1 as receiver).
 struct LumpedStep {
+  std::uint32_t repeats = 0;  // a compact schedule's step: how many more times it runs (its chunks rotated)
   double flops = 0;
   double gap_s = 0;  // how long its per-message gaps keep the rank busy (StepGaps)
   std::uint64_t reduce_bytes = 0;
@@ -87,10 +88,20 @@ struct Lumping {
   std::size_t classes() const { return representative.size(); }
 };
 
-// The coarsest equitable partition of the ranks running `segments` (non-compact schedules over `ranks` ranks, placed
-// and routed as `options` says), or nothing when it has more than `max_classes` classes or cannot be had.
+// What the network does not see about its units: for a training step, the units of one rank (its streams) are
+// driven together, and ranks of different stages compute differently. Units of one class must then have the same
+// key, and owners whose units fall in the same classes (so that a class's units all belong to alike owners).
+struct UnitHints {
+  std::span<const std::uint64_t> unit_key;  // by unit: what else tells units apart (empty: nothing)
+  std::span<const std::uint32_t> owner;     // by unit: the rank it belongs to, in [0, owners) (empty: none)
+  std::size_t owners = 0;
+};
+
+// The coarsest equitable partition of the ranks (units) running `segments` (schedules over `ranks` positions, placed
+// and routed as `options` says; a compact one only when its chunks are all timed alike and each repeated step meets
+// one repeated step), or nothing when it has more than `max_classes` classes or cannot be had.
 std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options,
-                                    std::size_t max_classes);
+                                    std::size_t max_classes, const UnitHints& hints = {});
 
 // Runs segments on the classes of a Lumping: the same events as the flow executor's, one rank and one flow per class
 // (sim/lumped_engine.cpp).

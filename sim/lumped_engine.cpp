@@ -55,7 +55,8 @@ struct LumpedEngine::State {
   };
   struct ClassState {
     int segment = -1;
-    std::uint32_t step = none;  // the current step, counted from the segment's first
+    std::uint32_t step = none;     // the current step, counted from the segment's first
+    std::uint32_t repetition = 0;  // of the current step (LumpedStep::repeats)
     std::uint32_t outstanding = 0;
     std::uint64_t reduce_bytes = 0;
   };
@@ -101,6 +102,11 @@ struct LumpedEngine::State {
     ClassState& cs = classes[c];
     const auto& first = l.first_step[static_cast<std::size_t>(cs.segment)];
     const std::uint32_t count = first[c + 1] - first[c];
+    if (cs.step != none && cs.repetition < l.steps[first[c] + cs.step].repeats) {
+      ++cs.repetition;
+      return true;
+    }
+    cs.repetition = 0;
     const std::uint32_t next = cs.step == none ? 0 : cs.step + 1;
     if (next >= count) return false;
     cs.step = next;
@@ -362,6 +368,7 @@ void LumpedEngine::start_segment(int cls, std::size_t index, double release) {
   State::ClassState& cs = s_->classes[static_cast<std::size_t>(cls)];
   cs.segment = static_cast<int>(index);
   cs.step = none;
+  cs.repetition = 0;
   cs.outstanding = 0;
   cs.reduce_bytes = 0;
   s_->push(std::max(release, s_->now), State::Kind::release, static_cast<std::uint32_t>(cls));

@@ -159,7 +159,7 @@ StepRun run_simgrid_step(const StepProgram& program, const SimGridOptions& optio
         RunTrace recorded;
         RunTrace* record = trace != nullptr ? &recorded : nullptr;
         SimGridNetwork network(segments, program.units, options, fd, record);
-        const StepRun r = drive_step(program, network, program.ranks, "simgrid executor", record);
+        const StepRun r = drive_step(program, network, "simgrid executor", record);
         const std::int32_t ok = 0;
         const std::uint64_t counts[2] = {recorded.transfers.size(), recorded.spans.size()};
         simgrid_detail::write_all(fd, &ok, sizeof ok);

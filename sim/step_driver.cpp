@@ -61,8 +61,17 @@ struct RankRun {
 
 class StepDriver {
 public:
-  StepDriver(const StepProgram& p, Network& network, int ranks, RunTrace* trace)
-      : p_(p), network_(network), runs_(static_cast<std::size_t>(ranks)), trace_(trace) {
+  StepDriver(const StepProgram& p, Network& network, const DrivenRanks& driven, RunTrace* trace)
+      : p_(p), network_(network), driven_(driven), runs_(driven.rank.size()), trace_(trace) {
+    for (std::size_t i = 0; i < driven.rank.size(); ++i) {
+      for (std::size_t k = 0; k < stream_count; ++k) {
+        const int u = driven.unit[i][k];
+        if (u < 0) continue;
+        if (static_cast<std::size_t>(u) >= owner_of_unit_.size())
+          owner_of_unit_.resize(static_cast<std::size_t>(u) + 1, {-1, Stream::compute});
+        owner_of_unit_[static_cast<std::size_t>(u)] = {static_cast<int>(i), static_cast<Stream>(k)};
+      }
+    }
     const int stages = static_cast<int>(p.stages.size());
     for (int s = 0; s < stages; ++s) {
       orders_.push_back(stage_order(s, stages, p.micro_batches, p.schedule));
@@ -109,9 +118,10 @@ public:
 
   StepRun result() const {
     StepRun run;
+    run.driven_ranks = static_cast<int>(runs_.size());
     for (std::size_t r = 0; r < runs_.size(); ++r) {
       if (r == 0 || runs_[r].last.step_s > run.slowest.step_s) {
-        run.slowest_rank = static_cast<int>(r);
+        run.slowest_rank = driven_.rank[r];
         run.slowest = runs_[r].last;
       }
     }
@@ -123,25 +133,31 @@ public:
   }
 
 private:
-  const StageStep& stage(int rank) const { return p_.stage_of_rank(rank); }
+  // (`rank` below is a driven rank: an index into driven_)
+  const StageStep& stage(int rank) const { return p_.stage_of_rank(driven_.rank[static_cast<std::size_t>(rank)]); }
   std::size_t stage_index(int rank) const {
-    return p_.stage_of.empty() ? 0 : static_cast<std::size_t>(p_.stage_of[static_cast<std::size_t>(rank)]);
+    return p_.stage_of.empty()
+               ? 0
+               : static_cast<std::size_t>(
+                     p_.stage_of[static_cast<std::size_t>(driven_.rank[static_cast<std::size_t>(rank)])]);
+  }
+  int unit(int rank, Stream stream) const {
+    return driven_.unit[static_cast<std::size_t>(rank)][static_cast<std::size_t>(stream)];
   }
 
   Stream stream_of(int unit, int& rank) const {
-    const int ranks = static_cast<int>(runs_.size());
-    for (std::size_t k = 0; k < stream_count; ++k) {
-      const int base = p_.stream_base[k];
-      if (base >= 0 && unit >= base && unit < base + ranks) {
-        rank = unit - base;
-        return static_cast<Stream>(k);
-      }
+    if (unit >= 0 && static_cast<std::size_t>(unit) < owner_of_unit_.size() &&
+        owner_of_unit_[static_cast<std::size_t>(unit)].first >= 0) {
+      rank = owner_of_unit_[static_cast<std::size_t>(unit)].first;
+      return owner_of_unit_[static_cast<std::size_t>(unit)].second;
     }
     throw std::logic_error("step driver: unit " + std::to_string(unit) + " belongs to no stream");
   }
 
   void span(int rank, SpanKind kind, std::uint64_t bytes, double start_s, double end_s) {
-    if (trace_ != nullptr) trace_->spans.push_back({rank, kind, bytes, start_s, end_s});
+    if (trace_ != nullptr) {
+      trace_->spans.push_back({driven_.rank[static_cast<std::size_t>(rank)], kind, bytes, start_s, end_s});
+    }
   }
 
   void resume(int rank, Wait was) {
@@ -219,7 +235,7 @@ private:
           if (ls.tensor_segment != no_segment) {
             rr.wait = Wait::tensor;
             rr.wait_start = rr.t;
-            network_.start_segment(p_.unit(rank, Stream::compute), static_cast<std::size_t>(ls.tensor_segment), rr.t);
+            network_.start_segment(unit(rank, Stream::compute), static_cast<std::size_t>(ls.tensor_segment), rr.t);
             return;
           }
         }
@@ -310,7 +326,7 @@ private:
 
   void post_receive(int rank, bool forward, double release) {
     const StageStep& st = stage(rank);
-    network_.start_segment(p_.unit(rank, forward ? Stream::receive_forward : Stream::receive_backward),
+    network_.start_segment(unit(rank, forward ? Stream::receive_forward : Stream::receive_backward),
                            static_cast<std::size_t>(forward ? st.receive_forward_segment : st.receive_backward_segment),
                            release);
   }
@@ -333,7 +349,7 @@ private:
     const std::size_t g = rr.gathers_started++;
     const std::size_t segment = g < buckets ? st.gather_segment[buckets - 1 - g] : st.gather_segment[g - buckets];
     rr.gather_busy = true;
-    network_.start_segment(p_.unit(rank, Stream::gather), segment, release);
+    network_.start_segment(unit(rank, Stream::gather), segment, release);
   }
 
   void gather_done(int rank, double now) {
@@ -352,7 +368,7 @@ private:
       return;
     }
     s.busy = true;
-    network_.start_segment(p_.unit(rank, stream), static_cast<std::size_t>(segment), release);
+    network_.start_segment(unit(rank, stream), static_cast<std::size_t>(segment), release);
   }
 
   void next_send(int rank, Stream stream, SendStream& s, std::int32_t segment) {
@@ -376,7 +392,7 @@ private:
     if (p_.fusion_cycle_s > 0) at = std::ceil(at / p_.fusion_cycle_s) * p_.fusion_cycle_s;
     rr.bucket_start = at;
     rr.reduce_busy = true;
-    network_.start_segment(p_.unit(rank, Stream::reduce), stage(rank).bucket_segment[b], at);
+    network_.start_segment(unit(rank, Stream::reduce), stage(rank).bucket_segment[b], at);
   }
 
   void reduce_done(int rank, double now) {
@@ -394,6 +410,8 @@ private:
 
   const StepProgram& p_;
   Network& network_;
+  const DrivenRanks& driven_;
+  std::vector<std::pair<int, Stream>> owner_of_unit_ = {};  // by unit: its driven rank (-1: none) and stream
   std::vector<RankRun> runs_;
   RunTrace* trace_;
   std::vector<std::vector<PipeOp>> orders_;        // per stage
@@ -402,8 +420,25 @@ private:
 
 }  // namespace
 
-StepRun drive_step(const StepProgram& program, Network& network, int ranks, const char* engine, RunTrace* trace) {
-  StepDriver driver(program, network, ranks, trace);
+DrivenRanks every_rank(const StepProgram& program) {
+  DrivenRanks d;
+  for (int r = 0; r < program.ranks; ++r) {
+    d.rank.push_back(r);
+    std::array<int, stream_count> units{};
+    for (std::size_t k = 0; k < stream_count; ++k)
+      units[k] = program.stream_base[k] >= 0 ? program.unit(r, static_cast<Stream>(k)) : -1;
+    d.unit.push_back(units);
+  }
+  return d;
+}
+
+StepRun drive_step(const StepProgram& program, Network& network, const char* engine, RunTrace* trace) {
+  return drive_step(program, network, every_rank(program), engine, trace);
+}
+
+StepRun drive_step(const StepProgram& program, Network& network, const DrivenRanks& driven, const char* engine,
+                   RunTrace* trace) {
+  StepDriver driver(program, network, driven, trace);
   driver.start();
   network.run([&](int unit) { driver.segment_done(unit); });
   if (!driver.finished()) {
@@ -438,7 +473,7 @@ StepProgram data_parallel_step(const TrainingProgram& t, int ranks) {
 TrainingResult drive_training(const TrainingProgram& program, Network& network, int units, const char* engine,
                               RunTrace* trace) {
   const StepProgram step = data_parallel_step(program, units);
-  return training_result(program, drive_step(step, network, units, engine, trace));
+  return training_result(program, drive_step(step, network, engine, trace));
 }
 
 TrainingResult training_result(const TrainingProgram& program, const StepRun& run) {

@@ -40,16 +40,28 @@ struct RankStep {
 struct StepRun {
   int slowest_rank = 0;  // the rank whose last step took longest (the first of equals)
   RankStep slowest;
+  int driven_ranks = 0;  // ranks the driver ran: every rank, or one per class of ranks that run alike
 };
 
-// Runs `program` on `network`, built with program.segments (in order) over program.units units, or, for a program of
-// one stream, over `ranks` classes of ranks (the lumped flow engine; `ranks` = program.ranks otherwise). `trace`:
-// where to record each rank's input stalls, forwards, backwards, optimizer and reduction intervals. Throws
-// std::runtime_error naming `engine` when ranks never finish (a deadlock).
-StepRun drive_step(const StepProgram& program, Network& network, int ranks, const char* engine,
-                   RunTrace* trace = nullptr);
+// The ranks the driver runs: every rank of the program, or one rank for each class of ranks that provably run alike
+// (the lumped flow engine), each driving the network's units (classes of units) of its streams.
+struct DrivenRanks {
+  std::vector<int> rank;                            // the program's rank each stands for (its stage, in results)
+  std::vector<std::array<int, stream_count>> unit;  // by driven rank and stream: its unit (-1: a stream not used)
+};
+// Every rank, with the units StepProgram::unit gives.
+DrivenRanks every_rank(const StepProgram& program);
 
-// A data-parallel TrainingProgram as a StepProgram over `ranks` ranks, one stream (reduce), its buckets borrowed.
+// Runs `program` on `network`, built with program.segments (in order) over program.units units (or over the classes
+// of units that `driven` names). `trace`: where to record each rank's input stalls, forwards, backwards, optimizer and
+// reduction intervals. Throws std::runtime_error naming `engine` when ranks never finish (a deadlock).
+StepRun drive_step(const StepProgram& program, Network& network, const DrivenRanks& driven, const char* engine,
+                   RunTrace* trace = nullptr);
+// drive_step of every rank.
+StepRun drive_step(const StepProgram& program, Network& network, const char* engine, RunTrace* trace = nullptr);
+
+// A data-parallel TrainingProgram as a StepProgram over `ranks` ranks (or classes of ranks), one stream (reduce), its
+// buckets borrowed.
 StepProgram data_parallel_step(const TrainingProgram& program, int ranks);
 
 // A data-parallel run as a TrainingResult.

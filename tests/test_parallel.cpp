@@ -313,6 +313,62 @@ TEST_CASE("pipeline sends crossing an oversubscribed link: slower than on full b
   CHECK(oversubscribed.step_s == Approx(quarter.step_s).epsilon(1e-9));
 }
 
+TEST_CASE("a layout's classes of ranks: one replica and one tensor rank of each stage run, every rank's times exact") {
+  // 4 replicas x 2 stages, a stage a node of two_leaves' 4:1 fat-tree: each stage's buckets reduced by compact rings
+  // over its replicas (NVSwitch), a stage's activations and gradients to the other node over the fabric
+  const ClusterSpec cluster = two_leaves(4, 2e9);
+  const Topology topology(cluster);
+  for (PipelineSchedule schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b}) {
+    CAPTURE(to_string(schedule));
+    StepProgram program;
+    program.ranks = 8;
+    program.micro_batches = 4;
+    program.schedule = schedule;
+    program.steps = 1;
+    for (Stream s : {Stream::send_forward, Stream::send_backward, Stream::receive_forward, Stream::receive_backward,
+                     Stream::reduce})
+      program.use_stream(s);
+    for (int stage = 0; stage < 2; ++stage) {
+      StageStep st;
+      st.layers = {{1e-3, 2e-3, no_segment}, {2e-3, 4e-3, no_segment}, {1e-3, 2e-3, no_segment}};
+      st.bucket_ready_after = {1, 0};
+      std::vector<int> replicas;
+      for (int d = 0; d < 4; ++d) {
+        program.stage_of.push_back(stage);
+        replicas.push_back(program.unit(4 * stage + d, Stream::reduce));
+      }
+      for (std::uint64_t bytes : {40'000'000ULL, 8'000'000ULL}) {
+        const Schedule ring = ring_allreduce(4, bytes);
+        REQUIRE(ring.compact());
+        st.bucket_segment.push_back(program.add_segment(place_groups(ring, replicas, program.units)));
+      }
+      program.stages.push_back(st);
+    }
+    const std::vector<std::pair<int, int>> pairs = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+    program.connect_stages(0, pairs, 16'000'000);
+    FlowOptions lumped;
+    lumped.topology = &topology;
+    for (std::size_t k = 0; k < stream_count; ++k) {
+      for (int r = 0; r < program.ranks && program.stream_base[k] >= 0; ++r)
+        lumped.accelerator_of.push_back(r);
+    }
+    FlowOptions every = lumped;
+    every.lump_ranks = false;
+    every.rounds = false;  // (the classes follow every event: no rounds)
+    const StepRun classes = run_flow_step(program, lumped);
+    const StepRun ranks = run_flow_step(program, every);
+    CHECK(classes.driven_ranks == 2);  // a rank of each stage
+    CHECK(ranks.driven_ranks == 8);
+    CHECK(classes.slowest.step_s > 4 * 12e-3);  // (the messages cost something)
+    CHECK(classes.slowest.step_s == Approx(ranks.slowest.step_s).epsilon(1e-12));
+    CHECK(classes.slowest.bubble_s == Approx(ranks.slowest.bubble_s).epsilon(1e-12));
+    CHECK(classes.slowest.exposed_s == Approx(ranks.slowest.exposed_s).epsilon(1e-12));
+    CHECK(classes.slowest.reduce_s == Approx(ranks.slowest.reduce_s).epsilon(1e-12));
+    CHECK(program.stage_of[static_cast<std::size_t>(classes.slowest_rank)] ==
+          program.stage_of[static_cast<std::size_t>(ranks.slowest_rank)]);
+  }
+}
+
 TEST_CASE(
     "tensor parallelism over two nodes: its allreduces cross the NICs, a group of part of a node or whole nodes") {
   const Scenario sc = scenario("gpt2-xl-3d");  // DGX H100: 8 GPUs a node, NVSwitch inside, 400 Gb/s NICs
