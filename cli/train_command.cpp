@@ -19,8 +19,11 @@ namespace dtsim::cli {
 namespace {
 
 constexpr auto train_flags = join_flags(
-    std::array<FlagSpec, 4>{{
+    std::array<FlagSpec, 5>{{
         {"json", "", "", "print one JSON object instead of the table"},
+        {"backend", "simgrid|flow", "simgrid",
+         "the network the messages move on: simgrid (every message, TCP-like sharing) or flow (max-min fair flows, "
+         "faster; the trace then has no per-message records)"},
         {"force", "", "",
          "run even when the estimate says the run needs more memory than is available or over an hour of compute"},
         {"csv", "FILE", "", "also write the evaluation points as CSV (epoch,time_s,train_loss,test_accuracy)"},
@@ -67,10 +70,11 @@ const char* train_usage() {
   static const std::string text =
       "usage: dtsim train SCENARIO [flags]\n"
       "Trains the scenario's MLP on Fashion-MNIST with W simulated workers: real gradients from the Eigen kernel,\n"
-      "exchanged on SimGrid by an allreduce schedule on real buffers or by a parameter server (synchronous,\n"
-      "asynchronous or stale-synchronous), while SimGrid advances simulated time. Prints per evaluation point the\n"
-      "epoch, simulated time, training loss and test accuracy, the time to the target accuracy and the staleness\n"
-      "histogram. Scenarios: scenarios/training/fashion-mnist-sync.json, fashion-mnist-async.json;\n"
+      "exchanged on the simulated network (SimGrid, or the flow engine) by an allreduce schedule on real buffers or\n"
+      "by a parameter server (synchronous, asynchronous or stale-synchronous), while the network advances simulated\n"
+      "time. Prints per evaluation point the epoch, simulated time, training loss and test accuracy, the time to\n"
+      "the target accuracy and the staleness histogram. Scenarios: scenarios/training/fashion-mnist-sync.json, "
+      "fashion-mnist-async.json;\n"
       "`dtsim help train-file` lists every field.\n\n" +
       flags_help(train_flags);
   return text.c_str();
@@ -90,6 +94,8 @@ int train_command(std::span<char* const> args, std::ostream& out) {
   if (path.empty()) throw UsageError("expected a training file first, got ''");
   const Flags flags(train_flags, args.subspan(1));
   const TraceRequest trace = parse_trace_request(flags);
+  const TrainBackend backend =
+      flags.choice("backend", {"simgrid", "flow"}) == "flow" ? TrainBackend::flow : TrainBackend::simgrid;
   TrainScenario scenario;
   Dataset train;
   Dataset test;
@@ -105,7 +111,7 @@ int train_command(std::span<char* const> args, std::ostream& out) {
   check_training_resources(scenario, train, test, flags.has("force"));
   TrainReport report;
   try {
-    report = run_sgd_training(scenario.config, train, test, flags.has("trace"));
+    report = run_sgd_training(scenario.config, train, test, flags.has("trace"), backend);
   } catch (const std::invalid_argument& e) {
     throw UsageError(path + ": " + e.what());
   }

@@ -457,8 +457,11 @@ private:
   }
 
   void build_resources(std::span<const Schedule* const> schedules) {
-    if (o_.topology == nullptr) {  // the star: rank r's uplink is resource 2r, its downlink 2r + 1
-      res_.assign(2 * ranks_.size(), Resource{o_.cost.bandwidth_Bps});
+    if (o_.topology == nullptr) {  // the star: host h's uplink is resource 2h, its downlink 2h + 1
+      std::size_t hosts = ranks_.size();
+      for (const int h : o_.accelerator_of)  // (positions that share a host: NetworkCost::accelerator_of)
+        hosts = std::max(hosts, static_cast<std::size_t>(h) + 1);
+      res_.assign(2 * hosts, Resource{o_.cost.bandwidth_Bps});
     } else {
       const Topology& t = *o_.topology;
       res_.resize(2 * t.links().size());
@@ -587,8 +590,12 @@ private:
     if (o_.topology != nullptr) throw std::logic_error("flow executor: no route for a pair the schedule uses");
     Route r;
     r.first = static_cast<std::uint32_t>(route_resources_.size());
-    route_resources_.push_back(2 * static_cast<std::uint32_t>(src));
-    route_resources_.push_back(2 * static_cast<std::uint32_t>(dst) + 1);
+    const auto host = [&](int position) {
+      return static_cast<std::uint32_t>(
+          o_.accelerator_of.empty() ? position : o_.accelerator_of[static_cast<std::size_t>(position)]);
+    };
+    route_resources_.push_back(2 * host(src));
+    route_resources_.push_back(2 * host(dst) + 1);
     r.count = 2;
     r.latency_s = o_.cost.alpha_s;  // alpha/2 on each of the two links
     r.narrowest_Bps = o_.cost.bandwidth_Bps;
@@ -1304,7 +1311,8 @@ private:
 // rounds in lockstep, which costs less than finding classes.
 std::optional<lumping::Lumping> lump(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options,
                                      std::size_t most = 0, const lumping::UnitHints& hints = {}) {
-  if (!options.lump_ranks || !options.contention || ranks < 4) return std::nullopt;  // (lumped: always shared)
+  if (!options.lump_ranks || !options.contention || ranks < 4) return std::nullopt;         // (lumped: always shared)
+  if (options.topology == nullptr && !options.accelerator_of.empty()) return std::nullopt;  // (a host per position)
   if (most == 0) {
     if (std::any_of(segments.begin(), segments.end(), [](const Schedule* s) { return s->compact(); })) {
       return std::nullopt;
@@ -1392,7 +1400,8 @@ std::vector<double> run_once(Network& engine, std::size_t units, const char* wha
 }
 
 void check_placement(int ranks, const FlowOptions& options, const char* what) {
-  if (options.topology != nullptr && options.accelerator_of.size() != static_cast<std::size_t>(ranks)) {
+  if ((options.topology != nullptr || !options.accelerator_of.empty()) &&
+      options.accelerator_of.size() != static_cast<std::size_t>(ranks)) {
     throw std::invalid_argument(std::string("flow executor: ") + what + " has " + std::to_string(ranks) +
                                 " ranks but " + std::to_string(options.accelerator_of.size()) +
                                 " are placed on the cluster");
@@ -1400,6 +1409,38 @@ void check_placement(int ranks, const FlowOptions& options, const char* what) {
 }
 
 }  // namespace
+
+namespace {
+
+// The flow engine with its own copy of the options it reads by reference.
+class OwnedFlowNetwork final : public Network {
+public:
+  OwnedFlowNetwork(int units, std::span<const Schedule* const> segments, FlowOptions options)
+      : options_(std::move(options)), engine_(units, segments, options_) {}
+  double now() const override { return engine_.now(); }
+  void start_segment(int unit, std::size_t segment, double release_s) override {
+    engine_.start_segment(unit, segment, release_s);
+  }
+  void run(const std::function<void(int)>& on_done) override { engine_.run(on_done); }
+  std::size_t inside_segments() const override { return engine_.inside_segments(); }
+
+private:
+  FlowOptions options_;
+  FlowEngine engine_;
+};
+
+}  // namespace
+
+std::unique_ptr<Network> make_flow_network(int units, std::span<const Schedule* const> segments,
+                                           const FlowOptions& options) {
+  check_placement(units, options, "the network");
+  for (const Schedule* segment : segments) {
+    if (std::string problem = check_well_formed(*segment, true); !problem.empty()) {
+      throw std::invalid_argument("flow executor: " + problem);
+    }
+  }
+  return std::make_unique<OwnedFlowNetwork>(units, segments, options);
+}
 
 ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   if (std::string problem = check_well_formed(schedule, true); !problem.empty()) {

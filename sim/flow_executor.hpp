@@ -11,6 +11,8 @@
 // rank count. docs/flow.md explains each of these and what they cost.
 #pragma once
 
+#include <memory>
+
 #include <vector>
 
 #include <utility>
@@ -67,6 +69,11 @@ struct FlowOptions : NetworkCost {
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.
 ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options);
+
+// The flow engine as a Network over `units` positions running `segments` (kept alive by the caller), for programs
+// that drive it themselves (dtsim train). Throws std::invalid_argument for a malformed segment or placement.
+std::unique_ptr<Network> make_flow_network(int units, std::span<const Schedule* const> segments,
+                                           const FlowOptions& options);
 
 // A training step program (sim/step_program.hpp) on the flow network; `trace`: the driver's spans. Ranks that
 // provably run alike are driven once (FlowOptions::lump_ranks; sim/flow_lumping.hpp): for data parallelism the classes

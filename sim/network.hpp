@@ -30,7 +30,8 @@ struct NetworkCost {
   AlphaBetaGamma cost;
   double compute_flops_per_s = 1e12;  // speed of a Schedule's Compute ops
   // A cluster instead of the star: routes, links and the node's reduce rate; position p runs on accelerator
-  // accelerator_of[p] (one entry per position of the schedules run).
+  // accelerator_of[p] (one entry per position of the schedules run). On the star, accelerator_of may put several
+  // positions on one host, sharing its link (a parameter server's units); empty: a host per position.
   const Topology* topology = nullptr;
   std::vector<int> accelerator_of;
   std::vector<FactorRange> factors;  // calibrated latency and bandwidth factors by message size

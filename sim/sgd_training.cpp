@@ -10,6 +10,8 @@
 #include <stdexcept>
 
 #include "algorithms/registry.hpp"
+#include "algorithms/schedule_values.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/simgrid_internal.hpp"
 
 namespace dtsim {
@@ -18,7 +20,7 @@ namespace {
 
 using namespace simgrid_detail;
 
-// What every actor of one training run shares (SimGrid runs them one at a time: no locking).
+// What one training run shares: the data and its order, the learning-rate schedule, the report.
 struct Run {
   const TrainConfig& config;
   const Dataset& train;
@@ -33,12 +35,11 @@ struct Run {
 
   RunTrace* trace = nullptr;  // recording: every rank's gradient and communication intervals, every message
   Run(const TrainConfig& c, const Dataset& tr, const Dataset& te) : config(c), train(tr), test(te) {}
-  void span(int rank, SpanKind kind, std::uint64_t bytes, double start_s) {
-    if (trace != nullptr) trace->spans.push_back({rank, kind, bytes, start_s, sg4::Engine::get_clock()});
+  void span(int rank, SpanKind kind, std::uint64_t bytes, double start_s, double end_s) {
+    if (trace != nullptr) trace->spans.push_back({rank, kind, bytes, start_s, end_s});
   }
-  void transfer(int src, int dst, std::uint64_t bytes, const sg4::CommPtr& comm) {
-    if (trace != nullptr)
-      trace->transfers.push_back({src, dst, bytes, comm->get_start_time(), comm->get_finish_time()});
+  void transfer(int src, int dst, std::uint64_t bytes, double start_s, double end_s) {
+    if (trace != nullptr) trace->transfers.push_back({src, dst, bytes, start_s, end_s});
   }
 
   int sample(std::uint64_t stream_index) const {
@@ -53,14 +54,14 @@ struct Run {
     return scaled;
   }
 
-  // Records an evaluation point when `epoch` has passed the next one.
-  void maybe_evaluate(const Mlp& model, double epoch, bool force = false) {
+  // Records an evaluation point at simulated time `now_s` when `epoch` has passed the next one.
+  void maybe_evaluate(const Mlp& model, double epoch, double now_s, bool force = false) {
     if (epoch + 1e-9 < next_eval_epoch && !(force && (report.points.empty() || report.points.back().epoch < epoch))) {
       return;
     }
     EvalPoint p;
     p.epoch = epoch;
-    p.time_s = sg4::Engine::get_clock();
+    p.time_s = now_s;
     p.train_loss = loss_samples > 0 ? loss_sum / loss_samples : 0;
     p.test_accuracy =
         static_cast<double>(model.correct(test.images.data(), test.labels.data(), test.count, eval_workspace)) /
@@ -93,8 +94,9 @@ struct Worker {
         inputs(static_cast<std::size_t>(batch) * static_cast<std::size_t>(c.layers.front())),
         labels(static_cast<std::size_t>(batch)) {}
 
-  // Computes the gradient sum of samples [first, first + batch) of the stream and sleeps for its compute time.
-  void compute(Run& run, std::uint64_t first, int batch, int rank) {
+  // Computes the gradient sum of samples [first, first + batch) of the stream; returns how long that takes the
+  // simulated worker (a compute is local: the caller delays the worker's next message by it).
+  double compute(Run& run, std::uint64_t first, int batch, int rank) {
     const int features = run.train.features;
     for (int j = 0; j < batch; ++j) {
       const auto s = static_cast<std::size_t>(run.sample(first + static_cast<std::uint64_t>(j)));
@@ -112,209 +114,361 @@ struct Worker {
     const TrainConfig& c = run.config;
     double seconds = c.seconds_per_sample < 0 ? measured : c.seconds_per_sample * batch + c.step_overhead_s;
     if (static_cast<std::size_t>(rank) < c.slowdown.size()) seconds *= c.slowdown[static_cast<std::size_t>(rank)];
-    const double start_s = sg4::Engine::get_clock();
-    sg4::this_actor::sleep_for(seconds);
-    run.span(rank, SpanKind::gradient, 0, start_s);
+    return seconds;
   }
-};
-
-// A gradient pushed to, or weights pulled from, the parameter server.
-struct Message {
-  int worker = 0;
-  std::uint64_t version = 0;  // the server version the weights were (or the gradient was computed from)
-  bool stop = false;
-  std::vector<float> values;
 };
 
 std::uint64_t steps_per_epoch(const Run& run) { return static_cast<std::uint64_t>(run.train.count / run.config.batch); }
 
-void run_allreduce(Run& run, int ranks, const std::vector<sg4::Host*>& hosts, const Schedule& schedule,
-                   const std::vector<RankMailboxes>& mailboxes, std::vector<std::unique_ptr<Worker>>& workers) {
-  const TrainConfig& c = run.config;
-  const auto total_steps =
-      static_cast<std::uint64_t>(std::floor(c.epochs * static_cast<double>(steps_per_epoch(run)) + 1e-9));
-  for (int r = 0; r < ranks; ++r) {
-    sg4::Actor::create(
-        "worker" + std::to_string(r), hosts[static_cast<std::size_t>(r)],
-        [&run, &schedule, &mailboxes, &workers, r, total_steps] {
-          const TrainConfig& cfg = run.config;
-          Worker* w = r < cfg.workers ? workers[static_cast<std::size_t>(r)].get() : nullptr;
-          Payload helper_buffer;  // server ranks of the ps schedule hold no data
-          for (std::uint64_t step = 0; step < total_steps; ++step) {
-            Payload* buffer = &helper_buffer;
-            if (w != nullptr) {
-              const std::uint64_t first =
-                  step * static_cast<std::uint64_t>(cfg.batch) + static_cast<std::uint64_t>(r * run.worker_batch);
-              w->compute(run, first, run.worker_batch, r);
-              buffer = &w->gradient;
-            } else {
-              helper_buffer.assign(schedule.bytes / 4, 0.0F);
-            }
-            const double allreduce_start = sg4::Engine::get_clock();
-            execute_steps(schedule, schedule.rank_ops(r), mailboxes[static_cast<std::size_t>(r)], buffer, 1.0, {},
-                          run.trace);
-            run.span(r, SpanKind::allreduce, schedule.bytes, allreduce_start);
-            if (w == nullptr) continue;
-            const double epoch =
-                static_cast<double>((step + 1) * static_cast<std::uint64_t>(cfg.batch)) / run.train.count;
-            w->sgd.step(w->model.parameters(), w->gradient, cfg.batch, cfg.sgd, run.learning_rate(epoch));
-            if (r == 0) {
-              ++run.report.updates;
-              run.report.staleness_histogram.resize(1);
-              ++run.report.staleness_histogram[0];
-              run.maybe_evaluate(w->model, epoch);
-            }
-          }
-          if (r == 0) {
-            const double end =
-                static_cast<double>(total_steps * static_cast<std::uint64_t>(cfg.batch)) / run.train.count;
-            run.maybe_evaluate(w->model, end, true);  // the end of training is always a point
-            const auto p = w->model.parameters();
-            run.report.final_parameters.assign(p.begin(), p.end());
-          }
-        });
+// Synchronous data parallelism on a Network whose segment 0 is the allreduce Schedule. Each step every worker
+// computes its gradient (local: it releases the worker's part of the allreduce that much later), the Schedule runs
+// on the network, and when a rank's part is done its buffer holds the sum: the values come from run_on_values, the
+// same Schedule on the real gradients (what a collective computes does not depend on when its messages move). Then
+// SGD, and the next step at once: ranks are not held to a barrier, only to the allreduce's own dependencies.
+class AllreduceTraining {
+public:
+  AllreduceTraining(Run& run, const Schedule& schedule, std::vector<std::unique_ptr<Worker>>& workers, Network& network)
+      : run_(run),
+        schedule_(schedule),
+        workers_(workers),
+        network_(network),
+        step_(static_cast<std::size_t>(schedule.ranks), 0),
+        started_(static_cast<std::size_t>(schedule.ranks), 0.0),
+        helpers_(static_cast<std::size_t>(schedule.ranks) - workers.size()) {
+    total_ =
+        static_cast<std::uint64_t>(std::floor(run.config.epochs * static_cast<double>(steps_per_epoch(run)) + 1e-9));
+    for (const auto& w : workers)
+      buffers_.push_back(&w->gradient);
+    for (Payload& h : helpers_)  // server ranks of the ps schedule hold no data
+      buffers_.push_back(&h);
   }
+
+  void run() {
+    for (int r = 0; r < schedule_.ranks; ++r)
+      begin_step(r);
+    network_.run([this](int rank) { step_done(rank); });
+    if (std::any_of(step_.begin(), step_.end(), [this](std::uint64_t s) { return s < total_; })) {
+      throw std::runtime_error("sgd training: deadlock: " + std::to_string(network_.inside_segments()) +
+                               " ranks never finished their allreduce");
+    }
+  }
+
+private:
+  void begin_step(int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    if (step_[r] >= total_) return;
+    double release = network_.now();
+    if (r < workers_.size()) {
+      const TrainConfig& c = run_.config;
+      const std::uint64_t first =
+          step_[r] * static_cast<std::uint64_t>(c.batch) + r * static_cast<std::uint64_t>(run_.worker_batch);
+      const double seconds = workers_[r]->compute(run_, first, run_.worker_batch, rank);
+      run_.span(rank, SpanKind::gradient, 0, release, release + seconds);
+      release += seconds;
+    }
+    started_[r] = release;
+    network_.start_segment(rank, 0, release);
+  }
+
+  void step_done(int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    const double now = network_.now();
+    if (reduced_ <= step_[r]) {  // the first rank done with this step: every rank has contributed its gradient
+      for (Payload& h : helpers_)
+        h.assign(schedule_.bytes / 4, 0.0F);
+      run_on_values(schedule_, buffers_);
+      reduced_ = step_[r] + 1;
+    }
+    run_.span(rank, SpanKind::allreduce, schedule_.bytes, started_[r], now);
+    const std::uint64_t step = ++step_[r];
+    if (r < workers_.size()) {
+      const TrainConfig& c = run_.config;
+      Worker& w = *workers_[r];
+      const double epoch = static_cast<double>(step * static_cast<std::uint64_t>(c.batch)) / run_.train.count;
+      w.sgd.step(w.model.parameters(), w.gradient, c.batch, c.sgd, run_.learning_rate(epoch));
+      if (r == 0) {
+        ++run_.report.updates;
+        run_.report.staleness_histogram.resize(1);
+        ++run_.report.staleness_histogram[0];
+        run_.maybe_evaluate(w.model, epoch, now);
+        if (step == total_) {
+          run_.maybe_evaluate(w.model, epoch, now, true);  // the end of training is always a point
+          const auto p = w.model.parameters();
+          run_.report.final_parameters.assign(p.begin(), p.end());
+        }
+      }
+    }
+    begin_step(rank);
+  }
+
+  Run& run_;
+  const Schedule& schedule_;
+  std::vector<std::unique_ptr<Worker>>& workers_;
+  Network& network_;
+  std::uint64_t total_ = 0;
+  std::vector<std::uint64_t> step_;  // by rank: steps done
+  std::vector<double> started_;      // by rank: when its part of the current allreduce was released
+  std::vector<Payload> helpers_;
+  std::vector<Payload*> buffers_;  // by rank: what run_on_values reduces (the workers' gradients, then the helpers')
+  std::uint64_t reduced_ = 0;      // steps whose values are reduced
+};
+
+// The parameter server's messages as segments of a Network: per worker w, its push (w to the server, the gradient),
+// pull (the weights back) and stop (8 bytes), and an empty segment that only waits (the end of w's compute). The
+// server has a unit per worker (positions workers + w), all on one host and so on one link.
+constexpr std::size_t segments_per_worker = 4;
+enum class PsSegment : std::size_t { push, pull, stop, wait };
+std::size_t ps_segment(int worker, PsSegment kind) {
+  return static_cast<std::size_t>(worker) * segments_per_worker + static_cast<std::size_t>(kind);
 }
 
-void run_parameter_server(Run& run, const std::vector<sg4::Host*>& hosts,
-                          std::vector<std::unique_ptr<Worker>>& workers) {
-  const TrainConfig& c = run.config;
-  const int w_count = c.workers;
-  sg4::Mailbox* inbox = sg4::Mailbox::by_name("server");
-  std::vector<sg4::Mailbox*> reply(static_cast<std::size_t>(w_count));
-  for (int r = 0; r < w_count; ++r)
-    reply[static_cast<std::size_t>(r)] = sg4::Mailbox::by_name("w" + std::to_string(r));
-  const std::size_t params = workers.front()->model.parameter_count();
-  const double message_bytes = static_cast<double>(params) * 4.0;
-  // samples are handed out in order as workers start computing; the server counts the updates it applied
-  auto cursor = std::make_shared<std::uint64_t>(0);
-  const auto target_updates =
-      static_cast<std::uint64_t>(std::floor(c.epochs * static_cast<double>(run.train.count) / run.worker_batch + 1e-9));
-
-  for (int r = 0; r < w_count; ++r) {
-    sg4::Actor::create("worker" + std::to_string(r), hosts[static_cast<std::size_t>(r)],
-                       [&run, &workers, inbox, reply, r, cursor, message_bytes] {
-                         Worker& w = *workers[static_cast<std::size_t>(r)];
-                         std::uint64_t version = 0;
-                         for (;;) {
-                           const std::uint64_t first = *cursor;
-                           *cursor += static_cast<std::uint64_t>(run.worker_batch);
-                           w.compute(run, first, run.worker_batch, r);
-                           auto push = std::make_unique<Message>();
-                           push->worker = r;
-                           push->version = version;
-                           push->values = w.gradient;
-                           const double exchange_start = sg4::Engine::get_clock();
-                           const sg4::CommPtr pushed = inbox->put_async(push.release(), message_bytes);
-                           pushed->wait();
-                           run.transfer(r, run.config.workers, static_cast<std::uint64_t>(message_bytes), pushed);
-                           const std::unique_ptr<Message> pulled(reply[static_cast<std::size_t>(r)]->get<Message>());
-                           run.span(r, SpanKind::exchange, static_cast<std::uint64_t>(message_bytes), exchange_start);
-                           if (pulled->stop) return;
-                           version = pulled->version;
-                           std::copy(pulled->values.begin(), pulled->values.end(), w.model.parameters().begin());
-                         }
-                       });
+std::vector<Schedule> ps_segments(int workers, std::uint64_t message_bytes) {
+  const int units = 2 * workers;
+  auto message = [units](int src, int dst, std::uint64_t bytes) {
+    ScheduleBuilder b(Collective::broadcast, "message", units, bytes, buffer_chunks(bytes, 1, 4));
+    b.set_root(src);
+    for (int r = 0; r < units; ++r) {
+      b.begin_rank(r);
+      if (r == src || r == dst) b.begin_step();
+      if (r == src) b.add(Op::send(dst, 0));
+      if (r == dst) b.add(Op::recv_copy(src, 0));
+    }
+    return b.finish();
+  };
+  std::vector<Schedule> segments;
+  for (int w = 0; w < workers; ++w) {
+    segments.push_back(message(w, workers + w, message_bytes));
+    segments.push_back(message(workers + w, w, message_bytes));
+    segments.push_back(message(workers + w, w, 8));
+    ScheduleBuilder wait(Collective::broadcast, "wait", units, 0, {});
+    for (int r = 0; r < units; ++r)
+      wait.begin_rank(r);
+    segments.push_back(wait.finish());
   }
-  sg4::Actor::create(
-      "server", hosts[static_cast<std::size_t>(w_count)],
-      [&run, &workers, inbox, reply, target_updates, message_bytes, w_count] {
-        const TrainConfig& cfg = run.config;
-        Mlp model = workers.front()->model;  // the same initial weights as every worker
-        Sgd sgd(model.parameter_count());
-        std::uint64_t version = 0;
-        std::vector<std::uint64_t> clock(static_cast<std::size_t>(w_count), 0);
-        std::deque<std::unique_ptr<Message>> held;  // ssp: replies waiting for slow workers
-        std::vector<sg4::CommPtr> sends;
-        std::vector<std::pair<int, std::uint64_t>> sent_to;  // the worker and bytes of each of `sends`
-        auto send = [&](int worker, bool stop) {
-          auto m = std::make_unique<Message>();
-          m->worker = worker;
-          m->version = version;
-          m->stop = stop;
-          if (!stop) m->values.assign(model.parameters().begin(), model.parameters().end());
-          sends.push_back(reply[static_cast<std::size_t>(worker)]->put_async(m.release(), stop ? 8.0 : message_bytes));
-          sent_to.emplace_back(worker, static_cast<std::uint64_t>(stop ? 8.0 : message_bytes));
-        };
-        auto epoch_now = [&] { return static_cast<double>(run.report.updates) * run.worker_batch / run.train.count; };
-        Payload sum(model.parameter_count(), 0.0F);
-        int stopped = 0;
-        int gathered = 0;
-        std::vector<int> waiting;  // sync: workers whose gradients are in `sum`
-        while (stopped < w_count) {
-          const std::unique_ptr<Message> m(inbox->get<Message>());
-          if (run.report.updates >= target_updates) {
-            send(m->worker, true);
-            ++stopped;
-            continue;
-          }
-          if (cfg.mode == TrainMode::sync_ps) {
-            for (std::size_t i = 0; i < sum.size(); ++i)
-              sum[i] += m->values[i];
-            waiting.push_back(m->worker);
-            if (++gathered < w_count) continue;
-            sgd.step(model.parameters(), sum, cfg.batch, cfg.sgd, run.learning_rate(epoch_now()));
-            std::fill(sum.begin(), sum.end(), 0.0F);
-            gathered = 0;
-            ++version;
-            run.report.updates += static_cast<std::uint64_t>(w_count);
-            run.report.staleness_histogram.resize(1);
-            run.report.staleness_histogram[0] += static_cast<std::uint64_t>(w_count);
-            for (int worker : waiting)
-              send(worker, false);
-            waiting.clear();
+  return segments;
+}
+
+// Workers push gradients to the server and pull its weights: synchronous (the server waits for every worker, then
+// replies to all), asynchronous (each gradient applied on arrival, the weights sent straight back) or with stale
+// synchronous parallelism (a reply held while the worker is more than the bound ahead of the slowest). The server
+// takes one push at a time, in the order the workers became ready (a mailbox's order); its replies leave at once.
+class ParameterServerTraining {
+public:
+  ParameterServerTraining(Run& run, std::vector<std::unique_ptr<Worker>>& workers, Network& network)
+      : run_(run),
+        workers_(workers),
+        network_(network),
+        w_count_(static_cast<int>(workers.size())),
+        model_(workers.front()->model),  // the same initial weights as every worker
+        sgd_(model_.parameter_count()),
+        sum_(model_.parameter_count(), 0.0F),
+        clock_(workers.size(), 0),
+        worker_(workers.size()) {
+    message_bytes_ = static_cast<std::uint64_t>(model_.parameter_count()) * 4;
+    target_updates_ = static_cast<std::uint64_t>(
+        std::floor(run.config.epochs * static_cast<double>(run.train.count) / run.worker_batch + 1e-9));
+  }
+
+  void run() {
+    for (int w = 0; w < w_count_; ++w)
+      compute(w);
+    network_.run([this](int unit) { unit < w_count_ ? worker_done(unit) : server_done(unit - w_count_); });
+    if (stopped_ < w_count_ || outstanding_ > 0) {
+      throw std::runtime_error("sgd training: deadlock: " + std::to_string(network_.inside_segments()) +
+                               " exchanges never finished");
+    }
+    run_.maybe_evaluate(model_, epoch_now(), network_.now(), true);
+    const auto p = model_.parameters();
+    run_.report.final_parameters.assign(p.begin(), p.end());
+  }
+
+private:
+  enum class Phase : std::uint8_t { computing, pushing, waiting, stopped };
+  struct WorkerState {
+    Phase phase = Phase::computing;
+    std::uint64_t version = 0;  // of the weights it computes on
+    double exchange_start = 0;
+    double push_start = 0;
+    bool reply_due = false;  // a reply whose receive waits for the worker's push to end (the same instant)
+    bool reply_stop = false;
+    std::uint64_t reply_version = 0;
+    std::vector<float> reply;  // the weights on their way
+    double reply_start = 0;
+  };
+
+  double epoch_now() const { return static_cast<double>(run_.report.updates) * run_.worker_batch / run_.train.count; }
+  int server_unit(int w) const { return w_count_ + w; }
+
+  void compute(int w) {
+    WorkerState& ws = worker_[static_cast<std::size_t>(w)];
+    const double now = network_.now();
+    const std::uint64_t first = cursor_;  // samples are handed out in order as workers start computing
+    cursor_ += static_cast<std::uint64_t>(run_.worker_batch);
+    const double seconds = workers_[static_cast<std::size_t>(w)]->compute(run_, first, run_.worker_batch, w);
+    run_.span(w, SpanKind::gradient, 0, now, now + seconds);
+    ws.phase = Phase::computing;
+    network_.start_segment(w, ps_segment(w, PsSegment::wait), now + seconds);
+  }
+
+  void worker_done(int w) {
+    WorkerState& ws = worker_[static_cast<std::size_t>(w)];
+    const double now = network_.now();
+    switch (ws.phase) {
+      case Phase::computing:  // ready to push: the server takes it when free
+        ws.exchange_start = now;
+        ws.phase = Phase::pushing;
+        ready_.push_back(w);
+        next_push();
+        break;
+      case Phase::pushing:
+        ws.phase = Phase::waiting;
+        if (ws.reply_due) receive_reply(w);
+        break;
+      case Phase::waiting:
+        run_.span(w, SpanKind::exchange, message_bytes_, ws.exchange_start, now);
+        if (ws.reply_stop) {
+          ws.phase = Phase::stopped;
+          break;
+        }
+        ws.version = ws.reply_version;
+        std::copy(ws.reply.begin(), ws.reply.end(), workers_[static_cast<std::size_t>(w)]->model.parameters().begin());
+        compute(w);
+        break;
+      case Phase::stopped: throw std::logic_error("sgd training: a stopped worker ended a segment");
+    }
+  }
+
+  void next_push() {
+    if (server_busy_ || ready_.empty()) return;
+    const int w = ready_.front();
+    ready_.pop_front();
+    server_busy_ = true;
+    receiving_ = w;
+    worker_[static_cast<std::size_t>(w)].push_start = network_.now();
+    network_.start_segment(w, ps_segment(w, PsSegment::push), network_.now());
+    network_.start_segment(server_unit(w), ps_segment(w, PsSegment::push), network_.now());
+  }
+
+  void server_done(int w) {
+    WorkerState& ws = worker_[static_cast<std::size_t>(w)];
+    const double now = network_.now();
+    if (server_busy_ && receiving_ == w) {  // w's push arrived
+      server_busy_ = false;
+      receiving_ = -1;
+      run_.transfer(w, w_count_, message_bytes_, ws.push_start, now);
+      handle_push(w);
+      next_push();
+      return;
+    }
+    run_.transfer(w_count_, w, ws.reply_stop ? 8 : message_bytes_, ws.reply_start, now);  // a reply left
+    --outstanding_;
+  }
+
+  // The server's reply to w: the weights (or stop) as they are now.
+  void send(int w, bool stop) {
+    WorkerState& ws = worker_[static_cast<std::size_t>(w)];
+    ws.reply_stop = stop;
+    ws.reply_version = version_;
+    if (!stop) ws.reply.assign(model_.parameters().begin(), model_.parameters().end());
+    ws.reply_start = network_.now();
+    ++outstanding_;
+    network_.start_segment(server_unit(w), ps_segment(w, stop ? PsSegment::stop : PsSegment::pull), network_.now());
+    ws.reply_due = true;
+    if (ws.phase == Phase::waiting) receive_reply(w);
+  }
+  void receive_reply(int w) {
+    WorkerState& ws = worker_[static_cast<std::size_t>(w)];
+    ws.reply_due = false;
+    network_.start_segment(w, ps_segment(w, ws.reply_stop ? PsSegment::stop : PsSegment::pull), network_.now());
+  }
+
+  void handle_push(int w) {
+    const TrainConfig& cfg = run_.config;
+    const WorkerState& ws = worker_[static_cast<std::size_t>(w)];
+    const Payload& gradient = workers_[static_cast<std::size_t>(w)]->gradient;
+    if (run_.report.updates >= target_updates_) {
+      send(w, true);
+      ++stopped_;
+      return;
+    }
+    if (cfg.mode == TrainMode::sync_ps) {
+      for (std::size_t i = 0; i < sum_.size(); ++i)
+        sum_[i] += gradient[i];
+      waiting_.push_back(w);
+      if (++gathered_ < w_count_) return;
+      sgd_.step(model_.parameters(), sum_, cfg.batch, cfg.sgd, run_.learning_rate(epoch_now()));
+      std::fill(sum_.begin(), sum_.end(), 0.0F);
+      gathered_ = 0;
+      ++version_;
+      run_.report.updates += static_cast<std::uint64_t>(w_count_);
+      run_.report.staleness_histogram.resize(1);
+      run_.report.staleness_histogram[0] += static_cast<std::uint64_t>(w_count_);
+      for (const int waiting : waiting_)
+        send(waiting, false);
+      waiting_.clear();
+    } else {
+      const std::uint64_t staleness = version_ - ws.version;
+      if (run_.report.staleness_histogram.size() <= staleness) run_.report.staleness_histogram.resize(staleness + 1);
+      ++run_.report.staleness_histogram[staleness];
+      sgd_.step(model_.parameters(), gradient, run_.worker_batch, cfg.sgd, run_.learning_rate(epoch_now()));
+      ++version_;
+      ++run_.report.updates;
+      ++clock_[static_cast<std::size_t>(w)];
+      if (cfg.mode == TrainMode::ssp) {
+        held_.push_back(w);
+        const std::uint64_t slowest = *std::min_element(clock_.begin(), clock_.end());
+        for (auto it = held_.begin(); it != held_.end();) {
+          if (clock_[static_cast<std::size_t>(*it)] <= slowest + static_cast<std::uint64_t>(cfg.staleness_bound)) {
+            send(*it, false);
+            it = held_.erase(it);
           } else {
-            const std::uint64_t staleness = version - m->version;
-            if (run.report.staleness_histogram.size() <= staleness)
-              run.report.staleness_histogram.resize(staleness + 1);
-            ++run.report.staleness_histogram[staleness];
-            sgd.step(model.parameters(), m->values, run.worker_batch, cfg.sgd, run.learning_rate(epoch_now()));
-            ++version;
-            ++run.report.updates;
-            ++clock[static_cast<std::size_t>(m->worker)];
-            if (cfg.mode == TrainMode::ssp) {
-              held.push_back(std::make_unique<Message>(Message{m->worker, 0, false, {}}));
-              const std::uint64_t slowest = *std::min_element(clock.begin(), clock.end());
-              for (auto it = held.begin(); it != held.end();) {
-                if (clock[static_cast<std::size_t>((*it)->worker)] <=
-                    slowest + static_cast<std::uint64_t>(cfg.staleness_bound)) {
-                  send((*it)->worker, false);
-                  it = held.erase(it);
-                } else {
-                  ++it;
-                }
-              }
-            } else {
-              send(m->worker, false);
-            }
-          }
-          run.maybe_evaluate(model, epoch_now());
-          if (run.report.updates >= target_updates) {  // release everyone held back, they will be stopped next
-            for (const auto& h : held)
-              send(h->worker, false);
-            held.clear();
+            ++it;
           }
         }
-        for (std::size_t i = 0; i < sends.size(); ++i) {
-          sends[i]->wait();
-          run.transfer(w_count, sent_to[i].first, sent_to[i].second, sends[i]);
-        }
-        run.maybe_evaluate(model, epoch_now(), true);
-        const auto p = model.parameters();
-        run.report.final_parameters.assign(p.begin(), p.end());
-      });
-}
+      } else {
+        send(w, false);
+      }
+    }
+    run_.maybe_evaluate(model_, epoch_now(), network_.now());
+    if (run_.report.updates >= target_updates_) {  // release everyone held back, they will be stopped next
+      for (const int held : held_)
+        send(held, false);
+      held_.clear();
+    }
+  }
 
-TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& test, int result_fd, bool record) {
-  xbt_log_control_set("xbt_cfg.thresh:warning");
-  int argc = 1;
-  char name[] = "dtsim";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  SimGridOptions o;
+  Run& run_;
+  std::vector<std::unique_ptr<Worker>>& workers_;
+  Network& network_;
+  int w_count_;
+  Mlp model_;
+  Sgd sgd_;
+  Payload sum_;
+  std::vector<std::uint64_t> clock_;  // ssp: updates applied from each worker
+  std::vector<WorkerState> worker_;
+  std::uint64_t message_bytes_ = 0;
+  std::uint64_t target_updates_ = 0;
+  std::uint64_t cursor_ = 0;
+  std::uint64_t version_ = 0;
+  std::deque<int> ready_;  // workers whose push waits for the server, in the order they became ready
+  bool server_busy_ = false;
+  int receiving_ = -1;
+  std::deque<int> held_;      // ssp: replies waiting for slow workers
+  std::vector<int> waiting_;  // sync: workers whose gradients are in sum_
+  int gathered_ = 0;
+  int stopped_ = 0;
+  int outstanding_ = 0;  // replies on their way
+};
+
+// Builds the network a run's messages move on: SimGrid (in the child process) or the flow engine.
+using MakeNetwork =
+    std::function<std::unique_ptr<Network>(std::span<const Schedule* const>, int units, const NetworkCost&, RunTrace*)>;
+
+TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& test, bool record,
+                     const MakeNetwork& make_network) {
+  NetworkCost o;
   o.cost = c.network;
   o.factors = c.network_factors;
-  configure_engine(o);
   Run run(c, train, test);
   if (record) run.trace = &run.report.trace;
   run.worker_batch = c.batch / c.workers;
@@ -334,25 +488,22 @@ TrainReport simulate(const TrainConfig& c, const Dataset& train, const Dataset& 
   for (int r = 0; r < c.workers; ++r)
     workers.push_back(std::make_unique<Worker>(c, run.worker_batch));
   const std::size_t params = workers.front()->model.parameter_count();
-  sg4::Engine::on_deadlock_cb([result_fd] {
-    send_error_to_parent(result_fd, "sgd training: deadlock in the simulation");
-    ::_exit(0);
-  });
-  std::unique_ptr<Schedule> schedule;
   if (c.mode == TrainMode::allreduce) {
     AlgorithmOptions options;
     options.element_bytes = 4;
-    // (the actors run every step written out)
-    schedule = std::make_unique<Schedule>(expand(find_algorithm(c.algorithm).build(c.workers, params * 4, options)));
-    const Schedule* const only[] = {schedule.get()};
-    const std::vector<sg4::Host*> hosts = build_platform(only, schedule->ranks, o);
-    const std::vector<RankMailboxes> mailboxes = make_mailboxes(only, schedule->ranks, o);
-    run_allreduce(run, schedule->ranks, hosts, *schedule, mailboxes, workers);
-    engine.run();
+    const Schedule schedule = find_algorithm(c.algorithm).build(c.workers, params * 4, options);
+    const Schedule* const only[] = {&schedule};
+    const std::unique_ptr<Network> network = make_network(only, schedule.ranks, o, run.trace);
+    AllreduceTraining(run, schedule, workers, *network).run();
   } else {
-    const std::vector<sg4::Host*> hosts = build_platform({}, c.workers + 1, o);
-    run_parameter_server(run, hosts, workers);
-    engine.run();
+    const std::vector<Schedule> segments = ps_segments(c.workers, params * 4);
+    std::vector<const Schedule*> pointers;
+    for (const Schedule& s : segments)
+      pointers.push_back(&s);
+    for (int u = 0; u < 2 * c.workers; ++u)  // the server's units share its host
+      o.accelerator_of.push_back(std::min(u, c.workers));
+    const std::unique_ptr<Network> network = make_network(pointers, 2 * c.workers, o, nullptr);
+    ParameterServerTraining(run, workers, *network).run();
   }
   return run.report;
 }
@@ -423,7 +574,8 @@ TrainingEstimate estimate_training(const TrainConfig& c, double train_samples, d
   return e;
 }
 
-TrainReport run_sgd_training(const TrainConfig& c, const Dataset& train, const Dataset& test, bool record) {
+TrainReport run_sgd_training(const TrainConfig& c, const Dataset& train, const Dataset& test, bool record,
+                             TrainBackend backend) {
   if (c.workers < 1) throw std::invalid_argument("workers must be >= 1");
   if (c.batch < c.workers || c.batch % c.workers != 0) {
     throw std::invalid_argument("a batch of " + std::to_string(c.batch) + " does not split evenly over " +
@@ -447,11 +599,27 @@ TrainReport run_sgd_training(const TrainConfig& c, const Dataset& train, const D
   }
   if (!(c.epochs > 0) || !(c.eval_every_epochs > 0)) throw std::invalid_argument("epochs must be > 0");
   if (c.mode == TrainMode::ssp && c.staleness_bound < 0) throw std::invalid_argument("staleness bound must be >= 0");
-  int status = 0;
   const auto started = std::chrono::steady_clock::now();
-  const std::string bytes =
-      run_in_child([&](int fd) { write_report(fd, simulate(c, train, test, fd, record)); }, status);
-  TrainReport report = read_report(bytes, status);
+  TrainReport report;
+  if (backend == TrainBackend::flow) {
+    report = simulate(c, train, test, record,
+                      [](std::span<const Schedule* const> segments, int units, const NetworkCost& cost, RunTrace*) {
+                        return make_flow_network(units, segments, FlowOptions(cost));
+                      });
+  } else {
+    int status = 0;
+    const std::string bytes = run_in_child(
+        [&](int fd) {
+          xbt_log_control_set("xbt_cfg.thresh:warning");
+          const MakeNetwork simgrid = [fd](std::span<const Schedule* const> segments, int units,
+                                           const NetworkCost& cost, RunTrace* trace) {
+            return make_simgrid_network(segments, units, SimGridOptions(cost), fd, trace);
+          };
+          write_report(fd, simulate(c, train, test, record, simgrid));
+        },
+        status);
+    report = read_report(bytes, status);
+  }
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return report;
 }

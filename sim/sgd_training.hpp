@@ -1,7 +1,9 @@
 // Real training inside the simulation: W simulated workers compute real gradients of the MLP kernel on Fashion-MNIST,
-// exchange them on SimGrid (through an allreduce Schedule on real float buffers, or a parameter server), and update
-// real weights, while SimGrid advances simulated time. Timing and accuracy therefore interact: a slow network or a
-// straggler changes both the time and, in asynchronous modes, how stale the gradients are.
+// exchange them on the simulated network (an allreduce Schedule, whose values run_on_values computes from the real
+// gradients, or a parameter server's pushes and pulls, each a Schedule of one message), and update real weights,
+// while the network (SimGrid or the flow engine, through sim/network.hpp) advances simulated time. Timing and accuracy
+// therefore interact: a slow network or a straggler changes both the time and, in asynchronous modes, how stale the
+// gradients are.
 #pragma once
 
 #include <cstdint>
@@ -46,8 +48,13 @@ struct TrainingEstimate {
 TrainingEstimate estimate_training(const TrainConfig& config, double train_samples, double test_samples,
                                    double features);
 
+// The engine the run's messages move on (the same Network either way, sim/network.hpp): SimGrid (every message, in
+// a child process) or the flow engine (max-min fair flows, in process).
+enum class TrainBackend : std::uint8_t { simgrid, flow };
+
 // Throws std::invalid_argument for an inconsistent configuration (e.g. a batch the workers cannot split).
-// `record`: fill TrainReport::trace (the parameter server is rank `workers`).
-TrainReport run_sgd_training(const TrainConfig& config, const Dataset& train, const Dataset& test, bool record = false);
+// `record`: fill TrainReport::trace (the parameter server is rank `workers`; every message only on SimGrid).
+TrainReport run_sgd_training(const TrainConfig& config, const Dataset& train, const Dataset& test, bool record = false,
+                             TrainBackend backend = TrainBackend::simgrid);
 
 }  // namespace dtsim

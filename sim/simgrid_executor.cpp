@@ -301,13 +301,19 @@ std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> sched
 void build_star(int ranks, const SimGridOptions& o, std::vector<sg4::Host*>& hosts) {
   auto* zone = sg4::create_star_zone("star");
   hosts.reserve(static_cast<std::size_t>(ranks));
+  std::vector<sg4::Host*> host_of;  // positions on one host (NetworkCost::accelerator_of) share its link
   for (int r = 0; r < ranks; ++r) {
-    const std::string id = std::to_string(r);
-    sg4::Host* host = zone->create_host("h" + id, o.cost.reduce_Bps)->seal();
-    const sg4::Link* link =
-        zone->create_split_duplex_link("l" + id, o.cost.bandwidth_Bps)->set_latency(o.cost.alpha_s / 2.0)->seal();
-    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
-                    {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
+    const int h = o.accelerator_of.empty() ? r : o.accelerator_of[static_cast<std::size_t>(r)];
+    if (static_cast<std::size_t>(h) >= host_of.size()) host_of.resize(static_cast<std::size_t>(h) + 1, nullptr);
+    sg4::Host*& host = host_of[static_cast<std::size_t>(h)];
+    if (host == nullptr) {
+      const std::string id = std::to_string(h);
+      host = zone->create_host("h" + id, o.cost.reduce_Bps)->seal();
+      const sg4::Link* link =
+          zone->create_split_duplex_link("l" + id, o.cost.bandwidth_Bps)->set_latency(o.cost.alpha_s / 2.0)->seal();
+      zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
+                      {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
+    }
     hosts.push_back(host);
   }
   zone->seal();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <simgrid/s4u.hpp>
 #include <span>
 #include <stdexcept>
@@ -13,9 +14,16 @@
 #include <vector>
 
 #include "algorithms/schedule.hpp"
+#include "sim/network.hpp"
 #include "sim/simgrid_executor.hpp"
 
 namespace dtsim::simgrid_detail {
+
+// SimGrid as a Network (sim/simgrid_network.cpp) over `units` positions running `segments` (compact ones written
+// out), placed as `options` says. Only inside run_in_child: it creates the process's one SimGrid engine. A deadlock is
+// reported through `result_fd`; `trace`: where the actors record their steps and messages.
+std::unique_ptr<Network> make_simgrid_network(std::span<const Schedule* const> segments, int units,
+                                              const SimGridOptions& options, int result_fd, RunTrace* trace);
 
 namespace sg4 = simgrid::s4u;
 

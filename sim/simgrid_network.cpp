@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 #include <string>
@@ -33,10 +34,14 @@ public:
   // the parent through `result_fd`. `trace`: where execute_steps records steps, reductions and messages.
   SimGridNetwork(std::span<const Schedule* const> segments, int units, const SimGridOptions& o, int result_fd,
                  RunTrace* trace)
-      : engine_(&argc_, argv_), segments_(segments.begin(), segments.end()), result_fd_(result_fd), trace_(trace) {
+      : engine_(&argc_, argv_), result_fd_(result_fd), trace_(trace) {
+    for (const Schedule* segment : segments) {  // (the actors run every step of a compact schedule written out)
+      if (segment->compact()) expanded_.push_back(expand(*segment));
+      segments_.push_back(segment->compact() ? &expanded_.back() : segment);
+    }
     simgrid_detail::configure_engine(o);
-    hosts_ = simgrid_detail::build_platform(segments, units, o);
-    mailboxes_ = simgrid_detail::make_mailboxes(segments, units, o);
+    hosts_ = simgrid_detail::build_platform(segments_, units, o);
+    mailboxes_ = simgrid_detail::make_mailboxes(segments_, units, o);
     units_.resize(static_cast<std::size_t>(units));
     host_flops_per_compute_flop_ = o.cost.reduce_Bps / o.compute_flops_per_s;
   }
@@ -118,6 +123,7 @@ private:
   char name_[6] = "dtsim";
   char* argv_[2] = {name_, nullptr};
   sg4::Engine engine_;
+  std::deque<Schedule> expanded_;
   std::vector<const Schedule*> segments_;
   int result_fd_;
   RunTrace* trace_;
@@ -131,6 +137,12 @@ private:
 };
 
 }  // namespace
+
+std::unique_ptr<Network> simgrid_detail::make_simgrid_network(std::span<const Schedule* const> segments, int units,
+                                                              const SimGridOptions& options, int result_fd,
+                                                              RunTrace* trace) {
+  return std::make_unique<SimGridNetwork>(segments, units, options, result_fd, trace);
+}
 
 StepRun run_simgrid_step(const StepProgram& program, const SimGridOptions& options, RunTrace* trace) {
   if (std::string problem = check_step_program(program); !problem.empty()) {

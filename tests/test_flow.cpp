@@ -547,3 +547,28 @@ TEST_CASE("SimGrid's time is estimated from the messages before a run, compact r
   // 8192 ranks: 134 million messages, above the limit that collective and compare refuse without --force
   CHECK(estimated_simgrid_seconds(build("ring", 8192, 100000000, 1, true)) > simgrid_time_limit_s);
 }
+
+TEST_CASE("on the star, positions placed on one host share its link, on every engine") {
+  // positions 0 and 1 each send to a host of their own at once
+  ScheduleBuilder b(Collective::broadcast, "two messages", 4, 4'000'000, buffer_chunks(4'000'000, 1, 4));
+  for (int r = 0; r < 4; ++r) {
+    b.begin_rank(r);
+    b.begin_step();
+    if (r < 2) b.add(Op::send(r + 2, 0));
+    if (r >= 2) b.add(Op::recv_copy(r - 2, 0));
+  }
+  const Schedule s = b.finish();
+  NetworkCost apart;
+  apart.cost.alpha_s = 0;
+  apart.cost.bandwidth_Bps = 1e9;
+  NetworkCost together = apart;
+  together.accelerator_of = {0, 0, 1, 2};
+  const double alone_s = 4'000'000 / 1e9;
+  CHECK(run_flow(s, FlowOptions(apart)).time_s == Approx(alone_s).epsilon(1e-9));
+  CHECK(run_flow(s, FlowOptions(together)).time_s == Approx(2 * alone_s).epsilon(1e-9));
+  CHECK(run_simgrid(s, SimGridOptions(apart)).time_s == Approx(alone_s).epsilon(0.01));
+  CHECK(run_simgrid(s, SimGridOptions(together)).time_s == Approx(2 * alone_s).epsilon(0.01));
+  NetworkCost wrong = together;
+  wrong.accelerator_of = {0, 0, 1};
+  CHECK_THROWS_WITH(run_flow(s, FlowOptions(wrong)), Catch::Contains("has 4 ranks but 3 are placed"));
+}

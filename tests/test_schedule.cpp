@@ -4,6 +4,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
 #include "algorithms/schedule.hpp"
+#include "algorithms/schedule_values.hpp"
 
 using namespace dtsim;
 
@@ -83,4 +84,38 @@ TEST_CASE("registry finds ring and names the accepted algorithms otherwise") {
   } catch (const std::invalid_argument& e) {
     CHECK(std::string(e.what()).find("accepted: ring") != std::string::npos);
   }
+}
+
+TEST_CASE("run_on_values: every allreduce leaves the sum of the participants' buffers at every one of them") {
+  for (const AlgorithmInfo& algorithm : algorithms()) {
+    if (algorithm.collective != Collective::allreduce) continue;
+    for (int ranks : {3, 8}) {
+      CAPTURE(algorithm.name, ranks);
+      const Schedule s = algorithm.build(ranks, 4 * 1001, AlgorithmOptions(4));
+      std::vector<std::vector<float>> values(static_cast<std::size_t>(s.ranks));
+      std::vector<std::vector<float>*> buffers;
+      for (int r = 0; r < s.ranks; ++r) {
+        auto& v = values[static_cast<std::size_t>(r)];
+        v.assign(1001, 0.0F);
+        if (r < s.participants) {
+          for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = static_cast<float>((r + 1) * (i % 7 + 1));  // sums are exact in float
+        }
+        buffers.push_back(&v);
+      }
+      run_on_values(s, buffers);
+      const float participants = static_cast<float>(s.participants);
+      for (int r = 0; r < s.participants; ++r) {
+        const auto& v = values[static_cast<std::size_t>(r)];
+        bool sum_everywhere = true;
+        for (std::size_t i = 0; i < v.size(); ++i)
+          sum_everywhere = sum_everywhere && v[i] == participants * (participants + 1) / 2 * (i % 7 + 1);
+        CHECK(sum_everywhere);
+      }
+    }
+  }
+  const Schedule ring = ring_allreduce(4, 4 * 100, AlgorithmOptions(4));
+  std::vector<float> short_buffer(99), other(100);
+  std::vector<std::vector<float>*> wrong = {&short_buffer, &other, &other, &other};
+  CHECK_THROWS_WITH(run_on_values(ring, wrong), Catch::Contains("rank 0's buffer holds 396 bytes"));
 }

@@ -195,6 +195,29 @@ TEST_CASE("synchronous data parallelism on W workers gives one worker's weights,
         1e-5);
 }
 
+TEST_CASE("dtsim train runs on either network: the same weights, times within the engines' difference") {
+  TrainConfig c;
+  c.batch = 240;
+  c.epochs = 0.04;  // 10 steps
+  c.eval_every_epochs = 1;
+  c.workers = 8;
+  c.network.bandwidth_Bps = 1.25e8;  // 1 Gb/s: the exchanges cost more than the compute
+  for (TrainMode mode : {TrainMode::allreduce, TrainMode::sync_ps, TrainMode::async_ps}) {
+    CAPTURE(static_cast<int>(mode));
+    c.mode = mode;
+    const TrainReport simgrid = run_sgd_training(c, train_set(), test_set(), false, TrainBackend::simgrid);
+    const TrainReport flow = run_sgd_training(c, train_set(), test_set(), false, TrainBackend::flow);
+    REQUIRE(!simgrid.points.empty());
+    REQUIRE(!flow.points.empty());
+    CHECK(flow.updates == simgrid.updates);
+    const double simgrid_s = simgrid.points.back().time_s, flow_s = flow.points.back().time_s;
+    CHECK(simgrid_s > 10 * 4 * 95 * 784 / 1.25e8);  // (ten exchanges of the weights, at least)
+    CHECK(flow_s == Approx(simgrid_s).epsilon(0.05));
+    // synchronous training: what the collective computes does not depend on when its messages move
+    if (mode != TrainMode::async_ps) CHECK(relative_difference(flow.final_parameters, simgrid.final_parameters) < 1e-6);
+  }
+}
+
 TEST_CASE("an asynchronous parameter server with 16 workers trains on stale gradients and needs more epochs") {
   // the same updates (16 samples each, the same learning rate and momentum); the synchronous reference is one worker
   // with a batch of 16, which the test above shows equal to 16 synchronous workers of one sample each
