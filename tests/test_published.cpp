@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
+#include "scenarios/collective_table.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/published_file.hpp"
 
@@ -74,4 +76,59 @@ TEST_CASE("a bad published table is refused naming the line and the column") {
                                                                               "amp,256,,-5,images/s total,"
                                                                               "https://e.org,t,,fit\n")),
                     Catch::Contains("number.csv:2 (throughput): expected a positive number, got '-5'"));
+}
+
+TEST_CASE("the published collective measurements: sources, both splits on every system, nccl-tests' own arithmetic") {
+  const std::string path = std::string(DTSIM_SOURCE_DIR) + "/validation/published/collectives.csv";
+  const std::vector<CollectiveMeasurement> rows = load_collective_table(path);
+  CHECK(rows.size() >= 40);
+  std::ifstream sources_file(std::string(DTSIM_SOURCE_DIR) + "/validation/published/collectives-sources.md");
+  const std::string sources((std::istreambuf_iterator<char>(sources_file)), std::istreambuf_iterator<char>());
+  std::set<std::string> systems, fit_systems, test_systems;
+  std::uint64_t smallest = ~std::uint64_t{0}, largest = 0;
+  for (const CollectiveMeasurement& r : rows) {
+    CAPTURE(r.id);
+    systems.insert(r.system);
+    (r.split == "fit" ? fit_systems : test_systems).insert(r.system);
+    smallest = std::min(smallest, r.size_bytes);
+    largest = std::max(largest, r.size_bytes);
+    // reserved: no nccl-tests run on H200 (issue 26)
+    CHECK(r.system.find("H200") == std::string::npos);
+    CHECK(r.note.find("H200") == std::string::npos);
+    // every row's source is described (by its host and path, or its issue number)
+    const std::string url = r.source_url;
+    const std::string tail = url.substr(url.rfind('/') + 1);
+    CHECK(sources.find(tail) != std::string::npos);
+    // nccl-tests prints algbw = size / time and busbw = algbw x the collective's factor, each to two decimals
+    if (r.algbw_GBps > 0 && r.time_us > 0) {
+      const double algbw = static_cast<double>(r.size_bytes) / (r.time_us * 1e3);
+      CHECK(std::abs(algbw - r.algbw_GBps) <= 0.03 * r.algbw_GBps + 0.01);
+    }
+    if (r.algbw_GBps > 0 && r.busbw_GBps > 0) {
+      CHECK(std::abs(r.algbw_GBps * bus_factor(r.collective, r.gpus) - r.busbw_GBps) <= 0.02 * r.busbw_GBps + 0.01);
+    }
+  }
+  CHECK(systems.size() >= 4);
+  CHECK(test_systems.size() >= 8);  // (systems of one row sit in the fit split only)
+  CHECK(fit_systems.size() == systems.size());
+  CHECK(smallest <= 8192);
+  CHECK(largest >= (std::uint64_t{1} << 30));
+  const std::string good = "a,sys,8,1,8,nvswitch,allreduce,1024,,1.5,,NCCL,2.18,https://example.org/t,table 1,fit\n";
+  std::string header;
+  for (const std::string& c : collective_table_columns())
+    header += (header.empty() ? "" : ",") + c;
+  header += "\n";
+  CHECK_NOTHROW(load_collective_table(write_table("c-ok.csv", header + good)));
+  CHECK_THROWS_WITH(load_collective_table(
+                        write_table("c-gpus.csv", header + "a,sys,9,1,8,x,allreduce,1024,,1.5,,NCCL,2,https://e.org,"
+                                                           "t,fit\n")),
+                    Catch::Contains("c-gpus.csv:2 (gpus): 9 is not nodes x gpus_per_node (8)"));
+  CHECK_THROWS_WITH(
+      load_collective_table(write_table("c-none.csv", header + "a,sys,8,1,8,x,allreduce,1024,,,,NCCL,2,https://e.org,"
+                                                               "t,fit\n")),
+      Catch::Contains("c-none.csv:2 (algbw_GBps): a row needs a measured algbw_GBps, busbw_GBps or time_us"));
+  CHECK_THROWS_WITH(
+      load_collective_table(write_table("c-kind.csv", header + "a,sys,8,1,8,x,gossip,1024,,1.5,,NCCL,2,https://e.org,"
+                                                               "t,fit\n")),
+      Catch::Contains("c-kind.csv:2 (collective): expected allreduce, allgather"));
 }
