@@ -1331,6 +1331,44 @@ struct LumpedStep {
   lumping::Lumping lumping;
   DrivenRanks driven;
 };
+// The steps an engine processes in one run of `program` by the ranks it drives: their segments' steps, each as
+// often as the stage uses the segment (a tensor allreduce twice per micro-batch, a bucket once, ...); with
+// `repetitions`, every repetition of a compact step (the lumped engine), without, the stored steps only (the full
+// engine skips the repetitions that run in lockstep).
+double program_steps(const StepProgram& p, const DrivenRanks& driven, bool repetitions) {
+  auto steps = [&](std::int64_t segment, int unit) {
+    if (segment < 0 || unit < 0) return 0.0;
+    const Schedule& s = *p.segments[static_cast<std::size_t>(segment)];
+    const std::uint64_t begin = s.rank_begin[static_cast<std::size_t>(unit)];
+    const std::uint64_t end = s.rank_begin[static_cast<std::size_t>(unit) + 1];
+    double n = 0;
+    for (std::uint64_t i = begin; i < end; ++i)
+      n += i == begin || s.ops[i].starts_step() ? 1 : 0;
+    if (repetitions) {
+      for (std::size_t r = s.first_repeat_from(begin); r < s.repeats.size() && s.repeats[r].op < end; ++r)
+        n += s.repeats[r].count;
+    }
+    return n;
+  };
+  const double m = p.micro_batches;
+  double total = 0;
+  for (std::size_t i = 0; i < driven.rank.size(); ++i) {
+    const StageStep& st = p.stage_of_rank(driven.rank[i]);
+    auto unit = [&](Stream k) { return driven.unit[i][static_cast<std::size_t>(k)]; };
+    for (const LayerStep& layer : st.layers)
+      total += 2 * m * steps(layer.tensor_segment, unit(Stream::compute));
+    for (const std::size_t b : st.bucket_segment)
+      total += steps(static_cast<std::int64_t>(b), unit(Stream::reduce));
+    for (const std::size_t g : st.gather_segment)
+      total += 2 * steps(static_cast<std::int64_t>(g), unit(Stream::gather));
+    total += m * (steps(st.send_forward_segment, unit(Stream::send_forward)) +
+                  steps(st.receive_forward_segment, unit(Stream::receive_forward)) +
+                  steps(st.send_backward_segment, unit(Stream::send_backward)) +
+                  steps(st.receive_backward_segment, unit(Stream::receive_backward)));
+  }
+  return total;
+}
+
 std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOptions& options) {
   const auto units = static_cast<std::size_t>(program.units);
   std::vector<std::uint64_t> key(units, 0);
@@ -1348,22 +1386,13 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
     }
   }
   if (first_stream < 0) return std::nullopt;
-  // The lumped engine steps through every round of a compact ring, where the full engine skips the repeated rounds
-  // that run in lockstep: over 500 replicas the full engine was faster in every layout measured (gpt2-xl-3d's
-  // 1024 d x 4 t x 1 p on 4096 H100s: 2.7 s against 26 s lumped; 256 d x 8 t x 2 p: 5.0 s against 1.9 s).
-  constexpr std::uint32_t most_repeats = 500;
-  for (const Schedule* segment : program.segments) {
-    for (const StepRepeat& r : segment->repeats) {
-      if (r.count >= most_repeats) return std::nullopt;
-    }
-  }
   const lumping::UnitHints hints{key, owner, static_cast<std::size_t>(program.ranks)};
-  // the lumped engine recomputes every moving class's rate at each instant, where the full engine updates what
-  // changed: worth it from 16 units a class on average (gpt2-xl-3d's layouts on 1024 GPUs: 12.6 s to 1.8 s)
+  // (at most a class per 16 units: fewer units a class never paid in the layouts measured)
   std::optional<lumping::Lumping> lumped =
       lump(program.units, program.segments, options, std::max<std::size_t>(16, units / 16), hints);
   if (!lumped) return std::nullopt;
   LumpedStep out{std::move(*lumped), {}};
+  const double full_steps = program_steps(program, every_rank(program), false);
   std::vector<int> driven_of(out.lumping.classes(), -1);  // by class of the first stream's units
   for (int r = 0; r < program.ranks; ++r) {
     std::array<int, stream_count> classes{-1, -1, -1, -1, -1, -1, -1};
@@ -1384,6 +1413,12 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
       return std::nullopt;  // (the hints make this impossible)
     }
   }
+  const double lumped_steps = program_steps(program, out.driven, true);
+  // The lumped engine pays more per step (it recomputes every moving class's rate at each instant, and classes whose
+  // rounds drift apart multiply its instants), the full one skips repeated rounds in lockstep: lumped when it has 20
+  // times fewer steps to run. Measured on gpt2-xl-3d's layouts (docs/benchmarks.md): 256 d x 8 t x 2 p on 4096 H100s
+  // (32x fewer) 1.9 s lumped against 5.0 s in full; 1024 d x 4 t x 1 p (17x) 25 s against 2.7 s.
+  if (full_steps < 20 * lumped_steps) return std::nullopt;
   return out;
 }
 
