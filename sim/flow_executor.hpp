@@ -65,6 +65,9 @@ struct FlowOptions : NetworkCost {
   // same times. Used for schedules that are not compact when there are at most a sixteenth as many classes as ranks,
   // or 16 (a parameter server, direct, butterfly on a star); false only to check that (tests/test_flow.cpp).
   bool lump_ranks = true;
+  // A training step's classes run whenever they exist, not only where the lumped engine is expected to be faster
+  // (run_flow_step); true only to check the lumped engine against the full one.
+  bool lump_always = false;
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.

@@ -685,7 +685,8 @@ std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> 
   }
   if ((!hints.unit_key.empty() && hints.unit_key.size() != static_cast<std::size_t>(ranks)) ||
       (!hints.owner.empty() && hints.owner.size() != static_cast<std::size_t>(ranks))) {
-    throw std::invalid_argument("find_classes: hints for " + std::to_string(hints.owner.size()) + " units, not " +
+    throw std::invalid_argument("find_classes: hints for " +
+                                std::to_string(std::max(hints.owner.size(), hints.unit_key.size())) + " units, not " +
                                 std::to_string(ranks));
   }
   try {

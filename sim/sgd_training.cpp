@@ -144,6 +144,12 @@ public:
   }
 
   void run() {
+    if (total_ == 0) {  // less than a step: the untrained weights are the result
+      run_.maybe_evaluate(workers_.front()->model, 0.0, 0.0, true);
+      const auto p = workers_.front()->model.parameters();
+      run_.report.final_parameters.assign(p.begin(), p.end());
+      return;
+    }
     for (int r = 0; r < schedule_.ranks; ++r)
       begin_step(r);
     network_.run([this](int rank) { step_done(rank); });
@@ -284,8 +290,10 @@ public:
 
 private:
   enum class Phase : std::uint8_t { computing, pushing, waiting, stopped };
+  enum class ServerSide : std::uint8_t { idle, receiving, replying };  // what the worker's server unit is doing
   struct WorkerState {
     Phase phase = Phase::computing;
+    ServerSide server = ServerSide::idle;
     std::uint64_t version = 0;  // of the weights it computes on
     double exchange_start = 0;
     double push_start = 0;
@@ -343,7 +351,7 @@ private:
     const int w = ready_.front();
     ready_.pop_front();
     server_busy_ = true;
-    receiving_ = w;
+    worker_[static_cast<std::size_t>(w)].server = ServerSide::receiving;
     worker_[static_cast<std::size_t>(w)].push_start = network_.now();
     network_.start_segment(w, ps_segment(w, PsSegment::push), network_.now());
     network_.start_segment(server_unit(w), ps_segment(w, PsSegment::push), network_.now());
@@ -352,15 +360,16 @@ private:
   void server_done(int w) {
     WorkerState& ws = worker_[static_cast<std::size_t>(w)];
     const double now = network_.now();
-    if (server_busy_ && receiving_ == w) {  // w's push arrived
+    if (ws.server == ServerSide::receiving) {  // w's push arrived
+      ws.server = ServerSide::idle;
       server_busy_ = false;
-      receiving_ = -1;
       run_.transfer(w, w_count_, message_bytes_, ws.push_start, now);
       handle_push(w);
       next_push();
       return;
     }
-    run_.transfer(w_count_, w, ws.reply_stop ? 8 : message_bytes_, ws.reply_start, now);  // a reply left
+    ws.server = ServerSide::idle;  // a reply left
+    run_.transfer(w_count_, w, ws.reply_stop ? 8 : message_bytes_, ws.reply_start, now);
     --outstanding_;
   }
 
@@ -371,6 +380,7 @@ private:
     ws.reply_version = version_;
     if (!stop) ws.reply.assign(model_.parameters().begin(), model_.parameters().end());
     ws.reply_start = network_.now();
+    ws.server = ServerSide::replying;
     ++outstanding_;
     network_.start_segment(server_unit(w), ps_segment(w, stop ? PsSegment::stop : PsSegment::pull), network_.now());
     ws.reply_due = true;
@@ -452,7 +462,6 @@ private:
   std::uint64_t version_ = 0;
   std::deque<int> ready_;  // workers whose push waits for the server, in the order they became ready
   bool server_busy_ = false;
-  int receiving_ = -1;
   std::deque<int> held_;      // ssp: replies waiting for slow workers
   std::vector<int> waiting_;  // sync: workers whose gradients are in sum_
   int gathered_ = 0;

@@ -650,6 +650,11 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
     throw std::invalid_argument("simgrid executor: older_send_weight must be in [1, 16], got " +
                                 std::to_string(options.older_send_weight));
   }
+  if (options.topology == nullptr && !options.accelerator_of.empty() &&
+      options.accelerator_of.size() != static_cast<std::size_t>(schedule.ranks)) {
+    throw std::invalid_argument("simgrid executor: the schedule has " + std::to_string(schedule.ranks) + " ranks but " +
+                                std::to_string(options.accelerator_of.size()) + " are placed on the star's hosts");
+  }
   if (options.topology != nullptr) {
     if (options.accelerator_of.size() != static_cast<std::size_t>(schedule.ranks)) {
       throw std::invalid_argument("simgrid executor: the schedule has " + std::to_string(schedule.ranks) +

@@ -571,4 +571,5 @@ TEST_CASE("on the star, positions placed on one host share its link, on every en
   NetworkCost wrong = together;
   wrong.accelerator_of = {0, 0, 1};
   CHECK_THROWS_WITH(run_flow(s, FlowOptions(wrong)), Catch::Contains("has 4 ranks but 3 are placed"));
+  CHECK_THROWS_WITH(run_simgrid(s, SimGridOptions(wrong)), Catch::Contains("4 ranks but 3 are placed on the star"));
 }

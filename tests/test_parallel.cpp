@@ -352,6 +352,7 @@ TEST_CASE("a layout's classes of ranks: one replica and one tensor rank of each 
       for (int r = 0; r < program.ranks && program.stream_base[k] >= 0; ++r)
         lumped.accelerator_of.push_back(r);
     }
+    lumped.lump_always = true;  // (this small program would run in full otherwise)
     FlowOptions every = lumped;
     every.lump_ranks = false;
     every.rounds = false;  // (the classes follow every event: no rounds)
@@ -359,7 +360,7 @@ TEST_CASE("a layout's classes of ranks: one replica and one tensor rank of each 
     const StepRun ranks = run_flow_step(program, every);
     CHECK(classes.driven_ranks == 2);  // a rank of each stage
     CHECK(ranks.driven_ranks == 8);
-    CHECK(classes.slowest.step_s > 4 * 12e-3);  // (the messages cost something)
+    CHECK(classes.slowest.reduce_s > 2e-4);  // (the rings cost what 48 MB on 300 GB/s links cost, at least)
     CHECK(classes.slowest.step_s == Approx(ranks.slowest.step_s).epsilon(1e-12));
     CHECK(classes.slowest.bubble_s == Approx(ranks.slowest.bubble_s).epsilon(1e-12));
     CHECK(classes.slowest.exposed_s == Approx(ranks.slowest.exposed_s).epsilon(1e-12));

@@ -216,6 +216,13 @@ TEST_CASE("dtsim train runs on either network: the same weights, times within th
     // synchronous training: what the collective computes does not depend on when its messages move
     if (mode != TrainMode::async_ps) CHECK(relative_difference(flow.final_parameters, simgrid.final_parameters) < 1e-6);
   }
+  c.mode = TrainMode::allreduce;
+  c.epochs = 0.001;  // less than a step: one evaluation of the untrained weights, which are the result
+  const TrainReport none = run_sgd_training(c, train_set(), test_set(), false, TrainBackend::flow);
+  CHECK(none.updates == 0);
+  REQUIRE(none.points.size() == 1);
+  CHECK(none.points.front().time_s == 0);
+  CHECK(none.final_parameters.size() == static_cast<std::size_t>(784 * 95 + 95 + 95 * 10 + 10));
 }
 
 TEST_CASE("an asynchronous parameter server with 16 workers trains on stale gradients and needs more epochs") {
