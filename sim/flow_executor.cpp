@@ -1394,6 +1394,7 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
   LumpedStep out{std::move(*lumped), {}};
   const double full_steps = program_steps(program, every_rank(program), false);
   std::vector<int> driven_of(out.lumping.classes(), -1);  // by class of the first stream's units
+  std::vector<char> owned(out.lumping.classes(), 0);      // classes already given to a driven rank
   for (int r = 0; r < program.ranks; ++r) {
     std::array<int, stream_count> classes{-1, -1, -1, -1, -1, -1, -1};
     for (std::size_t k = 0; k < stream_count; ++k) {
@@ -1407,6 +1408,11 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
       d = static_cast<int>(out.driven.rank.size());
       out.driven.rank.push_back(r);
       out.driven.unit.push_back(classes);
+      for (const int c : classes) {  // a class of units serves one driven rank and stream (the hints make it so)
+        if (c < 0) continue;
+        if (owned[static_cast<std::size_t>(c)]) return std::nullopt;
+        owned[static_cast<std::size_t>(c)] = 1;
+      }
     } else if (out.driven.unit[static_cast<std::size_t>(d)] != classes ||
                program.stage_of_rank(r).layers.size() !=
                    program.stage_of_rank(out.driven.rank[static_cast<std::size_t>(d)]).layers.size()) {
