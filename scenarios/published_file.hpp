@@ -35,8 +35,4 @@ const std::vector<std::string>& published_columns();
 
 std::vector<PublishedRow> load_published_table(const std::string& path);
 
-// RFC 4180 fields of one CSV record (quotes, doubled quotes, commas inside quotes); throws ScenarioError naming
-// `where` on an unterminated quote.
-std::vector<std::string> split_csv_record(const std::string& line, const std::string& where);
-
 }  // namespace dtsim
