@@ -1303,25 +1303,27 @@ private:
   std::vector<std::uint32_t> filled_;    // fill: the links a level fills
 };
 
-// The rank classes to simulate instead of the ranks, where that is allowed and pays: fewer than the ranks, and at
-// most a sixteenth as many (or 16). The lumped engine recomputes every moving flow's rate at each instant, so with
-// hundreds of classes that end their steps at different times (butterfly on 4096 V100s: 512) the full engine's local
-// updates win (5.7 s against 0.5 s).
-// Collectives and data-parallel steps of compact schedules are not lumped: the full engine skips their repeated
-// rounds in lockstep, which costs less than finding classes.
-std::optional<lumping::Lumping> lump(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options,
-                                     std::size_t most = 0, const lumping::UnitHints& hints = {}) {
+// The classes of `ranks` positions running `segments` to simulate instead of the positions, where lumping is allowed:
+// at most `most` of them, and fewer than the positions.
+std::optional<lumping::Lumping> lump_with(int ranks, std::span<const Schedule* const> segments,
+                                          const FlowOptions& options, std::size_t most,
+                                          const lumping::UnitHints& hints) {
   if (!options.lump_ranks || !options.contention || ranks < 4) return std::nullopt;         // (lumped: always shared)
   if (options.topology == nullptr && !options.accelerator_of.empty()) return std::nullopt;  // (a host per position)
-  if (most == 0) {
-    if (std::any_of(segments.begin(), segments.end(), [](const Schedule* s) { return s->compact(); })) {
-      return std::nullopt;
-    }
-    most = std::max<std::size_t>(16, static_cast<std::size_t>(ranks) / 16);
-  }
   std::optional<lumping::Lumping> lumped = lumping::find_classes(ranks, segments, options, most, hints);
   if (lumped && lumped->classes() >= static_cast<std::size_t>(ranks)) return std::nullopt;  // (nothing to gain)
   return lumped;
+}
+
+// A collective or a data-parallel step: at most a sixteenth as many classes as ranks (or 16). The lumped engine
+// recomputes every moving flow's rate at each instant, so with hundreds of classes that end their steps at different
+// times (butterfly on 4096 V100s: 512) the full engine's local updates win (5.7 s against 0.5 s). Compact schedules are
+// not lumped: the full engine skips their repeated rounds in lockstep, which costs less than finding classes.
+std::optional<lumping::Lumping> lump(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options) {
+  if (std::any_of(segments.begin(), segments.end(), [](const Schedule* s) { return s->compact(); })) {
+    return std::nullopt;
+  }
+  return lump_with(ranks, segments, options, std::max<std::size_t>(16, static_cast<std::size_t>(ranks) / 16), {});
 }
 
 // A training step of several streams or stages in classes: units of one stream and stage start alike, and the units
@@ -1331,11 +1333,12 @@ struct LumpedStep {
   lumping::Lumping lumping;
   DrivenRanks driven;
 };
-// The steps an engine processes in one run of `program` by the ranks it drives: their segments' steps, each as
-// often as the stage uses the segment (a tensor allreduce twice per micro-batch, a bucket once, ...); with
-// `repetitions`, every repetition of a compact step (the lumped engine), without, the stored steps only (the full
-// engine skips the repetitions that run in lockstep).
-double program_steps(const StepProgram& p, const DrivenRanks& driven, bool repetitions) {
+// The steps an engine processes in one run of `program` by `ranks` (every rank for the full engine, a
+// representative of each class for the lumped one): their units' steps in each segment, as often as the stage uses
+// the segment (a tensor allreduce twice per micro-batch, a bucket once, ...); with `repetitions`, every repetition of
+// a compact step (the lumped engine), without, the stored steps only (the full engine skips the repetitions that run
+// in lockstep).
+double program_steps(const StepProgram& p, std::span<const int> ranks, bool repetitions) {
   auto steps = [&](std::int64_t segment, int unit) {
     if (segment < 0 || unit < 0) return 0.0;
     const Schedule& s = *p.segments[static_cast<std::size_t>(segment)];
@@ -1352,9 +1355,9 @@ double program_steps(const StepProgram& p, const DrivenRanks& driven, bool repet
   };
   const double m = p.micro_batches;
   double total = 0;
-  for (std::size_t i = 0; i < driven.rank.size(); ++i) {
-    const StageStep& st = p.stage_of_rank(driven.rank[i]);
-    auto unit = [&](Stream k) { return driven.unit[i][static_cast<std::size_t>(k)]; };
+  for (const int rank : ranks) {
+    const StageStep& st = p.stage_of_rank(rank);
+    auto unit = [&](Stream k) { return p.stream_base[static_cast<std::size_t>(k)] < 0 ? -1 : p.unit(rank, k); };
     for (const LayerStep& layer : st.layers)
       total += 2 * m * steps(layer.tensor_segment, unit(Stream::compute));
     for (const std::size_t b : st.bucket_segment)
@@ -1379,9 +1382,7 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
     if (first_stream < 0) first_stream = static_cast<int>(k);
     for (int r = 0; r < program.ranks; ++r) {
       const auto u = static_cast<std::size_t>(program.unit(r, static_cast<Stream>(k)));
-      const std::uint64_t stage =
-          program.stage_of.empty() ? 0 : static_cast<std::uint64_t>(program.stage_of[static_cast<std::size_t>(r)]);
-      key[u] = (static_cast<std::uint64_t>(k) + 1) << 32 | stage;
+      key[u] = (static_cast<std::uint64_t>(k) + 1) << 32 | program.stage_index(r);
       owner[u] = static_cast<std::uint32_t>(r);
     }
   }
@@ -1389,10 +1390,9 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
   const lumping::UnitHints hints{key, owner, static_cast<std::size_t>(program.ranks)};
   // (at most a class per 16 units: fewer units a class never paid in the layouts measured)
   std::optional<lumping::Lumping> lumped =
-      lump(program.units, program.segments, options, std::max<std::size_t>(16, units / 16), hints);
+      lump_with(program.units, program.segments, options, std::max<std::size_t>(16, units / 16), hints);
   if (!lumped) return std::nullopt;
   LumpedStep out{std::move(*lumped), {}};
-  const double full_steps = program_steps(program, every_rank(program), false);
   std::vector<int> driven_of(out.lumping.classes(), -1);  // by class of the first stream's units
   std::vector<char> owned(out.lumping.classes(), 0);      // classes already given to a driven rank
   for (int r = 0; r < program.ranks; ++r) {
@@ -1414,20 +1414,14 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
         owned[static_cast<std::size_t>(c)] = 1;
       }
     } else if (out.driven.unit[static_cast<std::size_t>(d)] != classes ||
-               program.stage_of_rank(r).layers.size() !=
-                   program.stage_of_rank(out.driven.rank[static_cast<std::size_t>(d)]).layers.size()) {
+               program.stage_index(r) != program.stage_index(out.driven.rank[static_cast<std::size_t>(d)])) {
       return std::nullopt;  // (the hints make this impossible)
     }
   }
-  DrivenRanks representatives = out.driven;  // (their units, not their classes' numbers)
-  for (std::size_t i = 0; i < representatives.rank.size(); ++i) {
-    for (std::size_t k = 0; k < stream_count; ++k) {
-      if (program.stream_base[k] >= 0) {
-        representatives.unit[i][k] = program.unit(representatives.rank[i], static_cast<Stream>(k));
-      }
-    }
-  }
-  const double lumped_steps = program_steps(program, representatives, true);
+  std::vector<int> all(static_cast<std::size_t>(program.ranks));
+  std::iota(all.begin(), all.end(), 0);
+  const double full_steps = program_steps(program, all, false);
+  const double lumped_steps = program_steps(program, out.driven.rank, true);
   // The lumped engine pays more per step (it recomputes every moving class's rate at each instant, and classes whose
   // rounds drift apart multiply its instants), the full one skips repeated rounds in lockstep: lumped when it has 8
   // times fewer steps to run. Measured on gpt2-xl-3d's layouts (docs/benchmarks.md): 512 d x 4 t x 4 p on 8192 H100s

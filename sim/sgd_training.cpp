@@ -220,37 +220,32 @@ private:
 };
 
 // The parameter server's messages as segments of a Network: per worker w, its push (w to the server, the gradient),
-// pull (the weights back) and stop (8 bytes), and an empty segment that only waits (the end of w's compute). The
-// server has a unit per worker (positions workers + w), all on one host and so on one link.
-constexpr std::size_t segments_per_worker = 4;
-enum class PsSegment : std::size_t { push, pull, stop, wait };
+// pull (the weights back) and stop (8 bytes), each one message (StepProgram::connect_stages' two-rank broadcast,
+// placed on the two units); then one segment in which no unit does anything, which a worker runs to wait for the end
+// of its compute. The server has a unit per worker (positions workers + w), all on one host and so on one link.
+enum class PsSegment : std::size_t { push, pull, stop };
+constexpr std::size_t segments_per_worker = 3;
 std::size_t ps_segment(int worker, PsSegment kind) {
   return static_cast<std::size_t>(worker) * segments_per_worker + static_cast<std::size_t>(kind);
 }
+std::size_t wait_segment(int workers) { return static_cast<std::size_t>(workers) * segments_per_worker; }
 
 std::vector<Schedule> ps_segments(int workers, std::uint64_t message_bytes) {
   const int units = 2 * workers;
-  auto message = [units](int src, int dst, std::uint64_t bytes) {
-    ScheduleBuilder b(Collective::broadcast, "message", units, bytes, buffer_chunks(bytes, 1, 4));
-    b.set_root(src);
-    for (int r = 0; r < units; ++r) {
-      b.begin_rank(r);
-      if (r == src || r == dst) b.begin_step();
-      if (r == src) b.add(Op::send(dst, 0));
-      if (r == dst) b.add(Op::recv_copy(src, 0));
-    }
-    return b.finish();
-  };
+  const AlgorithmInfo& broadcast = find_algorithm("tree", Collective::broadcast);
+  const Schedule weights = broadcast.build(2, message_bytes, AlgorithmOptions{});
+  const Schedule stop = broadcast.build(2, 8, AlgorithmOptions{});
   std::vector<Schedule> segments;
   for (int w = 0; w < workers; ++w) {
-    segments.push_back(message(w, workers + w, message_bytes));
-    segments.push_back(message(workers + w, w, message_bytes));
-    segments.push_back(message(workers + w, w, 8));
-    ScheduleBuilder wait(Collective::broadcast, "wait", units, 0, {});
-    for (int r = 0; r < units; ++r)
-      wait.begin_rank(r);
-    segments.push_back(wait.finish());
+    const int push[] = {w, workers + w}, reply[] = {workers + w, w};
+    segments.push_back(place_groups(weights, push, units));
+    segments.push_back(place_groups(weights, reply, units));
+    segments.push_back(place_groups(stop, reply, units));
   }
+  ScheduleBuilder wait(Collective::broadcast, "wait", units, 0, {});
+  for (int r = 0; r < units; ++r)
+    wait.begin_rank(r);
+  segments.push_back(wait.finish());
   return segments;
 }
 
@@ -315,7 +310,7 @@ private:
     const double seconds = workers_[static_cast<std::size_t>(w)]->compute(run_, first, run_.worker_batch, w);
     run_.span(w, SpanKind::gradient, 0, now, now + seconds);
     ws.phase = Phase::computing;
-    network_.start_segment(w, ps_segment(w, PsSegment::wait), now + seconds);
+    network_.start_segment(w, wait_segment(w_count_), now + seconds);
   }
 
   void worker_done(int w) {

@@ -135,12 +135,7 @@ public:
 private:
   // (`rank` below is a driven rank: an index into driven_)
   const StageStep& stage(int rank) const { return p_.stage_of_rank(driven_.rank[static_cast<std::size_t>(rank)]); }
-  std::size_t stage_index(int rank) const {
-    return p_.stage_of.empty()
-               ? 0
-               : static_cast<std::size_t>(
-                     p_.stage_of[static_cast<std::size_t>(driven_.rank[static_cast<std::size_t>(rank)])]);
-  }
+  std::size_t stage_index(int rank) const { return p_.stage_index(driven_.rank[static_cast<std::size_t>(rank)]); }
   int unit(int rank, Stream stream) const {
     return driven_.unit[static_cast<std::size_t>(rank)][static_cast<std::size_t>(stream)];
   }

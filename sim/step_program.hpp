@@ -95,9 +95,10 @@ struct StepProgram {
   // the first's receive_backward (two segments, each a two-rank broadcast laid over the pairs). Call after every
   // stream is in use and every stage added.
   void connect_stages(int stage, std::span<const std::pair<int, int>> pairs, std::uint64_t bytes);
-  const StageStep& stage_of_rank(int rank) const {
-    return stages[stage_of.empty() ? 0 : static_cast<std::size_t>(stage_of[static_cast<std::size_t>(rank)])];
+  std::size_t stage_index(int rank) const {
+    return stage_of.empty() ? 0 : static_cast<std::size_t>(stage_of[static_cast<std::size_t>(rank)]);
   }
+  const StageStep& stage_of_rank(int rank) const { return stages[stage_index(rank)]; }
 };
 
 // The order of a stage's work: GPipe runs every forward, then every backward (last micro-batch first); 1F1B
