@@ -31,6 +31,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/collective_library.hpp"
+
 namespace dtsim {
 
 enum class OpKind : std::uint8_t { send = 0, recv_reduce = 1, recv_copy = 2, compute = 3 };
@@ -127,6 +129,9 @@ struct Schedule {
   std::vector<Op> ops;                    // all ranks' ops, rank after rank
   std::vector<std::uint64_t> rank_begin;  // ops of rank r are [rank_begin[r], rank_begin[r + 1])
   std::vector<StepRepeat> repeats;        // compact schedules only, ascending by op
+  // The collective library's wire protocol this call runs in (models/collective_library.hpp), chosen where the
+  // Schedule is laid on a cluster; none: plain messages. Executors charge its costs; the algorithm ignores it.
+  Protocol protocol = Protocol::none;
 
   bool compact() const { return !repeats.empty(); }
   // The index of the first repeat at or after ops[op] (repeats.size() if none).

@@ -12,6 +12,7 @@
 #include "scenarios/units.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
+#include "sim/library_cost.hpp"
 #include "sim/simgrid_executor.hpp"
 
 namespace dtsim::cli {
@@ -37,6 +38,8 @@ RunSettings parse_run_settings(const Flags& flags) {
   }
   if (settings.backend == "auto" && settings.network_model != "CM02") settings.backend = "simgrid";
   settings.rank_classes = flags.choice("rank-classes", {"on", "off"}) == "on";
+  parse_protocol(flags.choice("protocol", {"auto", "ll", "ll128", "simple", "none"}), settings.protocol,
+                 settings.protocol_automatic);
   settings.force = flags.has("force");
   if (flags.has("rank-classes") && settings.backend != "flow" && settings.backend != "auto") {
     throw UsageError("--rank-classes: only the flow backend simulates classes of ranks (got --backend " +
@@ -67,6 +70,10 @@ RunSettings parse_run_settings(const Flags& flags) {
     for (const char* name : {"placement", "order", "nodes"}) {
       if (flags.accepts(name) && flags.has(name)) throw UsageError("--" + std::string(name) + ": needs --cluster");
     }
+    if (settings.protocol != Protocol::none) {
+      throw UsageError("--protocol: " + std::string(to_string(settings.protocol)) +
+                       " needs --cluster with a collective library (cluster.library); accepted here: auto, none");
+    }
     return settings;
   }
   for (const char* name : {"bandwidth", "latency", "gap", "reduce-rate"}) {
@@ -85,6 +92,16 @@ RunSettings parse_run_settings(const Flags& flags) {
       flags.choice("placement", {"block", "round-robin"}) == "block" ? Placement::block : Placement::round_robin;
   settings.order = flags.choice("order", {"topology", "rank"}) == "topology" ? RankOrder::topology : RankOrder::rank;
   settings.cost.reduce_Bps = settings.cluster->node.reduce_Bps;
+  if (const CollectiveLibrary& library = settings.cluster->library; settings.protocol != Protocol::none) {
+    if (!library.enabled()) {
+      throw UsageError("--protocol: " + std::string(to_string(settings.protocol)) + " needs a collective library, and " +
+                       flags.get("cluster") + " names none (cluster.library); accepted: auto, none");
+    }
+    if (!library.allows(settings.protocol)) {
+      throw UsageError("--protocol: " + std::string(to_string(settings.protocol)) + " is not among " +
+                       flags.get("cluster") + "'s cluster.library.protocols");
+    }
+  }
   // a cluster's accelerators are all ranks: parameter servers can only share them
   if (!flags.has(ps_placement_option.name)) {
     settings.algorithm.set(ps_placement_option.name, "colocated");
@@ -208,8 +225,15 @@ NetworkCost network_cost(const RunSettings& settings, const ClusterInstance* clu
   if (cluster != nullptr) {
     network.topology = cluster->topology.get();
     network.accelerator_of = cluster->accelerator_of;
+    network.library = cluster->topology->spec().library;
   }
   return network;
+}
+
+// The protocol a schedule runs in: the one asked for, or the library's tuner's choice (none without a library).
+Protocol run_protocol(const Schedule& schedule, const RunSettings& settings, const NetworkCost& network) {
+  if (!network.library.enabled()) return Protocol::none;
+  return settings.protocol_automatic ? tuned_protocol(network, schedule) : settings.protocol;
 }
 
 }  // namespace
@@ -234,6 +258,17 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   run.backend = backend;
   run.cost = settings.cost;
   check_resources(schedule, backend, settings);
+  const Protocol protocol =
+      schedule.protocol == Protocol::none ? run_protocol(schedule, settings, network_cost(settings, cluster))
+                                          : Protocol::none;
+  if (protocol != Protocol::none) {  // a copy that carries the protocol (the executors read it from the schedule)
+    Schedule in_protocol = schedule;
+    in_protocol.protocol = protocol;
+    CollectiveRun timed = run_schedule(in_protocol, settings, cluster);
+    timed.protocol = protocol;
+    timed.library = cluster->topology->spec().library.name;
+    return timed;
+  }
   if (backend == "simgrid") {
     SimGridOptions sg(network_cost(settings, cluster));
     sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;

@@ -30,7 +30,7 @@ inline constexpr std::array<FlagSpec, 3> cluster_flags{{
 }};
 
 // The network and backend flags of `collective` and `compare`.
-inline constexpr std::array<FlagSpec, 9> network_flags{{
+inline constexpr std::array<FlagSpec, 10> network_flags{{
     {"bandwidth", "RATE", "10Gbps", "each host's link bandwidth, e.g. 10Gbps, 1.25GBps"},
     {"latency", "TIME", "1us", "one-way latency between two hosts (alpha), e.g. 1us, 0.5ms"},
     {"gap", "TIME", "0.3us",
@@ -49,6 +49,10 @@ inline constexpr std::array<FlagSpec, 9> network_flags{{
      "a calibration file (dtsim calibrate): its piecewise network fits correct latency and bandwidth "
      "by message size; on the star its largest-message fit and reduction rate replace the defaults of "
      "--latency, --bandwidth and --reduce-rate"},
+    {"protocol", "NAME", "auto",
+     "the collective library's wire protocol on a cluster whose file names one (cluster.library): auto (the "
+     "library's tuner picks per call, as NCCL does), ll, ll128 or simple; none: plain messages without the "
+     "library's costs"},
     {"force", "", "",
      "run even when the estimated memory (with --real-payload, its buffers too) exceeds what this "
      "machine has available (it may then fail or swap), or SimGrid would take more than 300 s"},
@@ -66,6 +70,9 @@ struct RunSettings {
   std::string backend;               // "auto", "simgrid", "flow" or "analytical"
   std::string network_model;         // "CM02" or "LV08"
   bool rank_classes = true;          // flow: FlowOptions::lump_ranks
+  // --protocol: the wire protocol of the cluster's collective library; automatic: the library's tuner chooses
+  Protocol protocol = Protocol::none;
+  bool protocol_automatic = true;
   bool real_payload = false;
   bool force = false;  // --force: run even when the memory estimate exceeds what is available
   // simgrid: record the run (steps, messages) and list the links it loaded; `auto_record`: when the schedule is small

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "models/collective_library.hpp"
+
 namespace dtsim {
 
 struct LinkSpec {
@@ -63,6 +65,9 @@ struct ClusterSpec {
   NodeSpec node;
   int nodes = 1;
   FabricSpec fabric;
+  // The collective library the accelerators' collectives run through (NCCL, RCCL): its protocols' costs apply on top
+  // of the links'. Not named: plain messages (MPI-like), as before.
+  CollectiveLibrary library;
 
   int accelerators() const { return nodes * node.accelerators; }
   int nic_ports() const { return nodes * node.nics; }

@@ -30,6 +30,9 @@ std::string collective_text(const CollectiveRun& run) {
   } else {
     out << "  cluster    " << run.cluster << '\n';
   }
+  if (run.protocol != Protocol::none) {
+    out << "  library    " << run.library << ", protocol " << to_string(run.protocol) << '\n';
+  }
   out << "  backend    " << run.backend;
   if (!run.network_model.empty()) out << " (" << run.network_model << ')';
   out << '\n';
@@ -148,6 +151,10 @@ nlohmann::json collective_json(const CollectiveRun& run) {
     j["cluster"] = run.cluster;
   }
   if (!run.network_model.empty()) j["network_model"] = run.network_model;
+  if (run.protocol != Protocol::none) {
+    j["library"] = run.library;
+    j["protocol"] = to_string(run.protocol);
+  }
   if (run.links_recorded) {
     j["links"] = links_json(run.links, 20);
     j["link_groups"] = link_groups_json(run.links, 20);

@@ -21,6 +21,8 @@ struct CollectiveRun {
   std::string network_model;  // simgrid only
   AlphaBetaGamma cost;        // the star's (unused with a cluster but for the reduce rate)
   std::string cluster;        // non-empty: the run was on this cluster, not on a star
+  std::string library;        // the cluster's collective library ("nccl"), empty: none
+  Protocol protocol = Protocol::none;  // the wire protocol the run used (none: plain messages)
   ExecutionResult result;
   double closed_form_s = -1;     // < 0: no closed form for this algorithm
   bool verified = false;         // the symbolic verifier ran and passed

@@ -103,13 +103,33 @@ constexpr std::array<FieldSpec, 10> fabric_fields{{
                   "kind is dragonfly"),
 }};
 
-constexpr std::array<FieldSpec, 6> cluster_fields{{
+// The collective library (models/collective_library.hpp): NCCL's protocol constants by GPU generation, and the launch
+// cost of a call, which varies with the host, the driver and virtualisation. The default launch is the median of the
+// launches fitted to the fit rows of validation/published/collectives.csv (docs/validation.md, "Collectives").
+constexpr std::array<FieldSpec, 4> library_fields{{
+    choice_field("name", "",
+                 "the library: nccl (NVIDIA), rccl (AMD; dtsim applies NCCL's published constants to it)", "nccl|rccl"),
+    choice_field("generation", "",
+                 "the GPU generation whose tuning constants apply (LL's bandwidth cap)",
+                 "volta|ampere|hopper|blackwell"),
+    ranged_field("launch", FieldType::duration, "10us",
+                 "fixed cost of each collective call before its base latency: kernel launch and host overhead", 0,
+                 0.01),
+    value_field("protocols", FieldType::text, "ll,ll128,simple",
+                "the protocols the tuner may choose from, comma-separated (NCCL_PROTO)"),
+}};
+
+constexpr std::array<FieldSpec, 7> cluster_fields{{
     value_field("name", FieldType::text, "cluster", "a name for reports"),
     value_field("source", FieldType::text, "unspecified", "where the numbers come from (datasheets, papers)"),
     ranged_field("nodes", FieldType::integer, "1", "number of nodes (dtsim's --nodes overrides it)", 1, max_count),
     object_field("node", true, "every node's hardware", node_fields),
     object_field("fabric", true, "the network between nodes", fabric_fields),
     object_field("global_link", false, "dragonfly: links between groups (default: the fabric link)", link_fields),
+    object_field("library", false,
+                 "the collective library (NCCL's protocols, launch and per-step costs on top of the links); absent: "
+                 "plain messages",
+                 library_fields),
 }};
 
 constexpr std::array<FieldSpec, 1> document_fields{{
@@ -122,6 +142,29 @@ LinkSpec read_endpoint_link(const JsonObject& o) {
   LinkSpec link = read_link(o);
   link.message_gap_s = o.seconds("message_gap");
   return link;
+}
+
+CollectiveLibrary read_library(const JsonObject& o) {
+  CollectiveLibrary library;
+  library.name = o.choice("name");
+  parse_generation(o.choice("generation"), library.generation);
+  library.launch_s = o.seconds("launch");
+  library.allow_ll = library.allow_ll128 = library.allow_simple = false;
+  const std::string list = o.text("protocols");
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    Protocol p = Protocol::none;
+    bool automatic = false;
+    if (!parse_protocol(item, p, automatic) || p == Protocol::none) {
+      throw ScenarioError(o.path_of("protocols") + ": expected a comma-separated list of ll, ll128 and simple, got \"" +
+                          list + "\"");
+    }
+    (p == Protocol::ll ? library.allow_ll : p == Protocol::ll128 ? library.allow_ll128 : library.allow_simple) = true;
+    at = comma + 1;
+  }
+  return library;
 }
 
 // Fields that belong to other fabric kinds are errors, not silently ignored.
@@ -248,6 +291,7 @@ ClusterSpec parse_cluster(const nlohmann::json& document) {
                         std::to_string(node.accelerators) + "), got " + std::to_string(node.nics));
   }
   spec.fabric = read_fabric(c.object("fabric"), c, node);
+  if (c.has("library")) spec.library = read_library(c.object("library"));
   return spec;
 }
 

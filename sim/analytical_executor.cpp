@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "algorithms/step_walker.hpp"
+#include "sim/library_cost.hpp"
 
 namespace dtsim {
 namespace {
@@ -16,8 +17,9 @@ public:
   ClockHandler(const Schedule& s, const AnalyticalOptions& o)
       : s_(s),
         o_(o),
-        clock_(static_cast<std::size_t>(s.ranks), 0.0),
-        step_end_(static_cast<std::size_t>(s.ranks), 0.0) {
+        library_(segment_library_cost(o, s)),
+        clock_(static_cast<std::size_t>(s.ranks), library_.start_s),
+        step_end_(static_cast<std::size_t>(s.ranks), library_.start_s) {
     if (o.topology != nullptr) route_pairs();
     has_gaps_ = o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology);
   }
@@ -32,13 +34,19 @@ public:
     // Both sides have posted their current steps, so their clocks hold the post times.
     const auto bytes = static_cast<double>(s_.span_bytes(send.span()));
     const FactorRange f = factors_for(o_.factors, bytes);
-    double transfer_s = 0.0;
-    if (routes_.empty()) {
-      transfer_s = o_.cost.alpha_s * f.latency_factor + bytes / (o_.cost.bandwidth_Bps * f.bandwidth_factor);
-    } else {
+    double latency_s = o_.cost.alpha_s;
+    double rate_Bps = o_.cost.bandwidth_Bps;
+    if (!routes_.empty()) {
       const LinkSpec& path = routes_.at(src * clock_.size() + dst);
-      transfer_s = path.latency_s * f.latency_factor + bytes / (path.bandwidth_Bps * f.bandwidth_factor);
+      latency_s = path.latency_s;
+      rate_Bps = path.bandwidth_Bps;
     }
+    rate_Bps *= f.bandwidth_factor;
+    if (library_.active) {  // the protocol's share of the wire, at most its cap
+      rate_Bps /= library_.wire_factor;
+      if (library_.rate_cap_Bps > 0) rate_Bps = std::min(rate_Bps, library_.rate_cap_Bps);
+    }
+    const double transfer_s = latency_s * f.latency_factor + bytes / rate_Bps;
     const double end = std::max(clock_[src], clock_[dst]) + transfer_s;
     step_end_[src] = std::max(step_end_[src], end);
     step_end_[dst] = std::max(step_end_[dst], end);
@@ -48,10 +56,15 @@ public:
     double compute_s = 0.0;
     std::uint64_t reduce_bytes = 0;
     StepGaps gaps;
+    unsigned hops = 0;
     const std::size_t p = clock_.size();
     for (const Op& op : step) {
       if (op.kind() == OpKind::compute) compute_s += s_.compute_flops[op.compute_index()] / o_.compute_flops_per_s;
       if (op.kind() == OpKind::recv_reduce) reduce_bytes += s_.span_bytes(op.span());
+      if (library_.active && op.kind() != OpKind::compute) {
+        const int rank = static_cast<int>(r);
+        hops |= hop_bit(op.kind() == OpKind::send ? hop_class(o_, rank, op.peer()) : hop_class(o_, op.peer(), rank));
+      }
       if (!has_gaps_ || op.kind() == OpKind::compute) continue;
       const auto peer = static_cast<std::size_t>(op.peer());
       if (op.kind() == OpKind::send) {
@@ -61,7 +74,8 @@ public:
       }
     }
     const double busy_s = std::max(compute_s, gaps.seconds());  // computing and injecting run side by side
-    const double end = std::max(step_end_[r], clock_[r] + busy_s) + o_.cost.reduce_seconds(reduce_bytes);
+    const double end = std::max(step_end_[r], clock_[r] + busy_s) + library_.step_latency_s(hops) +
+                       o_.cost.reduce_seconds(reduce_bytes);
     clock_[r] = end;
     step_end_[r] = end;
   }
@@ -95,6 +109,7 @@ private:
 
   const Schedule& s_;
   const AnalyticalOptions& o_;
+  SegmentLibraryCost library_;    // the collective library's costs in the schedule's protocol
   std::vector<double> clock_;     // post time of the rank's current step, or its finish time once done
   std::vector<double> step_end_;  // latest completion among the current step's transfers
   bool has_gaps_ = false;         // some route has a per-message gap

@@ -12,6 +12,7 @@
 
 #include "algorithms/step_walker.hpp"
 #include "sim/flow_lumping.hpp"
+#include "sim/library_cost.hpp"
 #include "sim/open_index.hpp"
 #include "sim/step_driver.hpp"
 
@@ -282,6 +283,7 @@ struct Segment {
   std::uint64_t padded_chunk_bytes = 0;     // > 0: every chunk is timed at this size (FlowOptions::pad_chunks_within)
   bool even = false;                        // every chunk is timed alike, so a rotated step moves what it moved before
   std::vector<std::uint64_t> chunk_prefix;  // bytes of chunks 0 .. c-1, for compact schedules
+  SegmentLibraryCost library;               // the collective library's costs in the schedule's protocol
 };
 
 // A step of a rank: the stored ops [begin, end) in repetition k of `repeat` (none: k = 0).
@@ -299,6 +301,7 @@ struct RankState {
   std::uint64_t last = 0;            // the end of its ops in the segment
   std::uint32_t outstanding = 0;     // transfers and the compute of the current step not yet done
   std::uint64_t reduce_bytes = 0;
+  double library_s = 0;           // the current step's protocol latency (SegmentLibraryCost), after its transfers
   bool awaiting_release = false;  // started, its release event still to come
 };
 
@@ -362,7 +365,7 @@ public:
     st.step = StepCursor{};
     st.step.begin = st.step.end = s.rank_begin[static_cast<std::size_t>(rank)];
     st.next_repeat = s.first_repeat_from(st.step.end);
-    queue_.push(std::max(release, now_), {EventKind::release, static_cast<std::uint32_t>(rank)});
+    queue_.push(std::max(release, now_) + segment.library.start_s, {EventKind::release, static_cast<std::uint32_t>(rank)});
   }
 
   void run(const std::function<void(int)>& on_segment_done) override {
@@ -427,6 +430,7 @@ private:
     }
     segment.padded_chunk_bytes = lumping::padded_chunk_bytes(s, o_.pad_chunks_within);
     if (segment.padded_chunk_bytes > 0) segment.even = true;
+    segment.library = segment_library_cost(o_, s);
     return segment;
   }
 
@@ -661,6 +665,7 @@ private:
       slots_.resize(flows_.size() * max_hops_);
     }
     Flow& flow = flows_[id];
+    const SegmentLibraryCost& library = ranks_[static_cast<std::size_t>(src)].segment->library;
     flow.remaining = static_cast<double>(bytes);
     flow.rate = 0;
     flow.penalty = r.latency_s > 0 ? r.latency_s : 1.0;
@@ -671,6 +676,10 @@ private:
       flow.cost = 1.0 / f.bandwidth_factor;
     }
     if (!o_.contention) flow.bound = r.narrowest_Bps * f.bandwidth_factor;  // its rate, as alone on the network
+    if (library.active) {  // the protocol's bytes on the wire, and its cap on the payload's rate
+      flow.remaining *= library.wire_factor;
+      if (library.rate_cap_Bps > 0) flow.bound = std::min(flow.bound, library.rate_cap_Bps * library.wire_factor);
+    }
     flow.first_resource = r.first;
     flow.resource_count = r.count;
     flow.src = src;
@@ -773,6 +782,7 @@ private:
     double flops = 0;
     StepGaps gaps;
     st.reduce_bytes = 0;
+    unsigned hops = 0;  // the hardware its messages cross, for the protocol's step latency
     ++posted_since_lockstep_;
     if (rank == anchor_) {
       anchor_posted_ = true;
@@ -796,6 +806,7 @@ private:
         bytes_sent_ += s.span_bytes(span);
         Channel& ch = channel(rank, op.peer());
         if (has_gaps_) gaps.add_send(gap_of(ch, rank, op.peer()));
+        if (segment.library.active) hops |= hop_bit(hop_class(o_, rank, op.peer()));
         if (ch.waiting_recvs > 0) {
           --ch.waiting_recvs;
           start_transfer(ch, rank, op.peer(), bytes);
@@ -807,12 +818,14 @@ private:
       if (op.kind() == OpKind::recv_reduce) st.reduce_bytes += timed_bytes(segment, span);
       Channel& ch = channel(op.peer(), rank);
       if (has_gaps_) gaps.add_recv(gap_of(ch, op.peer(), rank));
+      if (segment.library.active) hops |= hop_bit(hop_class(o_, op.peer(), rank));
       if (ch.sends > 0) {
         start_transfer(ch, op.peer(), rank, pop_send(ch));
       } else {
         ++ch.waiting_recvs;
       }
     }
+    st.library_s = segment.library.step_latency_s(hops);
     // its compute and its per-message gaps run side by side, as one timer
     const double busy_s = std::max(flops / o_.compute_flops_per_s, gaps.seconds());
     if (busy_s > 0) {
@@ -837,10 +850,10 @@ private:
   // The step's transfers and compute are done: its reductions run, then the rank is ready for its next step.
   void items_done(int rank) {
     const RankState& st = ranks_[static_cast<std::size_t>(rank)];
-    if (st.reduce_bytes > 0) {
+    if (st.reduce_bytes > 0 || st.library_s > 0) {  // (the protocol's step latency, then the reduction)
       ++timers_;
       if (o_.segment_rounds) ++segment_busy_[segment_index(st)];
-      queue_.push(now_ + static_cast<double>(st.reduce_bytes) / reduce_Bps_,
+      queue_.push(now_ + st.library_s + static_cast<double>(st.reduce_bytes) / reduce_Bps_,
                   {EventKind::reduce_done, static_cast<std::uint32_t>(rank)});
     } else {
       ready_.push_back(rank);

@@ -468,6 +468,8 @@ private:
       l.capacity_Bps[link_class_[e]] = capacity(e);
     }
     l.first_step.resize(segments_.size());
+    for (const Schedule* s : segments_)
+      l.library.push_back(segment_library_cost(o_, *s));
     struct Entry {
       std::uint32_t cls, step, flow_side;
       bool operator<(const Entry& o) const {
@@ -621,6 +623,11 @@ private:
             first_op = false;
             if (op.kind() == OpKind::compute) out.steps.back().flops += s.compute_flops[op.compute_index()];
             if (op.kind() == OpKind::recv_reduce) out.steps.back().reduce_bytes += timed_[seg][op.span()];
+            if (l.library[seg].active && op.kind() != OpKind::compute) {
+              const auto rep = static_cast<int>(l.representative[c]);
+              out.steps.back().hops |= hop_bit(op.kind() == OpKind::send ? hop_class(o_, rep, op.peer())
+                                                                         : hop_class(o_, op.peer(), rep));
+            }
           }
         }
         first[classes] = static_cast<std::uint32_t>(out.steps.size());

@@ -32,6 +32,7 @@
 
 #include "algorithms/schedule.hpp"
 #include "sim/flow_executor.hpp"
+#include "sim/library_cost.hpp"
 #include "sim/network.hpp"
 
 namespace dtsim::lumping {
@@ -70,6 +71,7 @@ struct LumpedStep {
   double flops = 0;
   double gap_s = 0;  // how long its per-message gaps keep the rank busy (StepGaps)
   std::uint64_t reduce_bytes = 0;
+  unsigned hops = 0;        // the hardware its messages cross (hop_bit of each HopClass), for the protocol's latency
   std::uint32_t first = 0;  // into Lumping::step_flows
   std::uint32_t count = 0;
 };
@@ -83,6 +85,7 @@ struct Lumping {
   std::vector<LumpedStep> steps;
   std::vector<std::uint32_t> step_flows;
   std::vector<std::vector<std::uint32_t>> first_step;  // [segment][class], classes + 1 entries: steps of the class
+  std::vector<SegmentLibraryCost> library;             // by segment: the collective library's costs
   std::uint64_t messages = 0;                          // in one run of every segment
   std::uint64_t bytes_sent = 0;
   std::size_t classes() const { return representative.size(); }

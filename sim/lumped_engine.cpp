@@ -35,6 +35,11 @@ struct LumpedEngine::State {
         f.cost = 1.0 / factor.bandwidth_factor;
       }
       f.latency_s = lf.latency_s * factor.latency_factor;
+      const SegmentLibraryCost& library = l.library[lf.segment];
+      if (library.active) {  // the protocol's bytes on the wire, and its cap on the payload's rate
+        f.wire_factor = library.wire_factor;
+        if (library.rate_cap_Bps > 0) f.bound = std::min(f.bound, library.rate_cap_Bps * library.wire_factor);
+      }
     }
     left.assign(l.capacity_Bps.size(), 0);
     weight.assign(l.capacity_Bps.size(), 0);
@@ -59,6 +64,7 @@ struct LumpedEngine::State {
     std::uint32_t repetition = 0;  // of the current step (LumpedStep::repeats)
     std::uint32_t outstanding = 0;
     std::uint64_t reduce_bytes = 0;
+    double library_s = 0;  // the current step's protocol latency, after its transfers
   };
   struct FlowState {
     bool src_posted = false;
@@ -74,6 +80,7 @@ struct LumpedEngine::State {
     double bound = infinity;
     double cost = 1;
     double latency_s = 0;
+    double wire_factor = 1;  // wire bytes per payload byte (the segment's protocol)
   };
 
   void push(double at, Kind kind, std::uint32_t id, std::uint32_t version = 0) { events.push({at, kind, id, version}); }
@@ -82,6 +89,7 @@ struct LumpedEngine::State {
     ClassState& cs = classes[c];
     const LumpedStep& st = l.steps[l.first_step[static_cast<std::size_t>(cs.segment)][c] + cs.step];
     cs.reduce_bytes = st.reduce_bytes;
+    cs.library_s = l.library[static_cast<std::size_t>(cs.segment)].step_latency_s(st.hops);
     cs.outstanding += st.count;
     const double busy_s = std::max(st.flops / o.compute_flops_per_s, st.gap_s);  // compute beside the gaps
     if (busy_s > 0) {
@@ -117,8 +125,9 @@ struct LumpedEngine::State {
     if (--classes[c].outstanding == 0) items_done(c);
   }
   void items_done(std::uint32_t c) {
-    if (classes[c].reduce_bytes > 0) {
-      push(now + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps, Kind::reduce_done, c);
+    if (classes[c].reduce_bytes > 0 || classes[c].library_s > 0) {  // (the protocol's step latency, the reduction)
+      push(now + classes[c].library_s + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps, Kind::reduce_done,
+           c);
     } else {
       ready.push_back(c);
     }
@@ -154,7 +163,7 @@ struct LumpedEngine::State {
           break;
         }
         f.moving = true;
-        f.remaining = static_cast<double>(l.flows[e.id].bytes);
+        f.remaining = static_cast<double>(l.flows[e.id].bytes) * f.wire_factor;
         f.rate = 0;
         f.updated_at = now;
         moving.push_back(e.id);
@@ -371,7 +380,8 @@ void LumpedEngine::start_segment(int cls, std::size_t index, double release) {
   cs.repetition = 0;
   cs.outstanding = 0;
   cs.reduce_bytes = 0;
-  s_->push(std::max(release, s_->now), State::Kind::release, static_cast<std::uint32_t>(cls));
+  s_->push(std::max(release, s_->now) + s_->l.library[index].start_s, State::Kind::release,
+           static_cast<std::uint32_t>(cls));
 }
 
 void LumpedEngine::run(const std::function<void(int)>& on_segment_done) { s_->run(on_segment_done); }

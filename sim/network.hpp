@@ -20,6 +20,7 @@
 
 #include "models/alpha_beta.hpp"
 #include "models/calibration.hpp"
+#include "models/collective_library.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
@@ -35,6 +36,10 @@ struct NetworkCost {
   const Topology* topology = nullptr;
   std::vector<int> accelerator_of;
   std::vector<FactorRange> factors;  // calibrated latency and bandwidth factors by message size
+  // The collective library whose costs a Schedule's protocol selects (models/collective_library.hpp): each segment
+  // run in a protocol other than none starts after the launch and the protocol's base latency, moves its payload at
+  // the protocol's share of the wire and pays its per-step latency (sim/library_cost.hpp resolves it per segment).
+  CollectiveLibrary library;
 };
 
 class Network {

@@ -65,7 +65,10 @@ void ready_mailbox_get(int sender, int receiver) {
 // then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode).
 
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
-                   double host_flops_per_compute_flop, SendProtocol protocol, RunTrace* trace) {
+                   double host_flops_per_compute_flop, SendProtocol protocol, RunTrace* trace,
+                   const StepLibrary& library) {
+  const SegmentLibraryCost& lib = library.cost;
+  if (lib.active && lib.start_s > 0) sg4::this_actor::sleep_for(lib.start_s);  // the launch and base latency
   static int dummy_payload = 0;  // SimGrid refuses null payloads; simulated-size mode sends this
   const bool ready_handshake = protocol.ready_handshake;
   // a send buffer splits each message into a head the step waits for and a buffered tail (sent when the head is done)
@@ -75,12 +78,20 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
   // A message (a head, a tail) moves as `parts` comms, so that one written while an earlier step's are still on their
   // way gets 1 / parts of their share: theirs are equal parts, its bytes are all in its first (the others empty).
   const int parts = buffered > 0 ? std::max(1, protocol.older_send_weight) : 1;
+  // a protocol moves more bytes on the wire than its payload, at most at its rate cap
+  auto put = [&lib](sg4::Mailbox* out, void* payload, std::uint64_t bytes) {
+    if (!lib.active) return out->put_async(payload, bytes);
+    sg4::CommPtr comm = out->put_init(payload, static_cast<double>(bytes) * lib.wire_factor);
+    if (lib.rate_cap_Bps > 0) comm->set_rate(lib.rate_cap_Bps * lib.wire_factor);
+    comm->start();
+    return comm;
+  };
   auto put_parts = [&](sg4::Mailbox* out, void* payload, std::uint64_t bytes, bool newer,
                        std::vector<sg4::CommPtr>& into) {  // the first part carries the payload
     const std::uint64_t each = newer ? 0 : bytes / static_cast<std::uint64_t>(parts);
-    into.push_back(out->put_async(payload, bytes - each * static_cast<std::uint64_t>(parts - 1)));
+    into.push_back(put(out, payload, bytes - each * static_cast<std::uint64_t>(parts - 1)));
     for (int k = 1; k < parts; ++k)
-      into.push_back(out->put_async(&dummy_payload, each));
+      into.push_back(put(out, &dummy_payload, each));
   };
   struct Tail {
     std::size_t head;  // its head's first part's place in `comms`
@@ -124,9 +135,15 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     const bool gaps = mailboxes.has_gaps();
     const double posted_at = gaps ? sg4::Engine::get_clock() : 0.0;
     StepGaps step_gaps;
+    unsigned hops = 0;  // the hardware its messages cross, for the protocol's step latency
     std::size_t end = i;
     do {
       const Op& op = ops[end];
+      if (lib.active && op.kind() != OpKind::compute) {
+        const int r = mailboxes.rank;
+        hops |= hop_bit(op.kind() == OpKind::send ? hop_class(*library.network, r, op.peer())
+                                                  : hop_class(*library.network, op.peer(), r));
+      }
       if (gaps && op.kind() == OpKind::send) step_gaps.add_send(mailboxes.gap_to(op.peer()));
       if (gaps && op.is_recv()) step_gaps.add_recv(mailboxes.gap_from(op.peer()));
       if (op.is_recv()) {
@@ -143,7 +160,14 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     std::size_t recv_slot = 0;
     auto post_receive = [&](const Op& op) {  // the message, or its head, brings the payload; a tail brings nothing
       sg4::Mailbox* in = RankMailboxes::find(mailboxes.in, op.peer());
-      comms.push_back(in->get_async<Payload>(&landed[recv_slot++]));
+      if (lib.active && lib.rate_cap_Bps > 0) {  // (SimGrid takes the rate of whichever side posted first)
+        sg4::CommPtr comm = in->get_init()->set_dst_data(reinterpret_cast<void**>(&landed[recv_slot++]));
+        comm->set_rate(lib.rate_cap_Bps * lib.wire_factor);
+        comm->start();
+        comms.push_back(comm);
+      } else {
+        comms.push_back(in->get_async<Payload>(&landed[recv_slot++]));
+      }
       const int more = parts - 1 + (split(s.span_bytes(op.span())) ? parts : 0);
       for (int k = 0; k < more; ++k)
         comms.push_back(in->get_async<int>(&tail_sink));
@@ -211,6 +235,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
       const double left = posted_at + step_gaps.seconds() - sg4::Engine::get_clock();
       if (left > 0) sg4::this_actor::sleep_for(left);
     }
+    if (const double latency_s = lib.step_latency_s(hops); latency_s > 0) sg4::this_actor::sleep_for(latency_s);
     const double reduce_start_s = trace != nullptr ? sg4::Engine::get_clock() : 0.0;
     if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));  // host speed = reduce rate
     if (trace != nullptr) {
@@ -248,7 +273,7 @@ void run_rank(Simulation& sim, int rank) {
   execute_steps(sim.schedule, sim.schedule.rank_ops(rank), sim.mailboxes[static_cast<std::size_t>(rank)], buffer,
                 host_flops_per_compute_flop,
                 {sim.options.ready_handshake, sim.options.send_buffer_bytes, sim.options.older_send_weight},
-                sim.options.record_trace ? &sim.trace : nullptr);
+                sim.options.record_trace ? &sim.trace : nullptr, {segment_library_cost(sim.options, sim.schedule), &sim.options});
   sim.finish_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
   ++sim.finished;
 }
@@ -435,7 +460,9 @@ void configure_engine(const SimGridOptions& o) {
   sg4::Engine::set_config(std::string("network/model:") + to_string(o.network_model));
   if (o.network_model == NetworkModel::cm02) {
     sg4::Engine::set_config(std::string("network/crosstraffic:") + (o.ack_crosstraffic ? "1" : "0"));
-    sg4::Engine::set_config("network/TCP-gamma:0");
+    // No TCP window bound. SimGrid 3.32 ignores a comm's own rate (Comm::set_rate) when TCP-gamma is 0, so where a
+    // collective library may cap a protocol's rate the window is made too large to bind instead (same times).
+    sg4::Engine::set_config(o.library.enabled() ? "network/TCP-gamma:1e30" : "network/TCP-gamma:0");
     sg4::Engine::set_config("surf/precision:1e-12");
   }
 }

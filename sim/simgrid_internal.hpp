@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "algorithms/schedule.hpp"
+#include "sim/library_cost.hpp"
 #include "sim/network.hpp"
 #include "sim/simgrid_executor.hpp"
 
@@ -66,8 +67,14 @@ struct SendProtocol {
 // One rank's ops of a schedule as straight-line actor code: for each step, post everything, wait for everything,
 // then reduce. `buffer` is the rank's real payload (nullptr in simulated-size mode). `protocol`: how its messages
 // go. `trace`: where to record the rank's steps, reductions and sent messages.
+// `library`: the collective library's costs of the schedule's protocol (inactive: none), on `network`.
+struct StepLibrary {
+  SegmentLibraryCost cost;
+  const NetworkCost* network = nullptr;
+};
 void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailboxes& mailboxes, Payload* buffer,
-                   double host_flops_per_compute_flop, SendProtocol protocol = {}, RunTrace* trace = nullptr);
+                   double host_flops_per_compute_flop, SendProtocol protocol = {}, RunTrace* trace = nullptr,
+                   const StepLibrary& library = {});
 // One mailbox per (sender, receiver) pair that any of the schedules uses, with the per-message gap of each pair's
 // route (o.cost.gap_s on the star).
 std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks,

@@ -44,6 +44,9 @@ public:
     mailboxes_ = simgrid_detail::make_mailboxes(segments_, units, o);
     units_.resize(static_cast<std::size_t>(units));
     host_flops_per_compute_flop_ = o.cost.reduce_Bps / o.compute_flops_per_s;
+    network_ = o;
+    for (const Schedule* segment : segments_)
+      library_.push_back({segment_library_cost(network_, *segment), &network_});
   }
 
   double now() const override { return sg4::Engine::get_clock(); }
@@ -104,7 +107,7 @@ private:
       if (release_s > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(release_s);
       const Schedule& s = *segments_[segment];
       simgrid_detail::execute_steps(s, s.rank_ops(rank), mailboxes_[static_cast<std::size_t>(rank)], nullptr,
-                                    host_flops_per_compute_flop_, {}, trace_);
+                                    host_flops_per_compute_flop_, {}, trace_, library_[segment]);
       u.running = false;
       --queued_;
       (*on_done_)(rank);
@@ -131,6 +134,8 @@ private:
   std::vector<RankMailboxes> mailboxes_;
   std::vector<Unit> units_;
   double host_flops_per_compute_flop_ = 1;
+  NetworkCost network_;                                // (a copy: the steps' hop classes read it)
+  std::vector<simgrid_detail::StepLibrary> library_;  // by segment
   std::size_t queued_ = 0;  // segments started and not yet done
   bool stopping_ = false;
   const std::function<void(int)>* on_done_ = nullptr;

@@ -1,0 +1,150 @@
+#include "models/collective_library.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace dtsim {
+
+const char* to_string(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::none: return "none";
+    case Protocol::simple: return "simple";
+    case Protocol::ll128: return "ll128";
+    case Protocol::ll: return "ll";
+  }
+  return "?";
+}
+
+const char* to_string(HopClass hop) {
+  switch (hop) {
+    case HopClass::nvlink: return "nvlink";
+    case HopClass::pci: return "pci";
+    case HopClass::net: return "net";
+  }
+  return "?";
+}
+
+const char* to_string(GpuGeneration generation) {
+  switch (generation) {
+    case GpuGeneration::volta: return "volta";
+    case GpuGeneration::ampere: return "ampere";
+    case GpuGeneration::hopper: return "hopper";
+    case GpuGeneration::blackwell: return "blackwell";
+  }
+  return "?";
+}
+
+bool CollectiveLibrary::allows(Protocol protocol) const {
+  switch (protocol) {
+    case Protocol::none: return false;
+    case Protocol::simple: return allow_simple;
+    case Protocol::ll128: return allow_ll128;
+    case Protocol::ll: return allow_ll;
+  }
+  return false;
+}
+
+namespace {
+
+constexpr double us = 1e-6;
+constexpr double GBps = 1e9;
+
+// NCCL v2.30.7-1, src/graph/tuning.cc (ncclTunerConstantsDefaults), microseconds. Index: protocol LL, LL128, Simple.
+// baseLat by algorithm: Tree {6.8, 14.0, 8.4}, Ring {6.6, 14.0, 8.4}.
+constexpr double base_latency_us[2][3] = {{6.6, 14.0, 8.4}, {6.8, 14.0, 8.4}};
+// hwLat[hardware][algorithm][protocol]: NVLINK Ring {0.6, 1.9, 3.4}, Tree {0.6, 1.25, 4.0}; PCI Ring {1.0, 2.5, 5.7},
+// Tree {1.0, 1.9, 4.0}; NET Ring {2.7, 4.0, 14.0}, Tree {5.0, 8.5, 14.0}.
+constexpr double hop_latency_us[3][2][3] = {
+    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}},
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}},
+    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14.0}},
+};
+// llMaxBws (GB/s, the LL protocol's bus bandwidth at most), by generation and 1 node / 2 nodes / more:
+// Volta {39.0, 39.0, 20.4}, Ampere {87.7, 22.5, 19.0}, Hopper {141.0, 45.0, 35.0}, Blackwell {282.0, 90.0, 70.0}.
+// (NCCL indexes the multi-node columns by CPU vendor; dtsim by generation, the rows those vendors' machines use.)
+constexpr double ll_max_GBps[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
+
+int protocol_index(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::ll: return 0;
+    case Protocol::ll128: return 1;
+    default: return 2;
+  }
+}
+
+}  // namespace
+
+ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorithm, int nodes) const {
+  ProtocolCost c;
+  if (protocol == Protocol::none) return c;
+  const int p = protocol_index(protocol);
+  const int a = algorithm == LibraryAlgorithm::ring ? 0 : 1;
+  c.base_latency_s = base_latency_us[a][p] * us;
+  for (int h = 0; h < 3; ++h) c.hop_latency_s[static_cast<std::size_t>(h)] = hop_latency_us[h][a][p] * us;
+  // Payload per wire byte (src/include/device.h): LL lines carry 8 data bytes in 16; LL128 lines 120 in 128, which
+  // the tuner rounds to 0.92 for rings; Simple moves the data itself.
+  switch (protocol) {
+    case Protocol::ll: {
+      c.wire_fraction = 0.5;
+      const int column = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
+      c.rate_cap_Bps = ll_max_GBps[static_cast<int>(generation)][column] * GBps;
+      break;
+    }
+    case Protocol::ll128: c.wire_fraction = 0.92; break;
+    default: c.wire_fraction = 1; break;
+  }
+  return c;
+}
+
+double estimate_seconds(const CollectiveLibrary& library, Protocol protocol, const LibraryCall& call) {
+  const ProtocolCost c = library.cost(protocol, call.algorithm, call.nodes);
+  double rate = call.bandwidth_Bps * c.wire_fraction;
+  if (c.rate_cap_Bps > 0) rate = std::min(rate, c.rate_cap_Bps);
+  const double move_s = rate > 0 ? call.wire_bytes / rate : 0;
+  return library.launch_s + c.base_latency_s + call.steps * c.hop_latency_s[static_cast<std::size_t>(call.hop)] +
+         move_s;
+}
+
+Protocol choose_protocol(const CollectiveLibrary& library, const LibraryCall& call) {
+  if (!library.enabled()) return Protocol::none;
+  Protocol best = Protocol::none;
+  double best_s = std::numeric_limits<double>::infinity();
+  for (const Protocol p : library_protocols) {
+    if (!library.allows(p)) continue;
+    const double s = estimate_seconds(library, p, call);
+    if (s < best_s) {
+      best_s = s;
+      best = p;
+    }
+  }
+  return best;
+}
+
+bool parse_protocol(std::string_view text, Protocol& protocol, bool& automatic) {
+  automatic = false;
+  if (text == "auto") {
+    automatic = true;
+    protocol = Protocol::none;
+    return true;
+  }
+  for (const Protocol p : {Protocol::none, Protocol::simple, Protocol::ll128, Protocol::ll}) {
+    if (text == to_string(p)) {
+      protocol = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_generation(std::string_view text, GpuGeneration& generation) {
+  for (const GpuGeneration g :
+       {GpuGeneration::volta, GpuGeneration::ampere, GpuGeneration::hopper, GpuGeneration::blackwell}) {
+    if (text == to_string(g)) {
+      generation = g;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,84 @@
+// The collective library's costs on top of the wire: what NCCL (and RCCL, which shares its design) adds to a
+// Schedule's messages. A collective runs in one wire protocol (Simple, LL128 or LL: NCCL's src/include/device.h),
+// chosen per call by a tuner that minimises an estimate (NCCL's src/graph/tuning.cc, ncclTopoTuneModel):
+//
+//   time = launch + base latency(algorithm, protocol) + steps x hop latency(algorithm, protocol, hardware)
+//          + bytes x bus factor / (protocol's share of the bandwidth)
+//
+// and the executors charge the same terms while they simulate the Schedule:
+// - the call starts `launch_s + base latency` after it is issued (kernel launch and the library's set-up);
+// - each step of a rank that moves a message ends the protocol's hop latency after its transfers (its flags, fences
+//   and polling), the largest over the hardware its messages cross (NVLink, PCIe or the network);
+// - a message's payload moves at the protocol's share of the wire (LL: 8 bytes of data per 16-byte line; LL128:
+//   120 of 128 bytes; Simple: all), at most the protocol's rate cap per message.
+// Constants are NCCL v2.30.7-1's published tuning tables (cited where they are set, collective_library.cpp); the
+// launch cost is the cluster file's (it varies with the host, the driver and the virtualisation). Protocol::none
+// leaves every time exactly as the wire alone gives it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dtsim {
+
+// The wire protocol a collective call runs in. none: no library costs (plain alpha-beta messages, e.g. MPI).
+enum class Protocol : std::uint8_t { none, simple, ll128, ll };
+const char* to_string(Protocol protocol);
+constexpr std::array<Protocol, 3> library_protocols{Protocol::ll, Protocol::ll128, Protocol::simple};
+
+// The hardware a message crosses, as NCCL's latency tables tell them apart.
+enum class HopClass : std::uint8_t { nvlink, pci, net };
+const char* to_string(HopClass hop);
+
+// The GPU generation whose tuning constants apply (NCCL's tables differ by architecture).
+enum class GpuGeneration : std::uint8_t { volta, ampere, hopper, blackwell };
+const char* to_string(GpuGeneration generation);
+
+// Algorithms as NCCL's tables group them: rings (and everything step-by-step) or trees.
+enum class LibraryAlgorithm : std::uint8_t { ring, tree };
+
+struct ProtocolCost {
+  double wire_fraction = 1;                 // payload bytes per byte on the wire
+  double rate_cap_Bps = 0;                  // a message's payload rate at most this (0: no cap)
+  double base_latency_s = 0;                // once per call, after the launch
+  std::array<double, 3> hop_latency_s{};    // per step, by HopClass
+};
+
+struct CollectiveLibrary {
+  std::string name;  // "nccl", "rccl"; empty: no library (every call Protocol::none)
+  GpuGeneration generation = GpuGeneration::ampere;
+  double launch_s = 0;  // per call: kernel launch and host overhead
+  // Which protocols the tuner may pick (NCCL_PROTO); all by default.
+  bool allow_ll = true;
+  bool allow_ll128 = true;
+  bool allow_simple = true;
+
+  bool enabled() const { return !name.empty(); }
+  bool allows(Protocol protocol) const;
+  // The protocol's constants for an algorithm family on a collective that spans `nodes` nodes.
+  ProtocolCost cost(Protocol protocol, LibraryAlgorithm algorithm, int nodes) const;
+};
+
+// One call as the tuner sees it.
+struct LibraryCall {
+  LibraryAlgorithm algorithm = LibraryAlgorithm::ring;
+  int ranks = 1;
+  int nodes = 1;
+  std::uint64_t bytes = 0;
+  double steps = 0;          // the Schedule's steps on its longest rank (ring allreduce: 2(P-1))
+  double wire_bytes = 0;     // bytes each rank sends over the bottleneck, as the Schedule moves them
+  double bandwidth_Bps = 0;  // the bottleneck's bandwidth for one rank
+  HopClass hop = HopClass::net;  // the slowest hardware its steps cross
+};
+
+// The tuner's estimate of a call in `protocol` (seconds), and its choice: the cheapest allowed protocol.
+double estimate_seconds(const CollectiveLibrary& library, Protocol protocol, const LibraryCall& call);
+Protocol choose_protocol(const CollectiveLibrary& library, const LibraryCall& call);
+
+// Parses "auto", "simple", "ll128", "ll" or "none" (the --protocol flag); nullopt-like: returns false when unknown.
+bool parse_protocol(std::string_view text, Protocol& protocol, bool& automatic);
+bool parse_generation(std::string_view text, GpuGeneration& generation);
+
+}  // namespace dtsim

@@ -1,0 +1,103 @@
+#include "sim/library_cost.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace dtsim {
+namespace {
+
+int accelerator_at(const NetworkCost& cost, int position) {
+  return cost.accelerator_of.empty() ? position : cost.accelerator_of[static_cast<std::size_t>(position)];
+}
+
+int nodes_spanned(const NetworkCost& cost, const Schedule& s) {
+  if (cost.topology == nullptr) return s.ranks;  // the star: a host per position
+  std::unordered_set<int> nodes;
+  for (int r = 0; r < s.ranks; ++r)
+    if (!s.rank_ops(r).empty()) nodes.insert(cost.topology->node_of(accelerator_at(cost, r)));
+  return std::max<int>(1, static_cast<int>(nodes.size()));
+}
+
+}  // namespace
+
+HopClass hop_class(const NetworkCost& cost, int src, int dst) {
+  if (cost.topology == nullptr) return HopClass::net;
+  const Topology& t = *cost.topology;
+  if (t.node_of(accelerator_at(cost, src)) != t.node_of(accelerator_at(cost, dst))) return HopClass::net;
+  return t.spec().node.intra_kind == IntraKind::pcie ? HopClass::pci : HopClass::nvlink;
+}
+
+LibraryAlgorithm library_algorithm(const Schedule& s) {
+  const std::string& a = s.algorithm;
+  return a == "tree" || a == "pipelined-tree" || a == "dbtree" ? LibraryAlgorithm::tree : LibraryAlgorithm::ring;
+}
+
+SegmentLibraryCost segment_library_cost(const NetworkCost& cost, const Schedule& s) {
+  SegmentLibraryCost out;
+  if (s.protocol == Protocol::none || !cost.library.enabled()) return out;
+  const ProtocolCost c = cost.library.cost(s.protocol, library_algorithm(s), nodes_spanned(cost, s));
+  out.active = true;
+  out.start_s = cost.library.launch_s + c.base_latency_s;
+  out.wire_factor = 1.0 / c.wire_fraction;
+  out.rate_cap_Bps = c.rate_cap_Bps;
+  out.hop_latency_s = c.hop_latency_s;
+  return out;
+}
+
+LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
+  LibraryCall call;
+  call.algorithm = library_algorithm(s);
+  call.bytes = s.bytes;
+  call.nodes = nodes_spanned(cost, s);
+  int worst = -1;
+  std::size_t repeat = 0;
+  for (int r = 0; r < s.ranks; ++r) {
+    const std::uint64_t begin = s.rank_begin[static_cast<std::size_t>(r)];
+    const std::uint64_t end = s.rank_begin[static_cast<std::size_t>(r) + 1];
+    if (begin < end) ++call.ranks;
+    double steps = 0;
+    double sent = 0;
+    double step_sent = 0;  // the current step's bytes, for its repetitions
+    std::uint32_t step_repeats = 0;
+    auto close_step = [&] { sent += step_sent * step_repeats; };
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const Op& op = s.ops[i];
+      if (op.starts_step()) {
+        close_step();
+        step_sent = 0;
+        step_repeats = 0;
+        while (repeat < s.repeats.size() && s.repeats[repeat].op < i) ++repeat;
+        if (repeat < s.repeats.size() && s.repeats[repeat].op == i) step_repeats = s.repeats[repeat].count;
+        steps += 1 + step_repeats;
+      }
+      if (op.kind() == OpKind::compute) continue;
+      if (op.kind() == OpKind::send) {
+        const auto b = static_cast<double>(s.span_bytes(op.span()));
+        sent += b;
+        step_sent += b;
+      }
+      const HopClass h = op.kind() == OpKind::send ? hop_class(cost, r, op.peer()) : hop_class(cost, op.peer(), r);
+      worst = std::max(worst, h == HopClass::net ? 2 : h == HopClass::pci ? 1 : 0);
+    }
+    close_step();
+    call.steps = std::max(call.steps, steps);
+    call.wire_bytes = std::max(call.wire_bytes, sent);
+  }
+  call.hop = worst == 2 ? HopClass::net : worst == 1 ? HopClass::pci : HopClass::nvlink;
+  if (cost.topology == nullptr) {
+    call.bandwidth_Bps = cost.cost.bandwidth_Bps;
+  } else {
+    const NodeSpec& node = cost.topology->spec().node;
+    call.bandwidth_Bps = call.hop == HopClass::net      ? node.nic.bandwidth_Bps
+                         : call.hop == HopClass::pci    ? node.pcie.bandwidth_Bps
+                                                        : node.intra.bandwidth_Bps;
+  }
+  return call;
+}
+
+Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s) {
+  if (!cost.library.enabled()) return Protocol::none;
+  return choose_protocol(cost.library, library_call(cost, s));
+}
+
+}  // namespace dtsim
