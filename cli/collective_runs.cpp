@@ -94,8 +94,9 @@ RunSettings parse_run_settings(const Flags& flags) {
   settings.cost.reduce_Bps = settings.cluster->node.reduce_Bps;
   if (const CollectiveLibrary& library = settings.cluster->library; settings.protocol != Protocol::none) {
     if (!library.enabled()) {
-      throw UsageError("--protocol: " + std::string(to_string(settings.protocol)) + " needs a collective library, and " +
-                       flags.get("cluster") + " names none (cluster.library); accepted: auto, none");
+      throw UsageError("--protocol: " + std::string(to_string(settings.protocol)) +
+                       " needs a collective library, and " + flags.get("cluster") +
+                       " names none (cluster.library); accepted: auto, none");
     }
     if (!library.allows(settings.protocol)) {
       throw UsageError("--protocol: " + std::string(to_string(settings.protocol)) + " is not among " +
@@ -258,9 +259,9 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   run.backend = backend;
   run.cost = settings.cost;
   check_resources(schedule, backend, settings);
-  const Protocol protocol =
-      schedule.protocol == Protocol::none ? run_protocol(schedule, settings, network_cost(settings, cluster))
-                                          : Protocol::none;
+  const Protocol protocol = schedule.protocol == Protocol::none
+                                ? run_protocol(schedule, settings, network_cost(settings, cluster))
+                                : Protocol::none;
   if (protocol != Protocol::none) {  // a copy that carries the protocol (the executors read it from the schedule)
     Schedule in_protocol = schedule;
     in_protocol.protocol = protocol;

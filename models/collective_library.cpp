@@ -80,7 +80,8 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
   const int p = protocol_index(protocol);
   const int a = algorithm == LibraryAlgorithm::ring ? 0 : 1;
   c.base_latency_s = base_latency_us[a][p] * us;
-  for (int h = 0; h < 3; ++h) c.hop_latency_s[static_cast<std::size_t>(h)] = hop_latency_us[h][a][p] * us;
+  for (int h = 0; h < 3; ++h)
+    c.hop_latency_s[static_cast<std::size_t>(h)] = hop_latency_us[h][a][p] * us;
   // Payload per wire byte (src/include/device.h): LL lines carry 8 data bytes in 16; LL128 lines 120 in 128, which
   // the tuner rounds to 0.92 for rings; Simple moves the data itself.
   switch (protocol) {

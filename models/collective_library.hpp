@@ -40,10 +40,10 @@ const char* to_string(GpuGeneration generation);
 enum class LibraryAlgorithm : std::uint8_t { ring, tree };
 
 struct ProtocolCost {
-  double wire_fraction = 1;                 // payload bytes per byte on the wire
-  double rate_cap_Bps = 0;                  // a message's payload rate at most this (0: no cap)
-  double base_latency_s = 0;                // once per call, after the launch
-  std::array<double, 3> hop_latency_s{};    // per step, by HopClass
+  double wire_fraction = 1;               // payload bytes per byte on the wire
+  double rate_cap_Bps = 0;                // a message's payload rate at most this (0: no cap)
+  double base_latency_s = 0;              // once per call, after the launch
+  std::array<double, 3> hop_latency_s{};  // per step, by HopClass
 };
 
 struct CollectiveLibrary {
@@ -67,9 +67,9 @@ struct LibraryCall {
   int ranks = 1;
   int nodes = 1;
   std::uint64_t bytes = 0;
-  double steps = 0;          // the Schedule's steps on its longest rank (ring allreduce: 2(P-1))
-  double wire_bytes = 0;     // bytes each rank sends over the bottleneck, as the Schedule moves them
-  double bandwidth_Bps = 0;  // the bottleneck's bandwidth for one rank
+  double steps = 0;              // the Schedule's steps on its longest rank (ring allreduce: 2(P-1))
+  double wire_bytes = 0;         // bytes each rank sends over the bottleneck, as the Schedule moves them
+  double bandwidth_Bps = 0;      // the bottleneck's bandwidth for one rank
   HopClass hop = HopClass::net;  // the slowest hardware its steps cross
 };
 

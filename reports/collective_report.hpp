@@ -17,11 +17,11 @@ struct CollectiveRun {
   int ranks = 0;         // participating ranks (workers)
   int helper_ranks = 0;  // extra ranks that hold no data, e.g. parameter servers on hosts of their own
   std::uint64_t bytes = 0;
-  std::string backend;        // "simgrid" or "analytical"
-  std::string network_model;  // simgrid only
-  AlphaBetaGamma cost;        // the star's (unused with a cluster but for the reduce rate)
-  std::string cluster;        // non-empty: the run was on this cluster, not on a star
-  std::string library;        // the cluster's collective library ("nccl"), empty: none
+  std::string backend;                 // "simgrid" or "analytical"
+  std::string network_model;           // simgrid only
+  AlphaBetaGamma cost;                 // the star's (unused with a cluster but for the reduce rate)
+  std::string cluster;                 // non-empty: the run was on this cluster, not on a star
+  std::string library;                 // the cluster's collective library ("nccl"), empty: none
   Protocol protocol = Protocol::none;  // the wire protocol the run used (none: plain messages)
   ExecutionResult result;
   double closed_form_s = -1;     // < 0: no closed form for this algorithm

@@ -107,10 +107,9 @@ constexpr std::array<FieldSpec, 10> fabric_fields{{
 // cost of a call, which varies with the host, the driver and virtualisation. The default launch is the median of the
 // launches fitted to the fit rows of validation/published/collectives.csv (docs/validation.md, "Collectives").
 constexpr std::array<FieldSpec, 4> library_fields{{
-    choice_field("name", "",
-                 "the library: nccl (NVIDIA), rccl (AMD; dtsim applies NCCL's published constants to it)", "nccl|rccl"),
-    choice_field("generation", "",
-                 "the GPU generation whose tuning constants apply (LL's bandwidth cap)",
+    choice_field("name", "", "the library: nccl (NVIDIA), rccl (AMD; dtsim applies NCCL's published constants to it)",
+                 "nccl|rccl"),
+    choice_field("generation", "", "the GPU generation whose tuning constants apply (LL's bandwidth cap)",
                  "volta|ampere|hopper|blackwell"),
     ranged_field("launch", FieldType::duration, "10us",
                  "fixed cost of each collective call before its base latency: kernel launch and host overhead", 0,

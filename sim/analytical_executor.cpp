@@ -47,6 +47,13 @@ public:
       if (library_.rate_cap_Bps > 0) rate_Bps = std::min(rate_Bps, library_.rate_cap_Bps);
     }
     const double transfer_s = latency_s * f.latency_factor + bytes / rate_Bps;
+    if (library_.active) {  // eager: it moved when sent, and its receiver sees it a hop's latency after it lands
+      const double end = clock_[src] + transfer_s;
+      const HopClass hop = hop_class(o_, static_cast<int>(src), static_cast<int>(dst));
+      step_end_[src] = std::max(step_end_[src], end);
+      step_end_[dst] = std::max(step_end_[dst], end + library_.hop_latency_s[static_cast<std::size_t>(hop)]);
+      return;
+    }
     const double end = std::max(clock_[src], clock_[dst]) + transfer_s;
     step_end_[src] = std::max(step_end_[src], end);
     step_end_[dst] = std::max(step_end_[dst], end);
@@ -56,15 +63,11 @@ public:
     double compute_s = 0.0;
     std::uint64_t reduce_bytes = 0;
     StepGaps gaps;
-    unsigned hops = 0;
     const std::size_t p = clock_.size();
     for (const Op& op : step) {
       if (op.kind() == OpKind::compute) compute_s += s_.compute_flops[op.compute_index()] / o_.compute_flops_per_s;
       if (op.kind() == OpKind::recv_reduce) reduce_bytes += s_.span_bytes(op.span());
-      if (library_.active && op.kind() != OpKind::compute) {
-        const int rank = static_cast<int>(r);
-        hops |= hop_bit(op.kind() == OpKind::send ? hop_class(o_, rank, op.peer()) : hop_class(o_, op.peer(), rank));
-      }
+
       if (!has_gaps_ || op.kind() == OpKind::compute) continue;
       const auto peer = static_cast<std::size_t>(op.peer());
       if (op.kind() == OpKind::send) {
@@ -74,8 +77,7 @@ public:
       }
     }
     const double busy_s = std::max(compute_s, gaps.seconds());  // computing and injecting run side by side
-    const double end = std::max(step_end_[r], clock_[r] + busy_s) + library_.step_latency_s(hops) +
-                       o_.cost.reduce_seconds(reduce_bytes);
+    const double end = std::max(step_end_[r], clock_[r] + busy_s) + o_.cost.reduce_seconds(reduce_bytes);
     clock_[r] = end;
     step_end_[r] = end;
   }

@@ -48,6 +48,13 @@ struct Flow {                        // what the rate computation reads first, i
   double latency_end = 0;  // when its latency is paid
   std::int32_t src = 0;
   std::int32_t dst = 0;
+  // A collective library's message (eager: it started when sent, into the receiver's buffer): whether a receive
+  // already claims it, else its entry in the channel's list of unclaimed ones; the receiver sees it hop_s after its
+  // last byte (the protocol's per-hop latency).
+  bool eager = false;
+  bool claimed = false;
+  std::uint32_t entry = none;
+  double hop_s = 0;
 };
 
 // A resource (one direction of a link), with the scratch of compute_rates, kept together for locality.
@@ -62,16 +69,27 @@ struct Resource {
 };
 
 // FIFO matching per (sender, receiver) pair, as MPI and SimGrid mailboxes match: bytes of sends posted and not yet
-// received, or the count of receives posted and not yet sent.
+// received, or the count of receives posted and not yet sent. A collective library's messages are eager: they start
+// when sent, and wait for their receive in the channel's list of unclaimed ones (moving, or arrived).
 struct Channel {
   std::uint32_t first_send = none;  // posted sends not yet received: a list in FlowEngine::pending_, oldest first
   std::uint32_t last_send = none;
   std::uint32_t sends = 0;
   std::uint32_t waiting_recvs = 0;
-  std::uint32_t route = none;  // the route of its transfers, once one started
+  std::uint32_t route = none;        // the route of its transfers, once one started
+  std::uint32_t first_eager = none;  // eager messages no receive claims yet: a list in FlowEngine::eager_
+  std::uint32_t last_eager = none;
+  std::uint32_t eager = 0;
 };
 
-enum class EventKind : std::uint8_t { latency_paid, flow_done, reduce_done, compute_done, release };
+// An eager message no receive claims yet: still moving (its flow), or arrived (seen by the receiver at ready_at).
+struct EagerEntry {
+  std::uint32_t flow = none;
+  double ready_at = 0;
+  std::uint32_t next = none;
+};
+
+enum class EventKind : std::uint8_t { latency_paid, flow_done, reduce_done, compute_done, release, recv_ready };
 
 // An index into `items`: one from the free list, or a new element at the end.
 template <typename T>
@@ -301,7 +319,6 @@ struct RankState {
   std::uint64_t last = 0;            // the end of its ops in the segment
   std::uint32_t outstanding = 0;     // transfers and the compute of the current step not yet done
   std::uint64_t reduce_bytes = 0;
-  double library_s = 0;           // the current step's protocol latency (SegmentLibraryCost), after its transfers
   bool awaiting_release = false;  // started, its release event still to come
 };
 
@@ -365,7 +382,8 @@ public:
     st.step = StepCursor{};
     st.step.begin = st.step.end = s.rank_begin[static_cast<std::size_t>(rank)];
     st.next_repeat = s.first_repeat_from(st.step.end);
-    queue_.push(std::max(release, now_) + segment.library.start_s, {EventKind::release, static_cast<std::uint32_t>(rank)});
+    queue_.push(std::max(release, now_) + segment.library.start_s,
+                {EventKind::release, static_cast<std::uint32_t>(rank)});
   }
 
   void run(const std::function<void(int)>& on_segment_done) override {
@@ -383,14 +401,18 @@ public:
       if (!dirty_.empty() || !seeds_.empty()) compute_rates();
       if (ready_.empty()) continue;
       // (segment_rounds: also while other ranks wait for their releases and timers, up to the next of them)
-      if (in_flight_ == 0 && (queue_.empty() || o_.segment_rounds) && o_.skip_repeats) skip_repeated_steps();
+      if (in_flight_ == 0 && eager_unclaimed_ == 0 && (queue_.empty() || o_.segment_rounds) && o_.skip_repeats) {
+        skip_repeated_steps();
+      }
       const bool busy = in_flight_ > 0 || timers_ > 0;
       held_.clear();
       for (std::size_t i = 0; i < ready_.size(); ++i) {
         const int rank = ready_[i];
         RankState& st = ranks_[static_cast<std::size_t>(rank)];
         const bool round_busy = o_.segment_rounds ? segment_busy_at_batch(segment_index(st)) : busy;
-        if (round_busy && o_.rounds && st.step.repeat != nullptr && st.step.k < st.step.repeat->count) {
+        // (not a collective library's eager messages: their pipeline is what rounds would take away)
+        if (round_busy && o_.rounds && !st.segment->library.active && st.step.repeat != nullptr &&
+            st.step.k < st.step.repeat->count) {
           // the next repetition waits for the round to end (segment_rounds: until its segment is idle)
           (o_.segment_rounds ? held_in_segment_[segment_index(st)] : held_).push_back(rank);
         } else if (next_step(st, st.step, st.next_repeat)) {
@@ -655,7 +677,38 @@ private:
     return channels_[id];
   }
 
-  void start_transfer(Channel& ch, int src, int dst, std::uint64_t bytes) {
+  // An eager message's receive sees it at `at`: a timer, counted as the rank's reductions and computes are.
+  void recv_ready_at(int rank, double at) {
+    ++timers_;
+    if (o_.segment_rounds) ++segment_busy_[segment_index(ranks_[static_cast<std::size_t>(rank)])];
+    queue_.push(at, {EventKind::recv_ready, static_cast<std::uint32_t>(rank)});
+  }
+
+  std::uint32_t push_eager(Channel& ch, std::uint32_t flow) {
+    const std::uint32_t id = reuse_or_append(eager_, free_eager_list_);
+    eager_[id] = {flow, 0, none};
+    if (ch.last_eager != none) {
+      eager_[ch.last_eager].next = id;
+    } else {
+      ch.first_eager = id;
+    }
+    ch.last_eager = id;
+    ++ch.eager;
+    ++eager_unclaimed_;
+    return id;
+  }
+  EagerEntry pop_eager(Channel& ch) {
+    const std::uint32_t id = ch.first_eager;
+    const EagerEntry e = eager_[id];
+    ch.first_eager = e.next;
+    if (ch.first_eager == none) ch.last_eager = none;
+    --ch.eager;
+    --eager_unclaimed_;
+    free_eager_list_.push_back(id);
+    return e;
+  }
+
+  std::uint32_t start_transfer(Channel& ch, int src, int dst, std::uint64_t bytes) {
     if (ch.route == none) ch.route = route(src, dst);
     const Route& r = routes_[ch.route];
     const FactorRange f = factors_for(o_.factors, static_cast<double>(bytes));
@@ -685,11 +738,16 @@ private:
     flow.src = src;
     flow.dst = dst;
     flow.alive = true;
+    flow.eager = false;
+    flow.claimed = false;
+    flow.entry = none;
+    flow.hop_s = 0;
     flow.latency_end = now_ + r.latency_s * f.latency_factor;
     flow.updated_at = flow.latency_end;
     ++in_flight_;
     if (o_.segment_rounds) ++segment_busy_[segment_index(ranks_[static_cast<std::size_t>(src)])];
     queue_.push(flow.latency_end, {EventKind::latency_paid, id});
+    return id;
   }
 
   void handle(const Event& e) {
@@ -722,6 +780,7 @@ private:
         ready_.push_back(static_cast<int>(e.id));
         break;
       case EventKind::compute_done:
+      case EventKind::recv_ready:
         --timers_;
         if (o_.segment_rounds) segment_item_done(segment_index(ranks_[e.id]));
         item_done(static_cast<int>(e.id));
@@ -765,7 +824,18 @@ private:
     if (o_.segment_rounds) segment_item_done(segment_index(ranks_[static_cast<std::size_t>(f.src)]));
     free_flows_.push_back(id);
     item_done(f.src);
-    item_done(f.dst);
+    if (!f.eager) {
+      item_done(f.dst);
+    } else if (f.claimed) {  // its receive sees it a hop's latency later
+      if (f.hop_s > 0) {
+        recv_ready_at(f.dst, now_ + f.hop_s);
+      } else {
+        item_done(f.dst);
+      }
+    } else {  // it waits in the channel, arrived
+      eager_[f.entry].flow = none;
+      eager_[f.entry].ready_at = now_ + f.hop_s;
+    }
   }
 
   void mark_dirty(std::uint32_t res) {
@@ -782,7 +852,6 @@ private:
     double flops = 0;
     StepGaps gaps;
     st.reduce_bytes = 0;
-    unsigned hops = 0;  // the hardware its messages cross, for the protocol's step latency
     ++posted_since_lockstep_;
     if (rank == anchor_) {
       anchor_posted_ = true;
@@ -806,7 +875,17 @@ private:
         bytes_sent_ += s.span_bytes(span);
         Channel& ch = channel(rank, op.peer());
         if (has_gaps_) gaps.add_send(gap_of(ch, rank, op.peer()));
-        if (segment.library.active) hops |= hop_bit(hop_class(o_, rank, op.peer()));
+        if (segment.library.active) {  // eager: it moves now, into the receiver's buffer
+          const bool claimed = ch.waiting_recvs > 0;
+          if (claimed) --ch.waiting_recvs;
+          const std::uint32_t id = start_transfer(ch, rank, op.peer(), bytes);
+          Flow& f = flows_[id];
+          f.eager = true;
+          f.claimed = claimed;
+          f.hop_s = segment.library.hop_latency_s[static_cast<std::size_t>(hop_class(o_, rank, op.peer()))];
+          if (!claimed) f.entry = push_eager(ch, id);
+          continue;
+        }
         if (ch.waiting_recvs > 0) {
           --ch.waiting_recvs;
           start_transfer(ch, rank, op.peer(), bytes);
@@ -818,14 +897,25 @@ private:
       if (op.kind() == OpKind::recv_reduce) st.reduce_bytes += timed_bytes(segment, span);
       Channel& ch = channel(op.peer(), rank);
       if (has_gaps_) gaps.add_recv(gap_of(ch, op.peer(), rank));
-      if (segment.library.active) hops |= hop_bit(hop_class(o_, op.peer(), rank));
+      if (segment.library.active) {  // the oldest eager message not yet claimed, else a wait for the next one
+        if (ch.first_eager == none) {
+          ++ch.waiting_recvs;
+        } else if (const EagerEntry e = pop_eager(ch); e.flow != none) {
+          flows_[e.flow].claimed = true;  // moving: seen hop_s after it lands
+          flows_[e.flow].entry = none;
+        } else if (e.ready_at > now_ + tolerance(now_)) {
+          recv_ready_at(rank, e.ready_at);
+        } else {
+          --st.outstanding;  // already there
+        }
+        continue;
+      }
       if (ch.sends > 0) {
         start_transfer(ch, op.peer(), rank, pop_send(ch));
       } else {
         ++ch.waiting_recvs;
       }
     }
-    st.library_s = segment.library.step_latency_s(hops);
     // its compute and its per-message gaps run side by side, as one timer
     const double busy_s = std::max(flops / o_.compute_flops_per_s, gaps.seconds());
     if (busy_s > 0) {
@@ -850,10 +940,10 @@ private:
   // The step's transfers and compute are done: its reductions run, then the rank is ready for its next step.
   void items_done(int rank) {
     const RankState& st = ranks_[static_cast<std::size_t>(rank)];
-    if (st.reduce_bytes > 0 || st.library_s > 0) {  // (the protocol's step latency, then the reduction)
+    if (st.reduce_bytes > 0) {
       ++timers_;
       if (o_.segment_rounds) ++segment_busy_[segment_index(st)];
-      queue_.push(now_ + st.library_s + static_cast<double>(st.reduce_bytes) / reduce_Bps_,
+      queue_.push(now_ + static_cast<double>(st.reduce_bytes) / reduce_Bps_,
                   {EventKind::reduce_done, static_cast<std::uint32_t>(rank)});
     } else {
       ready_.push_back(rank);
@@ -945,12 +1035,13 @@ private:
                        {static_cast<std::uint64_t>(f.src), static_cast<std::uint64_t>(f.dst), moving ? 1U : 0U});
       const double left = moving ? f.remaining - f.rate * (now_ - f.updated_at) : f.remaining;
       snap.values.insert(snap.values.end(), {left, f.rate, moving ? 0.0 : f.latency_end - now_});
+      if (f.eager) snap.keys.push_back(f.claimed ? 2U : 1U);
     }
     bool releases = false;
     std::vector<std::pair<std::uint64_t, double>> timers;
     queue_.for_each([&](double at, const Event& e) {
       if (e.kind == EventKind::release) releases = true;
-      if (e.kind == EventKind::reduce_done || e.kind == EventKind::compute_done) {
+      if (e.kind == EventKind::reduce_done || e.kind == EventKind::compute_done || e.kind == EventKind::recv_ready) {
         timers.emplace_back(static_cast<std::uint64_t>(e.id) * 8 + static_cast<std::uint64_t>(e.kind), at - now_);
       }
     });
@@ -964,6 +1055,11 @@ private:
       snap.keys.insert(snap.keys.end(), {c.waiting_recvs, c.sends});
       for (std::uint32_t i = c.first_send; i != none; i = pending_[i].next)
         snap.keys.push_back(pending_[i].bytes);
+      snap.keys.push_back(c.eager);
+      for (std::uint32_t i = c.first_eager; i != none; i = eager_[i].next) {  // moving (its flow's figures), or arrived
+        snap.keys.push_back(eager_[i].flow == none ? 0U : 1U);
+        if (eager_[i].flow == none) snap.values.push_back(eager_[i].ready_at - now_);
+      }
     }
     snap.valid = true;
     return snap;
@@ -1005,6 +1101,10 @@ private:
       if (!f.alive) continue;
       f.updated_at += by;
       f.latency_end += by;
+    }
+    for (const Channel& c : channels_) {
+      for (std::uint32_t i = c.first_eager; i != none; i = eager_[i].next)
+        if (eager_[i].flow == none) eager_[i].ready_at += by;
     }
     for (const std::uint32_t r : now.units) {
       RankState& st = ranks_[r];
@@ -1258,6 +1358,9 @@ private:
   std::vector<Flow> flows_;
   std::vector<std::uint8_t> flow_mark_;  // compute_rates' scratch: 1 in the component, 2 frozen (apart, dense)
   std::vector<std::uint32_t> free_flows_;
+  std::vector<EagerEntry> eager_;  // the channels' lists of unclaimed eager messages
+  std::vector<std::uint32_t> free_eager_list_;
+  std::size_t eager_unclaimed_ = 0;
   bool has_gaps_ = false;  // some route has a per-message gap
   std::size_t in_flight_ = 0;
   std::size_t inside_ = 0;                      // ranks inside a segment

@@ -490,6 +490,7 @@ private:
         std::uint32_t src_class, src_step, dst_class, dst_step, span;
         std::array<std::uint32_t, 3> pieces;
         std::uint64_t members = 0;
+        HopClass hop = HopClass::net;  // (its routes' pieces tell nodes and interconnects apart: one class for all)
       };
       std::vector<Template> templates;
       std::unordered_map<std::uint64_t, std::uint32_t> template_of;
@@ -516,7 +517,8 @@ private:
                                g.t.dst_step[i],
                                g.t.span[i],
                                {g.piece[0][i], g.piece[1][i], g.piece[2][i]},
-                               0});
+                               0,
+                               hop_class(o_, static_cast<int>(g.t.src[i]), static_cast<int>(g.t.dst[i]))});
           if (has_gaps_) {
             const std::span<const std::uint32_t> parts[] = {piece(g.piece[0][i]), piece(g.piece[1][i]),
                                                             piece(g.piece[2][i])};
@@ -580,6 +582,7 @@ private:
           f.hop_count = template_first[t + 1] - template_first[t];
           f.latency_s = route.latency_s;
           f.narrowest_Bps = route.narrowest_Bps;
+          f.hop = tp.hop;
           for (std::uint32_t h = template_first[t]; h < template_first[t + 1]; ++h)
             l.hops.push_back({template_hops[h].first, template_hops[h].second});
           l.flows.push_back(f);
@@ -623,11 +626,6 @@ private:
             first_op = false;
             if (op.kind() == OpKind::compute) out.steps.back().flops += s.compute_flops[op.compute_index()];
             if (op.kind() == OpKind::recv_reduce) out.steps.back().reduce_bytes += timed_[seg][op.span()];
-            if (l.library[seg].active && op.kind() != OpKind::compute) {
-              const auto rep = static_cast<int>(l.representative[c]);
-              out.steps.back().hops |= hop_bit(op.kind() == OpKind::send ? hop_class(o_, rep, op.peer())
-                                                                         : hop_class(o_, op.peer(), rep));
-            }
           }
         }
         first[classes] = static_cast<std::uint32_t>(out.steps.size());

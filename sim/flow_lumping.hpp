@@ -57,6 +57,7 @@ struct LumpedFlow {
   std::uint32_t hop_count = 0;
   double latency_s = 0;
   double narrowest_Bps = 0;
+  HopClass hop = HopClass::net;  // the hardware its messages cross (a collective library's per-hop latency)
 };
 
 struct LumpedHop {
@@ -71,7 +72,6 @@ struct LumpedStep {
   double flops = 0;
   double gap_s = 0;  // how long its per-message gaps keep the rank busy (StepGaps)
   std::uint64_t reduce_bytes = 0;
-  unsigned hops = 0;        // the hardware its messages cross (hop_bit of each HopClass), for the protocol's latency
   std::uint32_t first = 0;  // into Lumping::step_flows
   std::uint32_t count = 0;
 };

@@ -66,7 +66,8 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
         close_step();
         step_sent = 0;
         step_repeats = 0;
-        while (repeat < s.repeats.size() && s.repeats[repeat].op < i) ++repeat;
+        while (repeat < s.repeats.size() && s.repeats[repeat].op < i)
+          ++repeat;
         if (repeat < s.repeats.size() && s.repeats[repeat].op == i) step_repeats = s.repeats[repeat].count;
         steps += 1 + step_repeats;
       }
@@ -88,9 +89,9 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
     call.bandwidth_Bps = cost.cost.bandwidth_Bps;
   } else {
     const NodeSpec& node = cost.topology->spec().node;
-    call.bandwidth_Bps = call.hop == HopClass::net      ? node.nic.bandwidth_Bps
-                         : call.hop == HopClass::pci    ? node.pcie.bandwidth_Bps
-                                                        : node.intra.bandwidth_Bps;
+    call.bandwidth_Bps = call.hop == HopClass::net   ? node.nic.bandwidth_Bps
+                         : call.hop == HopClass::pci ? node.pcie.bandwidth_Bps
+                                                     : node.intra.bandwidth_Bps;
   }
   return call;
 }

@@ -12,25 +12,16 @@
 namespace dtsim {
 
 struct SegmentLibraryCost {
-  bool active = false;      // the segment runs in a protocol: the terms below apply
-  double start_s = 0;       // launch + base latency, before the segment's first step
-  double wire_factor = 1;   // wire bytes per payload byte (1 / the protocol's payload fraction)
-  double rate_cap_Bps = 0;  // a message's payload rate at most this (0: none)
-  std::array<double, 3> hop_latency_s{};  // per step, by HopClass
-
-  // The latency a step pays: the largest of its messages' hop classes (hops: a bit per HopClass it crosses).
-  double step_latency_s(unsigned hops) const {
-    double s = 0;
-    for (std::size_t h = 0; h < 3; ++h)
-      if ((hops & (1U << h)) != 0 && hop_latency_s[h] > s) s = hop_latency_s[h];
-    return s;
-  }
+  bool active = false;                    // the segment runs in a protocol: the terms below apply
+  double start_s = 0;                     // launch + base latency, before the segment's first step
+  double wire_factor = 1;                 // wire bytes per payload byte (1 / the protocol's payload fraction)
+  double rate_cap_Bps = 0;                // a message's payload rate at most this (0: none)
+  std::array<double, 3> hop_latency_s{};  // by HopClass: how long after a message lands its receiver sees it
 };
 
 // The hardware a message between positions `src` and `dst` of a schedule crosses: the network between nodes (and on
 // the star), NVLink or PCIe inside one, by the node's interconnect.
 HopClass hop_class(const NetworkCost& cost, int src, int dst);
-inline unsigned hop_bit(HopClass hop) { return 1U << static_cast<unsigned>(hop); }
 
 // The family of NCCL's tables an algorithm's Schedule belongs to (trees or rings).
 LibraryAlgorithm library_algorithm(const Schedule& s);

@@ -1,6 +1,7 @@
 // The lumped engine: the flow executor's events on classes of ranks (sim/flow_lumping.hpp says why that is exact).
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -36,7 +37,9 @@ struct LumpedEngine::State {
       }
       f.latency_s = lf.latency_s * factor.latency_factor;
       const SegmentLibraryCost& library = l.library[lf.segment];
-      if (library.active) {  // the protocol's bytes on the wire, and its cap on the payload's rate
+      if (library.active) {  // the protocol's bytes on the wire, and its cap on the payload's rate; eager delivery
+        f.eager = true;
+        f.hop_s = library.hop_latency_s[static_cast<std::size_t>(lf.hop)];
         f.wire_factor = library.wire_factor;
         if (library.rate_cap_Bps > 0) f.bound = std::min(f.bound, library.rate_cap_Bps * library.wire_factor);
       }
@@ -50,7 +53,7 @@ struct LumpedEngine::State {
     on_end.assign(l.capacity_Bps.size(), 0);
   }
 
-  enum class Kind : std::uint8_t { release, latency_paid, flow_done, reduce_done, compute_done };
+  enum class Kind : std::uint8_t { release, latency_paid, flow_done, reduce_done, compute_done, recv_ready };
   struct Event {
     double at;
     Kind kind;
@@ -64,7 +67,6 @@ struct LumpedEngine::State {
     std::uint32_t repetition = 0;  // of the current step (LumpedStep::repeats)
     std::uint32_t outstanding = 0;
     std::uint64_t reduce_bytes = 0;
-    double library_s = 0;  // the current step's protocol latency, after its transfers
   };
   struct FlowState {
     bool src_posted = false;
@@ -81,6 +83,11 @@ struct LumpedEngine::State {
     double cost = 1;
     double latency_s = 0;
     double wire_factor = 1;  // wire bytes per payload byte (the segment's protocol)
+    // A collective library's messages are eager: they start when sent and wait for their receive, which sees them
+    // hop_s after they land (arrived: the instants at which the unclaimed ones are seen, oldest first).
+    bool eager = false;
+    double hop_s = 0;
+    std::deque<double> arrived;
   };
 
   void push(double at, Kind kind, std::uint32_t id, std::uint32_t version = 0) { events.push({at, kind, id, version}); }
@@ -89,7 +96,6 @@ struct LumpedEngine::State {
     ClassState& cs = classes[c];
     const LumpedStep& st = l.steps[l.first_step[static_cast<std::size_t>(cs.segment)][c] + cs.step];
     cs.reduce_bytes = st.reduce_bytes;
-    cs.library_s = l.library[static_cast<std::size_t>(cs.segment)].step_latency_s(st.hops);
     cs.outstanding += st.count;
     const double busy_s = std::max(st.flops / o.compute_flops_per_s, st.gap_s);  // compute beside the gaps
     if (busy_s > 0) {
@@ -99,8 +105,19 @@ struct LumpedEngine::State {
     for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
       const std::uint32_t id = l.step_flows[i] / 2;
       FlowState& f = flows[id];
-      (l.step_flows[i] % 2 == 0 ? f.src_posted : f.dst_posted) = true;
-      if (f.src_posted && f.dst_posted) push(now + f.latency_s, Kind::latency_paid, id);
+      const bool sender = l.step_flows[i] % 2 == 0;
+      if (f.eager && !sender && !f.arrived.empty()) {  // claims the oldest arrived message
+        const double seen = f.arrived.front();
+        f.arrived.pop_front();
+        if (seen > now + tolerance(now)) {
+          push(seen, Kind::recv_ready, c);
+        } else {
+          --cs.outstanding;
+        }
+        continue;
+      }
+      (sender ? f.src_posted : f.dst_posted) = true;
+      if (f.eager ? sender : f.src_posted && f.dst_posted) push(now + f.latency_s, Kind::latency_paid, id);
     }
     if (cs.outstanding == 0) items_done(c);
   }
@@ -125,9 +142,8 @@ struct LumpedEngine::State {
     if (--classes[c].outstanding == 0) items_done(c);
   }
   void items_done(std::uint32_t c) {
-    if (classes[c].reduce_bytes > 0 || classes[c].library_s > 0) {  // (the protocol's step latency, the reduction)
-      push(now + classes[c].library_s + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps, Kind::reduce_done,
-           c);
+    if (classes[c].reduce_bytes > 0) {
+      push(now + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps, Kind::reduce_done, c);
     } else {
       ready.push_back(c);
     }
@@ -142,9 +158,18 @@ struct LumpedEngine::State {
     }
     ++f.version;
     f.rate = 0;
+    const bool claimed = f.dst_posted;
     f.src_posted = f.dst_posted = false;
     item_done(l.flows[id].src_class);
-    item_done(l.flows[id].dst_class);
+    if (!f.eager) {
+      item_done(l.flows[id].dst_class);
+    } else if (!claimed) {
+      f.arrived.push_back(now + f.hop_s);
+    } else if (f.hop_s > 0) {
+      push(now + f.hop_s, Kind::recv_ready, l.flows[id].dst_class);
+    } else {
+      item_done(l.flows[id].dst_class);
+    }
   }
 
   void handle(const Event& e) {
@@ -174,7 +199,8 @@ struct LumpedEngine::State {
         if (!stale(e)) finish(e.id);
         break;
       case Kind::reduce_done: ready.push_back(e.id); break;
-      case Kind::compute_done: item_done(e.id); break;
+      case Kind::compute_done:
+      case Kind::recv_ready: item_done(e.id); break;
     }
   }
 

@@ -121,6 +121,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
   std::vector<sg4::CommPtr> comms;
   std::vector<Payload*> landed;  // real mode: one slot per receive of the step
   std::vector<const Op*> recv_ops;
+  std::vector<std::pair<std::size_t, int>> library_recvs;  // (place in `comms`, sender) of a library's messages
   std::size_t i = 0;
   while (i < ops.size()) {
     comms.clear();
@@ -135,15 +136,9 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     const bool gaps = mailboxes.has_gaps();
     const double posted_at = gaps ? sg4::Engine::get_clock() : 0.0;
     StepGaps step_gaps;
-    unsigned hops = 0;  // the hardware its messages cross, for the protocol's step latency
     std::size_t end = i;
     do {
       const Op& op = ops[end];
-      if (lib.active && op.kind() != OpKind::compute) {
-        const int r = mailboxes.rank;
-        hops |= hop_bit(op.kind() == OpKind::send ? hop_class(*library.network, r, op.peer())
-                                                  : hop_class(*library.network, op.peer(), r));
-      }
       if (gaps && op.kind() == OpKind::send) step_gaps.add_send(mailboxes.gap_to(op.peer()));
       if (gaps && op.is_recv()) step_gaps.add_recv(mailboxes.gap_from(op.peer()));
       if (op.is_recv()) {
@@ -158,8 +153,10 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
     landed.assign(recv_ops.size(), nullptr);
 
     std::size_t recv_slot = 0;
+    library_recvs.clear();
     auto post_receive = [&](const Op& op) {  // the message, or its head, brings the payload; a tail brings nothing
       sg4::Mailbox* in = RankMailboxes::find(mailboxes.in, op.peer());
+      if (lib.active) library_recvs.emplace_back(comms.size(), op.peer());
       if (lib.active && lib.rate_cap_Bps > 0) {  // (SimGrid takes the rate of whichever side posted first)
         sg4::CommPtr comm = in->get_init()->set_dst_data(reinterpret_cast<void**>(&landed[recv_slot++]));
         comm->set_rate(lib.rate_cap_Bps * lib.wire_factor);
@@ -235,7 +232,14 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
       const double left = posted_at + step_gaps.seconds() - sg4::Engine::get_clock();
       if (left > 0) sg4::this_actor::sleep_for(left);
     }
-    if (const double latency_s = lib.step_latency_s(hops); latency_s > 0) sg4::this_actor::sleep_for(latency_s);
+    if (!library_recvs.empty()) {  // each eager message is seen its hop's latency after it landed
+      double seen = sg4::Engine::get_clock();
+      for (const auto& [at, peer] : library_recvs) {
+        const HopClass hop = hop_class(*library.network, peer, mailboxes.rank);
+        seen = std::max(seen, comms[at]->get_finish_time() + lib.hop_latency_s[static_cast<std::size_t>(hop)]);
+      }
+      if (seen > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(seen);
+    }
     const double reduce_start_s = trace != nullptr ? sg4::Engine::get_clock() : 0.0;
     if (reduce_bytes > 0) sg4::this_actor::execute(static_cast<double>(reduce_bytes));  // host speed = reduce rate
     if (trace != nullptr) {
@@ -273,7 +277,8 @@ void run_rank(Simulation& sim, int rank) {
   execute_steps(sim.schedule, sim.schedule.rank_ops(rank), sim.mailboxes[static_cast<std::size_t>(rank)], buffer,
                 host_flops_per_compute_flop,
                 {sim.options.ready_handshake, sim.options.send_buffer_bytes, sim.options.older_send_weight},
-                sim.options.record_trace ? &sim.trace : nullptr, {segment_library_cost(sim.options, sim.schedule), &sim.options});
+                sim.options.record_trace ? &sim.trace : nullptr,
+                {segment_library_cost(sim.options, sim.schedule), &sim.options});
   sim.finish_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
   ++sim.finished;
 }
@@ -532,7 +537,9 @@ ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_
     actors.push_back(sg4::Actor::create("rank" + std::to_string(r), hosts[static_cast<std::size_t>(r)],
                                         [&sim, r] { run_rank(sim, r); }));
   }
-  if (o.eager) {  // a permanent receiver makes SimGrid start every put at once (its eager mode)
+  // a permanent receiver makes SimGrid start every put at once (its eager mode); a collective library's messages
+  // are eager (they go into the receiver's buffers)
+  if (o.eager || segment_library_cost(o, s).active) {
     for (int r = 0; r < s.ranks; ++r) {
       for (const auto& [peer, mailbox] : sim.mailboxes[static_cast<std::size_t>(r)].in) {
         mailbox->set_receiver(actors[static_cast<std::size_t>(r)]);

@@ -66,7 +66,13 @@ public:
     on_done_ = &on_done;
     for (std::size_t r = 0; r < units_.size(); ++r) {
       units_[r].wake = sg4::Semaphore::create(0);
-      sg4::Actor::create("unit" + std::to_string(r), hosts_[r], [this, r] { serve(static_cast<int>(r)); });
+      sg4::ActorPtr actor =
+          sg4::Actor::create("unit" + std::to_string(r), hosts_[r], [this, r] { serve(static_cast<int>(r)); });
+      // a collective library's messages are eager (SimGrid's permanent receivers; for every segment on these pairs)
+      if (std::any_of(library_.begin(), library_.end(), [](const auto& l) { return l.cost.active; })) {
+        for (const auto& [peer, mailbox] : mailboxes_[r].in)
+          mailbox->set_receiver(actor);
+      }
     }
     sg4::Engine::on_deadlock_cb([this] {
       simgrid_detail::send_error_to_parent(result_fd_, "simgrid executor: training step deadlocked: " +
@@ -134,9 +140,9 @@ private:
   std::vector<RankMailboxes> mailboxes_;
   std::vector<Unit> units_;
   double host_flops_per_compute_flop_ = 1;
-  NetworkCost network_;                                // (a copy: the steps' hop classes read it)
+  NetworkCost network_;                               // (a copy: the steps' hop classes read it)
   std::vector<simgrid_detail::StepLibrary> library_;  // by segment
-  std::size_t queued_ = 0;  // segments started and not yet done
+  std::size_t queued_ = 0;                            // segments started and not yet done
   bool stopping_ = false;
   const std::function<void(int)>* on_done_ = nullptr;
 };
