@@ -64,6 +64,13 @@ constexpr double hop_latency_us[3][2][3] = {
 // (NCCL indexes the multi-node columns by CPU vendor; dtsim by generation, the rows those vendors' machines use.)
 constexpr double ll_max_GBps[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
 
+// The share of a link's line rate NCCL's topology model counts on (v2.30.7-1 src/graph/topo.h): NVLink per link
+// SM70 20.0, SM80 20.0, SM90 20.6, SM100 40.1 GB/s, against line rates of 25, 25, 25 and 50 GB/s per direction
+// (NVLink 2, 3, 4 and 5); the network NET_BW 12.0 GB/s for 100 Gbit/s (12.5 GB/s). PCIe: cluster files give usable
+// PCIe rates already (1).
+constexpr double nvlink_share[4] = {20.0 / 25.0, 20.0 / 25.0, 20.6 / 25.0, 40.1 / 50.0};
+constexpr double net_share = 12.0 / 12.5;
+
 int protocol_index(Protocol protocol) {
   switch (protocol) {
     case Protocol::ll: return 0;
@@ -84,22 +91,24 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     c.hop_latency_s[static_cast<std::size_t>(h)] = hop_latency_us[h][a][p] * us;
   // Payload per wire byte (src/include/device.h): LL lines carry 8 data bytes in 16; LL128 lines 120 in 128, which
   // the tuner rounds to 0.92 for rings; Simple moves the data itself.
+  double format = 1;
   switch (protocol) {
     case Protocol::ll: {
-      c.wire_fraction = 0.5;
+      format = 0.5;
       const int column = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
       c.rate_cap_Bps = ll_max_GBps[static_cast<int>(generation)][column] * GBps;
       break;
     }
-    case Protocol::ll128: c.wire_fraction = 0.92; break;
-    default: c.wire_fraction = 1; break;
+    case Protocol::ll128: format = 0.92; break;
+    default: break;
   }
+  c.wire_fraction = {format * nvlink_share[static_cast<int>(generation)], format, format * net_share};
   return c;
 }
 
 double estimate_seconds(const CollectiveLibrary& library, Protocol protocol, const LibraryCall& call) {
   const ProtocolCost c = library.cost(protocol, call.algorithm, call.nodes);
-  double rate = call.bandwidth_Bps * c.wire_fraction;
+  double rate = call.bandwidth_Bps * c.wire_fraction[static_cast<std::size_t>(call.hop)];
   if (c.rate_cap_Bps > 0) rate = std::min(rate, c.rate_cap_Bps);
   const double move_s = rate > 0 ? call.wire_bytes / rate : 0;
   return library.launch_s + c.base_latency_s + call.steps * c.hop_latency_s[static_cast<std::size_t>(call.hop)] +

@@ -10,7 +10,8 @@
 // - each step of a rank that moves a message ends the protocol's hop latency after its transfers (its flags, fences
 //   and polling), the largest over the hardware its messages cross (NVLink, PCIe or the network);
 // - a message's payload moves at the protocol's share of the wire (LL: 8 bytes of data per 16-byte line; LL128:
-//   120 of 128 bytes; Simple: all), at most the protocol's rate cap per message.
+//   120 of 128 bytes; Simple: all) times the share of the link the library reaches (NVLink: NCCL's per-link figure
+//   over the line rate, about 0.8), at most the protocol's rate cap per message.
 // Constants are NCCL v2.30.7-1's published tuning tables (cited where they are set, collective_library.cpp); the
 // launch cost is the cluster file's (it varies with the host, the driver and the virtualisation). Protocol::none
 // leaves every time exactly as the wire alone gives it.
@@ -40,7 +41,9 @@ const char* to_string(GpuGeneration generation);
 enum class LibraryAlgorithm : std::uint8_t { ring, tree };
 
 struct ProtocolCost {
-  double wire_fraction = 1;               // payload bytes per byte on the wire
+  // Payload bytes per byte on the wire, by HopClass: the protocol's line format times the share of the link that
+  // NCCL's topology model expects the library to reach (NVLink: its per-link bandwidth over the line rate).
+  std::array<double, 3> wire_fraction{1, 1, 1};
   double rate_cap_Bps = 0;                // a message's payload rate at most this (0: no cap)
   double base_latency_s = 0;              // once per call, after the launch
   std::array<double, 3> hop_latency_s{};  // per step, by HopClass

@@ -43,7 +43,8 @@ public:
     }
     rate_Bps *= f.bandwidth_factor;
     if (library_.active) {  // the protocol's share of the wire, at most its cap
-      rate_Bps /= library_.wire_factor;
+      const HopClass hop = hop_class(o_, static_cast<int>(src), static_cast<int>(dst));
+      rate_Bps /= library_.wire_factor[static_cast<std::size_t>(hop)];
       if (library_.rate_cap_Bps > 0) rate_Bps = std::min(rate_Bps, library_.rate_cap_Bps);
     }
     const double transfer_s = latency_s * f.latency_factor + bytes / rate_Bps;
@@ -76,7 +77,11 @@ public:
         gaps.add_recv(routes_.empty() ? o_.cost.gap_s : routes_.at(peer * p + r).message_gap_s);
       }
     }
-    const double busy_s = std::max(compute_s, gaps.seconds());  // computing and injecting run side by side
+    double busy_s = std::max(compute_s, gaps.seconds());  // computing and injecting run side by side
+    if (library_.active) {  // a library reduces as the data arrives (fused): beside the transfers, not after
+      busy_s = std::max(busy_s, o_.cost.reduce_seconds(reduce_bytes));
+      reduce_bytes = 0;
+    }
     const double end = std::max(step_end_[r], clock_[r] + busy_s) + o_.cost.reduce_seconds(reduce_bytes);
     clock_[r] = end;
     step_end_[r] = end;

@@ -730,8 +730,9 @@ private:
     }
     if (!o_.contention) flow.bound = r.narrowest_Bps * f.bandwidth_factor;  // its rate, as alone on the network
     if (library.active) {  // the protocol's bytes on the wire, and its cap on the payload's rate
-      flow.remaining *= library.wire_factor;
-      if (library.rate_cap_Bps > 0) flow.bound = std::min(flow.bound, library.rate_cap_Bps * library.wire_factor);
+      const double wire = library.wire_factor[static_cast<std::size_t>(hop_class(o_, src, dst))];
+      flow.remaining *= wire;
+      if (library.rate_cap_Bps > 0) flow.bound = std::min(flow.bound, library.rate_cap_Bps * wire);
     }
     flow.first_resource = r.first;
     flow.resource_count = r.count;
@@ -917,7 +918,11 @@ private:
       }
     }
     // its compute and its per-message gaps run side by side, as one timer
-    const double busy_s = std::max(flops / o_.compute_flops_per_s, gaps.seconds());
+    double busy_s = std::max(flops / o_.compute_flops_per_s, gaps.seconds());
+    if (segment.library.active) {  // a library reduces as the data arrives (fused): beside the transfers, not after
+      busy_s = std::max(busy_s, static_cast<double>(st.reduce_bytes) / reduce_Bps_);
+      st.reduce_bytes = 0;
+    }
     if (busy_s > 0) {
       ++st.outstanding;
       ++timers_;

@@ -38,7 +38,8 @@ SegmentLibraryCost segment_library_cost(const NetworkCost& cost, const Schedule&
   const ProtocolCost c = cost.library.cost(s.protocol, library_algorithm(s), nodes_spanned(cost, s));
   out.active = true;
   out.start_s = cost.library.launch_s + c.base_latency_s;
-  out.wire_factor = 1.0 / c.wire_fraction;
+  for (std::size_t h = 0; h < 3; ++h)
+    out.wire_factor[h] = 1.0 / c.wire_fraction[h];
   out.rate_cap_Bps = c.rate_cap_Bps;
   out.hop_latency_s = c.hop_latency_s;
   return out;

@@ -14,7 +14,7 @@ namespace dtsim {
 struct SegmentLibraryCost {
   bool active = false;                    // the segment runs in a protocol: the terms below apply
   double start_s = 0;                     // launch + base latency, before the segment's first step
-  double wire_factor = 1;                 // wire bytes per payload byte (1 / the protocol's payload fraction)
+  std::array<double, 3> wire_factor{1, 1, 1};  // by HopClass: wire bytes per payload byte (1 / payload fraction)
   double rate_cap_Bps = 0;                // a message's payload rate at most this (0: none)
   std::array<double, 3> hop_latency_s{};  // by HopClass: how long after a message lands its receiver sees it
 };

@@ -40,8 +40,8 @@ struct LumpedEngine::State {
       if (library.active) {  // the protocol's bytes on the wire, and its cap on the payload's rate; eager delivery
         f.eager = true;
         f.hop_s = library.hop_latency_s[static_cast<std::size_t>(lf.hop)];
-        f.wire_factor = library.wire_factor;
-        if (library.rate_cap_Bps > 0) f.bound = std::min(f.bound, library.rate_cap_Bps * library.wire_factor);
+        f.wire_factor = library.wire_factor[static_cast<std::size_t>(lf.hop)];
+        if (library.rate_cap_Bps > 0) f.bound = std::min(f.bound, library.rate_cap_Bps * f.wire_factor);
       }
     }
     left.assign(l.capacity_Bps.size(), 0);
@@ -97,7 +97,11 @@ struct LumpedEngine::State {
     const LumpedStep& st = l.steps[l.first_step[static_cast<std::size_t>(cs.segment)][c] + cs.step];
     cs.reduce_bytes = st.reduce_bytes;
     cs.outstanding += st.count;
-    const double busy_s = std::max(st.flops / o.compute_flops_per_s, st.gap_s);  // compute beside the gaps
+    double busy_s = std::max(st.flops / o.compute_flops_per_s, st.gap_s);  // compute beside the gaps
+    if (l.library[static_cast<std::size_t>(cs.segment)].active) {  // a library's fused reduction: beside them too
+      busy_s = std::max(busy_s, static_cast<double>(cs.reduce_bytes) / reduce_Bps);
+      cs.reduce_bytes = 0;
+    }
     if (busy_s > 0) {
       ++cs.outstanding;
       push(now + busy_s, Kind::compute_done, c);

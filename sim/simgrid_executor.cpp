@@ -79,19 +79,24 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
   // way gets 1 / parts of their share: theirs are equal parts, its bytes are all in its first (the others empty).
   const int parts = buffered > 0 ? std::max(1, protocol.older_send_weight) : 1;
   // a protocol moves more bytes on the wire than its payload, at most at its rate cap
-  auto put = [&lib](sg4::Mailbox* out, void* payload, std::uint64_t bytes) {
+  auto wire_factor = [&](int src, int dst) {
+    return lib.wire_factor[static_cast<std::size_t>(hop_class(*library.network, src, dst))];
+  };
+  auto put = [&](sg4::Mailbox* out, int peer, void* payload, std::uint64_t bytes) {
     if (!lib.active) return out->put_async(payload, bytes);
-    sg4::CommPtr comm = out->put_init(payload, static_cast<double>(bytes) * lib.wire_factor);
-    if (lib.rate_cap_Bps > 0) comm->set_rate(lib.rate_cap_Bps * lib.wire_factor);
+    const double wire = wire_factor(mailboxes.rank, peer);
+    sg4::CommPtr comm = out->put_init(payload, static_cast<double>(bytes) * wire);
+    if (lib.rate_cap_Bps > 0) comm->set_rate(lib.rate_cap_Bps * wire);
     comm->start();
     return comm;
   };
-  auto put_parts = [&](sg4::Mailbox* out, void* payload, std::uint64_t bytes, bool newer,
+  auto put_parts = [&](int peer, void* payload, std::uint64_t bytes, bool newer,
                        std::vector<sg4::CommPtr>& into) {  // the first part carries the payload
+    sg4::Mailbox* out = RankMailboxes::find(mailboxes.out, peer);
     const std::uint64_t each = newer ? 0 : bytes / static_cast<std::uint64_t>(parts);
-    into.push_back(put(out, payload, bytes - each * static_cast<std::uint64_t>(parts - 1)));
+    into.push_back(put(out, peer, payload, bytes - each * static_cast<std::uint64_t>(parts - 1)));
     for (int k = 1; k < parts; ++k)
-      into.push_back(put(out, &dummy_payload, each));
+      into.push_back(put(out, peer, &dummy_payload, each));
   };
   struct Tail {
     std::size_t head;  // its head's first part's place in `comms`
@@ -159,7 +164,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
       if (lib.active) library_recvs.emplace_back(comms.size(), op.peer());
       if (lib.active && lib.rate_cap_Bps > 0) {  // (SimGrid takes the rate of whichever side posted first)
         sg4::CommPtr comm = in->get_init()->set_dst_data(reinterpret_cast<void**>(&landed[recv_slot++]));
-        comm->set_rate(lib.rate_cap_Bps * lib.wire_factor);
+        comm->set_rate(lib.rate_cap_Bps * wire_factor(op.peer(), mailboxes.rank));
         comm->start();
         comms.push_back(comm);
       } else {
@@ -190,20 +195,24 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
           payload = std::make_unique<Payload>(from, from + c.size_bytes / 4).release();  // owned by the receiver
         }
         const std::uint64_t bytes = s.span_bytes(op.span());
-        sg4::Mailbox* out = RankMailboxes::find(mailboxes.out, op.peer());
         const bool newer = parts > 1 && older_on_the_way();
         if (buffered > 0 && !split(bytes)) {  // all of it fits in the buffer: the step does not wait for it
-          put_parts(out, payload, bytes, newer, in_flight);
+          put_parts(op.peer(), payload, bytes, newer, in_flight);
           continue;
         }
         const std::uint64_t tail = split(bytes) ? buffered : 0;
         if (tail > 0) tails.push_back({comms.size(), op.peer(), tail, newer});
         if (trace != nullptr) sent.push_back({comms.size(), op.peer(), bytes});
-        put_parts(out, payload, bytes - tail, newer, comms);
+        put_parts(op.peer(), payload, bytes - tail, newer, comms);
       } else if (op.is_recv() && !ready_handshake) {
         post_receive(op);
       }
     }
+    // a library reduces as the data arrives (fused): its reduction runs beside the transfers, not after them
+    const double fused_until =
+        lib.active ? sg4::Engine::get_clock() + static_cast<double>(reduce_bytes) / sg4::this_actor::get_host()->get_speed()
+                   : 0.0;
+    if (lib.active) reduce_bytes = 0;
     sg4::ExecPtr compute;
     if (compute_flops > 0.0) compute = sg4::this_actor::exec_async(compute_flops * host_flops_per_compute_flop);
     if (tails.empty()) {
@@ -218,7 +227,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
         const auto done = static_cast<std::size_t>(sg4::Comm::wait_any(waiting));
         for (const Tail& t : tails) {
           if (t.head != place[done]) continue;
-          put_parts(RankMailboxes::find(mailboxes.out, t.peer), &dummy_payload, t.bytes, t.newer, in_flight);
+          put_parts(t.peer, &dummy_payload, t.bytes, t.newer, in_flight);
         }
         waiting[done] = waiting.back();
         waiting.pop_back();
@@ -228,6 +237,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
       tails.clear();
     }
     if (compute) compute->wait();
+    if (fused_until > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(fused_until);
     if (gaps) {  // the step's per-message gaps, beside its transfers and compute
       const double left = posted_at + step_gaps.seconds() - sg4::Engine::get_clock();
       if (left > 0) sg4::this_actor::sleep_for(left);
