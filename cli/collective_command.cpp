@@ -150,7 +150,8 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     }
     verified = true;
   }
-  CollectiveRun run = run_schedule(schedule, settings, cluster ? &*cluster : nullptr);
+  CollectiveRun run =
+      run_call(*request.algorithm, ranks, request.bytes, options, settings, cluster ? &*cluster : nullptr);
   run.verified = verified;
   if (!trace.path.empty()) {
     write_trace_file(trace, run.result.trace, schedule.ranks, run.links,

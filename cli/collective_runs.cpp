@@ -265,11 +265,10 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   if (protocol != Protocol::none) {  // a copy that carries the protocol (the executors read it from the schedule)
     Schedule in_protocol = schedule;
     in_protocol.protocol = protocol;
-    CollectiveRun timed = run_schedule(in_protocol, settings, cluster);
-    timed.protocol = protocol;
-    timed.library = cluster->topology->spec().library.name;
-    return timed;
+    return run_schedule(in_protocol, settings, cluster);
   }
+  run.protocol = schedule.protocol;
+  if (schedule.protocol != Protocol::none && cluster != nullptr) run.library = cluster->topology->spec().library.name;
   if (backend == "simgrid") {
     SimGridOptions sg(network_cost(settings, cluster));
     sg.network_model = settings.network_model == "CM02" ? NetworkModel::cm02 : NetworkModel::lv08;
@@ -299,6 +298,30 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   if (!settings.factors.empty()) return run;  // nor a calibrated piecewise network
   run.closed_form_s = find_algorithm(run.algorithm, schedule.collective)
                           .closed_form_seconds(run.ranks, run.bytes, settings.cost, settings.algorithm);
+  return run;
+}
+
+CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                       const RunSettings& settings, const ClusterInstance* cluster) {
+  const Schedule whole = build_schedule(algorithm, ranks, bytes, options);
+  const bool library = cluster != nullptr && cluster->topology->spec().library.enabled() &&
+                       (settings.protocol_automatic || settings.protocol != Protocol::none);
+  if (!library) return run_schedule(whole, settings, cluster);
+  const NetworkCost network = network_cost(settings, cluster);
+  const int channels = library_channels(network, whole);
+  if (channels == 1) return run_schedule(whole, settings, cluster);
+  // each channel: the algorithm on its share of the bytes (rounded up to whole elements), in its own rank order
+  const std::uint64_t element = options.element_bytes;
+  const std::uint64_t share = (bytes + static_cast<std::uint64_t>(channels) * element - 1) /
+                              (static_cast<std::uint64_t>(channels) * element) * element;
+  Schedule one = build_schedule(algorithm, ranks, share, options);
+  one.protocol = settings.protocol_automatic ? tuned_protocol(network, one) : settings.protocol;
+  ClusterInstance laid = *cluster;
+  laid.accelerator_of = channel_placement(*cluster->topology, cluster->accelerator_of, channels);
+  CollectiveRun run = run_schedule(replicate_groups(one, channels), settings, &laid);
+  run.ranks = ranks;
+  run.bytes = bytes;
+  run.channels = channels;
   return run;
 }
 

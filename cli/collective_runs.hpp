@@ -117,4 +117,10 @@ Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings,
                            const ClusterInstance* cluster = nullptr);
 
+// One call of the algorithm as its library runs it: on a cluster with a collective library (and --protocol not
+// none), split over the library's channels (sim/library_cost.hpp: one ring per NIC across nodes) in the protocol
+// asked for or tuned; otherwise the algorithm's schedule as run_schedule times it.
+CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                       const RunSettings& settings, const ClusterInstance* cluster = nullptr);
+
 }  // namespace dtsim::cli

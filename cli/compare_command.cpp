@@ -118,8 +118,8 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
       ranks.size() * per_rank_count,
       [&](std::size_t c) {
         const auto [i, bytes, algorithm] = configuration(c);
-        return to_record(run_schedule(build_schedule(*algorithm, ranks[i], bytes, settings.algorithm), settings,
-                                      clusters.empty() ? nullptr : &clusters[i]));
+        return to_record(run_call(*algorithm, ranks[i], bytes, settings.algorithm, settings,
+                                  clusters.empty() ? nullptr : &clusters[i]));
       },
       [&](std::size_t c) {
         const auto [i, bytes, algorithm] = configuration(c);

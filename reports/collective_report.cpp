@@ -31,7 +31,8 @@ std::string collective_text(const CollectiveRun& run) {
     out << "  cluster    " << run.cluster << '\n';
   }
   if (run.protocol != Protocol::none) {
-    out << "  library    " << run.library << ", protocol " << to_string(run.protocol) << '\n';
+    out << "  library    " << run.library << ", protocol " << to_string(run.protocol) << ", " << run.channels
+        << (run.channels == 1 ? " channel" : " channels") << '\n';
   }
   out << "  backend    " << run.backend;
   if (!run.network_model.empty()) out << " (" << run.network_model << ')';
@@ -154,6 +155,7 @@ nlohmann::json collective_json(const CollectiveRun& run) {
   if (run.protocol != Protocol::none) {
     j["library"] = run.library;
     j["protocol"] = to_string(run.protocol);
+    j["channels"] = run.channels;
   }
   if (run.links_recorded) {
     j["links"] = links_json(run.links, 20);

@@ -23,6 +23,7 @@ struct CollectiveRun {
   std::string cluster;                 // non-empty: the run was on this cluster, not on a star
   std::string library;                 // the cluster's collective library ("nccl"), empty: none
   Protocol protocol = Protocol::none;  // the wire protocol the run used (none: plain messages)
+  int channels = 1;                    // the library's channels (copies of the algorithm on shares of the bytes)
   ExecutionResult result;
   double closed_form_s = -1;     // < 0: no closed form for this algorithm
   bool verified = false;         // the symbolic verifier ran and passed

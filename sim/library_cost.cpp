@@ -103,3 +103,34 @@ Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s) {
 }
 
 }  // namespace dtsim
+
+namespace dtsim {
+
+int library_channels(const NetworkCost& cost, const Schedule& s) {
+  if (!cost.library.enabled() || cost.topology == nullptr) return 1;
+  if (library_algorithm(s) != LibraryAlgorithm::ring || nodes_spanned(cost, s) < 2) return 1;
+  const Topology& t = *cost.topology;
+  const int per_node = t.spec().node.accelerators;
+  if (static_cast<int>(cost.accelerator_of.size()) % per_node != 0) return 1;
+  for (std::size_t i = 0; i < cost.accelerator_of.size(); ++i)
+    if (cost.accelerator_of[i] != static_cast<int>(i)) return 1;  // not node by node
+  return t.spec().node.nics;
+}
+
+std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels) {
+  const int per_node = topology.spec().node.accelerators;
+  const std::size_t positions = accelerator_of.size();
+  std::vector<int> out;
+  out.reserve(positions * static_cast<std::size_t>(channels));
+  for (int c = 0; c < channels; ++c) {
+    const int shift = c * per_node / channels;
+    for (std::size_t i = 0; i < positions; ++i) {
+      const auto local = static_cast<int>(i) % per_node;
+      const auto node_first = static_cast<int>(i) - local;
+      out.push_back(accelerator_of[static_cast<std::size_t>(node_first + (local + shift) % per_node)]);
+    }
+  }
+  return out;
+}
+
+}  // namespace dtsim

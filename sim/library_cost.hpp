@@ -37,3 +37,17 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s);
 Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s);
 
 }  // namespace dtsim
+
+namespace dtsim {
+
+// NCCL's channels (src/graph/search.cc, connect.cc): a ring-like call across several nodes runs as one ring per NIC,
+// each on its share of the bytes, so that every NIC carries one ring each way. The channels dtsim lays for `s` over
+// positions placed node by node on a cluster (1: one ring, as before; a tree, a call within one node, or ranks not
+// placed node by node).
+int library_channels(const NetworkCost& cost, const Schedule& s);
+// Where copy c of the algorithm's positions runs: position i of node n goes to the accelerator (i + c G / channels)
+// mod G of that node (G accelerators a node), so that copy c enters each node at NIC c's first accelerator and leaves
+// it from NIC c-1's last one. Entry c P + i of the result, for P = accelerator_of.size().
+std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels);
+
+}  // namespace dtsim

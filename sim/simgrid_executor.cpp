@@ -706,9 +706,10 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
                                   " are placed on the cluster");
     }
     std::vector<char> used(static_cast<std::size_t>(options.topology->accelerators()), 0);
-    for (int acc : options.accelerator_of) {
-      if (acc < 0 || acc >= options.topology->accelerators() || used[static_cast<std::size_t>(acc)]) {
-        throw std::invalid_argument("simgrid executor: placement must put each rank on its own accelerator");
+    for (int acc : options.accelerator_of) {  // (positions may share one: a collective library's channels)
+      if (acc < 0 || acc >= options.topology->accelerators() || (options.real_payload && used[static_cast<std::size_t>(acc)])) {
+        throw std::invalid_argument("simgrid executor: placement must put each rank on an accelerator of the cluster" +
+                                    std::string(options.real_payload ? ", one each with a real payload" : ""));
       }
       used[static_cast<std::size_t>(acc)] = 1;
     }
