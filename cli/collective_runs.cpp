@@ -231,12 +231,6 @@ NetworkCost network_cost(const RunSettings& settings, const ClusterInstance* clu
   return network;
 }
 
-// The protocol a schedule runs in: the one asked for, or the library's tuner's choice (none without a library).
-Protocol run_protocol(const Schedule& schedule, const RunSettings& settings, const NetworkCost& network) {
-  if (!network.library.enabled()) return Protocol::none;
-  return settings.protocol_automatic ? tuned_protocol(network, schedule) : settings.protocol;
-}
-
 }  // namespace
 
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings, const ClusterInstance* cluster) {
@@ -259,14 +253,6 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   run.backend = backend;
   run.cost = settings.cost;
   check_resources(schedule, backend, settings);
-  const Protocol protocol = schedule.protocol == Protocol::none
-                                ? run_protocol(schedule, settings, network_cost(settings, cluster))
-                                : Protocol::none;
-  if (protocol != Protocol::none) {  // a copy that carries the protocol (the executors read it from the schedule)
-    Schedule in_protocol = schedule;
-    in_protocol.protocol = protocol;
-    return run_schedule(in_protocol, settings, cluster);
-  }
   run.protocol = schedule.protocol;
   if (schedule.protocol != Protocol::none && cluster != nullptr) run.library = cluster->topology->spec().library.name;
   if (backend == "simgrid") {
@@ -303,25 +289,17 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
 
 CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                        const RunSettings& settings, const ClusterInstance* cluster) {
-  const Schedule whole = build_schedule(algorithm, ranks, bytes, options);
-  const bool library = cluster != nullptr && cluster->topology->spec().library.enabled() &&
-                       (settings.protocol_automatic || settings.protocol != Protocol::none);
-  if (!library) return run_schedule(whole, settings, cluster);
-  const NetworkCost network = network_cost(settings, cluster);
-  const int channels = library_channels(network, whole);
-  if (channels == 1) return run_schedule(whole, settings, cluster);
-  // each channel: the algorithm on its share of the bytes (rounded up to whole elements), in its own rank order
-  const std::uint64_t element = options.element_bytes;
-  const std::uint64_t share = (bytes + static_cast<std::uint64_t>(channels) * element - 1) /
-                              (static_cast<std::uint64_t>(channels) * element) * element;
-  Schedule one = build_schedule(algorithm, ranks, share, options);
-  one.protocol = settings.protocol_automatic ? tuned_protocol(network, one) : settings.protocol;
+  if (cluster == nullptr) return run_schedule(build_schedule(algorithm, ranks, bytes, options), settings, cluster);
+  LibraryCallPlan plan = plan_library_call(
+      [&](std::uint64_t share) { return build_schedule(algorithm, ranks, share, options); }, bytes,
+      options.element_bytes, network_cost(settings, cluster), settings.protocol_automatic, settings.protocol,
+      !settings.real_payload);  // (a real payload checks each rank's own buffer: one copy of the algorithm)
   ClusterInstance laid = *cluster;
-  laid.accelerator_of = channel_placement(*cluster->topology, cluster->accelerator_of, channels);
-  CollectiveRun run = run_schedule(replicate_groups(one, channels), settings, &laid);
+  laid.accelerator_of = std::move(plan.accelerator_of);
+  CollectiveRun run = run_schedule(plan.schedule, settings, &laid);
   run.ranks = ranks;
   run.bytes = bytes;
-  run.channels = channels;
+  run.channels = plan.channels;
   return run;
 }
 

@@ -134,3 +134,27 @@ std::vector<int> channel_placement(const Topology& topology, const std::vector<i
 }
 
 }  // namespace dtsim
+
+namespace dtsim {
+
+LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t bytes)>& build, std::uint64_t bytes,
+                                  std::uint64_t element_bytes, const NetworkCost& network, bool automatic,
+                                  Protocol forced, bool allow_channels) {
+  LibraryCallPlan plan;
+  plan.schedule = build(bytes);
+  plan.accelerator_of = network.accelerator_of;
+  if (!network.library.enabled() || (!automatic && forced == Protocol::none)) return plan;
+  plan.channels = allow_channels ? library_channels(network, plan.schedule) : 1;
+  if (plan.channels > 1) {
+    const std::uint64_t unit = static_cast<std::uint64_t>(plan.channels) * element_bytes;
+    plan.schedule = build((bytes + unit - 1) / unit * element_bytes);
+  }
+  plan.schedule.protocol = automatic ? tuned_protocol(network, plan.schedule) : forced;
+  if (plan.channels > 1) {
+    plan.schedule = replicate_groups(plan.schedule, plan.channels);
+    plan.accelerator_of = channel_placement(*network.topology, network.accelerator_of, plan.channels);
+  }
+  return plan;
+}
+
+}  // namespace dtsim

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <functional>
+#include <vector>
 
 #include "algorithms/schedule.hpp"
 #include "models/collective_library.hpp"
@@ -12,11 +14,11 @@
 namespace dtsim {
 
 struct SegmentLibraryCost {
-  bool active = false;                    // the segment runs in a protocol: the terms below apply
-  double start_s = 0;                     // launch + base latency, before the segment's first step
+  bool active = false;                         // the segment runs in a protocol: the terms below apply
+  double start_s = 0;                          // launch + base latency, before the segment's first step
   std::array<double, 3> wire_factor{1, 1, 1};  // by HopClass: wire bytes per payload byte (1 / payload fraction)
-  double rate_cap_Bps = 0;                // a message's payload rate at most this (0: none)
-  std::array<double, 3> hop_latency_s{};  // by HopClass: how long after a message lands its receiver sees it
+  double rate_cap_Bps = 0;                     // a message's payload rate at most this (0: none)
+  std::array<double, 3> hop_latency_s{};       // by HopClass: how long after a message lands its receiver sees it
 };
 
 // The hardware a message between positions `src` and `dst` of a schedule crosses: the network between nodes (and on
@@ -49,5 +51,23 @@ int library_channels(const NetworkCost& cost, const Schedule& s);
 // mod G of that node (G accelerators a node), so that copy c enters each node at NIC c's first accelerator and leaves
 // it from NIC c-1's last one. Entry c P + i of the result, for P = accelerator_of.size().
 std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels);
+
+}  // namespace dtsim
+
+namespace dtsim {
+
+// One collective call as its library lays it on the network: the protocol (`forced`, or the tuner's choice when
+// automatic) and the channels (library_channels), as one Schedule (the channels' copies side by side, replicate_groups)
+// with where each of its positions runs. `build(bytes)` makes the algorithm's Schedule over the network's positions
+// for a buffer of `bytes`; a channel's share is rounded up to whole elements. Without a library: the algorithm's
+// Schedule as it is.
+struct LibraryCallPlan {
+  Schedule schedule;
+  std::vector<int> accelerator_of;
+  int channels = 1;
+};
+LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t bytes)>& build, std::uint64_t bytes,
+                                  std::uint64_t element_bytes, const NetworkCost& network, bool automatic,
+                                  Protocol forced, bool allow_channels = true);
 
 }  // namespace dtsim

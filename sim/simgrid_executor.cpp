@@ -209,9 +209,9 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
       }
     }
     // a library reduces as the data arrives (fused): its reduction runs beside the transfers, not after them
-    const double fused_until =
-        lib.active ? sg4::Engine::get_clock() + static_cast<double>(reduce_bytes) / sg4::this_actor::get_host()->get_speed()
-                   : 0.0;
+    const double fused_until = lib.active ? sg4::Engine::get_clock() + static_cast<double>(reduce_bytes) /
+                                                                           sg4::this_actor::get_host()->get_speed()
+                                          : 0.0;
     if (lib.active) reduce_bytes = 0;
     sg4::ExecPtr compute;
     if (compute_flops > 0.0) compute = sg4::this_actor::exec_async(compute_flops * host_flops_per_compute_flop);
@@ -707,7 +707,8 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
     }
     std::vector<char> used(static_cast<std::size_t>(options.topology->accelerators()), 0);
     for (int acc : options.accelerator_of) {  // (positions may share one: a collective library's channels)
-      if (acc < 0 || acc >= options.topology->accelerators() || (options.real_payload && used[static_cast<std::size_t>(acc)])) {
+      if (acc < 0 || acc >= options.topology->accelerators() ||
+          (options.real_payload && used[static_cast<std::size_t>(acc)])) {
         throw std::invalid_argument("simgrid executor: placement must put each rank on an accelerator of the cluster" +
                                     std::string(options.real_payload ? ", one each with a real payload" : ""));
       }
