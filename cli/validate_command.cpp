@@ -16,7 +16,9 @@
 #include "scenarios/input_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
+#include "scenarios/collective_table.hpp"
 #include "validation/published.hpp"
+#include "validation/published_collectives.hpp"
 #include "validation/published_report.hpp"
 #include "validation/validate.hpp"
 
@@ -91,10 +93,19 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     }
     const PublishedResult result =
         predict_published(rows, split, default_published_mapping(DTSIM_DATA_DIR), DTSIM_DATA_DIR);
+    const std::string collectives_table = std::string(DTSIM_DATA_DIR) + "/validation/published/collectives.csv";
+    CollectiveValidation collectives;
+    try {
+      collectives = predict_collectives(load_collective_table(collectives_table), split, DTSIM_DATA_DIR);
+    } catch (const ScenarioError& e) {
+      throw UsageError("--published: " + std::string(e.what()));
+    }
     if (flags.has("json")) {
-      out << published_json(result, split).dump(2) << '\n';
+      nlohmann::json doc = published_json(result, split);
+      doc["collectives"] = collectives_json(collectives, split);
+      out << doc.dump(2) << '\n';
     } else {
-      out << published_text(result, split);
+      out << published_text(result, split) << '\n' << collectives_text(collectives, split);
     }
     return result.overall.median_abs_error > limit ? 1 : 0;
   }

@@ -108,7 +108,7 @@ namespace dtsim {
 
 int library_channels(const NetworkCost& cost, const Schedule& s) {
   if (!cost.library.enabled() || cost.topology == nullptr) return 1;
-  if (library_algorithm(s) != LibraryAlgorithm::ring || nodes_spanned(cost, s) < 2) return 1;
+  if (s.algorithm != "ring" || nodes_spanned(cost, s) < 2) return 1;  // (NCCL's channels are rings and trees)
   const Topology& t = *cost.topology;
   const int per_node = t.spec().node.accelerators;
   if (static_cast<int>(cost.accelerator_of.size()) % per_node != 0) return 1;

@@ -86,7 +86,9 @@ Model model_at_sequence(const std::string& name, int sequence, const std::string
   return parse_model_document(document);
 }
 
-ErrorStats stats(const std::vector<double>& abs_errors) {
+}  // namespace
+
+ErrorStats error_stats(const std::vector<double>& abs_errors) {
   ErrorStats s;
   s.rows = static_cast<int>(abs_errors.size());
   if (abs_errors.empty()) return s;
@@ -94,8 +96,6 @@ ErrorStats stats(const std::vector<double>& abs_errors) {
   s.p90_abs_error = percentile(abs_errors, 0.9);
   return s;
 }
-
-}  // namespace
 
 std::string published_device_name(const PublishedRow& row) {
   // DGX-2 and DGX-2H hold V100-SXM3-32GB parts (DGX-2H at 450 W): the SXM2 32 GB file is the nearest dtsim has
@@ -200,11 +200,11 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     by_model[c.model].push_back(std::fabs(c.error));
     result.cases.push_back(c);
   }
-  result.overall = stats(all);
+  result.overall = error_stats(all);
   for (const auto& [name, errors] : by_device)
-    result.by_device.emplace_back(name, stats(errors));
+    result.by_device.emplace_back(name, error_stats(errors));
   for (const auto& [name, errors] : by_model)
-    result.by_model.emplace_back(name, stats(errors));
+    result.by_model.emplace_back(name, error_stats(errors));
   return result;
 }
 

@@ -30,6 +30,9 @@ struct ErrorStats {
   double p90_abs_error = 0;
 };
 
+// The rows and the median and 90th percentile of absolute errors.
+ErrorStats error_stats(const std::vector<double>& abs_errors);
+
 struct PublishedResult {
   std::vector<PublishedCase> cases;
   ErrorStats overall;

@@ -1,14 +1,20 @@
-// The published validation as text (per device, per model, overall, the worst rows, what is not modelled) and JSON.
+// The published validations as text and JSON: training runs (per device, per model, overall, the worst rows, what is
+// not modelled) and collectives.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "validation/published.hpp"
+#include "validation/published_collectives.hpp"
 
 namespace dtsim {
 
 std::string published_text(const PublishedResult& result, const std::string& split);
 nlohmann::json published_json(const PublishedResult& result, const std::string& split);
+
+// The published collectives' validation: by size band, by cluster, every row (validation/published_collectives.hpp).
+std::string collectives_text(const CollectiveValidation& result, const std::string& split);
+nlohmann::json collectives_json(const CollectiveValidation& result, const std::string& split);
 
 }  // namespace dtsim

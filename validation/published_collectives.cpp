@@ -1,0 +1,123 @@
+#include "validation/published_collectives.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "algorithms/registry.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "scenarios/csv_table.hpp"
+#include "sim/flow_executor.hpp"
+#include "sim/library_cost.hpp"
+#include "sim/topology.hpp"
+#include "validation/validate.hpp"
+
+namespace dtsim {
+namespace {
+
+// validation/published/collective-clusters.csv: the cluster file of each system.
+std::map<std::string, std::string> load_system_clusters(const std::string& path) {
+  std::map<std::string, std::string> out;
+  read_csv_table(path, {"system", "cluster"}, [&](const CsvRecord& r) {
+    if (r.fields[1].empty()) throw ScenarioError(r.where(1) + ": empty");
+    out[r.fields[0]] = r.fields[1];
+  });
+  return out;
+}
+
+void predict_row(CollectiveCase& c, const std::string& data_dir) {
+  const CollectiveMeasurement& row = c.row;
+  ClusterSpec spec = load_cluster_file(data_dir + "/" + c.cluster);
+  if (spec.node.accelerators != row.gpus_per_node) {
+    c.not_modelled = c.cluster + " has " + std::to_string(spec.node.accelerators) + " accelerators a node, the row " +
+                     std::to_string(row.gpus_per_node);
+    return;
+  }
+  spec.nodes = row.nodes;
+  const Topology topology(spec);
+  NetworkCost network;
+  network.topology = &topology;
+  network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  network.library = spec.library;
+  const bool alltoall = row.collective == "alltoall";
+  const AlgorithmInfo& algorithm =
+      alltoall ? find_algorithm("direct", Collective::alltoall) : find_algorithm("ring", Collective::allreduce);
+  c.algorithm = algorithm.name;
+  const AlgorithmOptions options(4);
+  // nccl-tests' size is each rank's buffer; dtsim's all-to-all divides one buffer of all ranks' blocks
+  const std::uint64_t per_rank = std::max<std::uint64_t>(row.size_bytes, 4) / 4 * 4;
+  const std::uint64_t bytes = alltoall ? per_rank * static_cast<std::uint64_t>(row.gpus) : per_rank;
+  const LibraryCallPlan plan = plan_library_call(
+      [&](std::uint64_t share) { return algorithm.build(row.gpus, share, options); }, bytes, 4, network, true,
+      Protocol::none);
+  c.protocol = plan.schedule.protocol;
+  c.channels = plan.channels;
+  FlowOptions flow(network);
+  flow.accelerator_of = plan.accelerator_of;
+  const ExecutionResult result = run_flow(plan.schedule, flow);
+  c.predicted_time_us = result.time_s * 1e6;
+  c.launch_us = spec.library.launch_s * 1e6;
+  c.predicted_busbw_GBps =
+      static_cast<double>(row.size_bytes) / result.time_s * bus_factor(row.collective, row.gpus) / 1e9;
+  c.error = c.predicted_busbw_GBps / c.measured_busbw_GBps - 1;
+}
+
+}  // namespace
+
+std::string collective_band(std::uint64_t bytes) {
+  if (bytes < 8192) return "< 8 KiB";
+  if (bytes < (1U << 20)) return "8 KiB to 1 MiB";
+  return ">= 1 MiB";
+}
+
+CollectiveValidation predict_collectives(const std::vector<CollectiveMeasurement>& rows, const std::string& split,
+                                         const std::string& data_dir) {
+  const std::map<std::string, std::string> clusters =
+      load_system_clusters(data_dir + "/validation/published/collective-clusters.csv");
+  CollectiveValidation out;
+  std::map<std::string, std::vector<double>> band_errors, system_errors;
+  std::map<std::string, std::vector<double>> launch_residuals;
+  std::vector<double> all;
+  for (const CollectiveMeasurement& row : rows) {
+    if (split != "all" && row.split != split) continue;
+    CollectiveCase c;
+    c.row = row;
+    const double factor = bus_factor(row.collective, row.gpus);
+    const double size = static_cast<double>(row.size_bytes);
+    if (row.busbw_GBps > 0) {
+      c.measured_busbw_GBps = row.busbw_GBps;
+    } else if (row.algbw_GBps > 0) {
+      c.measured_busbw_GBps = row.algbw_GBps * factor;
+    } else if (row.time_us > 0 && row.size_bytes > 0) {
+      c.measured_busbw_GBps = size / (row.time_us * 1e3) * factor;
+    }
+    c.measured_time_us = row.time_us > 0 ? row.time_us : size / (c.measured_busbw_GBps / factor * 1e3);
+    if (const auto it = clusters.find(row.system); it == clusters.end()) {
+      c.not_modelled = "no cluster file for this system (validation/published/collective-clusters.csv)";
+    } else if (!(c.measured_busbw_GBps > 0)) {
+      c.not_modelled = "no bandwidth measured (a zero-byte or below-precision row)";
+    } else {
+      c.cluster = it->second;
+      predict_row(c, data_dir);
+    }
+    if (c.not_modelled.empty()) {
+      const double e = std::fabs(c.error);
+      all.push_back(e);
+      band_errors[collective_band(row.size_bytes)].push_back(e);
+      system_errors[c.cluster].push_back(e);
+      if (row.split == "fit" && row.size_bytes <= 65536) {
+        launch_residuals[c.cluster].push_back(c.measured_time_us - (c.predicted_time_us - c.launch_us));
+      }
+    }
+    out.cases.push_back(std::move(c));
+  }
+  out.overall = error_stats(all);
+  for (const char* band : {"< 8 KiB", "8 KiB to 1 MiB", ">= 1 MiB"}) {
+    out.by_band.emplace_back(band, error_stats(band_errors[band]));
+  }
+  for (const auto& [name, errors] : system_errors) out.by_system.emplace_back(name, error_stats(errors));
+  for (const auto& [name, residuals] : launch_residuals) out.implied_launch_us.emplace_back(name, percentile(residuals, 0.5));
+  return out;
+}
+
+}  // namespace dtsim
