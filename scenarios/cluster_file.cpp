@@ -111,9 +111,9 @@ constexpr std::array<FieldSpec, 4> library_fields{{
                  "nccl|rccl"),
     choice_field("generation", "", "the GPU generation whose tuning constants apply (LL's bandwidth cap)",
                  "volta|ampere|hopper|blackwell"),
-    ranged_field("launch", FieldType::duration, "10us",
-                 "fixed cost of each collective call before its base latency: kernel launch and host overhead", 0,
-                 0.01),
+    value_field("launch", FieldType::duration, "10us",
+                "fixed cost of each collective call before its base latency: kernel launch and host overhead; at most "
+                "10ms"),
     value_field("protocols", FieldType::text, "ll,ll128,simple",
                 "the protocols the tuner may choose from, comma-separated (NCCL_PROTO)"),
 }};
@@ -148,6 +148,10 @@ CollectiveLibrary read_library(const JsonObject& o) {
   library.name = o.choice("name");
   parse_generation(o.choice("generation"), library.generation);
   library.launch_s = o.seconds("launch");
+  if (library.launch_s > 0.01) {
+    throw ScenarioError(o.path_of("launch") + ": expected at most 10ms, got " + std::to_string(library.launch_s * 1e3) +
+                        " ms");
+  }
   library.allow_ll = library.allow_ll128 = library.allow_simple = false;
   const std::string list = o.text("protocols");
   std::size_t at = 0;

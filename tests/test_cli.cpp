@@ -137,8 +137,31 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"verify --algorithm ps --servers 9 --ranks 8 --ps-placement colocated", "--servers: expected at most 8"},
       {"collective --rank-classes maybe", "--rank-classes: expected on or off"},
       {"collective --rank-classes off --backend simgrid", "--rank-classes: only the flow backend simulates classes"},
+      {"collective --protocol fast", "--protocol: expected auto, ll, ll128, simple or none"},
+      {"collective --protocol ll", "--protocol: ll needs --cluster with a collective library (cluster.library)"},
+      {"collective --cluster " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/cpu-10gbe.json --protocol simple",
+       "--protocol: simple needs a collective library, and "},
   };
   check_usage_errors(cases);
+}
+
+TEST_CASE("collective on a cluster with a library reports the protocol the tuner chose and the channels") {
+  const std::string cluster = std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/aws-p5.json";
+  const Run small = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 8KiB --json");
+  REQUIRE(small.exit_code == 0);
+  const nlohmann::json s = nlohmann::json::parse(small.output);
+  CHECK(s.at("library") == "nccl");
+  CHECK(s.at("protocol") == "ll");
+  CHECK(s.at("channels") == 8);
+  CHECK(s.at("ranks") == 16);
+  CHECK(s.at("bytes") == 8192);
+  const Run large = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 4GiB --protocol simple");
+  REQUIRE(large.exit_code == 0);
+  CHECK_THAT(large.output, Catch::Contains("library    nccl, protocol simple, 8 channels"));
+  // --protocol none: plain messages, no library line
+  const Run plain = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 4GiB --protocol none");
+  REQUIRE(plain.exit_code == 0);
+  CHECK_THAT(plain.output, !Catch::Contains("library"));
 }
 
 TEST_CASE("numbers out of range or beyond 64 bits exit 2 naming the flag and the accepted range") {

@@ -115,6 +115,16 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
   CHECK_THAT(expect_error(with("\"reduce_rate\": \"100GBps\", ", "")),
              Catch::StartsWith("cluster.node.reduce_rate: missing"));
   CHECK_THAT(expect_error("[1, 2]"), Catch::StartsWith("top level: expected an object"));
+  const auto with_library = [&](const std::string& library) {
+    return expect_error(with("\"nodes\": 4,", "\"nodes\": 4, \"library\": " + library + ","));
+  };
+  CHECK_THAT(with_library(R"({"name": "mpi", "generation": "ampere"})"),
+             Catch::StartsWith("cluster.library.name: expected \"nccl\" or \"rccl\", got \"mpi\""));
+  CHECK_THAT(with_library(R"({"name": "nccl"})"), Catch::StartsWith("cluster.library.generation: missing"));
+  CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "protocols": "ll,fast"})"),
+             Catch::StartsWith("cluster.library.protocols: expected a comma-separated list of ll, ll128 and simple"));
+  CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "launch": "1s"})"),
+             Catch::StartsWith("cluster.library.launch: expected at most 10ms"));
   // the documentation table is generated from the same field specs the loader uses
   const std::string doc = cluster_fields_markdown();
   CHECK_THAT(doc, Catch::Contains("| `oversubscription` | a number >= 1 | `1` |"));

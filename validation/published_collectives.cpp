@@ -47,9 +47,9 @@ void predict_row(CollectiveCase& c, const std::string& data_dir) {
   // nccl-tests' size is each rank's buffer; dtsim's all-to-all divides one buffer of all ranks' blocks
   const std::uint64_t per_rank = std::max<std::uint64_t>(row.size_bytes, 4) / 4 * 4;
   const std::uint64_t bytes = alltoall ? per_rank * static_cast<std::uint64_t>(row.gpus) : per_rank;
-  const LibraryCallPlan plan = plan_library_call(
-      [&](std::uint64_t share) { return algorithm.build(row.gpus, share, options); }, bytes, 4, network, true,
-      Protocol::none);
+  const LibraryCallPlan plan =
+      plan_library_call([&](std::uint64_t share) { return algorithm.build(row.gpus, share, options); }, bytes, 4,
+                        network, true, Protocol::none);
   c.protocol = plan.schedule.protocol;
   c.channels = plan.channels;
   FlowOptions flow(network);
@@ -115,8 +115,10 @@ CollectiveValidation predict_collectives(const std::vector<CollectiveMeasurement
   for (const char* band : {"< 8 KiB", "8 KiB to 1 MiB", ">= 1 MiB"}) {
     out.by_band.emplace_back(band, error_stats(band_errors[band]));
   }
-  for (const auto& [name, errors] : system_errors) out.by_system.emplace_back(name, error_stats(errors));
-  for (const auto& [name, residuals] : launch_residuals) out.implied_launch_us.emplace_back(name, percentile(residuals, 0.5));
+  for (const auto& [name, errors] : system_errors)
+    out.by_system.emplace_back(name, error_stats(errors));
+  for (const auto& [name, residuals] : launch_residuals)
+    out.implied_launch_us.emplace_back(name, percentile(residuals, 0.5));
   return out;
 }
 

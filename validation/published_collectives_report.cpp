@@ -36,8 +36,8 @@ std::string collectives_text(const CollectiveValidation& result, const std::stri
       std::snprintf(line, sizeof line, "  %-34s not modelled: %s\n", c.row.id.c_str(), c.not_modelled.c_str());
     } else {
       std::snprintf(line, sizeof line, "  %-34s %+7.1f%%  %9.2f against %9.2f GB/s  (%s, %s, %d %s)\n",
-                    c.row.id.c_str(), 100 * c.error, c.predicted_busbw_GBps, c.measured_busbw_GBps,
-                    c.algorithm.c_str(), to_string(c.protocol), c.channels, c.channels == 1 ? "channel" : "channels");
+                    c.row.id.c_str(), 100 * c.error, c.predicted_busbw_GBps, c.measured_busbw_GBps, c.algorithm.c_str(),
+                    to_string(c.protocol), c.channels, c.channels == 1 ? "channel" : "channels");
     }
     out += line;
   }
@@ -55,7 +55,9 @@ std::string collectives_text(const CollectiveValidation& result, const std::stri
 nlohmann::json collectives_json(const CollectiveValidation& result, const std::string& split) {
   nlohmann::json cases = nlohmann::json::array();
   for (const CollectiveCase& c : result.cases) {
-    nlohmann::json j{{"id", c.row.id}, {"split", c.row.split}, {"size_bytes", c.row.size_bytes},
+    nlohmann::json j{{"id", c.row.id},
+                     {"split", c.row.split},
+                     {"size_bytes", c.row.size_bytes},
                      {"measured_busbw_GBps", c.measured_busbw_GBps}};
     if (!c.not_modelled.empty()) {
       j["not_modelled"] = c.not_modelled;
@@ -71,8 +73,10 @@ nlohmann::json collectives_json(const CollectiveValidation& result, const std::s
     cases.push_back(std::move(j));
   }
   nlohmann::json bands = nlohmann::json::object(), systems = nlohmann::json::object();
-  for (const auto& [band, s] : result.by_band) bands[band] = stats_object(s);
-  for (const auto& [name, s] : result.by_system) systems[name] = stats_object(s);
+  for (const auto& [band, s] : result.by_band)
+    bands[band] = stats_object(s);
+  for (const auto& [name, s] : result.by_system)
+    systems[name] = stats_object(s);
   return {{"split", split},
           {"overall", stats_object(result.overall)},
           {"by_size", bands},

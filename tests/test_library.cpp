@@ -1,0 +1,200 @@
+// The collective-library layer (models/collective_library.hpp, sim/library_cost.hpp): NCCL's protocols, eager
+// messages with a per-hop latency, fused reductions and one ring per NIC, charged alike by every executor.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "sim/analytical_executor.hpp"
+#include "sim/flow_executor.hpp"
+#include "sim/library_cost.hpp"
+#include "sim/simgrid_executor.hpp"
+#include "sim/topology.hpp"
+
+using namespace dtsim;
+
+namespace {
+
+double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
+
+// dgx-a100 with NCCL on Ampere, 10 us a launch.
+ClusterSpec a100_nodes(int nodes, bool library = true) {
+  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
+  spec.nodes = nodes;
+  if (library) {
+    spec.library.name = "nccl";
+    spec.library.generation = GpuGeneration::ampere;
+    spec.library.launch_s = 10e-6;
+  }
+  return spec;
+}
+
+struct Run {
+  Topology topology;
+  NetworkCost network;
+  explicit Run(const ClusterSpec& spec) : topology(spec) {
+    network.topology = &topology;
+    network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    network.library = spec.library;
+  }
+  Schedule ring(std::uint64_t bytes, Protocol protocol) const {
+    Schedule s = find_algorithm("ring").build(topology.accelerators(), bytes, AlgorithmOptions(4));
+    s.protocol = protocol;
+    return s;
+  }
+  double flow(const Schedule& s, bool lump_always = false) const {
+    FlowOptions o(network);
+    o.lump_always = lump_always;
+    return run_flow(s, o).time_s;
+  }
+  double analytical(const Schedule& s) const { return run_analytical(s, AnalyticalOptions(network)).time_s; }
+  double simgrid(const Schedule& s) const { return run_simgrid(s, SimGridOptions(network)).time_s; }
+};
+
+}  // namespace
+
+TEST_CASE("the tuner picks LL for small messages, LL128 in between and Simple for large ones") {
+  const Run one_node(a100_nodes(1));
+  CHECK(tuned_protocol(one_node.network, one_node.ring(8 << 10, Protocol::none)) == Protocol::ll);
+  CHECK(tuned_protocol(one_node.network, one_node.ring(16 << 20, Protocol::none)) == Protocol::ll128);
+  CHECK(tuned_protocol(one_node.network, one_node.ring(1ULL << 30, Protocol::none)) == Protocol::simple);
+  // the choice follows the estimate: the chosen protocol's is the smallest
+  for (const std::uint64_t bytes : {std::uint64_t{1} << 10, std::uint64_t{4} << 20, std::uint64_t{256} << 20}) {
+    const LibraryCall call = library_call(one_node.network, one_node.ring(bytes, Protocol::none));
+    const Protocol chosen = choose_protocol(one_node.network.library, call);
+    for (const Protocol p : library_protocols) {
+      CHECK(estimate_seconds(one_node.network.library, chosen, call) <=
+            estimate_seconds(one_node.network.library, p, call));
+    }
+  }
+  // a library that allows only Simple is given Simple; none without a library
+  Run simple_only(a100_nodes(1));
+  simple_only.network.library.allow_ll = simple_only.network.library.allow_ll128 = false;
+  CHECK(tuned_protocol(simple_only.network, simple_only.ring(8 << 10, Protocol::none)) == Protocol::simple);
+  const Run plain(a100_nodes(1, false));
+  CHECK(tuned_protocol(plain.network, plain.ring(8 << 10, Protocol::none)) == Protocol::none);
+}
+
+TEST_CASE("LL beats Simple for small messages and loses to it for large ones") {
+  const Run run(a100_nodes(1));
+  CHECK(run.flow(run.ring(8 << 10, Protocol::ll)) < run.flow(run.ring(8 << 10, Protocol::simple)));
+  CHECK(run.flow(run.ring(256 << 20, Protocol::ll)) > run.flow(run.ring(256 << 20, Protocol::simple)));
+  // at large sizes LL's bus bandwidth is held to its cap (llMaxBw, Ampere, one node: 87.7 GB/s)
+  const double ll_s = run.flow(run.ring(1ULL << 30, Protocol::ll));
+  const double busbw = static_cast<double>(1ULL << 30) / ll_s * 2 * 7 / 8;
+  CHECK(busbw < 87.7e9);
+  CHECK(busbw > 0.9 * 87.7e9);
+}
+
+TEST_CASE("a call's latency floor: the launch and base latency, then each step's wire and hop latency") {
+  const Run run(a100_nodes(1));
+  const ProtocolCost ll = run.network.library.cost(Protocol::ll, LibraryAlgorithm::ring, 1);
+  // a 0-byte allreduce moves no message: the launch and the base latency
+  CHECK(rel_diff(run.flow(run.ring(0, Protocol::ll)), 10e-6 + ll.base_latency_s) < 1e-12);
+  // 4 bytes: 2(P-1) steps, each the NVSwitch route's latency (two links of 0.7 us) and NVLink's LL hop latency
+  const double expected = 10e-6 + ll.base_latency_s + 14 * (1.4e-6 + ll.hop_latency_s[0]);
+  for (const double t : {run.flow(run.ring(4, Protocol::ll)), run.analytical(run.ring(4, Protocol::ll)),
+                         run.simgrid(run.ring(4, Protocol::ll))}) {
+    CHECK(rel_diff(t, expected) < 1e-3);
+  }
+}
+
+TEST_CASE("with the protocol none, or no library, the times are the wire's alone as before") {
+  const Run with(a100_nodes(2)), without(a100_nodes(2, false));
+  for (const std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{64} << 20}) {
+    const Schedule s = without.ring(bytes, Protocol::none);
+    CHECK(with.flow(s) == without.flow(s));
+    CHECK(with.analytical(s) == without.analytical(s));
+    CHECK(with.simgrid(s) == without.simgrid(s));
+    // the closed form of a ring on its slowest route is below (no library terms): the library only adds
+    CHECK(with.flow(with.ring(bytes, Protocol::simple)) > with.flow(s));
+  }
+}
+
+TEST_CASE("the executors agree on a library's eager messages, per-hop latencies and fused reductions") {
+  const Run run(a100_nodes(2));
+  for (const Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+    for (const std::uint64_t bytes : {std::uint64_t{8} << 10, std::uint64_t{32} << 20}) {
+      const Schedule s = run.ring(bytes, p);
+      const double flow = run.flow(s);
+      CAPTURE(to_string(p), bytes);
+      CHECK(rel_diff(run.flow(s, true), flow) < 1e-9);  // classes of ranks, lumped
+      CHECK(rel_diff(run.analytical(s), flow) < 1e-9);
+      CHECK(rel_diff(run.simgrid(s), flow) < 1e-5);  // (SimGrid's max-min solver: maxmin/precision 1e-5)
+    }
+  }
+}
+
+TEST_CASE("eager messages: a ring's latency adds up along its longest chain of hops, not the slowest hop each step") {
+  // 2 nodes of 8: per message the route's latency, plus the hop latency at the receiver (NVLink inside a node, the
+  // network between them); a rank's next step waits for its own send to land and for its receive to be seen
+  const Run run(a100_nodes(2));
+  const int p = 16;
+  const ProtocolCost simple = run.network.library.cost(Protocol::simple, LibraryAlgorithm::ring, 2);
+  std::vector<double> wire(p), hop(p);  // of the message from rank r to r + 1
+  for (int r = 0; r < p; ++r) {
+    double latency = 0;
+    for (const RouteHop& h : run.topology.route(r, (r + 1) % p))
+      latency += run.topology.links()[static_cast<std::size_t>(h.link)].spec.latency_s;
+    wire[static_cast<std::size_t>(r)] = latency;
+    const bool across = r / 8 != ((r + 1) % p) / 8;
+    hop[static_cast<std::size_t>(r)] = simple.hop_latency_s[across ? 2 : 0];
+  }
+  std::vector<double> done(p, 10e-6 + simple.base_latency_s);  // when each rank finished its last step
+  for (int step = 0; step < 2 * (p - 1); ++step) {
+    std::vector<double> next(p);
+    for (int r = 0; r < p; ++r) {
+      const auto me = static_cast<std::size_t>(r), from = static_cast<std::size_t>((r + p - 1) % p);
+      next[me] = std::max(done[me] + wire[me], done[from] + wire[from] + hop[from]);
+    }
+    done = next;
+  }
+  const double expected = *std::max_element(done.begin(), done.end());
+  const double t = run.flow(run.ring(4, Protocol::simple));
+  CHECK(rel_diff(t, expected) < 1e-3);
+  // far below every step paying the network's hop (what a step-synchronous model would give)
+  CHECK(t < 10e-6 + simple.base_latency_s + 30 * simple.hop_latency_s[2]);
+}
+
+TEST_CASE("a ring across 8-NIC nodes runs as 8 channels and moves 1/8 of the bytes between nodes through each NIC") {
+  const Run run(a100_nodes(2));
+  const std::uint64_t bytes = 64 << 20;
+  const LibraryCallPlan plan = plan_library_call(
+      [&](std::uint64_t share) { return find_algorithm("ring").build(16, share, AlgorithmOptions(4)); }, bytes, 4,
+      run.network, false, Protocol::simple);
+  REQUIRE(plan.channels == 8);
+  REQUIRE(plan.schedule.ranks == 8 * 16);
+  REQUIRE(plan.schedule.protocol == Protocol::simple);
+  // bytes leaving each NIC (its link towards the fabric), summed over every message's route
+  std::map<int, double> out_of_nic;
+  const Schedule full = expand(plan.schedule);
+  double between_nodes = 0;
+  for (int r = 0; r < full.ranks; ++r) {
+    for (const Op& op : full.rank_ops(r)) {
+      if (op.kind() != OpKind::send) continue;
+      const int src = plan.accelerator_of[static_cast<std::size_t>(r)];
+      const int dst = plan.accelerator_of[static_cast<std::size_t>(op.peer())];
+      const auto b = static_cast<double>(full.span_bytes(op.span()));
+      for (const RouteHop& h : run.topology.route(src, dst)) {
+        const TopologyLink& link = run.topology.links()[static_cast<std::size_t>(h.link)];
+        if (link.link_class != LinkClass::nic) continue;
+        // a NIC's link runs from the NIC to the fabric (a_to_b: leaving the node)
+        if (run.topology.vertex_kind(h.a_to_b ? link.a : link.b) == VertexKind::nic) {
+          out_of_nic[h.a_to_b ? link.a : link.b] += b;
+          between_nodes += b;
+        }
+      }
+    }
+  }
+  REQUIRE(out_of_nic.size() == 16);  // every NIC of both nodes sends
+  for (const auto& [nic, sent] : out_of_nic)
+    CHECK(rel_diff(sent, between_nodes / 16) < 1e-6);
+  // and the eight channels run the call faster than one ring through one NIC
+  Schedule one = run.ring(bytes, Protocol::simple);
+  FlowOptions laid(run.network);
+  laid.accelerator_of = plan.accelerator_of;
+  CHECK(run_flow(plan.schedule, laid).time_s < run.flow(one) / 4);
+}
