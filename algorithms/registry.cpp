@@ -18,8 +18,9 @@ namespace {
 
 // The built-in algorithms, one line each: name, collective, summary, builder, closed form, options, helper ranks.
 constexpr std::array<AlgorithmInfo, 16> builtin{{
-    {"ring", Collective::allreduce, "ring reduce-scatter then ring allgather (bandwidth-optimal)", &ring_allreduce,
-     &without_options<ring_allreduce_seconds>},
+    {"ring", Collective::allreduce,
+     "ring reduce-scatter then ring allgather (bandwidth-optimal); --channels rings at once", &ring_allreduce,
+     &ring_allreduce_closed_form, ring_options},
     {"tree", Collective::allreduce, "binomial-tree reduce to rank 0, then binomial broadcast", &binomial_tree_allreduce,
      &without_options<binomial_tree_allreduce_seconds>},
     {"pipelined-tree", Collective::allreduce,
