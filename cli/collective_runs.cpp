@@ -294,17 +294,15 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
 CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                        const RunSettings& settings, const ClusterInstance* cluster) {
   if (cluster == nullptr) return run_schedule(build_schedule(algorithm, ranks, bytes, options), settings, cluster);
-  const LibraryCallPlan plan = plan_library_call(
-      [&](int channels) {
-        if (channels == 1) return build_schedule(algorithm, ranks, bytes, options);
-        AlgorithmOptions with = options;  // (the ring's channels, rotated inside the nodes)
-        with.set(channels_option.name, static_cast<std::uint64_t>(channels));
-        with.set(channel_group_option.name, static_cast<std::uint64_t>(cluster->topology->spec().node.accelerators));
-        return build_schedule(algorithm, ranks, bytes, with);
-      },
-      network_cost(settings, cluster), settings.protocol_automatic, settings.protocol,
-      !settings.real_payload);  // (a real payload checks each rank's own buffer: one ring)
-  CollectiveRun run = run_schedule(plan.schedule, settings, cluster);
+  LibraryCallPlan plan = plan_library_call(
+      [&](std::uint64_t share) { return build_schedule(algorithm, ranks, share, options); }, bytes,
+      options.element_bytes, network_cost(settings, cluster), settings.protocol_automatic, settings.protocol,
+      !settings.real_payload);  // (a real payload checks each rank's own buffer: one copy of the algorithm)
+  ClusterInstance laid = *cluster;
+  laid.accelerator_of = std::move(plan.accelerator_of);
+  CollectiveRun run = run_schedule(plan.schedule, settings, &laid);
+  run.ranks = ranks;
+  run.bytes = bytes;
   run.channels = plan.channels;
   return run;
 }

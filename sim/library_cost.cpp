@@ -117,14 +117,32 @@ int library_channels(const NetworkCost& cost, const Schedule& s) {
   return t.spec().node.nics;
 }
 
+std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels) {
+  const int per_node = topology.spec().node.accelerators;
+  const std::size_t positions = accelerator_of.size();
+  std::vector<int> out;
+  out.reserve(positions * static_cast<std::size_t>(channels));
+  for (int c = 0; c < channels; ++c) {
+    const int shift = c * per_node / channels;
+    for (std::size_t i = 0; i < positions; ++i) {
+      const auto local = static_cast<int>(i) % per_node;
+      const auto node_first = static_cast<int>(i) - local;
+      out.push_back(accelerator_of[static_cast<std::size_t>(node_first + (local + shift) % per_node)]);
+    }
+  }
+  return out;
+}
+
 }  // namespace dtsim
 
 namespace dtsim {
 
-LibraryCallPlan plan_library_call(const std::function<Schedule(int channels)>& build, const NetworkCost& network,
-                                  bool automatic, Protocol forced, bool allow_channels) {
+LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t bytes)>& build, std::uint64_t bytes,
+                                  std::uint64_t element_bytes, const NetworkCost& network, bool automatic,
+                                  Protocol forced, bool allow_channels) {
   LibraryCallPlan plan;
-  plan.schedule = build(1);
+  plan.schedule = build(bytes);
+  plan.accelerator_of = network.accelerator_of;
   if (!network.library.enabled() || (!automatic && forced == Protocol::none)) return plan;
   const int most = allow_channels ? library_channels(network, plan.schedule) : 1;
   Protocol protocol = forced;
@@ -138,8 +156,12 @@ LibraryCallPlan plan_library_call(const std::function<Schedule(int channels)>& b
   const double per_channel = protocol == Protocol::ll      ? 8.0 * 512 * plan.schedule.ranks
                              : protocol == Protocol::ll128 ? 8.0 * 640
                                                            : 64.0 * 512;
-  plan.channels = std::clamp(static_cast<int>(static_cast<double>(plan.schedule.bytes) / per_channel), 1, most);
-  if (plan.channels > 1) plan.schedule = build(plan.channels);
+  plan.channels = std::clamp(static_cast<int>(static_cast<double>(bytes) / per_channel), 1, most);
+  if (plan.channels > 1) {  // the channels' copies side by side, each on its share, in its own rank order
+    const std::uint64_t unit = static_cast<std::uint64_t>(plan.channels) * element_bytes;
+    plan.schedule = replicate_groups(build((bytes + unit - 1) / unit * element_bytes), plan.channels);
+    plan.accelerator_of = channel_placement(*network.topology, network.accelerator_of, plan.channels);
+  }
   plan.schedule.protocol = protocol;
   return plan;
 }

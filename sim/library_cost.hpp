@@ -42,21 +42,33 @@ Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s);
 
 namespace dtsim {
 
-// NCCL's channels (src/graph/search.cc, connect.cc): a ring across several nodes runs as one ring per NIC (the ring
-// algorithm's --channels, each ring leaving a node through its own NIC), so that every NIC carries one ring each way.
-// The channels dtsim gives a ring over positions placed node by node on a cluster (1: one ring; a tree, a call within
-// one node, or ranks not placed node by node).
+// NCCL's channels (src/graph/search.cc, connect.cc): a ring-like call across several nodes runs as one ring per NIC,
+// each on its share of the bytes, so that every NIC carries one ring each way. The channels dtsim lays for `s` over
+// positions placed node by node on a cluster (1: one ring, as before; a tree, a call within one node, or ranks not
+// placed node by node).
 int library_channels(const NetworkCost& cost, const Schedule& s);
+// Where copy c of the algorithm's positions runs: position i of node n goes to the accelerator (i + c G / channels)
+// mod G of that node (G accelerators a node), so that copy c enters each node at NIC c's first accelerator and leaves
+// it from NIC c-1's last one. Entry c P + i of the result, for P = accelerator_of.size().
+std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels);
 
-// One collective call as its library lays it on the network: the channels (library_channels; build(channels) makes
-// the algorithm's Schedule with that many, each ring rotated inside the nodes) and the protocol (`forced`, or the
-// tuner's choice when automatic, with the channels' NICs counted in the bandwidth). Without a library, or in protocol
-// none: build(1) as it is.
+}  // namespace dtsim
+
+namespace dtsim {
+
+// One collective call as its library lays it on the network: the protocol (`forced`, or the tuner's choice when
+// automatic, the channels' NICs counted in its bandwidth) and the channels (library_channels, fewer for small calls:
+// NCCL gives a channel at least its threads' worth of bytes), as one Schedule (the channels' copies side by side,
+// replicate_groups, each its own ring running independently of the others) with where each of its positions runs.
+// `build(bytes)` makes the algorithm's Schedule over the network's positions for a buffer of `bytes`; a channel's
+// share is rounded up to whole elements. Without a library, or in protocol none: build(bytes) as it is.
 struct LibraryCallPlan {
   Schedule schedule;
+  std::vector<int> accelerator_of;
   int channels = 1;
 };
-LibraryCallPlan plan_library_call(const std::function<Schedule(int channels)>& build, const NetworkCost& network,
-                                  bool automatic, Protocol forced, bool allow_channels = true);
+LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t bytes)>& build, std::uint64_t bytes,
+                                  std::uint64_t element_bytes, const NetworkCost& network, bool automatic,
+                                  Protocol forced, bool allow_channels = true);
 
 }  // namespace dtsim

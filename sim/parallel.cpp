@@ -17,6 +17,7 @@
 #include "models/alpha_beta.hpp"
 #include "models/devices.hpp"
 #include "sim/flow_executor.hpp"
+#include "sim/library_cost.hpp"
 #include "sim/predict.hpp"
 #include "sim/simgrid_executor.hpp"
 #include "sim/step_program.hpp"
@@ -67,6 +68,7 @@ struct LayoutNetwork {
     sg.topology = topology.get();
     sg.cost.reduce_Bps = cluster.node.reduce_Bps;
     sg.factors = setup.network_factors;
+    sg.library = cluster.library;
     sg.accelerator_of.resize(static_cast<std::size_t>(accelerators));
     for (int p = 0; p < layout.pipeline; ++p) {
       for (int t = 0; t < layout.tensor; ++t) {
@@ -252,13 +254,18 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   // Layouts run on the flow engine at every size (docs/parallel.md: SimGrid runs the same program, at about 40x the
   // cost, within 0.31%).
   LayoutNetwork net(setup, cluster, layout);
-  const StepProgram program = layout_program(setup, layout, out.replica_batch, algorithm, net, per_node);
+  StepProgram program = layout_program(setup, layout, out.replica_batch, algorithm, net, per_node);
   FlowOptions network(static_cast<const NetworkCost&>(net.sg));
   network.accelerator_of.assign(static_cast<std::size_t>(program.units), 0);
   for (std::size_t k = 0; k < stream_count; ++k) {
     if (program.stream_base[k] < 0) continue;
     for (int r = 0; r < program.ranks; ++r)  // rank r runs on accelerator r (accelerator_of's numbering)
       network.accelerator_of[static_cast<std::size_t>(program.stream_base[k] + r)] = r;
+  }
+  // a collective library runs every segment in the protocol its tuner picks (one ring each: no channels yet)
+  if (network.library.enabled()) {
+    for (Schedule& segment : program.owned_segments)
+      segment.protocol = tuned_protocol(network, segment);
   }
   RunTrace spans;
   const StepRun run = run_flow_step(program, network, record ? &spans : nullptr);

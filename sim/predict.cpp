@@ -10,6 +10,7 @@
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/flow_executor.hpp"
+#include "sim/library_cost.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
@@ -52,7 +53,8 @@ std::vector<GradientBucket> gradient_buckets(const TrainingSetup& setup) {
 }
 
 TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_batch, const std::string& algorithm,
-                             const AlgorithmOptions& options, int accelerators_per_node, MemoryBudget budget) {
+                             const AlgorithmOptions& options, int accelerators_per_node, MemoryBudget budget,
+                             const NetworkCost* library) {
   TrainingProgram program;
   const Model& model = setup.model;
   for (const Layer& layer : model.layers) {
@@ -79,7 +81,14 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     program.bucket_ready_after.push_back(bucket.first_layer);
   }
   for (const std::uint64_t bytes : bucket_bytes) {
-    program.buckets.push_back(info.build(ranks, bytes, options));
+    if (library != nullptr && library->library.enabled()) {  // in the protocol the library's tuner picks
+      // (one ring: a library's channels are separate rings at once, units a training step does not have yet)
+      program.buckets.push_back(plan_library_call([&](std::uint64_t b) { return info.build(ranks, b, options); }, bytes,
+                                                  options.element_bytes, *library, true, Protocol::none, false)
+                                    .schedule);
+    } else {
+      program.buckets.push_back(info.build(ranks, bytes, options));
+    }
     if (program.buckets.size() != 1 || budget.available_bytes == 0) continue;
     const Schedule& first = program.buckets.front();
     const std::uint64_t need = estimated_run_bytes(first, budget.executor) +
@@ -150,6 +159,7 @@ struct DataParallelNetwork {
     sg.accelerator_of.resize(static_cast<std::size_t>(accelerators));
     sg.cost.reduce_Bps = cluster.node.reduce_Bps;
     sg.factors = setup.network_factors;
+    sg.library = cluster.library;
     // (whichever algorithm runs: the others ignore these)
     options.set(ps_servers_option.name, static_cast<std::uint64_t>(nodes));
     options.set(ps_placement_option.name, "colocated");
@@ -200,7 +210,7 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   const MemoryBudget budget{backend != Backend::simgrid ? RunMemory::flow : RunMemory::simgrid,
                             available_bytes ? *available_bytes : available_memory_bytes()};
   const TrainingProgram program =
-      make_program(setup, accelerators, p.local_batch, algorithm, options, per_node, budget);
+      make_program(setup, accelerators, p.local_batch, algorithm, options, per_node, budget, &sg);
   if (backend != Backend::simgrid) {
     FlowOptions fo = flow_options(sg);
     fo.lump_ranks = rank_classes;
@@ -239,7 +249,11 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   out.buckets = buckets.size();
   out.operation = algorithm + " allreduce";
   out.backend = backend;
-  const Schedule schedule = find_algorithm(algorithm).build(accelerators, out.bucket.bytes, net.options);
+  const AlgorithmInfo& info = find_algorithm(algorithm);
+  const Schedule schedule =
+      plan_library_call([&](std::uint64_t b) { return info.build(accelerators, b, net.options); }, out.bucket.bytes,
+                        net.options.element_bytes, net.sg, true, Protocol::none, false)
+          .schedule;
   FlowOptions fo = flow_options(net.sg);
   fo.contention = backend != Backend::analytical;
   out.alone_s = backend == Backend::simgrid ? run_simgrid(schedule, net.sg).time_s : run_flow(schedule, fo).time_s;

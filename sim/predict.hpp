@@ -44,9 +44,11 @@ std::vector<GradientBucket> gradient_buckets(const TrainingSetup& setup);
 
 // The step program of one accelerator (compute times, buckets) with every bucket's allreduce built by `algorithm`
 // over `ranks` ranks. Throws InsufficientMemory when the budget is exceeded (estimated as the first bucket's run
-// plus the other buckets' schedules at the first one's size).
+// plus the other buckets' schedules at the first one's size). `library`: the network whose collective library lays
+// each bucket's call (its protocol and channels, sim/library_cost.hpp), ranks placed node by node; none: as built.
 TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_batch, const std::string& algorithm,
-                             const AlgorithmOptions& options, int accelerators_per_node, MemoryBudget budget = {});
+                             const AlgorithmOptions& options, int accelerators_per_node, MemoryBudget budget = {},
+                             const NetworkCost* library = nullptr);
 
 struct Prediction {
   int accelerators = 0;

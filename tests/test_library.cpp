@@ -164,14 +164,10 @@ TEST_CASE("a ring across 8-NIC nodes runs as 8 channels and moves 1/8 of the byt
   const Run run(a100_nodes(2));
   const std::uint64_t bytes = 64 << 20;
   const LibraryCallPlan plan = plan_library_call(
-      [&](int channels) {
-        AlgorithmOptions options(4);
-        options.set(channels_option.name, static_cast<std::uint64_t>(channels));
-        options.set(channel_group_option.name, 8);
-        return find_algorithm("ring").build(16, bytes, options);
-      },
+      [&](std::uint64_t share) { return find_algorithm("ring").build(16, share, AlgorithmOptions(4)); }, bytes, 4,
       run.network, false, Protocol::simple);
   REQUIRE(plan.channels == 8);
+  REQUIRE(plan.schedule.ranks == 8 * 16);
   REQUIRE(plan.schedule.protocol == Protocol::simple);
   // bytes leaving each NIC (its link towards the fabric), summed over every message's route
   std::map<int, double> out_of_nic;
@@ -180,30 +176,31 @@ TEST_CASE("a ring across 8-NIC nodes runs as 8 channels and moves 1/8 of the byt
   for (int r = 0; r < full.ranks; ++r) {
     for (const Op& op : full.rank_ops(r)) {
       if (op.kind() != OpKind::send) continue;
+      const int src = plan.accelerator_of[static_cast<std::size_t>(r)];
+      const int dst = plan.accelerator_of[static_cast<std::size_t>(op.peer())];
       const auto b = static_cast<double>(full.span_bytes(op.span()));
-      for (const RouteHop& h : run.topology.route(r, op.peer())) {
+      for (const RouteHop& h : run.topology.route(src, dst)) {
         const TopologyLink& link = run.topology.links()[static_cast<std::size_t>(h.link)];
         if (link.link_class != LinkClass::nic) continue;
-        const int from = h.a_to_b ? link.a : link.b;  // crossed from a NIC: leaving its node
-        if (run.topology.vertex_kind(from) != VertexKind::nic) continue;
-        out_of_nic[from] += b;
-        between_nodes += b;
+        // a NIC's link runs from the NIC to the fabric (a_to_b: leaving the node)
+        if (run.topology.vertex_kind(h.a_to_b ? link.a : link.b) == VertexKind::nic) {
+          out_of_nic[h.a_to_b ? link.a : link.b] += b;
+          between_nodes += b;
+        }
       }
     }
   }
   REQUIRE(out_of_nic.size() == 16);  // every NIC of both nodes sends
   for (const auto& [nic, sent] : out_of_nic)
     CHECK(rel_diff(sent, between_nodes / 16) < 1e-6);
-  // one ring alone sends all of it through one NIC a node, and takes about 8 times as long
-  CHECK(run.flow(plan.schedule) < run.flow(run.ring(bytes, Protocol::simple)) / 4);
+  // and the eight channels run the call faster than one ring through one NIC
+  Schedule one = run.ring(bytes, Protocol::simple);
+  FlowOptions laid(run.network);
+  laid.accelerator_of = plan.accelerator_of;
+  CHECK(run_flow(plan.schedule, laid).time_s < run.flow(one) / 4);
   // small calls keep to one channel, as NCCL's thread thresholds do
   const LibraryCallPlan small = plan_library_call(
-      [&](int channels) {
-        AlgorithmOptions options(4);
-        options.set(channels_option.name, static_cast<std::uint64_t>(channels));
-        options.set(channel_group_option.name, 8);
-        return find_algorithm("ring").build(16, 8 << 10, options);
-      },
+      [&](std::uint64_t share) { return find_algorithm("ring").build(16, share, AlgorithmOptions(4)); }, 8 << 10, 4,
       run.network, true, Protocol::none);
   CHECK(small.channels == 1);
   CHECK(small.schedule.protocol == Protocol::ll);

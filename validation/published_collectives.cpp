@@ -5,7 +5,6 @@
 #include <map>
 
 #include "algorithms/registry.hpp"
-#include "algorithms/ring.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/csv_table.hpp"
 #include "sim/flow_executor.hpp"
@@ -44,22 +43,18 @@ void predict_row(CollectiveCase& c, const std::string& data_dir) {
   const AlgorithmInfo& algorithm =
       alltoall ? find_algorithm("direct", Collective::alltoall) : find_algorithm("ring", Collective::allreduce);
   c.algorithm = algorithm.name;
+  const AlgorithmOptions options(4);
   // nccl-tests' size is each rank's buffer; dtsim's all-to-all divides one buffer of all ranks' blocks
   const std::uint64_t per_rank = std::max<std::uint64_t>(row.size_bytes, 4) / 4 * 4;
   const std::uint64_t bytes = alltoall ? per_rank * static_cast<std::uint64_t>(row.gpus) : per_rank;
-  const LibraryCallPlan plan = plan_library_call(
-      [&](int channels) {
-        AlgorithmOptions options(4);
-        if (channels > 1) {
-          options.set(channels_option.name, static_cast<std::uint64_t>(channels));
-          options.set(channel_group_option.name, static_cast<std::uint64_t>(spec.node.accelerators));
-        }
-        return algorithm.build(row.gpus, bytes, options);
-      },
-      network, true, Protocol::none);
+  const LibraryCallPlan plan =
+      plan_library_call([&](std::uint64_t share) { return algorithm.build(row.gpus, share, options); }, bytes, 4,
+                        network, true, Protocol::none);
   c.protocol = plan.schedule.protocol;
   c.channels = plan.channels;
-  const ExecutionResult result = run_flow(plan.schedule, FlowOptions(network));
+  FlowOptions flow(network);
+  flow.accelerator_of = plan.accelerator_of;
+  const ExecutionResult result = run_flow(plan.schedule, flow);
   c.predicted_time_us = result.time_s * 1e6;
   c.launch_us = spec.library.launch_s * 1e6;
   c.predicted_busbw_GBps =
