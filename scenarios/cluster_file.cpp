@@ -104,14 +104,15 @@ constexpr std::array<FieldSpec, 10> fabric_fields{{
 }};
 
 // The collective library (models/collective_library.hpp): NCCL's protocol constants by GPU generation, and the launch
-// cost of a call, which varies with the host, the driver and virtualisation. The default launch is the median of the
-// launches fitted to the fit rows of validation/published/collectives.csv (docs/validation.md, "Collectives").
+// cost a host adds to each call. Default 0: NCCL's base latency holds a call's fixed cost, and the launches the fit
+// rows of validation/published/collectives.csv imply are 0 (clamped; negative on 3 of 5 systems) or more on the
+// others (8.7 us on a virtual machine, 62 us over TCP offload), median 0 (docs/validation.md, "Collectives").
 constexpr std::array<FieldSpec, 4> library_fields{{
     choice_field("name", "", "the library: nccl (NVIDIA), rccl (AMD; dtsim applies NCCL's published constants to it)",
                  "nccl|rccl"),
     choice_field("generation", "", "the GPU generation whose tuning constants apply (LL's bandwidth cap)",
                  "volta|ampere|hopper|blackwell"),
-    value_field("launch", FieldType::duration, "10us",
+    value_field("launch", FieldType::duration, "0us",
                 "fixed cost of each collective call before its base latency: kernel launch and host overhead; at most "
                 "10ms"),
     value_field("protocols", FieldType::text, "ll,ll128,simple",
