@@ -34,6 +34,14 @@ const char* to_string(Backend backend) {
   return "?";
 }
 
+std::vector<int> channel_unit_accelerators(const std::vector<int>& accelerator_of, int channels) {
+  std::vector<int> out;
+  out.reserve(accelerator_of.size() * static_cast<std::size_t>(channels));
+  for (int c = 0; c < channels; ++c)
+    out.insert(out.end(), accelerator_of.begin(), accelerator_of.end());
+  return out;
+}
+
 std::string check_training_program(const TrainingProgram& program, int ranks, std::size_t placed) {
   if (ranks < 1) return "needs at least 1 rank";
   if (program.forward_s.size() != program.backward_s.size()) {
@@ -41,7 +49,8 @@ std::string check_training_program(const TrainingProgram& program, int ranks, st
   }
   if (program.bucket_ready_after.size() != program.buckets.size()) return "one ready layer per bucket";
   for (std::size_t b = 0; b < program.buckets.size(); ++b) {
-    if (program.buckets[b].ranks != ranks) return "bucket over other ranks";
+    if (program.reduce_channels < 1) return "reduce_channels >= 1";
+    if (program.buckets[b].ranks != ranks * program.reduce_channels) return "bucket over other ranks";
     if (program.bucket_ready_after[b] >= program.backward_s.size() ||
         (b > 0 && program.bucket_ready_after[b] > program.bucket_ready_after[b - 1])) {
       return "buckets must become ready in backward order";

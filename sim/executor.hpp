@@ -72,7 +72,10 @@ struct TrainingProgram {
   // Bucket b's gradients are complete once backward has finished layer bucket_ready_after[b] (a forward-order
   // index); buckets are listed in the order they become ready.
   std::vector<std::size_t> bucket_ready_after;
-  std::vector<Schedule> buckets;  // each bucket's allreduce, all over the same ranks
+  std::vector<Schedule> buckets;  // each bucket's allreduce, all over the same ranks (times reduce_channels)
+  // A collective library's channels: each bucket's Schedule covers reduce_channels x ranks positions, position
+  // c x ranks + r being rank r's c-th reduction unit (rings of one call that run at once, each on its own unit)
+  int reduce_channels = 1;
   bool overlap = true;            // false: the allreduces start only after the whole backward pass
   double fusion_cycle_s = 0;      // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
   double batch_s = 0;             // input pipeline: seconds to produce one local batch (0: no pipeline)
@@ -92,6 +95,10 @@ struct TrainingResult {
   double wall_s = 0;               // what the simulation cost
   std::uint64_t rank_classes = 0;  // flow executor: classes of ranks simulated in their stead (0: every rank)
 };
+
+// Where each reduction unit of a training program with `channels` units per rank runs: unit c x ranks + r on rank
+// r's accelerator (accelerator_of: by rank; empty stays empty).
+std::vector<int> channel_unit_accelerators(const std::vector<int>& accelerator_of, int channels);
 
 // The first inconsistency of a training program over `ranks` ranks (placed on `placed` accelerators when > 0), or
 // an empty string.

@@ -1686,7 +1686,13 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
   }
   const auto started = std::chrono::steady_clock::now();
   TrainingResult result;
-  if (auto lumped = lump(ranks, buckets, options)) {  // every class's ranks run the same steps
+  if (program.reduce_channels > 1) {  // a library's channels: units of their own, on their ranks' accelerators
+    FlowOptions o = options;
+    o.accelerator_of = channel_unit_accelerators(options.accelerator_of, program.reduce_channels);
+    o.segment_rounds = true;
+    FlowEngine engine(ranks * program.reduce_channels, buckets, o);
+    result = drive_training(program, engine, ranks, "flow executor");
+  } else if (auto lumped = lump(ranks, buckets, options)) {  // every class's ranks run the same steps
     lumping::LumpedEngine engine(*lumped, options);
     result = drive_training(program, engine, static_cast<int>(lumped->classes()), "flow executor (classes of ranks)");
     result.rank_classes = lumped->classes();

@@ -80,12 +80,13 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     bucket_bytes.push_back(bucket.bytes);
     program.bucket_ready_after.push_back(bucket.first_layer);
   }
+  std::vector<LibraryCallPlan> plans;  // a library's calls: protocol and channels, laid on units below
   for (const std::uint64_t bytes : bucket_bytes) {
-    if (library != nullptr && library->library.enabled()) {  // in the protocol the library's tuner picks
-      // (one ring: a library's channels are separate rings at once, units a training step does not have yet)
-      program.buckets.push_back(plan_library_call([&](std::uint64_t b) { return info.build(ranks, b, options); }, bytes,
-                                                  options.element_bytes, *library, true, Protocol::none, false)
-                                    .schedule);
+    if (library != nullptr && library->library.enabled()) {
+      plans.push_back(plan_library_call([&](std::uint64_t b) { return info.build(ranks, b, options); }, bytes,
+                                        options.element_bytes, *library, true, Protocol::none));
+      program.reduce_channels = std::max(program.reduce_channels, plans.back().channels);
+      program.buckets.push_back(plans.back().schedule);
     } else {
       program.buckets.push_back(info.build(ranks, bytes, options));
     }
@@ -99,6 +100,16 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
           std::to_string(bucket_bytes.size()) + " gradient buckets of " +
           std::to_string(executed_op_count(first, budget.executor)) + " schedule ops each); this machine has " +
           memory_size(static_cast<double>(budget.available_bytes)) + " available: use fewer accelerators");
+    }
+  }
+  if (program.reduce_channels > 1) {  // channel c's copy of a call on the ranks' c-th reduction units
+    for (std::size_t b = 0; b < plans.size(); ++b) {
+      const LibraryCallPlan& plan = plans[b];
+      std::vector<int> unit_of(static_cast<std::size_t>(plan.schedule.ranks));
+      for (std::size_t position = 0; position < unit_of.size(); ++position) {  // (accelerators are ranks here)
+        unit_of[position] = static_cast<int>(position) / ranks * ranks + plan.accelerator_of[position];
+      }
+      program.buckets[b] = place_groups(plan.schedule, unit_of, ranks * program.reduce_channels);
     }
   }
   return program;
@@ -219,15 +230,18 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   } else {
     p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
   }
+  const std::vector<int> unit_accelerators =  // (a library's channels: units of their own on the ranks' accelerators)
+      program.reduce_channels > 1 ? channel_unit_accelerators(sg.accelerator_of, program.reduce_channels)
+                                  : sg.accelerator_of;
   if (trace != nullptr) {
     double run_s = 0;
     for (const SpanRecord& span : trace->run.spans)
       run_s = std::max(run_s, span.end_s);
-    trace->links = cluster_link_usage(trace->run, topology, sg.accelerator_of, run_s);
+    trace->links = cluster_link_usage(trace->run, topology, unit_accelerators, run_s);
   }
   p.samples_per_s = p.global_batch / p.step.step_s;
   p.most_utilised_links =
-      most_utilised_link_class(step_link_bytes(program.buckets, topology, sg.accelerator_of), topology, p.step.step_s);
+      most_utilised_link_class(step_link_bytes(program.buckets, topology, unit_accelerators), topology, p.step.step_s);
   p.bottleneck = name_bottleneck(p);
   return p;
 }

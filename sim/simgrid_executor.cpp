@@ -472,6 +472,8 @@ void read_child_result(const std::string& bytes, int status, void* out, std::siz
 // the deadlock callback reports it to the parent itself and ends the child.
 // The engine's network model settings (see the header), before the platform is built.
 void configure_engine(const SimGridOptions& o) {
+  // (a library's sleeps until a message is seen may fall within SimGrid's precision of now: not worth a line each)
+  xbt_log_control_set("s4u_actor.thresh:warning");
   sg4::Engine::set_config(std::string("network/model:") + to_string(o.network_model));
   if (o.network_model == NetworkModel::cm02) {
     sg4::Engine::set_config(std::string("network/crosstraffic:") + (o.ack_crosstraffic ? "1" : "0"));

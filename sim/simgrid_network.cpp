@@ -215,8 +215,11 @@ TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, c
     throw std::invalid_argument("training step: " + problem);
   }
   const auto started = std::chrono::steady_clock::now();
-  TrainingResult result =
-      training_result(program, run_simgrid_step(data_parallel_step(program, ranks), options, trace));
+  SimGridOptions o = options;  // (a library's channels: units of their own, on their ranks' accelerators)
+  if (program.reduce_channels > 1) {
+    o.accelerator_of = channel_unit_accelerators(options.accelerator_of, program.reduce_channels);
+  }
+  TrainingResult result = training_result(program, run_simgrid_step(data_parallel_step(program, ranks), o, trace));
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

@@ -46,6 +46,7 @@ struct RankRun {
   std::size_t next_bucket = 0;
   std::size_t buckets_done = 0;
   bool reduce_busy = false;
+  int reduce_units_left = 0;  // of the bucket being reduced: its units still running (StepProgram channels)
   double bucket_start = 0;
   double reduce_free_at = 0;  // when the last reduction of this step ended (0: none yet)
   std::vector<double> gather_done_at;
@@ -70,6 +71,13 @@ public:
         if (static_cast<std::size_t>(u) >= owner_of_unit_.size())
           owner_of_unit_.resize(static_cast<std::size_t>(u) + 1, {-1, Stream::compute});
         owner_of_unit_[static_cast<std::size_t>(u)] = {static_cast<int>(i), static_cast<Stream>(k)};
+      }
+      if (i < driven.more_reduce_units.size()) {
+        for (const int u : driven.more_reduce_units[i]) {
+          if (static_cast<std::size_t>(u) >= owner_of_unit_.size())
+            owner_of_unit_.resize(static_cast<std::size_t>(u) + 1, {-1, Stream::compute});
+          owner_of_unit_[static_cast<std::size_t>(u)] = {static_cast<int>(i), Stream::reduce};
+        }
       }
     }
     const int stages = static_cast<int>(p.stages.size());
@@ -388,10 +396,18 @@ private:
     rr.bucket_start = at;
     rr.reduce_busy = true;
     network_.start_segment(unit(rank, Stream::reduce), stage(rank).bucket_segment[b], at);
+    rr.reduce_units_left = 1;
+    if (static_cast<std::size_t>(rank) < driven_.more_reduce_units.size()) {  // its other channels, at once
+      for (const int u : driven_.more_reduce_units[static_cast<std::size_t>(rank)]) {
+        network_.start_segment(u, stage(rank).bucket_segment[b], at);
+        ++rr.reduce_units_left;
+      }
+    }
   }
 
   void reduce_done(int rank, double now) {
     RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    if (--rr.reduce_units_left > 0) return;  // (its other channels still reducing)
     const StageStep& st = stage(rank);
     rr.current.reduce_s += now - rr.bucket_start;
     span(rank, SpanKind::allreduce, p_.segments[st.bucket_segment[rr.next_bucket]]->bytes, rr.bucket_start, now);
@@ -423,6 +439,10 @@ DrivenRanks every_rank(const StepProgram& program) {
     for (std::size_t k = 0; k < stream_count; ++k)
       units[k] = program.stream_base[k] >= 0 ? program.unit(r, static_cast<Stream>(k)) : -1;
     d.unit.push_back(units);
+    std::vector<int> more;
+    for (int c = 1; c < program.reduce_channels && units[static_cast<std::size_t>(Stream::reduce)] >= 0; ++c)
+      more.push_back(units[static_cast<std::size_t>(Stream::reduce)] + c * program.ranks);
+    d.more_reduce_units.push_back(std::move(more));
   }
   return d;
 }
@@ -446,6 +466,7 @@ StepRun drive_step(const StepProgram& program, Network& network, const DrivenRan
 StepProgram data_parallel_step(const TrainingProgram& t, int ranks) {
   StepProgram p;
   p.ranks = ranks;
+  p.reduce_channels = t.reduce_channels;
   p.use_stream(Stream::reduce);
   StageStep stage;
   for (std::size_t l = 0; l < t.forward_s.size(); ++l)

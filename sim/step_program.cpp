@@ -23,7 +23,7 @@ void StepProgram::use_stream(Stream stream) {
   int& base = stream_base[static_cast<std::size_t>(stream)];
   if (base >= 0) return;
   base = units;
-  units += ranks;
+  units += ranks * (stream == Stream::reduce ? reduce_channels : 1);
 }
 
 std::size_t StepProgram::add_segment(Schedule segment) {

@@ -78,6 +78,10 @@ struct StepProgram {
   int units = 0;
 
   int micro_batches = 1;
+  // The reduce stream's units per rank (a collective library's channels: each bucket's segment may run on all of
+  // them at once, unit c x ranks + r of the stream being rank r's c-th; the bucket is done when all are). Set it
+  // before use_stream(Stream::reduce).
+  int reduce_channels = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   bool overlap = true;          // false: the buckets' reductions start only after the whole backward pass
   double fusion_cycle_s = 0;    // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
