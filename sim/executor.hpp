@@ -76,11 +76,11 @@ struct TrainingProgram {
   // A collective library's channels: each bucket's Schedule covers reduce_channels x ranks positions, position
   // c x ranks + r being rank r's c-th reduction unit (rings of one call that run at once, each on its own unit)
   int reduce_channels = 1;
-  bool overlap = true;            // false: the allreduces start only after the whole backward pass
-  double fusion_cycle_s = 0;      // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
-  double batch_s = 0;             // input pipeline: seconds to produce one local batch (0: no pipeline)
-  int prefetch = 2;               // batches the pipeline may prepare ahead, >= 1
-  int steps = 3;                  // simulated steps; the last one is reported (earlier ones fill the pipeline)
+  bool overlap = true;        // false: the allreduces start only after the whole backward pass
+  double fusion_cycle_s = 0;  // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
+  double batch_s = 0;         // input pipeline: seconds to produce one local batch (0: no pipeline)
+  int prefetch = 2;           // batches the pipeline may prepare ahead, >= 1
+  int steps = 3;              // simulated steps; the last one is reported (earlier ones fill the pipeline)
 };
 
 struct TrainingResult {

@@ -48,7 +48,7 @@ struct StepRun {
 struct DrivenRanks {
   std::vector<int> rank;                            // the program's rank each stands for (its stage, in results)
   std::vector<std::array<int, stream_count>> unit;  // by driven rank and stream: its unit (-1: a stream not used)
-  std::vector<std::vector<int>> more_reduce_units;   // by driven rank: its other reduce units (StepProgram channels)
+  std::vector<std::vector<int>> more_reduce_units;  // by driven rank: its other reduce units (StepProgram channels)
 };
 // Every rank, with the units StepProgram::unit gives.
 DrivenRanks every_rank(const StepProgram& program);
