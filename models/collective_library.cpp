@@ -111,8 +111,10 @@ double estimate_seconds(const CollectiveLibrary& library, Protocol protocol, con
   double rate = call.bandwidth_Bps * c.wire_fraction[static_cast<std::size_t>(call.hop)];
   if (c.rate_cap_Bps > 0) rate = std::min(rate, c.rate_cap_Bps);
   const double move_s = rate > 0 ? call.wire_bytes / rate : 0;
-  return library.launch_s + c.base_latency_s + call.steps * c.hop_latency_s[static_cast<std::size_t>(call.hop)] +
-         move_s;
+  double hop_s = 0;
+  for (std::size_t h = 0; h < 3; ++h)
+    hop_s += call.hop_share[h] * c.hop_latency_s[h];
+  return library.launch_s + c.base_latency_s + call.steps * hop_s + move_s;
 }
 
 Protocol choose_protocol(const CollectiveLibrary& library, const LibraryCall& call) {

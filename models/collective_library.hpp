@@ -73,7 +73,10 @@ struct LibraryCall {
   double steps = 0;              // the Schedule's steps on its longest rank (ring allreduce: 2(P-1))
   double wire_bytes = 0;         // bytes each rank sends over the bottleneck, as the Schedule moves them
   double bandwidth_Bps = 0;      // the bottleneck's bandwidth for one rank
-  HopClass hop = HopClass::net;  // the slowest hardware its steps cross
+  HopClass hop = HopClass::net;  // the slowest hardware its messages cross (whose bandwidth bounds it)
+  // The share of its messages crossing each HopClass: a step's latency on average, as NCCL's formula counts a ring's
+  // inter-node steps apart from its intra-node ones (eager messages add their hops along the ring)
+  std::array<double, 3> hop_share{0, 0, 1};
 };
 
 // The tuner's estimate of a call in `protocol` (seconds), and its choice: the cheapest allowed protocol.

@@ -51,6 +51,7 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
   call.bytes = s.bytes;
   call.nodes = nodes_spanned(cost, s);
   int worst = -1;
+  std::array<double, 3> messages{};  // by HopClass
   std::size_t repeat = 0;
   for (int r = 0; r < s.ranks; ++r) {
     const std::uint64_t begin = s.rank_begin[static_cast<std::size_t>(r)];
@@ -80,12 +81,18 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
       }
       const HopClass h = op.kind() == OpKind::send ? hop_class(cost, r, op.peer()) : hop_class(cost, op.peer(), r);
       worst = std::max(worst, h == HopClass::net ? 2 : h == HopClass::pci ? 1 : 0);
+      if (op.kind() == OpKind::send) messages[static_cast<std::size_t>(h)] += 1 + step_repeats;
     }
     close_step();
     call.steps = std::max(call.steps, steps);
     call.wire_bytes = std::max(call.wire_bytes, sent);
   }
   call.hop = worst == 2 ? HopClass::net : worst == 1 ? HopClass::pci : HopClass::nvlink;
+  const double total = messages[0] + messages[1] + messages[2];
+  if (total > 0) {
+    for (std::size_t h = 0; h < 3; ++h)
+      call.hop_share[h] = messages[h] / total;
+  }
   if (cost.topology == nullptr) {
     call.bandwidth_Bps = cost.cost.bandwidth_Bps;
   } else {
