@@ -1,6 +1,9 @@
 #include "sim/library_cost.hpp"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
+#include <random>
 #include <unordered_set>
 
 namespace dtsim {
@@ -113,15 +116,103 @@ Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s) {
 
 namespace dtsim {
 
+namespace {
+
+// Rings over a full mesh of g accelerators that share no link direction: g - 1 of them, a decomposition of the
+// complete directed graph into Hamiltonian cycles (it exists for every g but 4 and 6: Tillson 1980), found by a
+// depth-first search with a fixed seed (reproducible; a few milliseconds for g = 8 or 16) and bounded in tries. Where
+// it finds none: one ring per stride s coprime with g (i -> i + s mod g), fewer rings but still disjoint. Each ring
+// is listed as the order of the node's accelerators, starting at 0.
+class MeshRings {
+public:
+  explicit MeshRings(int g) : g_(g), used_(static_cast<std::size_t>(g * g), 0), rng_(20261125) {}
+
+  std::vector<std::vector<int>> find() {
+    if (g_ >= 3 && g_ != 4 && g_ != 6 && g_ <= 64 && decompose(0)) return rings_;
+    std::vector<std::vector<int>> strides;
+    for (int s = 1; s < g_; ++s) {
+      if (std::gcd(s, g_) != 1) continue;
+      std::vector<int>& ring = strides.emplace_back();
+      for (int i = 0; i < g_; ++i)
+        ring.push_back(i * s % g_);
+    }
+    return strides;
+  }
+
+private:
+  bool& arc(int u, int v) { return reinterpret_cast<bool&>(used_[static_cast<std::size_t>(u * g_ + v)]); }
+  void mark(const std::vector<int>& ring, bool on) {
+    for (std::size_t i = 0; i < ring.size(); ++i)
+      arc(ring[i], ring[(i + 1) % ring.size()]) = on;
+  }
+  bool cycle(std::vector<int>& path, std::vector<char>& seen) {
+    if (++steps_ > max_steps) return false;
+    if (static_cast<int>(path.size()) == g_) return !arc(path.back(), 0);
+    std::vector<int> next;
+    for (int v = 0; v < g_; ++v)
+      if (seen[static_cast<std::size_t>(v)] == 0 && !arc(path.back(), v)) next.push_back(v);
+    std::shuffle(next.begin(), next.end(), rng_);
+    for (const int v : next) {
+      path.push_back(v);
+      seen[static_cast<std::size_t>(v)] = 1;
+      if (cycle(path, seen)) return true;
+      seen[static_cast<std::size_t>(v)] = 0;
+      path.pop_back();
+    }
+    return false;
+  }
+  bool decompose(int found) {
+    if (found == g_ - 1) return true;
+    for (int attempt = 0; attempt < 20 && steps_ <= max_steps; ++attempt) {
+      std::vector<int> path{0};
+      std::vector<char> seen(static_cast<std::size_t>(g_), 0);
+      seen[0] = 1;
+      if (!cycle(path, seen)) return false;
+      mark(path, true);
+      rings_.push_back(path);
+      if (decompose(found + 1)) return true;
+      rings_.pop_back();
+      mark(path, false);
+    }
+    return false;
+  }
+
+  static constexpr std::uint64_t max_steps = 2'000'000;
+  int g_;
+  std::vector<char> used_;
+  std::mt19937 rng_;
+  std::uint64_t steps_ = 0;
+  std::vector<std::vector<int>> rings_;
+};
+
+const std::vector<std::vector<int>>& mesh_rings(int g) {
+  static std::map<int, std::vector<std::vector<int>>>
+      cache;  // (per node size; a Topology is not shared across threads)
+  auto it = cache.find(g);
+  if (it == cache.end()) it = cache.emplace(g, MeshRings(g).find()).first;
+  return it->second;
+}
+
+// A ring inside one node whose accelerators are linked pairwise (IntraKind::nvlink, a full mesh).
+bool one_mesh_node(const NetworkCost& cost, const Schedule& s) {
+  return cost.topology->spec().node.intra_kind == IntraKind::nvlink && nodes_spanned(cost, s) == 1 &&
+         static_cast<int>(cost.accelerator_of.size()) == cost.topology->spec().node.accelerators;
+}
+
+}  // namespace
+
 int library_channels(const NetworkCost& cost, const Schedule& s) {
   if (!cost.library.enabled() || cost.topology == nullptr) return 1;
-  if (s.algorithm != "ring" || nodes_spanned(cost, s) < 2) return 1;  // (NCCL's channels are rings and trees)
+  if (s.algorithm != "ring") return 1;  // (NCCL's channels are rings and trees)
   const Topology& t = *cost.topology;
   const int per_node = t.spec().node.accelerators;
   if (static_cast<int>(cost.accelerator_of.size()) % per_node != 0) return 1;
   for (std::size_t i = 0; i < cost.accelerator_of.size(); ++i)
     if (cost.accelerator_of[i] != static_cast<int>(i)) return 1;  // not node by node
-  return t.spec().node.nics;
+  // a full mesh: one ring per stride coprime with the node's size, each over links of its own (as NCCL's and RCCL's
+  // rings spread over a mesh's links); across nodes: one ring per NIC
+  if (one_mesh_node(cost, s)) return std::max<int>(1, static_cast<int>(mesh_rings(per_node).size()));
+  return nodes_spanned(cost, s) < 2 ? 1 : t.spec().node.nics;
 }
 
 std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels) {
@@ -129,6 +220,15 @@ std::vector<int> channel_placement(const Topology& topology, const std::vector<i
   const std::size_t positions = accelerator_of.size();
   std::vector<int> out;
   out.reserve(positions * static_cast<std::size_t>(channels));
+  if (topology.spec().node.intra_kind == IntraKind::nvlink && static_cast<int>(positions) == per_node) {
+    const std::vector<std::vector<int>>& rings = mesh_rings(per_node);  // a mesh node: ring c over links of its own
+    for (int c = 0; c < channels; ++c) {
+      const std::vector<int>& ring = rings[static_cast<std::size_t>(c) % rings.size()];
+      for (std::size_t i = 0; i < positions; ++i)
+        out.push_back(accelerator_of[static_cast<std::size_t>(ring[i])]);
+    }
+    return out;
+  }
   for (int c = 0; c < channels; ++c) {
     const int shift = c * per_node / channels;
     for (std::size_t i = 0; i < positions; ++i) {

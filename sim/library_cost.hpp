@@ -49,7 +49,9 @@ namespace dtsim {
 int library_channels(const NetworkCost& cost, const Schedule& s);
 // Where copy c of the algorithm's positions runs: position i of node n goes to the accelerator (i + c G / channels)
 // mod G of that node (G accelerators a node), so that copy c enters each node at NIC c's first accelerator and leaves
-// it from NIC c-1's last one. Entry c P + i of the result, for P = accelerator_of.size().
+// it from NIC c-1's last one; inside one node of pairwise links (a mesh), to accelerator i s_c mod G for the c-th
+// stride s_c coprime with G, so that each copy runs over links of its own. Entry c P + i of the result, for
+// P = accelerator_of.size().
 std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels);
 
 }  // namespace dtsim
