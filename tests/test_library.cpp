@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -204,4 +205,34 @@ TEST_CASE("a ring across 8-NIC nodes runs as 8 channels and moves 1/8 of the byt
       run.network, true, Protocol::none);
   CHECK(small.channels == 1);
   CHECK(small.schedule.protocol == Protocol::ll);
+}
+
+TEST_CASE("inside a full-mesh node the library's rings use every link direction once") {
+  ClusterSpec spec =
+      load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/amd-mi300x.json");
+  const Run run(spec);
+  const Schedule one = run.ring(1 << 30, Protocol::none);
+  REQUIRE(library_channels(run.network, one) == 7);  // 8 accelerators, 7 links each
+  const std::vector<int> at = channel_placement(run.topology, run.network.accelerator_of, 7);
+  REQUIRE(at.size() == 56);
+  std::set<std::pair<int, int>> arcs;
+  for (int c = 0; c < 7; ++c) {
+    std::set<int> visited;
+    for (int i = 0; i < 8; ++i) {
+      visited.insert(at[static_cast<std::size_t>(c * 8 + i)]);
+      arcs.emplace(at[static_cast<std::size_t>(c * 8 + i)], at[static_cast<std::size_t>(c * 8 + (i + 1) % 8)]);
+    }
+    CHECK(visited.size() == 8);  // each ring visits every accelerator
+  }
+  CHECK(arcs.size() == 56);  // and no two rings send over the same link in the same direction
+  // so a large allreduce reaches about 7 links' worth of bus bandwidth (times NVLink's share: the file's generation is
+  // hopper, 20.6 of 25 GB/s), not one link's
+  const LibraryCallPlan plan = plan_library_call(
+      [&](std::uint64_t share) { return find_algorithm("ring").build(8, share, AlgorithmOptions(4)); }, 1 << 30, 4,
+      run.network, false, Protocol::simple);
+  FlowOptions laid(run.network);
+  laid.accelerator_of = plan.accelerator_of;
+  const double busbw = static_cast<double>(1 << 30) / run_flow(plan.schedule, laid).time_s * 2 * 7 / 8;
+  CHECK(busbw > 6 * 64e9 * 20.6 / 25);
+  CHECK(busbw < 7 * 64e9 * 20.6 / 25);
 }
