@@ -799,6 +799,17 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
     CHECK(c["split"] == "test");
     CHECK((c.contains("predicted") != c.contains("not_modelled")));
   }
+  // the published collectives, on their systems' cluster files with the library (docs/validation.md)
+  const auto& collectives = t["collectives"];
+  CHECK(collectives["overall"]["rows"] == 42);
+  CHECK(collectives["overall"]["median_abs_error"].get<double>() == Approx(0.163).margin(0.0005));
+  CHECK(collectives["overall"]["p90_abs_error"].get<double>() == Approx(0.505).margin(0.0005));
+  CHECK(collectives["by_size"][">= 1 MiB"]["rows"] == 32);
+  for (const auto& c : collectives["cases"]) {
+    CHECK(c["split"] == "test");
+    CHECK(c.contains("predicted_busbw_GBps"));
+    CHECK(c["protocol"] != "none");  // every system's cluster file names its library
+  }
   const Run fit = run_dtsim("validate --published --split fit --json --max-median-error 100");
   REQUIRE(fit.exit_code == 0);
   const auto f = nlohmann::json::parse(fit.output);
@@ -806,6 +817,8 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
     fit_rows += c.contains("predicted") ? 1 : 0;
   CHECK(fit_rows == 122);
   CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.116).margin(0.0005));
+  CHECK(f["collectives"]["overall"]["rows"] == 50);
+  CHECK(f["collectives"]["overall"]["median_abs_error"].get<double>() == Approx(0.173).margin(0.0005));
   // the default limit of 10% is exceeded today: exit 1, with the summary printed
   const Run gated = run_dtsim("validate --published");
   CHECK(gated.exit_code == 1);
