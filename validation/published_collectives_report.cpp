@@ -4,31 +4,17 @@
 #include "validation/published_report.hpp"
 
 namespace dtsim {
-namespace {
-
-std::string stats_text(const ErrorStats& s) {
-  char text[128];
-  std::snprintf(text, sizeof text, "median |error| %.1f%%, p90 %.1f%% over %d rows", 100 * s.median_abs_error,
-                100 * s.p90_abs_error, s.rows);
-  return text;
-}
-
-nlohmann::json stats_object(const ErrorStats& s) {
-  return {{"rows", s.rows}, {"median_abs_error", s.median_abs_error}, {"p90_abs_error", s.p90_abs_error}};
-}
-
-}  // namespace
 
 std::string collectives_text(const CollectiveValidation& result, const std::string& split) {
   std::string out = "published collectives (validation/published/collectives.csv), split " + split + ": " +
                     std::to_string(result.cases.size()) + " rows, " + std::to_string(result.overall.rows) +
                     " predicted (bus bandwidth, predicted against measured)\n";
-  out += "overall: " + stats_text(result.overall) + "\nby size:\n";
+  out += "overall: " + stats_line(result.overall) + "\nby size:\n";
   for (const auto& [band, s] : result.by_band)
-    out += "  " + band + ": " + stats_text(s) + "\n";
+    out += "  " + band + ": " + stats_line(s) + "\n";
   out += "by cluster:\n";
   for (const auto& [name, s] : result.by_system)
-    out += "  " + name + ": " + stats_text(s) + "\n";
+    out += "  " + name + ": " + stats_line(s) + "\n";
   out += "rows:\n";
   for (const CollectiveCase& c : result.cases) {
     char line[512];
@@ -74,11 +60,11 @@ nlohmann::json collectives_json(const CollectiveValidation& result, const std::s
   }
   nlohmann::json bands = nlohmann::json::object(), systems = nlohmann::json::object();
   for (const auto& [band, s] : result.by_band)
-    bands[band] = stats_object(s);
+    bands[band] = stats_json(s);
   for (const auto& [name, s] : result.by_system)
-    systems[name] = stats_object(s);
+    systems[name] = stats_json(s);
   return {{"split", split},
-          {"overall", stats_object(result.overall)},
+          {"overall", stats_json(result.overall)},
           {"by_size", bands},
           {"by_cluster", systems},
           {"cases", cases}};

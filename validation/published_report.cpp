@@ -6,7 +6,6 @@
 #include <map>
 
 namespace dtsim {
-namespace {
 
 std::string stats_line(const ErrorStats& s) {
   char text[128];
@@ -18,8 +17,6 @@ std::string stats_line(const ErrorStats& s) {
 nlohmann::json stats_json(const ErrorStats& s) {
   return {{"rows", s.rows}, {"median_abs_error", s.median_abs_error}, {"p90_abs_error", s.p90_abs_error}};
 }
-
-}  // namespace
 
 std::string published_text(const PublishedResult& result, const std::string& split) {
   int predicted = 0;

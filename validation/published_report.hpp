@@ -10,6 +10,10 @@
 
 namespace dtsim {
 
+// "median |error| 11.8%, p90 32.2% over 111 rows", and the same as {rows, median_abs_error, p90_abs_error}.
+std::string stats_line(const ErrorStats& s);
+nlohmann::json stats_json(const ErrorStats& s);
+
 std::string published_text(const PublishedResult& result, const std::string& split);
 nlohmann::json published_json(const PublishedResult& result, const std::string& split);
 
