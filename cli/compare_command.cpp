@@ -199,6 +199,13 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
         << " (--servers, --ps-placement)";
   }
   out << "\ncells: time (bus bandwidth); * the fastest, = within 0.5% of it (a tie)\n";
+  if (const auto in_library =
+          std::find_if(runs.begin(), runs.end(), [](const CollectiveRun& r) { return r.protocol != Protocol::none; });
+      in_library != runs.end()) {
+    out << "each cell as the cluster's " << in_library->library
+        << " library runs it: the protocol its tuner picks, rings across nodes in a channel per NIC (--csv and --json "
+           "list both; --protocol forces one)\n";
+  }
   if (settings.backend == "analytical") {
     out << "analytical backend: no link sharing, so algorithms that send many messages at once (direct) look faster\n"
            "than any real network runs them; use --backend simgrid to see the contention\n";

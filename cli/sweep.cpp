@@ -24,8 +24,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExecutionResult, time_s, rank_finish_s, messa
                                    payload_ok, payload_max_abs_error, wall_s, setup_wall_s, peak_rss_bytes,
                                    event_batches, skipped_steps, rank_classes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkUsage, name, kind, capacity_Bps, bytes, busy_s, busy_fraction, utilisation, busy)
+NLOHMANN_JSON_SERIALIZE_ENUM(Protocol, {{Protocol::none, "none"},
+                                        {Protocol::simple, "simple"},
+                                        {Protocol::ll128, "ll128"},
+                                        {Protocol::ll, "ll"}})
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveRun, algorithm, collective, ranks, helper_ranks, bytes, backend,
-                                   network_model, cost, cluster, result, closed_form_s, verified, links_recorded, links)
+                                   network_model, cost, cluster, library, protocol, channels, result, closed_form_s,
+                                   verified, links_recorded, links)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryUse, weights_bytes, gradient_bytes, optimizer_bytes, activation_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, step_s, input_stall_s, forward_s, backward_s, exposed_comm_s,
                                    optimizer_s, comm_s, wall_s, rank_classes)

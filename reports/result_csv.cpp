@@ -113,7 +113,7 @@ std::string parallel_csv(const std::vector<ParallelPrediction>& results) {
 std::vector<std::string> collective_csv_columns() {
   return {"algorithm", "collective",    "ranks",         "helper_ranks", "bytes",     "backend",
           "network",   "bandwidth_Bps", "latency_s",     "time_s",       "algbw_Bps", "busbw_Bps",
-          "messages",  "sent_bytes",    "closed_form_s", "sim_wall_s"};
+          "messages",  "sent_bytes",    "closed_form_s", "sim_wall_s",   "protocol",  "channels"};
 }
 
 std::vector<std::string> collective_csv_cells(const CollectiveRun& run) {
@@ -132,7 +132,9 @@ std::vector<std::string> collective_csv_cells(const CollectiveRun& run) {
           csv_integer(static_cast<long long>(run.result.messages)),
           csv_integer(static_cast<long long>(run.result.bytes_sent)),
           run.closed_form_s >= 0 ? csv_number(run.closed_form_s) : "",
-          csv_number(run.result.wall_s)};
+          csv_number(run.result.wall_s),
+          csv_text(to_string(run.protocol)),
+          csv_integer(run.channels)};
 }
 
 std::string collective_csv(const CollectiveRun& run) {

@@ -158,6 +158,18 @@ TEST_CASE("collective on a cluster with a library reports the protocol the tuner
   const Run large = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 4GiB --protocol simple");
   REQUIRE(large.exit_code == 0);
   CHECK_THAT(large.output, Catch::Contains("library    nccl, protocol simple, 8 channels"));
+  // compare keeps each cell's protocol and channels (through its sweep records) in JSON and CSV
+  const Run compared =
+      run_dtsim("compare --cluster " + cluster + " --nodes 2 --algorithms ring,hierarchical --bytes 8KiB,1GiB --json");
+  REQUIRE(compared.exit_code == 0);
+  const nlohmann::json cells = nlohmann::json::parse(compared.output);
+  REQUIRE(cells.size() == 4);
+  CHECK(cells[0].at("protocol") == "ll");      // ring, 8 KiB
+  CHECK(cells[2].at("protocol") == "simple");  // ring, 1 GiB
+  CHECK(cells[2].at("channels") == 8);
+  const Run table = run_dtsim("compare --cluster " + cluster + " --nodes 2 --algorithms ring --bytes 1GiB --csv");
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.output, Catch::Contains(",simple,8,"));
   // --protocol none: plain messages, no library line
   const Run plain = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 4GiB --protocol none");
   REQUIRE(plain.exit_code == 0);
@@ -1475,8 +1487,11 @@ TEST_CASE(
   REQUIRE(c.size() == 2);
   CHECK(c[0] == std::vector<std::string>{"algorithm", "collective", "ranks", "helper_ranks", "bytes", "backend",
                                          "network", "bandwidth_Bps", "latency_s", "time_s", "algbw_Bps", "busbw_Bps",
-                                         "messages", "sent_bytes", "closed_form_s", "sim_wall_s"});
+                                         "messages", "sent_bytes", "closed_form_s", "sim_wall_s", "protocol",
+                                         "channels"});
   REQUIRE(c[1].size() == c[0].size());
+  CHECK(c[1][16] == "none");  // (the star has no collective library)
+  CHECK(c[1][17] == "1");
   CHECK(c[1][0] == "ring");
   CHECK(c[1][4] == "4000000");
   const double time_s = std::stod(c[1][9]);
