@@ -132,6 +132,9 @@ struct Schedule {
   // The collective library's wire protocol this call runs in (models/collective_library.hpp), chosen where the
   // Schedule is laid on a cluster; none: plain messages. Executors charge its costs; the algorithm ignores it.
   Protocol protocol = Protocol::none;
+  // The channels the call is split into (copies of it side by side in this Schedule): the library's per-call caps are
+  // shared among them.
+  std::uint32_t channels = 1;
 
   bool compact() const { return !repeats.empty(); }
   // The index of the first repeat at or after ops[op] (repeats.size() if none).

@@ -110,8 +110,10 @@ constexpr std::array<FieldSpec, 10> fabric_fields{{
 constexpr std::array<FieldSpec, 4> library_fields{{
     choice_field("name", "", "the library: nccl (NVIDIA), rccl (AMD; dtsim applies NCCL's published constants to it)",
                  "nccl|rccl"),
-    choice_field("generation", "", "the GPU generation whose tuning constants apply (LL's bandwidth cap)",
-                 "volta|ampere|hopper|blackwell"),
+    choice_field(
+        "generation", "",
+        "the GPU generation whose tuning constants apply (LL's bandwidth cap, NVLink's share of its line rate)",
+        "volta|ampere|hopper|blackwell"),
     value_field("launch", FieldType::duration, "0us",
                 "fixed cost of each collective call before its base latency: kernel launch and host overhead; at most "
                 "10ms"),

@@ -48,8 +48,8 @@ std::string check_training_program(const TrainingProgram& program, int ranks, st
     return "forward and backward times for different layer counts";
   }
   if (program.bucket_ready_after.size() != program.buckets.size()) return "one ready layer per bucket";
+  if (program.reduce_channels < 1) return "reduce_channels >= 1";
   for (std::size_t b = 0; b < program.buckets.size(); ++b) {
-    if (program.reduce_channels < 1) return "reduce_channels >= 1";
     if (program.buckets[b].ranks != ranks * program.reduce_channels) return "bucket over other ranks";
     if (program.bucket_ready_after[b] >= program.backward_s.size() ||
         (b > 0 && program.bucket_ready_after[b] > program.bucket_ready_after[b - 1])) {

@@ -1647,7 +1647,9 @@ StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, Ru
       throw std::invalid_argument("training step: " + problem);
     }
   }
-  if (program.units == program.ranks && program.stages.size() == 1) {
+  if (program.reduce_channels > 1) {
+    // (channel units are driven by every rank: classes of units would leave the other channels unstarted)
+  } else if (program.units == program.ranks && program.stages.size() == 1) {
     if (auto lumped = lump(program.units, program.segments, options)) {
       lumping::LumpedEngine engine(*lumped, options);
       DrivenRanks driven;  // (one stream: a class of units is a class of ranks)

@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace dtsim {
@@ -13,12 +14,30 @@ int accelerator_at(const NetworkCost& cost, int position) {
   return cost.accelerator_of.empty() ? position : cost.accelerator_of[static_cast<std::size_t>(position)];
 }
 
+// The nodes one call spans: the most of any group of positions that exchange messages (a Schedule laid over several
+// groups, e.g. every stage's tensor-parallel ring at once, is several calls).
 int nodes_spanned(const NetworkCost& cost, const Schedule& s) {
   if (cost.topology == nullptr) return s.ranks;  // the star: a host per position
-  std::unordered_set<int> nodes;
+  std::vector<int> group(static_cast<std::size_t>(s.ranks));
+  std::iota(group.begin(), group.end(), 0);
+  auto root = [&](int r) {
+    while (group[static_cast<std::size_t>(r)] != r) {
+      group[static_cast<std::size_t>(r)] = group[static_cast<std::size_t>(group[static_cast<std::size_t>(r)])];
+      r = group[static_cast<std::size_t>(r)];
+    }
+    return r;
+  };
+  for (int r = 0; r < s.ranks; ++r) {
+    for (const Op& op : s.rank_ops(r))
+      if (op.kind() == OpKind::send) group[static_cast<std::size_t>(root(r))] = root(op.peer());
+  }
+  std::unordered_map<int, std::unordered_set<int>> nodes;  // by group
   for (int r = 0; r < s.ranks; ++r)
-    if (!s.rank_ops(r).empty()) nodes.insert(cost.topology->node_of(accelerator_at(cost, r)));
-  return std::max<int>(1, static_cast<int>(nodes.size()));
+    if (!s.rank_ops(r).empty()) nodes[root(r)].insert(cost.topology->node_of(accelerator_at(cost, r)));
+  std::size_t most = 1;
+  for (const auto& [g, in] : nodes)
+    most = std::max(most, in.size());
+  return static_cast<int>(most);
 }
 
 }  // namespace
@@ -43,7 +62,7 @@ SegmentLibraryCost segment_library_cost(const NetworkCost& cost, const Schedule&
   out.start_s = cost.library.launch_s + c.base_latency_s;
   for (std::size_t h = 0; h < 3; ++h)
     out.wire_factor[h] = 1.0 / c.wire_fraction[h];
-  out.rate_cap_Bps = c.rate_cap_Bps;
+  out.rate_cap_Bps = c.rate_cap_Bps / std::max<std::uint32_t>(1, s.channels);  // (a cap of the whole call)
   out.hop_latency_s = c.hop_latency_s;
   return out;
 }
@@ -53,6 +72,7 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
   call.algorithm = library_algorithm(s);
   call.bytes = s.bytes;
   call.nodes = nodes_spanned(cost, s);
+  call.ranks = 0;
   int worst = -1;
   std::array<double, 3> messages{};  // by HopClass
   std::size_t repeat = 0;
@@ -140,17 +160,17 @@ public:
   }
 
 private:
-  bool& arc(int u, int v) { return reinterpret_cast<bool&>(used_[static_cast<std::size_t>(u * g_ + v)]); }
+  char& arc(int u, int v) { return used_[static_cast<std::size_t>(u * g_ + v)]; }
   void mark(const std::vector<int>& ring, bool on) {
     for (std::size_t i = 0; i < ring.size(); ++i)
-      arc(ring[i], ring[(i + 1) % ring.size()]) = on;
+      arc(ring[i], ring[(i + 1) % ring.size()]) = on ? 1 : 0;
   }
   bool cycle(std::vector<int>& path, std::vector<char>& seen) {
     if (++steps_ > max_steps) return false;
-    if (static_cast<int>(path.size()) == g_) return !arc(path.back(), 0);
+    if (static_cast<int>(path.size()) == g_) return arc(path.back(), 0) == 0;
     std::vector<int> next;
     for (int v = 0; v < g_; ++v)
-      if (seen[static_cast<std::size_t>(v)] == 0 && !arc(path.back(), v)) next.push_back(v);
+      if (seen[static_cast<std::size_t>(v)] == 0 && arc(path.back(), v) == 0) next.push_back(v);
     std::shuffle(next.begin(), next.end(), rng_);
     for (const int v : next) {
       path.push_back(v);
@@ -186,8 +206,7 @@ private:
 };
 
 const std::vector<std::vector<int>>& mesh_rings(int g) {
-  static std::map<int, std::vector<std::vector<int>>>
-      cache;  // (per node size; a Topology is not shared across threads)
+  static std::map<int, std::vector<std::vector<int>>> cache;  // by node size, for the process (not for threads)
   auto it = cache.find(g);
   if (it == cache.end()) it = cache.emplace(g, MeshRings(g).find()).first;
   return it->second;
@@ -211,8 +230,9 @@ int library_channels(const NetworkCost& cost, const Schedule& s) {
     if (cost.accelerator_of[i] != static_cast<int>(i)) return 1;  // not node by node
   // a full mesh: one ring per stride coprime with the node's size, each over links of its own (as NCCL's and RCCL's
   // rings spread over a mesh's links); across nodes: one ring per NIC
-  if (one_mesh_node(cost, s)) return std::max<int>(1, static_cast<int>(mesh_rings(per_node).size()));
-  return nodes_spanned(cost, s) < 2 ? 1 : t.spec().node.nics;
+  // (at most NCCL's MAXCHANNELS, 64: src/include/device.h)
+  if (one_mesh_node(cost, s)) return std::clamp(static_cast<int>(mesh_rings(per_node).size()), 1, 64);
+  return nodes_spanned(cost, s) < 2 ? 1 : std::min(t.spec().node.nics, 64);
 }
 
 std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels) {
@@ -263,11 +283,13 @@ LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t byt
   const double per_channel = protocol == Protocol::ll      ? 8.0 * 512 * plan.schedule.ranks
                              : protocol == Protocol::ll128 ? 8.0 * 640
                                                            : 64.0 * 512;
-  plan.channels = std::clamp(static_cast<int>(static_cast<double>(bytes) / per_channel), 1, most);
+  plan.channels =
+      static_cast<int>(std::clamp(static_cast<double>(bytes) / per_channel, 1.0, static_cast<double>(most)));
   if (plan.channels > 1) {  // the channels' copies side by side, each on its share, in its own rank order
     const std::uint64_t unit = static_cast<std::uint64_t>(plan.channels) * element_bytes;
     plan.schedule = replicate_groups(build((bytes + unit - 1) / unit * element_bytes), plan.channels);
     plan.accelerator_of = channel_placement(*network.topology, network.accelerator_of, plan.channels);
+    plan.schedule.channels = static_cast<std::uint32_t>(plan.channels);
   }
   plan.schedule.protocol = protocol;
   return plan;

@@ -364,7 +364,8 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   const Schedule one = layout.sharding == Sharding::zero3
                            ? ring_reduce_scatter(layout.data, out.bucket.bytes, net.options)
                            : find_algorithm(algorithm).build(layout.data, out.bucket.bytes, net.options);
-  const Schedule all = replicate_groups(one, layout.tensor * layout.pipeline);
+  Schedule all = replicate_groups(one, layout.tensor * layout.pipeline);
+  all.protocol = tuned_protocol(net.sg, all);  // (one ring, as the layout's step runs it)
   out.alone_s = run_flow(all, flow_options(net.sg)).time_s;
   return out;
 }

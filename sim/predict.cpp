@@ -264,13 +264,16 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   out.operation = algorithm + " allreduce";
   out.backend = backend;
   const AlgorithmInfo& info = find_algorithm(algorithm);
-  const Schedule schedule =
+  // as the step reduces it: the library's protocol and channels (copies side by side on the ranks' accelerators)
+  const LibraryCallPlan plan =
       plan_library_call([&](std::uint64_t b) { return info.build(accelerators, b, net.options); }, out.bucket.bytes,
-                        net.options.element_bytes, net.sg, true, Protocol::none, false)
-          .schedule;
-  FlowOptions fo = flow_options(net.sg);
+                        net.options.element_bytes, net.sg, true, Protocol::none);
+  SimGridOptions sg = net.sg;
+  sg.accelerator_of = plan.accelerator_of;
+  FlowOptions fo = flow_options(sg);
   fo.contention = backend != Backend::analytical;
-  out.alone_s = backend == Backend::simgrid ? run_simgrid(schedule, net.sg).time_s : run_flow(schedule, fo).time_s;
+  out.alone_s =
+      backend == Backend::simgrid ? run_simgrid(plan.schedule, sg).time_s : run_flow(plan.schedule, fo).time_s;
   return out;
 }
 

@@ -163,7 +163,7 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
       sg4::Mailbox* in = RankMailboxes::find(mailboxes.in, op.peer());
       if (lib.active) library_recvs.emplace_back(comms.size(), op.peer());
       if (lib.active && lib.rate_cap_Bps > 0) {  // (SimGrid takes the rate of whichever side posted first)
-        sg4::CommPtr comm = in->get_init()->set_dst_data(reinterpret_cast<void**>(&landed[recv_slot++]));
+        sg4::CommPtr comm = in->get_init()->set_dst_data(reinterpret_cast<void**>(&landed[recv_slot++]), sizeof(void*));
         comm->set_rate(lib.rate_cap_Bps * wire_factor(op.peer(), mailboxes.rank));
         comm->start();
         comms.push_back(comm);

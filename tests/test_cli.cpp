@@ -170,6 +170,13 @@ TEST_CASE("collective on a cluster with a library reports the protocol the tuner
   const Run table = run_dtsim("compare --cluster " + cluster + " --nodes 2 --algorithms ring --bytes 1GiB --csv");
   REQUIRE(table.exit_code == 0);
   CHECK_THAT(table.output, Catch::Contains(",simple,8,"));
+  // a real payload is reduced exactly in every protocol (LL's receives carry a rate cap)
+  for (const char* protocol : {"ll", "ll128", "simple"}) {
+    const Run exact = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 1MiB --backend simgrid " +
+                                "--real-payload --protocol " + protocol);
+    CHECK(exact.exit_code == 0);
+    CHECK_THAT(exact.output, Catch::Contains("exact result on every rank"));
+  }
   // --protocol none: plain messages, no library line
   const Run plain = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 4GiB --protocol none");
   REQUIRE(plain.exit_code == 0);
@@ -814,7 +821,7 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   // the published collectives, on their systems' cluster files with the library (docs/validation.md)
   const auto& collectives = t["collectives"];
   CHECK(collectives["overall"]["rows"] == 42);
-  CHECK(collectives["overall"]["median_abs_error"].get<double>() == Approx(0.163).margin(0.0005));
+  CHECK(collectives["overall"]["median_abs_error"].get<double>() == Approx(0.155).margin(0.0005));
   CHECK(collectives["overall"]["p90_abs_error"].get<double>() == Approx(0.505).margin(0.0005));
   CHECK(collectives["by_size"][">= 1 MiB"]["rows"] == 32);
   for (const auto& c : collectives["cases"]) {

@@ -123,7 +123,12 @@ TEST_CASE("the executors agree on a library's eager messages, per-hop latencies 
       const Schedule s = run.ring(bytes, p);
       const double flow = run.flow(s);
       CAPTURE(to_string(p), bytes);
-      CHECK(rel_diff(run.flow(s, true), flow) < 1e-9);  // classes of ranks, lumped
+      Schedule full = expand(s);  // (classes of ranks are found for schedules written out)
+      full.protocol = p;
+      CHECK(rel_diff(run.flow(full, true), flow) < 1e-9);  // the lumped engine, on classes of ranks
+      FlowOptions lumped(run.network);
+      lumped.lump_always = true;
+      CHECK(run_flow(full, lumped).rank_classes > 0);
       CHECK(rel_diff(run.analytical(s), flow) < 1e-9);
       CHECK(rel_diff(run.simgrid(s), flow) < 1e-5);  // (SimGrid's max-min solver: maxmin/precision 1e-5)
     }
@@ -199,6 +204,16 @@ TEST_CASE("a ring across 8-NIC nodes runs as 8 channels and moves 1/8 of the byt
   FlowOptions laid(run.network);
   laid.accelerator_of = plan.accelerator_of;
   CHECK(run_flow(plan.schedule, laid).time_s < run.flow(one) / 4);
+  // LL's cap is the whole call's: 8 channels share it (Ampere, 2 nodes: 22.5 GB/s of bus bandwidth)
+  const LibraryCallPlan ll = plan_library_call(
+      [&](std::uint64_t share) { return find_algorithm("ring").build(16, share, AlgorithmOptions(4)); }, 256 << 20, 4,
+      run.network, false, Protocol::ll);
+  REQUIRE(ll.channels == 8);
+  FlowOptions ll_laid(run.network);
+  ll_laid.accelerator_of = ll.accelerator_of;
+  const double ll_busbw = static_cast<double>(256 << 20) / run_flow(ll.schedule, ll_laid).time_s * 2 * 15 / 16;
+  CHECK(ll_busbw < 22.5e9);
+  CHECK(ll_busbw > 0.8 * 22.5e9);
   // small calls keep to one channel, as NCCL's thread thresholds do
   const LibraryCallPlan small = plan_library_call(
       [&](std::uint64_t share) { return find_algorithm("ring").build(16, share, AlgorithmOptions(4)); }, 8 << 10, 4,
