@@ -410,7 +410,8 @@ private:
     if (--rr.reduce_units_left > 0) return;  // (its other channels still reducing)
     const StageStep& st = stage(rank);
     rr.current.reduce_s += now - rr.bucket_start;
-    span(rank, SpanKind::allreduce, p_.segments[st.bucket_segment[rr.next_bucket]]->bytes, rr.bucket_start, now);
+    const Schedule& bucket = *p_.segments[st.bucket_segment[rr.next_bucket]];  // (a library's channels: a share each)
+    span(rank, SpanKind::allreduce, bucket.bytes * bucket.channels, rr.bucket_start, now);
     rr.reduce_free_at = now;
     rr.reduce_busy = false;
     ++rr.next_bucket;
