@@ -117,7 +117,8 @@ double ring_allreduce_closed_form(int ranks, std::uint64_t bytes, const AlphaBet
   if (k == 1) return ring_allreduce_seconds(ranks, bytes, cost);
   const double p = ranks, n = static_cast<double>(bytes);
   if (ranks == 1 || bytes == 0) return 0;
-  const double step = std::max(cost.alpha_s + n / p / cost.bandwidth_Bps, static_cast<double>(k - 1) * cost.gap_s);
+  const double step = std::max(cost.alpha_s + n / (p * static_cast<double>(k)) / cost.bandwidth_Bps,
+                               static_cast<double>(k - 1) * cost.gap_s);
   return 2 * (p - 1) * step + (p - 1) / p * n / cost.reduce_Bps;
 }
 

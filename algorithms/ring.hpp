@@ -32,7 +32,9 @@ inline constexpr OptionSpec channel_group_option{
     .used_for = "rotates its rings inside nodes"};
 inline constexpr std::array<OptionSpec, 2> ring_options{channels_option, channel_group_option};
 
-// Phases, cost and source: ring.cpp. With K channels, 2(P-1) max(alpha + n/P beta, (K-1) g) + (P-1)/P n gamma.
+// Phases, cost and source: ring.cpp. With K channels, without contention (each of a step's K messages of n/(KP) at
+// the full bandwidth, as the registry's closed forms are): 2(P-1) max(alpha + n/(KP) beta, (K-1) g) + (P-1)/P n gamma;
+// on one shared link per host the K messages take n/P beta together.
 Schedule ring_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options = {});
 double ring_allreduce_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                   const AlgorithmOptions& options);

@@ -67,9 +67,7 @@ struct CollectiveLibrary {
 // One call as the tuner sees it.
 struct LibraryCall {
   LibraryAlgorithm algorithm = LibraryAlgorithm::ring;
-  int ranks = 1;
   int nodes = 1;
-  std::uint64_t bytes = 0;
   double steps = 0;              // the Schedule's steps on its longest rank (ring allreduce: 2(P-1))
   double wire_bytes = 0;         // bytes each rank sends over the bottleneck, as the Schedule moves them
   double bandwidth_Bps = 0;      // the bottleneck's bandwidth for one rank

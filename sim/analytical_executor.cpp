@@ -42,17 +42,17 @@ public:
       rate_Bps = path.bandwidth_Bps;
     }
     rate_Bps *= f.bandwidth_factor;
+    const auto hop =
+        library_.active ? static_cast<std::size_t>(hop_class(o_, static_cast<int>(src), static_cast<int>(dst))) : 0;
     if (library_.active) {  // the protocol's share of the wire, at most its cap
-      const HopClass hop = hop_class(o_, static_cast<int>(src), static_cast<int>(dst));
-      rate_Bps /= library_.wire_factor[static_cast<std::size_t>(hop)];
+      rate_Bps /= library_.wire_factor[hop];
       if (library_.rate_cap_Bps > 0) rate_Bps = std::min(rate_Bps, library_.rate_cap_Bps);
     }
     const double transfer_s = latency_s * f.latency_factor + bytes / rate_Bps;
     if (library_.active) {  // eager: it moved when sent, and its receiver sees it a hop's latency after it lands
       const double end = clock_[src] + transfer_s;
-      const HopClass hop = hop_class(o_, static_cast<int>(src), static_cast<int>(dst));
       step_end_[src] = std::max(step_end_[src], end);
-      step_end_[dst] = std::max(step_end_[dst], end + library_.hop_latency_s[static_cast<std::size_t>(hop)]);
+      step_end_[dst] = std::max(step_end_[dst], end + library_.hop_latency_s[hop]);
       return;
     }
     const double end = std::max(clock_[src], clock_[dst]) + transfer_s;

@@ -729,20 +729,21 @@ private:
       flow.cost = 1.0 / f.bandwidth_factor;
     }
     if (!o_.contention) flow.bound = r.narrowest_Bps * f.bandwidth_factor;  // its rate, as alone on the network
-    if (library.active) {  // the protocol's bytes on the wire, and its cap on the payload's rate
-      const double wire = library.wire_factor[static_cast<std::size_t>(hop_class(o_, src, dst))];
-      flow.remaining *= wire;
-      if (library.rate_cap_Bps > 0) flow.bound = std::min(flow.bound, library.rate_cap_Bps * wire);
+    flow.hop_s = 0;
+    if (library.active) {  // the protocol's bytes on the wire, its cap on the payload's rate, its hop's latency
+      const auto hop = static_cast<std::size_t>(hop_class(o_, src, dst));
+      flow.remaining *= library.wire_factor[hop];
+      if (library.rate_cap_Bps > 0) flow.bound = std::min(flow.bound, library.rate_cap_Bps * library.wire_factor[hop]);
+      flow.hop_s = library.hop_latency_s[hop];
     }
     flow.first_resource = r.first;
     flow.resource_count = r.count;
     flow.src = src;
     flow.dst = dst;
     flow.alive = true;
-    flow.eager = false;
+    flow.eager = library.active;  // (post_step says whether a receive claims it)
     flow.claimed = false;
     flow.entry = none;
-    flow.hop_s = 0;
     flow.latency_end = now_ + r.latency_s * f.latency_factor;
     flow.updated_at = flow.latency_end;
     ++in_flight_;
@@ -880,11 +881,8 @@ private:
           const bool claimed = ch.waiting_recvs > 0;
           if (claimed) --ch.waiting_recvs;
           const std::uint32_t id = start_transfer(ch, rank, op.peer(), bytes);
-          Flow& f = flows_[id];
-          f.eager = true;
-          f.claimed = claimed;
-          f.hop_s = segment.library.hop_latency_s[static_cast<std::size_t>(hop_class(o_, rank, op.peer()))];
-          if (!claimed) f.entry = push_eager(ch, id);
+          flows_[id].claimed = claimed;
+          if (!claimed) flows_[id].entry = push_eager(ch, id);
           continue;
         }
         if (ch.waiting_recvs > 0) {

@@ -70,16 +70,13 @@ SegmentLibraryCost segment_library_cost(const NetworkCost& cost, const Schedule&
 LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
   LibraryCall call;
   call.algorithm = library_algorithm(s);
-  call.bytes = s.bytes;
   call.nodes = nodes_spanned(cost, s);
-  call.ranks = 0;
-  int worst = -1;
+  call.hop = HopClass::nvlink;       // (HopClass runs from the fastest hardware to the slowest)
   std::array<double, 3> messages{};  // by HopClass
   std::size_t repeat = 0;
   for (int r = 0; r < s.ranks; ++r) {
     const std::uint64_t begin = s.rank_begin[static_cast<std::size_t>(r)];
     const std::uint64_t end = s.rank_begin[static_cast<std::size_t>(r) + 1];
-    if (begin < end) ++call.ranks;
     double steps = 0;
     double sent = 0;
     double step_sent = 0;  // the current step's bytes, for its repetitions
@@ -103,14 +100,13 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
         step_sent += b;
       }
       const HopClass h = op.kind() == OpKind::send ? hop_class(cost, r, op.peer()) : hop_class(cost, op.peer(), r);
-      worst = std::max(worst, h == HopClass::net ? 2 : h == HopClass::pci ? 1 : 0);
+      call.hop = std::max(call.hop, h);
       if (op.kind() == OpKind::send) messages[static_cast<std::size_t>(h)] += 1 + step_repeats;
     }
     close_step();
     call.steps = std::max(call.steps, steps);
     call.wire_bytes = std::max(call.wire_bytes, sent);
   }
-  call.hop = worst == 2 ? HopClass::net : worst == 1 ? HopClass::pci : HopClass::nvlink;
   const double total = messages[0] + messages[1] + messages[2];
   if (total > 0) {
     for (std::size_t h = 0; h < 3; ++h)
@@ -131,10 +127,6 @@ Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s) {
   if (!cost.library.enabled()) return Protocol::none;
   return choose_protocol(cost.library, library_call(cost, s));
 }
-
-}  // namespace dtsim
-
-namespace dtsim {
 
 namespace {
 
@@ -212,10 +204,10 @@ const std::vector<std::vector<int>>& mesh_rings(int g) {
   return it->second;
 }
 
-// A ring inside one node whose accelerators are linked pairwise (IntraKind::nvlink, a full mesh).
-bool one_mesh_node(const NetworkCost& cost, const Schedule& s) {
-  return cost.topology->spec().node.intra_kind == IntraKind::nvlink && nodes_spanned(cost, s) == 1 &&
-         static_cast<int>(cost.accelerator_of.size()) == cost.topology->spec().node.accelerators;
+// Positions that fill one node whose accelerators are linked pairwise (IntraKind::nvlink, a full mesh).
+bool one_mesh_node(const Topology& topology, std::size_t positions) {
+  return topology.spec().node.intra_kind == IntraKind::nvlink &&
+         positions == static_cast<std::size_t>(topology.spec().node.accelerators);
 }
 
 }  // namespace
@@ -228,10 +220,11 @@ int library_channels(const NetworkCost& cost, const Schedule& s) {
   if (static_cast<int>(cost.accelerator_of.size()) % per_node != 0) return 1;
   for (std::size_t i = 0; i < cost.accelerator_of.size(); ++i)
     if (cost.accelerator_of[i] != static_cast<int>(i)) return 1;  // not node by node
-  // a full mesh: one ring per stride coprime with the node's size, each over links of its own (as NCCL's and RCCL's
-  // rings spread over a mesh's links); across nodes: one ring per NIC
-  // (at most NCCL's MAXCHANNELS, 64: src/include/device.h)
-  if (one_mesh_node(cost, s)) return std::clamp(static_cast<int>(mesh_rings(per_node).size()), 1, 64);
+  // a full mesh: its rings over links of their own (mesh_rings; as NCCL's and RCCL's rings spread over a mesh's
+  // links); across nodes: one ring per NIC (at most NCCL's MAXCHANNELS, 64: src/include/device.h)
+  if (one_mesh_node(t, cost.accelerator_of.size())) {
+    return std::clamp(static_cast<int>(mesh_rings(per_node).size()), 1, 64);
+  }
   return nodes_spanned(cost, s) < 2 ? 1 : std::min(t.spec().node.nics, 64);
 }
 
@@ -240,7 +233,7 @@ std::vector<int> channel_placement(const Topology& topology, const std::vector<i
   const std::size_t positions = accelerator_of.size();
   std::vector<int> out;
   out.reserve(positions * static_cast<std::size_t>(channels));
-  if (topology.spec().node.intra_kind == IntraKind::nvlink && static_cast<int>(positions) == per_node) {
+  if (one_mesh_node(topology, positions)) {
     const std::vector<std::vector<int>>& rings = mesh_rings(per_node);  // a mesh node: ring c over links of its own
     for (int c = 0; c < channels; ++c) {
       const std::vector<int>& ring = rings[static_cast<std::size_t>(c) % rings.size()];
@@ -259,10 +252,6 @@ std::vector<int> channel_placement(const Topology& topology, const std::vector<i
   }
   return out;
 }
-
-}  // namespace dtsim
-
-namespace dtsim {
 
 LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t bytes)>& build, std::uint64_t bytes,
                                   std::uint64_t element_bytes, const NetworkCost& network, bool automatic,

@@ -38,25 +38,17 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s);
 // The protocol the library's tuner picks for `s` on this network (none without a library).
 Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s);
 
-}  // namespace dtsim
-
-namespace dtsim {
-
-// NCCL's channels (src/graph/search.cc, connect.cc): a ring-like call across several nodes runs as one ring per NIC,
-// each on its share of the bytes, so that every NIC carries one ring each way. The channels dtsim lays for `s` over
-// positions placed node by node on a cluster (1: one ring, as before; a tree, a call within one node, or ranks not
-// placed node by node).
+// NCCL's channels (src/graph/search.cc, connect.cc): a ring across several nodes runs as one ring per NIC, each on
+// its share of the bytes, so that every NIC carries one ring each way; a ring filling one node whose accelerators are
+// linked pairwise (a mesh) runs as the mesh's rings over links of their own (g - 1 of them where a Hamiltonian
+// decomposition is found). The channels dtsim gives `s` over positions placed node by node on a cluster, at most
+// 64 (1: one ring, as before; a tree, a call within one NVSwitch or PCIe node, or ranks not placed node by node).
 int library_channels(const NetworkCost& cost, const Schedule& s);
 // Where copy c of the algorithm's positions runs: position i of node n goes to the accelerator (i + c G / channels)
 // mod G of that node (G accelerators a node), so that copy c enters each node at NIC c's first accelerator and leaves
-// it from NIC c-1's last one; inside one node of pairwise links (a mesh), to accelerator i s_c mod G for the c-th
-// stride s_c coprime with G, so that each copy runs over links of its own. Entry c P + i of the result, for
-// P = accelerator_of.size().
+// it from NIC c-1's last one; inside one mesh node, position i goes to the i-th accelerator of the mesh's ring c.
+// Entry c P + i of the result, for P = accelerator_of.size().
 std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels);
-
-}  // namespace dtsim
-
-namespace dtsim {
 
 // One collective call as its library lays it on the network: the protocol (`forced`, or the tuner's choice when
 // automatic, the channels' NICs counted in its bandwidth) and the channels (library_channels, fewer for small calls:

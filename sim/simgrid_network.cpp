@@ -64,12 +64,13 @@ public:
   void run(const std::function<void(int)>& on_done) override {
     if (queued_ == 0) return;  // nothing to send: the clock stays where it is
     on_done_ = &on_done;
+    // a collective library's messages are eager (SimGrid's permanent receivers; for every segment on these pairs)
+    const bool eager = std::any_of(library_.begin(), library_.end(), [](const auto& l) { return l.cost.active; });
     for (std::size_t r = 0; r < units_.size(); ++r) {
       units_[r].wake = sg4::Semaphore::create(0);
       sg4::ActorPtr actor =
           sg4::Actor::create("unit" + std::to_string(r), hosts_[r], [this, r] { serve(static_cast<int>(r)); });
-      // a collective library's messages are eager (SimGrid's permanent receivers; for every segment on these pairs)
-      if (std::any_of(library_.begin(), library_.end(), [](const auto& l) { return l.cost.active; })) {
+      if (eager) {
         for (const auto& [peer, mailbox] : mailboxes_[r].in)
           mailbox->set_receiver(actor);
       }

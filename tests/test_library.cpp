@@ -5,10 +5,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
+#include "algorithms/verifier.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
@@ -250,4 +252,25 @@ TEST_CASE("inside a full-mesh node the library's rings use every link direction 
   const double busbw = static_cast<double>(1 << 30) / run_flow(plan.schedule, laid).time_s * 2 * 7 / 8;
   CHECK(busbw > 6 * 64e9 * 20.6 / 25);
   CHECK(busbw < 7 * 64e9 * 20.6 / 25);
+}
+
+TEST_CASE("the ring's --channels: K rings at once are a correct allreduce, timed as their closed form says") {
+  for (const auto& [ranks, channels, group] :
+       std::vector<std::tuple<int, int, int>>{{16, 8, 8}, {12, 3, 4}, {7, 2, 1}, {2, 4, 2}, {24, 5, 8}}) {
+    AlgorithmOptions options(4);
+    options.set(channels_option.name, static_cast<std::uint64_t>(channels));
+    options.set(channel_group_option.name, static_cast<std::uint64_t>(group));
+    const Schedule s = find_algorithm("ring").build(ranks, 1 << 20, options);
+    CAPTURE(ranks, channels, group);
+    const VerifyReport report = verify(s);
+    CHECK(report.ok);
+    AnalyticalOptions star;
+    star.cost.gap_s = 0;  // (without contention: each of a step's K messages of n/(KP) at the full bandwidth)
+    CHECK(rel_diff(run_analytical(s, star).time_s,
+                   find_algorithm("ring").closed_form_seconds(ranks, 1 << 20, star.cost, options)) < 0.02);
+  }
+  AlgorithmOptions bad(4);
+  bad.set(channels_option.name, 2);
+  bad.set(channel_group_option.name, 5);
+  CHECK_THROWS_AS(find_algorithm("ring").build(16, 1024, bad), OptionError);
 }
