@@ -13,6 +13,7 @@
 #include "reports/collective_report.hpp"
 #include "reports/result_csv.hpp"
 #include "scenarios/units.hpp"
+#include "sim/algorithm_choice.hpp"
 
 namespace dtsim::cli {
 namespace {
@@ -21,11 +22,14 @@ constexpr long long max_ranks = 1'000'000;
 
 // The flags of `collective` and `verify` that say which schedule (--algorithm's text lists the registry's).
 std::vector<FlagSpec> schedule_flags() {
-  static const std::string algorithm_doc = algorithm_flag_doc();
+  static const std::string algorithm_doc =
+      "auto (the collective library's own choice on a cluster that names one, NCCL's tuner; elsewhere MPICH's "
+      "thresholds: docs/clusters.md) or one by name: " +
+      algorithm_flag_doc();
   return {
       {"collective", "NAME", "allreduce",
        "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
-      {"algorithm", "NAME", "ring", algorithm_doc},
+      {"algorithm", "NAME", "auto", algorithm_doc},
       {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
       {"bytes", "SIZE", "100MB", "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB"},
       {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
@@ -59,7 +63,8 @@ const std::vector<FlagSpec>& verify_flags() {
 }
 
 struct ScheduleRequest {
-  const AlgorithmInfo* algorithm;
+  Collective collective;
+  const AlgorithmInfo* algorithm;  // nullptr: auto, chosen once the network is known
   int ranks;
   std::uint64_t bytes;
 };
@@ -67,8 +72,15 @@ struct ScheduleRequest {
 ScheduleRequest parse_schedule_request(const Flags& flags) {
   ScheduleRequest request{};
   const Collective collective = flags.parse("collective", [](const std::string& v) { return parse_collective(v); });
-  request.algorithm =
-      flags.parse("algorithm", [collective](const std::string& v) { return &find_algorithm(v, collective); });
+  request.collective = collective;
+  request.algorithm = flags.parse("algorithm", [collective](const std::string& v) -> const AlgorithmInfo* {
+    if (v == "auto") return nullptr;
+    try {
+      return &find_algorithm(v, collective);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string(e.what()) + "; or auto");
+    }
+  });
   request.ranks = static_cast<int>(flags.integer("ranks", 1, max_ranks));
   request.bytes = flags.bytes("bytes", 0, max_buffer_bytes);
   return request;
@@ -77,7 +89,7 @@ ScheduleRequest parse_schedule_request(const Flags& flags) {
 // --root, which only the rooted collectives have.
 std::uint32_t parse_root(const Flags& flags, const ScheduleRequest& request) {
   const auto root = static_cast<std::uint32_t>(flags.integer("root", 0, max_ranks - 1));
-  const Collective c = request.algorithm->collective;
+  const Collective c = request.collective;
   flags.refuse_unless(
       "root",
       c == Collective::broadcast || c == Collective::reduce || c == Collective::gather || c == Collective::scatter,
@@ -111,7 +123,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(collective_flags(), args);
   const ScheduleRequest request = parse_schedule_request(flags);
   RunSettings settings = parse_run_settings(flags);
-  check_option_flags(flags, std::array{request.algorithm});
+  if (request.algorithm != nullptr) check_option_flags(flags, std::array{request.algorithm});
   settings.real_payload = flags.has("real-payload");
   if ((settings.real_payload || flags.has("trace")) && settings.backend == "auto") settings.backend = "simgrid";
   if (settings.real_payload && settings.backend != "simgrid") {
@@ -139,7 +151,15 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     cluster = instantiate_cluster(settings, parse_nodes(flags, *settings.cluster));
     ranks = cluster->topology->accelerators();
   }
-  const Schedule schedule = build_schedule(*request.algorithm, ranks, request.bytes, options);
+  CallChoice choice;  // --algorithm auto
+  if (request.algorithm == nullptr) {
+    choice = choose_call(request.collective, ranks, request.bytes, options, settings, cluster ? &*cluster : nullptr);
+    check_option_flags(flags, std::array{choice.algorithm});
+  } else {
+    choice.algorithm = request.algorithm;
+    choice.settings = settings;
+  }
+  const Schedule schedule = build_schedule(*choice.algorithm, ranks, request.bytes, options);
   check_trace_ranks(trace, schedule.ranks);
   bool verified = false;
   if (flags.has("verify")) {
@@ -151,7 +171,9 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     verified = true;
   }
   CollectiveRun run =
-      run_call(*request.algorithm, ranks, request.bytes, options, settings, cluster ? &*cluster : nullptr);
+      run_call(*choice.algorithm, ranks, request.bytes, options, choice.settings, cluster ? &*cluster : nullptr);
+  run.chosen_by = choice.chosen_by;
+  run.weighed = choice.weighed;
   run.verified = verified;
   if (!trace.path.empty()) {
     write_trace_file(trace, run.result.trace, schedule.ranks, run.links,
@@ -172,21 +194,25 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
 
 int verify_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(verify_flags(), args);
-  const ScheduleRequest request = parse_schedule_request(flags);
-  const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, [&flags, &request] {
-    AlgorithmOptions options = parse_algorithm_options(flags);
-    check_option_flags(flags, std::array{request.algorithm});
-    options.root = parse_root(flags, request);
-    return options;
-  }());
+  ScheduleRequest request = parse_schedule_request(flags);
+  AlgorithmOptions options = parse_algorithm_options(flags);
+  options.root = parse_root(flags, request);
+  std::string chosen;
+  if (request.algorithm == nullptr) {  // auto: as MPI would on a star (no network here)
+    const AlgorithmChoice choice = choose_algorithm(request.collective, request.ranks, request.bytes, options, {});
+    request.algorithm = choice.algorithm;
+    chosen = " (chosen by " + choice.rule + ", --algorithm auto)";
+  }
+  check_option_flags(flags, std::array{request.algorithm});
+  const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, options);
   const VerifyReport report = verify(schedule);
   if (!report.ok) {
     out << request.algorithm->name << ": INVALID: " << report.error << '\n';
     return 1;
   }
-  out << request.algorithm->name << ' ' << to_string(schedule.collective) << ", " << request.ranks << " ranks, "
-      << request.bytes << " B: valid (" << report.messages << " messages, " << report.bytes_sent << " bytes sent, "
-      << report.max_steps << " steps)\n";
+  out << request.algorithm->name << chosen << ' ' << to_string(schedule.collective) << ", " << request.ranks
+      << " ranks, " << request.bytes << " B: valid (" << report.messages << " messages, " << report.bytes_sent
+      << " bytes sent, " << report.max_steps << " steps)\n";
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
+#include "sim/algorithm_choice.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/library_cost.hpp"
@@ -304,6 +305,38 @@ CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t 
   run.ranks = ranks;
   run.bytes = bytes;
   run.channels = plan.channels;
+  return run;
+}
+
+CallChoice choose_call(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                       const RunSettings& settings, const ClusterInstance* cluster) {
+  CallChoice out;
+  out.settings = settings;
+  AlgorithmChoice choice;
+  try {
+    choice = choose_algorithm(collective, ranks, bytes, options, network_cost(settings, cluster));
+  } catch (const OptionError& e) {
+    throw UsageError("--" + e.option + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--algorithm: auto: ") + e.what());
+  }
+  out.algorithm = choice.algorithm;
+  out.chosen_by = choice.rule;
+  for (const AlgorithmCandidate& c : choice.candidates)
+    out.weighed.push_back({std::string(c.algorithm->name), c.protocol, c.estimate_s});
+  if (settings.protocol_automatic && choice.protocol != Protocol::none) {
+    out.settings.protocol = choice.protocol;  // the protocol the tuner weighed the algorithm in
+    out.settings.protocol_automatic = false;
+  }
+  return out;
+}
+
+CollectiveRun run_chosen_call(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                              const RunSettings& settings, const ClusterInstance* cluster) {
+  const CallChoice choice = choose_call(collective, ranks, bytes, options, settings, cluster);
+  CollectiveRun run = run_call(*choice.algorithm, ranks, bytes, options, choice.settings, cluster);
+  run.chosen_by = choice.chosen_by;
+  run.weighed = choice.weighed;
   return run;
 }
 

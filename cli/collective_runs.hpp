@@ -123,4 +123,18 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
 CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                        const RunSettings& settings, const ClusterInstance* cluster = nullptr);
 
+// `--algorithm auto`: the library's choice for one call (sim/algorithm_choice.hpp), the settings to run it with (its
+// tuned protocol, unless --protocol named one), and how it was chosen, for the report.
+struct CallChoice {
+  const AlgorithmInfo* algorithm = nullptr;
+  RunSettings settings;
+  std::string chosen_by;
+  std::vector<WeighedAlgorithm> weighed;
+};
+CallChoice choose_call(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                       const RunSettings& settings, const ClusterInstance* cluster = nullptr);
+// run_call on the library's choice, the run reporting how it was chosen.
+CollectiveRun run_chosen_call(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                              const RunSettings& settings, const ClusterInstance* cluster = nullptr);
+
 }  // namespace dtsim::cli

@@ -19,6 +19,7 @@
 #include "reports/progress.hpp"
 #include "reports/result_csv.hpp"
 #include "scenarios/units.hpp"
+#include "sim/algorithm_choice.hpp"
 
 namespace dtsim::cli {
 namespace {
@@ -132,6 +133,27 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   auto at = [&](std::size_t p, std::size_t b, std::size_t a) -> const CollectiveRun& {
     return runs[(p * sizes.size() + b) * chosen.size() + a];
   };
+  // --algorithm auto's choice for each (ranks, bytes): the library's (or MPI's) own, run here too when it is not among
+  // the compared algorithms
+  std::vector<CollectiveRun> choices;
+  for (std::size_t p = 0; p < ranks.size(); ++p) {
+    const ClusterInstance* cluster = clusters.empty() ? nullptr : &clusters[p];
+    for (std::size_t b = 0; b < sizes.size(); ++b) {
+      const CallChoice choice =
+          choose_call(Collective::allreduce, ranks[p], sizes[b], settings.algorithm, settings, cluster);
+      const auto a =
+          static_cast<std::size_t>(std::find(chosen.begin(), chosen.end(), choice.algorithm) - chosen.begin());
+      const bool compared =
+          a < chosen.size() && (choice.settings.protocol_automatic || at(p, b, a).protocol == choice.settings.protocol);
+      CollectiveRun run =
+          compared ? at(p, b, a)
+                   : run_call(*choice.algorithm, ranks[p], sizes[b], settings.algorithm, choice.settings, cluster);
+      run.chosen_by = choice.chosen_by;
+      run.weighed = choice.weighed;
+      choices.push_back(std::move(run));
+    }
+  }
+  auto choice_at = [&](std::size_t p, std::size_t b) -> const CollectiveRun& { return choices[p * sizes.size() + b]; };
   auto winner = [&](std::size_t p, std::size_t b) {
     std::size_t best = 0;
     for (std::size_t a = 1; a < chosen.size(); ++a) {
@@ -148,8 +170,11 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
 
   if (flags.has("json")) {
     nlohmann::json all = nlohmann::json::array();
-    for (const CollectiveRun& run : runs)
-      all.push_back(collective_json(run));
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      nlohmann::json j = collective_json(runs[i]);
+      j["auto_choice"] = choices[i / chosen.size()].algorithm;  // --algorithm auto's choice for this (ranks, bytes)
+      all.push_back(std::move(j));
+    }
     out << all.dump() << '\n';
     return 0;
   }
@@ -158,6 +183,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     if (!clusters.empty()) columns.emplace_back("nodes");
     for (std::string& c : collective_csv_columns())
       columns.push_back(std::move(c));
+    columns.emplace_back("auto_choice");
     columns.emplace_back("fastest");
     CsvTable table(std::move(columns));
     for (std::size_t p = 0; p < ranks.size(); ++p) {
@@ -168,6 +194,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
           if (!clusters.empty()) cells.push_back(csv_integer(nodes[p]));
           for (std::string& c : collective_csv_cells(at(p, b, a)))
             cells.push_back(std::move(c));
+          cells.push_back(choice_at(p, b).algorithm);
           cells.push_back(csv_bool(a == best));
           table.add_row(std::move(cells));
         }
@@ -217,7 +244,8 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   out << std::setw(7) << "ranks" << std::setw(10) << "bytes";
   for (const AlgorithmInfo* algorithm : chosen)
     out << std::setw(width) << algorithm->name;
-  out << '\n';
+  out << "auto (" << choices.front().chosen_by << ")\n";
+  std::size_t auto_slower = 0;
   for (std::size_t p = 0; p < ranks.size(); ++p) {
     for (std::size_t b = 0; b < sizes.size(); ++b) {
       if (!clusters.empty()) out << std::setw(7) << nodes[p];
@@ -226,9 +254,24 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
       for (std::size_t a = 0; a < chosen.size(); ++a) {
         out << std::setw(width) << cell(at(p, b, a)) + (a == best ? " *" : tied(p, b, a) ? " =" : "");
       }
+      const CollectiveRun& choice = choice_at(p, b);
+      const double slower = choice.result.time_s / at(p, b, best).result.time_s - 1;
+      out << choice.algorithm << ' ';
+      if (choice.protocol != Protocol::none) out << to_string(choice.protocol) << ' ';
+      out << format_seconds(choice.result.time_s);
+      if (slower > tie_fraction) {
+        ++auto_slower;
+        out << " (+" << std::fixed << std::setprecision(0) << 100 * slower << "%)" << std::defaultfloat
+            << std::setprecision(6);
+      } else {
+        out << (slower < -tie_fraction ? " (faster)" : " (best)");
+      }
       out << '\n';
     }
   }
+  out << "\nauto: what --algorithm auto runs, chosen by " << choices.front().chosen_by
+      << " as the library would (not by timing them); +N%: slower than the fastest compared, in " << auto_slower
+      << " of " << choices.size() << " cells\n";
   out << "\ncrossovers\n";
   for (std::size_t p = 0; p < ranks.size(); ++p) {
     out << "  ";

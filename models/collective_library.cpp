@@ -1,6 +1,7 @@
 #include "models/collective_library.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace dtsim {
@@ -68,6 +69,18 @@ constexpr double ll_max_GBps[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {1
 // SM70 20.0, SM80 20.0, SM90 20.6, SM100 40.1 GB/s, against line rates of 25, 25, 25 and 50 GB/s per direction
 // (NVLink 2, 3, 4 and 5); the network NET_BW 12.0 GB/s for 100 Gbit/s (12.5 GB/s). PCIe: cluster files give usable
 // PCIe rates already (1).
+// perChMaxTreeBws and perChMaxTreeLL128Bws (GB/s per channel, 1 node / 2 nodes / more), by generation:
+// Volta {26.5, 18.5, 10.0} / {20, 20, 20}; Ampere {24.0, 23.6, 17.8} / {20, 20, 20}; Hopper {38.7, 41.4, 36.0} /
+// {36.7, 36.7, 29.0}; Blackwell {70.0, 42.8, 24.0} / {55.6, 31.67, 20.0}.
+constexpr double tree_max_GBps[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+constexpr double tree_ll128_max_GBps[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+// treeCorrectionFactor[protocol LL, LL128, Simple][log2(bytes / 64)], 64 B to 256 MiB.
+constexpr double tree_correction[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
 constexpr double nvlink_share[4] = {20.0 / 25.0, 20.0 / 25.0, 20.6 / 25.0, 40.1 / 50.0};
 constexpr double net_share = 12.0 / 12.5;
 
@@ -115,6 +128,38 @@ double estimate_seconds(const CollectiveLibrary& library, Protocol protocol, con
   for (std::size_t h = 0; h < 3; ++h)
     hop_s += call.hop_share[h] * c.hop_latency_s[h];
   return library.launch_s + c.base_latency_s + call.steps * hop_s + move_s;
+}
+
+double estimate_tree_allreduce_seconds(const CollectiveLibrary& library, Protocol protocol, const TreeCall& call) {
+  const ProtocolCost c = library.cost(protocol, LibraryAlgorithm::tree, call.nodes);
+  const int levels = call.nodes > 1 ? static_cast<int>(std::ceil(std::log2(static_cast<double>(call.nodes)))) : 0;
+  const double hops_s = 2.0 * ((call.per_node - 1) * c.hop_latency_s[static_cast<std::size_t>(call.intra)] +
+                               levels * c.hop_latency_s[static_cast<std::size_t>(HopClass::net)]);
+  // NCCL v2.30.7-1 tuning.cc: a tree allreduce's bus bandwidth is min(B x 0.92, channels x perChMaxTreeBw), then LL
+  // x 1/3.8 (at most llMaxBw), LL128 x 7/9 in one node or x 120/128 across nodes (at most channels x
+  // perChMaxTreeLL128Bw); B counts the link share NCCL's topology model expects (Simple's wire fraction here). The
+  // per-channel caps apply across nodes only: inside one node dtsim does not know NCCL's channel count.
+  const HopClass slowest = call.nodes > 1 ? HopClass::net : call.intra;
+  const double share = library.cost(Protocol::simple, LibraryAlgorithm::tree, call.nodes)
+                           .wire_fraction[static_cast<std::size_t>(slowest)];
+  const int g = static_cast<int>(library.generation);
+  const int column = call.nodes <= 1 ? 0 : call.nodes == 2 ? 1 : 2;
+  const bool capped = call.nodes > 1 && call.channels > 0;
+  double bus = call.bus_Bps * share * 0.92;
+  if (capped) bus = std::min(bus, call.channels * tree_max_GBps[g][column] * GBps);
+  if (protocol == Protocol::ll) bus = std::min(bus / 3.8, c.rate_cap_Bps > 0 ? c.rate_cap_Bps : bus);
+  if (protocol == Protocol::ll128) {
+    bus *= call.nodes <= 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+    if (capped) bus = std::min(bus, call.channels * tree_ll128_max_GBps[g][column] * GBps);
+  }
+  // "Trees are not perfectly sticking to the model for medium sizes": NCCL's correction by size, powers of two from
+  // 64 B (treeCorrectionFactor, by protocol LL, LL128, Simple)
+  if (call.bytes >= 64) {
+    const auto log_size = static_cast<int>(std::floor(std::log2(call.bytes / 64.0)));
+    if (log_size < 23) bus *= tree_correction[protocol_index(protocol)][log_size];
+  }
+  const double move_s = bus > 0 ? 2.0 * call.bytes / bus : 0;
+  return library.launch_s + c.base_latency_s + hops_s + move_s;
 }
 
 Protocol choose_protocol(const CollectiveLibrary& library, const LibraryCall& call) {

@@ -81,6 +81,23 @@ struct LibraryCall {
 double estimate_seconds(const CollectiveLibrary& library, Protocol protocol, const LibraryCall& call);
 Protocol choose_protocol(const CollectiveLibrary& library, const LibraryCall& call);
 
+// NCCL's tree allreduce as its tuner estimates it (src/graph/tuning.cc, ncclTopoTuneModel and ncclTopoGetAlgoTime):
+// a chain through the `per_node` GPUs of each node and a double binary tree across `nodes`, pipelined, so that
+//   time = launch + base latency + 2 ((per_node - 1) intra hop + ceil(log2 nodes) network hop)
+//          + 2 bytes / (bus bandwidth x the tree's share of it x NCCL's correction for the size)
+// (algorithm bandwidth half the bus bandwidth, as NCCL counts a tree's up and down passes). The share: 0.92, then LL
+// 1/3.8 and LL128 7/9 in one node or 120/128 across nodes, capped per channel across nodes. `bus_Bps`: the line rate
+// of one GPU's channels together (one NIC's per channel across nodes), `intra`: the hardware inside a node.
+struct TreeCall {
+  int nodes = 1;
+  int per_node = 1;
+  int channels = 1;
+  double bytes = 0;
+  double bus_Bps = 0;
+  HopClass intra = HopClass::nvlink;
+};
+double estimate_tree_allreduce_seconds(const CollectiveLibrary& library, Protocol protocol, const TreeCall& call);
+
 // Parses "auto", "simple", "ll128", "ll" or "none" (the --protocol flag); nullopt-like: returns false when unknown.
 bool parse_protocol(std::string_view text, Protocol& protocol, bool& automatic);
 bool parse_generation(std::string_view text, GpuGeneration& generation);

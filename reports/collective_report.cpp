@@ -23,6 +23,15 @@ std::string collective_text(const CollectiveRun& run) {
   out << run.algorithm << ' ' << run.collective << ": " << run.ranks << " ranks";
   if (run.helper_ranks > 0) out << " + " << run.helper_ranks << " server hosts";
   out << ", " << format_bytes(run.bytes) << " (" << run.bytes << " B)\n";
+  if (!run.chosen_by.empty()) {
+    out << "  chosen     by " << run.chosen_by << " (--algorithm auto; name one to force it)";
+    for (std::size_t i = 0; i < run.weighed.size(); ++i) {
+      const WeighedAlgorithm& w = run.weighed[i];
+      out << (i == 0 ? ": " : ", ") << w.algorithm << ' ' << to_string(w.protocol) << ' '
+          << format_seconds(w.estimate_s);
+    }
+    out << '\n';
+  }
   if (run.cluster.empty()) {
     out << "  network    star, " << format_bits_per_s(run.cost.bandwidth_Bps) << " per host, latency "
         << format_seconds(run.cost.alpha_s) << ", gap " << format_seconds(run.cost.gap_s) << " a message, reduce "
@@ -152,6 +161,14 @@ nlohmann::json collective_json(const CollectiveRun& run) {
     j["cluster"] = run.cluster;
   }
   if (!run.network_model.empty()) j["network_model"] = run.network_model;
+  if (!run.chosen_by.empty()) {
+    nlohmann::json weighed = nlohmann::json::array();
+    for (const WeighedAlgorithm& w : run.weighed)
+      weighed.push_back(
+          {{"algorithm", w.algorithm}, {"protocol", to_string(w.protocol)}, {"estimate_s", w.estimate_s}});
+    j["chosen_by"] = run.chosen_by;
+    j["weighed"] = weighed;
+  }
   if (run.protocol != Protocol::none) {
     j["library"] = run.library;
     j["protocol"] = to_string(run.protocol);

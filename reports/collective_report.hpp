@@ -11,8 +11,17 @@
 
 namespace dtsim {
 
+// One algorithm `--algorithm auto` weighed: the library's estimate of it in its cheapest protocol.
+struct WeighedAlgorithm {
+  std::string algorithm;
+  Protocol protocol = Protocol::none;
+  double estimate_s = 0;
+};
+
 struct CollectiveRun {
   std::string algorithm;
+  std::string chosen_by;                  // --algorithm auto: how ("nccl tuner", "mpich thresholds", ...); empty: named
+  std::vector<WeighedAlgorithm> weighed;  // --algorithm auto by a tuner: its candidates
   std::string collective;
   int ranks = 0;         // participating ranks (workers)
   int helper_ranks = 0;  // extra ranks that hold no data, e.g. parameter servers on hosts of their own

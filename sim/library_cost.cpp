@@ -214,7 +214,8 @@ bool one_mesh_node(const Topology& topology, std::size_t positions) {
 
 int library_channels(const NetworkCost& cost, const Schedule& s) {
   if (!cost.library.enabled() || cost.topology == nullptr) return 1;
-  if (s.algorithm != "ring") return 1;  // (NCCL's channels are rings and trees)
+  // (NCCL's channels are rings and trees: dtsim's double binary tree stands for NCCL's tree)
+  if (s.algorithm != "ring" && s.algorithm != "dbtree") return 1;
   const Topology& t = *cost.topology;
   const int per_node = t.spec().node.accelerators;
   if (static_cast<int>(cost.accelerator_of.size()) % per_node != 0) return 1;

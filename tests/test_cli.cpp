@@ -69,7 +69,8 @@ std::string write_variant(const std::filesystem::path& dir, const std::string& t
 }  // namespace
 
 TEST_CASE("collective --json prints one object with the documented fields") {
-  const Run run = run_dtsim("collective --ranks 4 --bytes 4MB --bandwidth 10Gbps --latency 1us --json");
+  const Run run =
+      run_dtsim("collective --algorithm ring --ranks 4 --bytes 4MB --bandwidth 10Gbps --latency 1us --json");
   REQUIRE(run.exit_code == 0);
   const auto j = nlohmann::json::parse(run.output);
   for (const char* key : {"algorithm", "ranks", "bytes", "backend", "time_s", "algbw_Bps", "busbw_Bps", "alpha_s",
@@ -127,7 +128,8 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ps-placement cloud", "--ps-placement: expected hosts or colocated"},
       {"collective --algorithm hierarchical --ranks 8 --ranks-per-node 3", "--ranks-per-node: expected a divisor"},
       {"collective --algorithm hierarchical --inter rign", "--inter: unknown allreduce algorithm 'rign'"},
-      {"collective --ranks 100000 --backend simgrid", "--ranks: ring schedule for 100000 ranks needs 39999600000 ops"},
+      {"collective --algorithm ring --ranks 100000 --backend simgrid",
+       "--ranks: ring schedule for 100000 ranks needs 39999600000 ops"},
       {"collective --algorithm pipelined-tree --segment-size 0B",
        "--segment-size: expected a whole number of bytes in [1B, 1TiB]"},
       {"verify --algorithm dbtree --segment-size 0KB",
@@ -183,6 +185,54 @@ TEST_CASE("collective on a cluster with a library reports the protocol the tuner
   CHECK_THAT(plain.output, !Catch::Contains("library"));
 }
 
+TEST_CASE("the default algorithm, auto, runs the library's choice and says how it chose") {
+  // the star: MPI's thresholds (recursive doubling for short buffers, Rabenseifner for long ones)
+  const Run small = run_dtsim("collective --ranks 8 --bytes 1KB --json");
+  REQUIRE(small.exit_code == 0);
+  const nlohmann::json s = nlohmann::json::parse(small.output);
+  CHECK(s.at("algorithm") == "butterfly");
+  CHECK(s.at("chosen_by") == "mpich thresholds");
+  const Run large = run_dtsim("collective --ranks 8 --bytes 100MB");
+  REQUIRE(large.exit_code == 0);
+  CHECK_THAT(large.output, Catch::StartsWith("rabenseifner allreduce"));
+  CHECK_THAT(large.output, Catch::Contains("chosen     by mpich thresholds"));
+  // a collective with one algorithm needs no --algorithm
+  const Run broadcast = run_dtsim("collective --collective broadcast --ranks 8 --bytes 1MB --json");
+  REQUIRE(broadcast.exit_code == 0);
+  CHECK(nlohmann::json::parse(broadcast.output).at("algorithm") == "tree");
+  // a named algorithm is run as named, without a choice
+  const Run named = run_dtsim("collective --algorithm ring --ranks 8 --bytes 1KB --json");
+  REQUIRE(named.exit_code == 0);
+  CHECK_FALSE(nlohmann::json::parse(named.output).contains("chosen_by"));
+  // NCCL's tuner on a cluster with NCCL: the tree for a small call on 16 nodes, the ring for a large one, both weighed
+  const std::string cluster = std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/aws-p5.json";
+  const Run tree = run_dtsim("collective --cluster " + cluster + " --nodes 16 --bytes 8KiB --json");
+  REQUIRE(tree.exit_code == 0);
+  const nlohmann::json t = nlohmann::json::parse(tree.output);
+  CHECK(t.at("algorithm") == "dbtree");
+  CHECK(t.at("chosen_by") == "nccl tuner");
+  REQUIRE(t.at("weighed").size() == 2);
+  CHECK(t.at("weighed")[0].at("algorithm") == "ring");
+  CHECK(t.at("weighed")[1].at("estimate_s").get<double>() < t.at("weighed")[0].at("estimate_s").get<double>());
+  CHECK(t.at("protocol") == t.at("weighed")[1].at("protocol"));
+  const Run ring = run_dtsim("collective --cluster " + cluster + " --nodes 16 --bytes 1GiB --json");
+  REQUIRE(ring.exit_code == 0);
+  CHECK(nlohmann::json::parse(ring.output).at("algorithm") == "ring");
+  // compare marks each cell's choice, in JSON and in the table
+  const Run compared = run_dtsim("compare --ranks 8 --bytes 1KB,1MB --algorithms ring,butterfly --json");
+  REQUIRE(compared.exit_code == 0);
+  const nlohmann::json cells = nlohmann::json::parse(compared.output);
+  REQUIRE(cells.size() == 4);
+  CHECK(cells[0].at("auto_choice") == "butterfly");
+  CHECK(cells[3].at("auto_choice") == "rabenseifner");
+  const Run table = run_dtsim("compare --ranks 8 --bytes 1KB,1MB --algorithms ring,butterfly");
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.output, Catch::Contains("auto (mpich thresholds)"));
+  CHECK_THAT(table.output, Catch::Contains("rabenseifner "));  // run though not compared
+  check_usage_errors({{"collective --algorithm fastest", "--algorithm: unknown allreduce algorithm 'fastest'"},
+                      {"collective --algorithm fastest", "; or auto"}});
+}
+
 TEST_CASE("numbers out of range or beyond 64 bits exit 2 naming the flag and the accepted range") {
   check_usage_errors({
       {"validate --max-median-error 1e400", "--max-median-error: expected a number in (0, 100], got '1e400'"},
@@ -214,7 +264,7 @@ TEST_CASE("flags the chosen command, algorithm or mode does not use, and empty v
       {"collective --inter nope", "--inter: unknown allreduce algorithm 'nope'"},
       {"collective --algorithm hierarchical --inter ps", "--inter: expected an allreduce without helper ranks"},
       {"collective --inter tree",
-       "--inter: only the hierarchical allreduce runs an allreduce across nodes (the chosen algorithm: ring)"},
+       "--inter: only the hierarchical allreduce runs an allreduce across nodes (the chosen algorithm: rabenseifner)"},
       {"collective --ranks-per-node 2", "--ranks-per-node: only the hierarchical allreduce groups ranks into nodes"},
       {"collective --servers 2", "--servers: only the ps allreduce has parameter servers"},
       {"collective --ps-placement colocated", "--ps-placement: only the ps allreduce has parameter servers"},
@@ -331,7 +381,7 @@ TEST_CASE("collective and predict with --rank-classes off simulate every rank, w
 }
 
 TEST_CASE("verify command proves ring and prints the message count") {
-  const Run run = run_dtsim("verify --ranks 8 --bytes 1000B");
+  const Run run = run_dtsim("verify --algorithm ring --ranks 8 --bytes 1000B");
   REQUIRE(run.exit_code == 0);
   CHECK(run.output.find("valid (112 messages") != std::string::npos);
 }
@@ -412,7 +462,7 @@ TEST_CASE("a ring too large to write out is refused, naming --ranks, by the exec
   // built compact (36000 ops) whatever the backend; SimGrid and the analytical executor would write out 4P(P-1)
   for (const char* backend : {"analytical", "simgrid"}) {
     CAPTURE(backend);
-    const Run run = run_dtsim(std::string("collective --ranks 9000 --bytes 1MB --backend ") + backend);
+    const Run run = run_dtsim(std::string("collective --algorithm ring --ranks 9000 --bytes 1MB --backend ") + backend);
     CHECK(run.exit_code == 2);
     CHECK(run.output.find("--ranks: ring schedule for 9000 ranks needs 323964000 ops") != std::string::npos);
   }
@@ -1385,7 +1435,7 @@ TEST_CASE("collective lists the busiest links and --trace writes a trace-event f
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-trace-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string trace = (dir / "ring.json").string();
-  const Run run = run_dtsim("collective --ranks 4 --bytes 4MB --trace " + trace);
+  const Run run = run_dtsim("collective --algorithm ring --ranks 4 --bytes 4MB --trace " + trace);
   REQUIRE(run.exit_code == 0);
   CHECK(run.output.find("busiest links (of 8 loaded") != std::string::npos);
   CHECK(run.output.find("rank 0 up") != std::string::npos);
@@ -1401,9 +1451,10 @@ TEST_CASE("collective lists the busiest links and --trace writes a trace-event f
     return std::pair{steps, doc["otherData"]["ranks_shown"]};
   };
   CHECK(steps_in(trace).first == 6);
-  REQUIRE(run_dtsim("collective --ranks 4 --bytes 4MB --trace-ranks all --trace " + trace).exit_code == 0);
+  REQUIRE(run_dtsim("collective --algorithm ring --ranks 4 --bytes 4MB --trace-ranks all --trace " + trace).exit_code ==
+          0);
   CHECK(steps_in(trace).first == 4 * 6);
-  const Run two = run_dtsim("collective --ranks 4 --bytes 4MB --trace-ranks 3,1 --trace " + trace);
+  const Run two = run_dtsim("collective --algorithm ring --ranks 4 --bytes 4MB --trace-ranks 3,1 --trace " + trace);
   REQUIRE(two.exit_code == 0);
   CHECK_THAT(two.output, Catch::Contains("ranks 1 and 3 of 4"));
   CHECK(steps_in(trace) == std::pair{std::size_t{2 * 6}, nlohmann::json::array({1, 3})});
@@ -1488,7 +1539,7 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
 
 TEST_CASE(
     "CSV output: predict, compare and collective print one header row with units in the names, then one row each") {
-  const Run collective = run_dtsim("collective --ranks 4 --bytes 4MB --csv");
+  const Run collective = run_dtsim("collective --algorithm ring --ranks 4 --bytes 4MB --csv");
   REQUIRE(collective.exit_code == 0);
   const auto c = csv_rows(collective.output);
   REQUIRE(c.size() == 2);
@@ -1503,7 +1554,7 @@ TEST_CASE(
   CHECK(c[1][4] == "4000000");
   const double time_s = std::stod(c[1][9]);
   CHECK(std::stod(c[1][11]) == Approx(4e6 / time_s * 1.5));  // busbw as the JSON has it
-  const auto json = nlohmann::json::parse(run_dtsim("collective --ranks 4 --bytes 4MB --json").output);
+  const auto json = nlohmann::json::parse(run_dtsim("collective --algorithm ring --ranks 4 --bytes 4MB --json").output);
   CHECK(time_s == json["time_s"].get<double>());  // written in full: reads back the same double
 
   const Run compare =

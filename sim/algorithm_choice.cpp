@@ -1,0 +1,100 @@
+#include "sim/algorithm_choice.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "sim/library_cost.hpp"
+
+namespace dtsim {
+namespace {
+
+const AlgorithmInfo* registered(std::string_view name, Collective collective) {
+  for (const AlgorithmInfo& a : algorithms())
+    if (a.name == name && a.collective == collective) return &a;
+  return nullptr;
+}
+
+// The cheapest allowed protocol for an estimate, and its seconds.
+template <class Estimate>
+AlgorithmCandidate cheapest(const AlgorithmInfo* algorithm, const CollectiveLibrary& library, Estimate estimate) {
+  AlgorithmCandidate best{algorithm, Protocol::none, std::numeric_limits<double>::infinity()};
+  for (const Protocol p : library_protocols) {
+    if (!library.allows(p)) continue;
+    const double s = estimate(p);
+    if (s < best.estimate_s) best = {algorithm, p, s};
+  }
+  return best;
+}
+
+// NCCL's tuner between its ring and its tree for an allreduce.
+AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                                  const NetworkCost& network) {
+  AlgorithmChoice choice;
+  choice.rule = network.library.name + " tuner";
+  const AlgorithmInfo* ring = registered("ring", Collective::allreduce);
+  const AlgorithmInfo* tree = registered("dbtree", Collective::allreduce);
+  const Schedule ring_schedule = ring->build(ranks, bytes, options);
+  LibraryCall call = library_call(network, ring_schedule);
+  // the bandwidth of the call's channels together, as plan_library_call lays them (a NIC each across nodes)
+  const int channels = library_channels(network, ring_schedule);
+  if (call.hop == HopClass::net) call.bandwidth_Bps *= channels;
+  choice.candidates.push_back(
+      cheapest(ring, network.library, [&](Protocol p) { return estimate_seconds(network.library, p, call); }));
+  if (tree != nullptr && ranks > 1) {
+    TreeCall t;
+    t.nodes = call.nodes;
+    t.per_node = std::max(1, (ranks + call.nodes - 1) / call.nodes);
+    t.channels = channels;
+    t.bytes = static_cast<double>(bytes);
+    t.bus_Bps = call.bandwidth_Bps;
+    t.intra = network.topology->spec().node.intra_kind == IntraKind::pcie ? HopClass::pci : HopClass::nvlink;
+    choice.candidates.push_back(cheapest(
+        tree, network.library, [&](Protocol p) { return estimate_tree_allreduce_seconds(network.library, p, t); }));
+  }
+  const auto best = std::min_element(
+      choice.candidates.begin(), choice.candidates.end(),
+      [](const AlgorithmCandidate& a, const AlgorithmCandidate& b) { return a.estimate_s < b.estimate_s; });
+  choice.algorithm = best->algorithm;
+  choice.protocol = best->protocol;
+  return choice;
+}
+
+// MPICH's default allreduce selection (recursive doubling for short buffers, Rabenseifner's for long ones).
+AlgorithmChoice mpich_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  constexpr std::uint64_t short_message_bytes = 2048;  // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+  std::uint64_t power_of_two = 1;
+  while (power_of_two * 2 <= static_cast<std::uint64_t>(std::max(ranks, 1)))
+    power_of_two *= 2;
+  const std::uint64_t elements = bytes / std::max<std::uint32_t>(1, options.element_bytes);
+  const bool short_call = bytes <= short_message_bytes || elements < power_of_two;
+  AlgorithmChoice choice;
+  choice.rule = "mpich thresholds";
+  choice.algorithm = registered(short_call ? "butterfly" : "rabenseifner", Collective::allreduce);
+  return choice;
+}
+
+}  // namespace
+
+AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                                 const NetworkCost& network) {
+  if (collective == Collective::allreduce) {
+    const bool library = network.library.enabled() && network.topology != nullptr;
+    AlgorithmChoice choice =
+        library ? library_allreduce(ranks, bytes, options, network) : mpich_allreduce(ranks, bytes, options);
+    if (choice.algorithm != nullptr) return choice;
+  }
+  // the collective's first registered algorithm (the only one of every collective but allreduce)
+  for (const AlgorithmInfo& a : algorithms()) {
+    if (a.collective != collective) continue;
+    AlgorithmChoice choice;
+    choice.algorithm = &a;
+    choice.rule = "only algorithm";
+    for (const AlgorithmInfo& b : algorithms())
+      if (&b != &a && b.collective == collective) choice.rule = "first registered";
+    return choice;
+  }
+  throw std::invalid_argument(std::string("no ") + to_string(collective) + " algorithm is registered");
+}
+
+}  // namespace dtsim

@@ -1,0 +1,43 @@
+// `--algorithm auto`: the algorithm (and wire protocol) a collective library picks for one call, as its own selection
+// logic would, so that dtsim times what users actually run rather than what they would have to name:
+// - on a cluster whose file names a collective library (NCCL, RCCL), its tuner: for an allreduce, NCCL's estimate of
+//   its ring (the ring's Schedule laid in channels, library_call) against its tree (estimate_tree_allreduce_seconds),
+//   each in its cheapest protocol, the smaller winning (NCCL v2.30.7-1, src/graph/tuning.cc, ncclTopoGetAlgoTime);
+//   NCCL's tree runs as dtsim's double binary tree (`dbtree`);
+// - elsewhere (MPI on a star or a cluster without a library), MPICH's default selection (src/mpi/coll/allreduce,
+//   MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048; Thakur, Rabenseifner and Gropp 2005, "Optimization of collective
+//   communication operations in MPICH", section 4.4): recursive doubling (`butterfly`) up to 2 KiB or below one
+//   element per rank of the largest power of two, Rabenseifner's reduce-scatter and allgather above;
+// - a collective with one algorithm in the registry: that one.
+// The choice is an estimate of the library's, not dtsim's fastest: `dtsim compare` shows where the two differ.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "models/collective_library.hpp"
+#include "sim/network.hpp"
+
+namespace dtsim {
+
+struct AlgorithmCandidate {
+  const AlgorithmInfo* algorithm = nullptr;
+  Protocol protocol = Protocol::none;
+  double estimate_s = 0;  // the library's estimate (tuner); 0 where a rule chose
+};
+
+struct AlgorithmChoice {
+  const AlgorithmInfo* algorithm = nullptr;
+  Protocol protocol = Protocol::none;          // the tuner's protocol for it (none: no library, or let the caller tune)
+  std::string rule;                            // how: "nccl tuner", "mpich thresholds", "only algorithm"
+  std::vector<AlgorithmCandidate> candidates;  // what the tuner weighed (empty where a rule chose)
+};
+
+// The library's choice for `collective` on `ranks` positions of `network` with a buffer of `bytes` (`options` as the
+// algorithms read them). Throws std::invalid_argument when the collective has no registered algorithm.
+AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                                 const NetworkCost& network);
+
+}  // namespace dtsim

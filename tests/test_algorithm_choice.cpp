@@ -1,0 +1,131 @@
+// `--algorithm auto` (sim/algorithm_choice.hpp): the library's own choice of algorithm and protocol per call.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "algorithms/registry.hpp"
+#include "models/collective_library.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "sim/algorithm_choice.hpp"
+#include "sim/library_cost.hpp"
+#include "sim/topology.hpp"
+
+using namespace dtsim;
+
+namespace {
+
+struct Cluster {
+  ClusterSpec spec;
+  Topology topology;
+  NetworkCost network;
+  Cluster(int nodes, bool library, const char* protocols = "")
+      : spec([&] {
+          ClusterSpec s = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
+          s.nodes = nodes;
+          if (library) {
+            s.library.name = "nccl";
+            s.library.generation = GpuGeneration::ampere;
+            s.library.launch_s = 10e-6;
+            if (std::string(protocols) == "simple") s.library.allow_ll = s.library.allow_ll128 = false;
+          }
+          return s;
+        }()),
+        topology(spec) {
+    network.topology = &topology;
+    network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    network.library = spec.library;
+  }
+  AlgorithmChoice choose(std::uint64_t bytes) const {
+    return choose_algorithm(Collective::allreduce, topology.accelerators(), bytes, AlgorithmOptions(4), network);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("without a library, auto follows MPICH: recursive doubling up to 2 KiB, Rabenseifner above") {
+  const NetworkCost star;
+  const AlgorithmOptions floats(4);
+  CHECK(choose_algorithm(Collective::allreduce, 8, 1000, floats, star).algorithm->name == "butterfly");
+  CHECK(choose_algorithm(Collective::allreduce, 8, 2048, floats, star).algorithm->name == "butterfly");
+  CHECK(choose_algorithm(Collective::allreduce, 8, 2052, floats, star).algorithm->name == "rabenseifner");
+  CHECK(choose_algorithm(Collective::allreduce, 8, 100'000'000, floats, star).algorithm->name == "rabenseifner");
+  // fewer elements than the largest power of two of ranks: recursive doubling whatever the size
+  CHECK(choose_algorithm(Collective::allreduce, 4096, 4 * 3000, floats, star).algorithm->name == "butterfly");
+  const AlgorithmChoice rule = choose_algorithm(Collective::allreduce, 8, 1 << 20, floats, star);
+  CHECK(rule.rule == "mpich thresholds");
+  CHECK(rule.protocol == Protocol::none);
+  CHECK(rule.candidates.empty());
+  // a cluster without a library is MPI's too
+  const Cluster plain(4, false);
+  CHECK(plain.choose(1 << 20).algorithm->name == "rabenseifner");
+}
+
+TEST_CASE("a collective with one algorithm gets it, whatever the network") {
+  const Cluster nccl(4, true);
+  for (const Collective c : {Collective::broadcast, Collective::reduce, Collective::gather, Collective::scatter,
+                             Collective::alltoall, Collective::allgather, Collective::reduce_scatter}) {
+    const AlgorithmChoice choice = choose_algorithm(c, 32, 1 << 20, AlgorithmOptions(4), nccl.network);
+    REQUIRE(choice.algorithm != nullptr);
+    CHECK(choice.algorithm->collective == c);
+    CHECK(choice.rule == "only algorithm");
+  }
+}
+
+TEST_CASE("NCCL's tuner: the tree for small calls across many nodes, the ring for large ones and inside a node") {
+  const Cluster sixteen(16, true);
+  const AlgorithmChoice small = sixteen.choose(8 << 10);
+  CHECK(small.rule == "nccl tuner");
+  CHECK(small.algorithm->name == "dbtree");
+  REQUIRE(small.candidates.size() == 2);
+  CHECK(small.candidates[0].algorithm->name == "ring");
+  CHECK(small.candidates[1].algorithm->name == "dbtree");
+  // the tree's log2(nodes) network hops against the ring's 2(nodes - 1): far fewer latencies
+  CHECK(small.candidates[1].estimate_s < 0.5 * small.candidates[0].estimate_s);
+  CHECK(small.protocol == Protocol::ll);
+  const AlgorithmChoice large = sixteen.choose(1ULL << 30);
+  CHECK(large.algorithm->name == "ring");
+  CHECK(large.protocol == Protocol::simple);
+  // the choice is the smaller estimate
+  for (const AlgorithmChoice& c : {small, large}) {
+    const auto& chosen = c.candidates[c.algorithm == c.candidates[0].algorithm ? 0 : 1];
+    const auto& rejected = c.candidates[c.algorithm == c.candidates[0].algorithm ? 1 : 0];
+    CHECK(chosen.estimate_s <= rejected.estimate_s);
+    CHECK(chosen.protocol == c.protocol);
+  }
+  // one node: a chain is no shorter than the ring and has less bandwidth
+  const Cluster one(1, true);
+  CHECK(one.choose(8 << 10).algorithm->name == "ring");
+  CHECK(one.choose(1ULL << 30).algorithm->name == "ring");
+  // the protocols the cluster allows bound the choice
+  const Cluster simple_only(16, true, "simple");
+  CHECK(simple_only.choose(8 << 10).protocol == Protocol::simple);
+}
+
+TEST_CASE("NCCL's tree estimate: latency terms alone for an empty call, bandwidth at the tree's share beyond") {
+  CollectiveLibrary nccl;
+  nccl.name = "nccl";
+  nccl.generation = GpuGeneration::ampere;
+  nccl.launch_s = 5e-6;
+  TreeCall call;
+  call.nodes = 16;
+  call.per_node = 8;
+  call.channels = 8;
+  call.bus_Bps = 8 * 25e9;
+  // Simple, tree: base 8.4 us, NVLink hop 4.0 us, network hop 14 us: 2 (7 x 4.0 + 4 x 14) = 168 us
+  CHECK(estimate_tree_allreduce_seconds(nccl, Protocol::simple, call) == Approx(5e-6 + 8.4e-6 + 168e-6));
+  // LL: base 6.8 us, hops 0.6 and 5.0: 2 (7 x 0.6 + 4 x 5.0) = 48.4 us
+  CHECK(estimate_tree_allreduce_seconds(nccl, Protocol::ll, call) == Approx(5e-6 + 6.8e-6 + 48.4e-6));
+  // 1 GiB in Simple: min(200 GB/s x 0.96 x 0.92, 8 x 17.8 GB/s) = 142.4 GB/s (NCCL corrects no size above 256 MiB)
+  call.bytes = 1 << 30;
+  const double latency_s = 5e-6 + 8.4e-6 + 168e-6;
+  CHECK(estimate_tree_allreduce_seconds(nccl, Protocol::simple, call) ==
+        Approx(latency_s + 2.0 * (1 << 30) / (8 * 17.8e9)).epsilon(1e-6));
+  // 256 MiB: NCCL's correction for Simple trees of that size, 0.9
+  call.bytes = 1 << 28;
+  CHECK(estimate_tree_allreduce_seconds(nccl, Protocol::simple, call) ==
+        Approx(latency_s + 2.0 * (1 << 28) / (8 * 17.8e9 * 0.9)).epsilon(1e-6));
+  // LL: 1/3.8 of the tree's Simple share, at most llMaxBw (Ampere, more than 2 nodes: 19 GB/s)
+  call.bytes = 1 << 20;  // log2(2^20 / 64) = 14: LL's correction 0.5
+  CHECK(estimate_tree_allreduce_seconds(nccl, Protocol::ll, call) ==
+        Approx(5e-6 + 6.8e-6 + 48.4e-6 + 2.0 * (1 << 20) / (std::min(8 * 17.8e9 / 3.8, 19e9) * 0.5)).epsilon(1e-6));
+}
