@@ -38,6 +38,7 @@ std::string fabric_text(const FabricSpec& f) {
     case FabricKind::fat_tree:
       out << ", radix " << f.radix << ", " << (f.levels == 0 ? std::string("auto") : std::to_string(f.levels))
           << " levels, oversubscription " << f.oversubscription << ":1";
+      if (f.rails) out << ", rail-optimised (NIC i of every node on rail i's leaves)";
       break;
     case FabricKind::torus:
     case FabricKind::ring: {

@@ -48,6 +48,9 @@ struct FabricSpec {
   int radix = 0;
   int levels = 0;
   double oversubscription = 1.0;
+  // fat-tree, rail-optimised (as DGX SuperPODs are cabled): NIC i of every node on leaf switches of its own (rail i),
+  // each rail's leaves holding only its NICs; false: a node's NICs on consecutive leaf ports.
+  bool rails = false;
   // torus (2 or 3 dimensions) and ring (1): one switch per coordinate, `endpoints_per_switch` NIC ports on each.
   std::vector<int> dimensions;
   int endpoints_per_switch = 1;

@@ -73,7 +73,7 @@ constexpr std::array<FieldSpec, 7> node_fields{{
                  pcie_fields),
 }};
 
-constexpr std::array<FieldSpec, 10> fabric_fields{{
+constexpr std::array<FieldSpec, 11> fabric_fields{{
     choice_field("kind", "", "the network between nodes", "star|fat-tree|torus|dragonfly|ring"),
     object_field("link", false, "switch-to-switch links (default: as fast as a NIC, 0.5us)", link_fields),
     required_when(ranged_field("radix", FieldType::integer, "",
@@ -84,6 +84,9 @@ constexpr std::array<FieldSpec, 10> fabric_fields{{
     ranged_field("oversubscription", FieldType::number, "1",
                  "fat-tree: endpoint ports per uplink at the leaf switches (k/2 / oversubscription uplinks)", 1,
                  std::numeric_limits<double>::infinity()),
+    value_field("rails", FieldType::boolean, "false",
+                "fat-tree: rail-optimised, NIC i of every node on leaf switches of rail i alone (as DGX SuperPODs "
+                "are cabled); false: a node's NICs on consecutive leaf ports"),
     required_when(ranged_field("dimensions", FieldType::integer_list, "",
                                "torus: switches along each of 2 or 3 dimensions; ring: one entry (default: enough "
                                "switches for the nodes)",
@@ -189,7 +192,8 @@ FabricSpec read_fabric(const JsonObject& f, const JsonObject& cluster, const Nod
   const std::string kind = f.choice("kind");
   fabric.link = f.has("link") ? read_link(f.object("link")) : LinkSpec{node.nic.bandwidth_Bps, 0.5e-6};
   fabric.endpoints_per_switch = static_cast<int>(f.integer("endpoints_per_switch"));
-  const auto fat_keys = {std::string_view("radix"), std::string_view("levels"), std::string_view("oversubscription")};
+  const auto fat_keys = {std::string_view("radix"), std::string_view("levels"), std::string_view("oversubscription"),
+                         std::string_view("rails")};
   const auto torus_keys = {std::string_view("dimensions")};
   const auto fly_keys = {std::string_view("groups"), std::string_view("routers_per_group"),
                          std::string_view("global_links_per_router")};
@@ -213,6 +217,7 @@ FabricSpec read_fabric(const JsonObject& f, const JsonObject& cluster, const Nod
     fabric.radix = static_cast<int>(f.integer("radix"));
     fabric.levels = f.has("levels") ? static_cast<int>(f.integer("levels")) : 0;  // 0: the fewest that fit
     fabric.oversubscription = f.number("oversubscription");
+    fabric.rails = f.has("rails") && f.boolean("rails");
     if (fabric.radix % 2 != 0) {
       throw ScenarioError(f.path_of("radix") + ": expected an even number of ports, got " +
                           std::to_string(fabric.radix));

@@ -15,8 +15,8 @@ echo "| nodes | GPUs | graph build (s) | vertices | links | ring: platform + rou
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in "${nodes[@]}"; do
   ./build/dtsim cluster "$cluster" --nodes "$n" --no-bisection --json >"$tmp/cluster.json"
-  ./build/dtsim collective --cluster "$cluster" --nodes "$n" --bytes 100MB --json >"$tmp/ring.json"
-  ./build/dtsim collective --ranks "$((n * 8))" --bytes 100MB --json >"$tmp/star.json"
+  ./build/dtsim collective --algorithm ring --cluster "$cluster" --nodes "$n" --bytes 100MB --json >"$tmp/ring.json"
+  ./build/dtsim collective --algorithm ring --ranks "$((n * 8))" --bytes 100MB --json >"$tmp/star.json"
   python3 - "$n" "$tmp" <<'PY'
 import json, sys
 n, tmp = sys.argv[1:]

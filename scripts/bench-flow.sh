@@ -34,9 +34,9 @@ for p in "${ranks[@]}"; do
       (( p % 8 == 0 && p <= cluster_max )) || continue
       args=(--cluster scenarios/clusters/dgx-a100.json --nodes "$((p / 8))")
     fi
-    ./build/dtsim collective "${args[@]}" --bytes 100MB --backend flow --json >"$tmp/flow.json"
+    ./build/dtsim collective --algorithm ring "${args[@]}" --bytes 100MB --backend flow --json >"$tmp/flow.json"
     if (( p <= simgrid_max )); then
-      ./build/dtsim collective "${args[@]}" --bytes 100MB --backend simgrid --json >"$tmp/sg.json"
+      ./build/dtsim collective --algorithm ring "${args[@]}" --bytes 100MB --backend simgrid --json >"$tmp/sg.json"
     else
       echo '{}' >"$tmp/sg.json"
     fi

@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 echo "| ranks | dtsim wall (s) | dtsim sim-only wall (s) | dtsim peak RSS (MB) | plain s4u wall (s) | plain peak RSS (MB) | dtsim / plain | simulated time (s) |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 for p in "${ranks[@]}"; do
-  /usr/bin/time -f "%e %M" -o "$tmp/dtsim.time" ./build/dtsim collective --ranks "$p" --bytes 100MB --json >"$tmp/dtsim.json"
+  /usr/bin/time -f "%e %M" -o "$tmp/dtsim.time" ./build/dtsim collective --algorithm ring --ranks "$p" --bytes 100MB --json >"$tmp/dtsim.json"
   /usr/bin/time -f "%e %M" -o "$tmp/plain.time" ./build/bench/plain_s4u_ring "$p" 1e8 reduce >"$tmp/plain.out"
   read -r d_wall d_rss <"$tmp/dtsim.time"
   read -r p_wall p_rss <"$tmp/plain.time"

@@ -5,6 +5,7 @@
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace dtsim {
@@ -88,6 +89,8 @@ struct FatTreeShape {
   std::vector<long long> m, w, lower;
   std::vector<int> up_link_base;      // [i]: the first link between levels i-1 and i (node x w[i-1] + up after it)
   int nic_link_base = 0;              // NIC port e's link to its leaf is nic_link_base + e
+  std::vector<long long> position;    // NIC port e's place among the leaves' ports (rails); empty: e itself
+  std::vector<long long> up_divisor;  // by vertex: a level-i switch's lower[i] (D-mod-k's digit); 1 elsewhere
   std::vector<int> accelerator_link;  // accelerator -> its PCIe switch
   std::vector<int> port_link;         // PCIe switch -> NIC, per NIC port
 };
@@ -156,8 +159,11 @@ std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports, FatTreeShap
   std::vector<std::vector<int>> level(levels + 1);
   for (std::size_t i = 1; i <= levels; ++i) {
     level[i].resize(static_cast<std::size_t>(upper[i] * lower[i]));
-    for (int& v : level[i])
+    for (int& v : level[i]) {
       v = b.vertex(VertexKind::fabric_switch);
+      shape.up_divisor.resize(static_cast<std::size_t>(v) + 1, 1);
+      shape.up_divisor[static_cast<std::size_t>(v)] = lower[i];
+    }
   }
   for (std::size_t i = 2; i <= levels; ++i) {  // links between switch levels i-1 and i
     shape.up_link_base[i] = b.links();
@@ -303,13 +309,31 @@ Topology::Topology(const ClusterSpec& spec)
   std::vector<int> attach;
   switch (spec.fabric.kind) {
     case FabricKind::star: attach = build_star(b, ports); break;
-    case FabricKind::fat_tree:
+    case FabricKind::fat_tree: {
       fat_tree_ = std::make_unique<FatTreeShape>();
-      attach = build_fat_tree(b, spec.fabric, ports, *fat_tree_);
+      if (!spec.fabric.rails) {
+        attach = build_fat_tree(b, spec.fabric, ports, *fat_tree_);
+      } else {  // rail i: NIC i of every node, on whole leaves of its own (k/2 ports each)
+        const int leaf = std::max(1, spec.fabric.radix / 2);
+        const long long per_rail = (static_cast<long long>(spec.nodes) + leaf - 1) / leaf * leaf;
+        if (per_rail * node.nics > std::numeric_limits<int>::max()) {
+          throw TopologyError("cluster.fabric.rails: " + std::to_string(node.nics) + " rails of " +
+                              std::to_string(per_rail) + " ports are too many for one fabric");
+        }
+        const std::vector<int> at = build_fat_tree(b, spec.fabric, static_cast<int>(per_rail * node.nics), *fat_tree_);
+        fat_tree_->position.resize(static_cast<std::size_t>(ports));
+        attach.resize(static_cast<std::size_t>(ports));
+        for (int e = 0; e < ports; ++e) {
+          const long long place = (e % node.nics) * per_rail + e / node.nics;
+          fat_tree_->position[static_cast<std::size_t>(e)] = place;
+          attach[static_cast<std::size_t>(e)] = at[static_cast<std::size_t>(place)];
+        }
+      }
       fat_tree_->nic_link_base = b.links();
       fat_tree_->accelerator_link = std::move(accelerator_link);
       fat_tree_->port_link = std::move(port_link);
       break;
+    }
     case FabricKind::torus:
     case FabricKind::ring: attach = build_torus(b, spec.fabric, ports); break;
     case FabricKind::dragonfly: attach = build_dragonfly(b, spec.fabric, ports); break;
@@ -334,6 +358,12 @@ Topology::Topology(const ClusterSpec& spec)
 }
 
 Topology::~Topology() = default;
+
+long long Topology::fabric_place(int accelerator) const {
+  const int port = port_of(accelerator);
+  if (fat_tree_ == nullptr || fat_tree_->position.empty()) return port;
+  return fat_tree_->position[static_cast<std::size_t>(port)];
+}
 
 int Topology::fabric_switches() const {
   return static_cast<int>(std::count(kinds_.begin(), kinds_.end(), VertexKind::fabric_switch));
@@ -369,16 +399,19 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
 }
 
 // Up from the source's NIC port to the lowest level whose subtree holds both ports, taking at a level-(i-1) switch
-// the up-link (destination port mod w_i) as the search's D-mod-k does among them (they are in that order in the graph),
-// then down the only way to the destination's port.
+// the up-link (destination port / (w_1 ... w_{i-1}) mod w_i: D-mod-k, one digit of the destination a level) as the
+// search does among them (they are in that order in the graph), then down the only way to the destination's port.
 void Topology::fat_tree_route(int source, int destination, std::vector<RouteHop>& hops) const {
   const FatTreeShape& t = *fat_tree_;
-  const long long from = port_of(source);
-  const long long to = port_of(destination);
+  const int from_port = port_of(source);
+  const int to_port = port_of(destination);
+  // the leaves' port numbers (rails: NIC i of every node on rail i's leaves)
+  const long long from = t.position.empty() ? from_port : t.position[static_cast<std::size_t>(from_port)];
+  const long long to = t.position.empty() ? to_port : t.position[static_cast<std::size_t>(to_port)];
   hops.clear();
   hops.push_back({t.accelerator_link[static_cast<std::size_t>(source)], true});
-  hops.push_back({t.port_link[static_cast<std::size_t>(from)], true});
-  hops.push_back({t.nic_link_base + static_cast<int>(from), true});
+  hops.push_back({t.port_link[static_cast<std::size_t>(from_port)], true});
+  hops.push_back({t.nic_link_base + from_port, true});
   // level-i nodes: upper digits port / M_i (M_i = m_1 ... m_i), lower digits below lower[i]
   const std::size_t levels = t.m.size();
   std::size_t top = 1;
@@ -391,7 +424,9 @@ void Topology::fat_tree_route(int source, int destination, std::vector<RouteHop>
   long long node = from / t.m[0];  // level-1 index: upper digits, no lower digits
   long long digits_span = t.m[0];
   for (std::size_t i = 2; i <= top; ++i) {
-    const long long up = to % t.w[i - 1];
+    // D-mod-k: at each level the next digit of the destination's port (Zahavi et al. 2010), so that flows to
+    // consecutive ports spread over the up-links of every level, not only the first
+    const long long up = (to / t.lower[i - 1]) % t.w[i - 1];
     hops.push_back({t.up_link_base[i] + static_cast<int>(node * t.w[i - 1] + up), true});
     const long long low = node % t.lower[i - 1];
     node = (node / t.lower[i - 1] / t.m[i - 1]) * t.lower[i] + up * t.lower[i - 1] + low;
@@ -406,8 +441,8 @@ void Topology::fat_tree_route(int source, int destination, std::vector<RouteHop>
     hops.push_back({t.up_link_base[i] + static_cast<int>(child * t.w[i - 1] + up), false});
     node = child;
   }
-  hops.push_back({t.nic_link_base + static_cast<int>(to), false});
-  hops.push_back({t.port_link[static_cast<std::size_t>(to)], false});
+  hops.push_back({t.nic_link_base + to_port, false});
+  hops.push_back({t.port_link[static_cast<std::size_t>(to_port)], false});
   hops.push_back({t.accelerator_link[static_cast<std::size_t>(destination)], false});
 }
 
@@ -471,7 +506,10 @@ void Topology::search_routes(int destination, const std::vector<int>& sources,
         widest = bandwidth;
         candidates.emplace_back(w, link);
       }
-      const auto& [next, link] = candidates[static_cast<std::size_t>(port_of(destination)) % candidates.size()];
+      // (a fat-tree's level-i switch takes the destination's i-th digit: Topology::fat_tree_route)
+      const long long digit = fat_tree_ != nullptr && v < fat_tree_->up_divisor.size() ? fat_tree_->up_divisor[v] : 1;
+      const auto& [next, link] =
+          candidates[static_cast<std::size_t>(fabric_place(destination) / digit) % candidates.size()];
       hops.push_back(RouteHop{link, links_[static_cast<std::size_t>(link)].a == static_cast<int>(v)});
       v = next;
     }

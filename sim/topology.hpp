@@ -75,6 +75,9 @@ public:
     const int per_node = spec_.node.accelerators;
     return node_of(accelerator) * spec_.node.nics + (accelerator % per_node) * spec_.node.nics / per_node;
   }
+  // Where that NIC port sits among the fabric's ports (a rail-optimised fat-tree numbers its leaves' ports rail by
+  // rail; otherwise port_of): what D-mod-k routing divides.
+  long long fabric_place(int accelerator) const;
   int vertex_count() const { return static_cast<int>(kinds_.size()); }
   VertexKind vertex_kind(int vertex) const { return kinds_[static_cast<std::size_t>(vertex)]; }
   int accelerator_vertex(int accelerator) const { return accelerator_vertex_[static_cast<std::size_t>(accelerator)]; }

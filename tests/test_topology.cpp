@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <simgrid/s4u.hpp>
@@ -97,7 +98,7 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
   CHECK(expect_error(with("\"oversubscription\": 2", "\"oversubscription\": 0.5")) ==
         "cluster.fabric.oversubscription: expected a number >= 1, got 0.5");
   CHECK(expect_error(with("\"radix\": 8", "\"radix\": 8, \"colour\": 1")) ==
-        "cluster.fabric.colour: unknown key (accepted: kind, link, radix, levels, oversubscription, dimensions, "
+        "cluster.fabric.colour: unknown key (accepted: kind, link, radix, levels, oversubscription, rails, dimensions, "
         "endpoints_per_switch, groups, routers_per_group, global_links_per_router)");
   CHECK_THAT(expect_error(with("\"100Gbps\"", "\"100Gbs\"")), Catch::StartsWith("cluster.node.nics.bandwidth: "));
   CHECK_THAT(expect_error(with("\"100Gbps\"", "100")),
@@ -235,12 +236,14 @@ TEST_CASE("fat-tree routes computed from the structure equal the graph search's,
     int radix;
     int levels;
     double oversubscription;
+    bool rails = false;
   };
   const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/";
   for (const Case& c : std::vector<Case>{{"v100-nvlink-edr.json", 40, 6, 0, 1},  // 3 levels, 1 NIC per 4 GPUs
                                          {"dgx-h100.json", 20, 8, 4, 1},         // 4 levels, a NIC per GPU
                                          {"dgx-a100.json", 9, 8, 3, 1},
-                                         {"cpu-10gbe.json", 30, 8, 2, 3},  // oversubscribed 3:1
+                                         {"dgx-a100.json", 9, 8, 3, 1, true},  // rail-optimised
+                                         {"cpu-10gbe.json", 30, 8, 2, 3},      // oversubscribed 3:1
                                          {"pcie4-100g.json", 10, 36, 0, 1}}) {
     ClusterSpec spec = load_cluster_file(dir + c.file);
     spec.nodes = c.nodes;
@@ -248,24 +251,82 @@ TEST_CASE("fat-tree routes computed from the structure equal the graph search's,
     spec.fabric.radix = c.radix;
     spec.fabric.levels = c.levels;
     spec.fabric.oversubscription = c.oversubscription;
+    spec.fabric.rails = c.rails;
     const Topology t(spec);
     const int n = t.accelerators();
     int compared = 0;
     for (int a = 0; a < n; a += 3) {
       for (int b = 1; b < n; b += 2) {
         if (a == b) continue;
+        // rails: between rails the search finds the NVSwitch detour to the destination's rail (NCCL's PXN), which the
+        // fat-tree's routes (each GPU's own NIC) do not take; on one rail both go the same way
+        if (c.rails && t.port_of(a) % spec.node.nics != t.port_of(b) % spec.node.nics) continue;
         const std::vector<RouteHop> structural = t.route(a, b);
+        ++compared;
         const std::vector<RouteHop> searched = t.route_by_search(a, b);
         CAPTURE(c.file, a, b);
         REQUIRE(structural.size() == searched.size());
+        if (c.rails) continue;  // (as short, but the search may cross the NVSwitch where the fabric's route does not)
         for (std::size_t h = 0; h < searched.size(); ++h) {
           CHECK(structural[h].link == searched[h].link);
           CHECK(structural[h].a_to_b == searched[h].a_to_b);
         }
-        ++compared;
       }
     }
-    CHECK(compared > 100);
+    CHECK(compared > (c.rails ? 20 : 100));
+  }
+}
+
+TEST_CASE("a rail-optimised fat-tree puts NIC i of every node on rail i's leaves") {
+  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
+  spec.nodes = 20;
+  spec.fabric.radix = 40;  // leaves of 20 ports: rail i of all 20 nodes on one leaf
+  const Topology plain(spec);
+  spec.fabric.rails = true;
+  const Topology rails(spec);
+  // GPU 3 of node 0 to GPU 3 of node 19: the same rail, one leaf (NIC, leaf, NIC: 6 hops in all)
+  CHECK(rails.route(3, 19 * 8 + 3).size() == 6);
+  CHECK(plain.route(3, 19 * 8 + 3).size() == 8);  // node 19's NICs are on the eighth leaf: up to a spine and down
+  // GPU 3 to GPU 4 of another node: two rails, two leaves
+  CHECK(rails.route(3, 8 + 4).size() == 8);
+  // so the library's rings (channel c on NIC c of every node) stay on their rail's leaf
+  CHECK(rails.fabric_place(8 + 3) == 3 * 20 + 1);
+  CHECK(plain.fabric_place(8 + 3) == 8 + 3);
+  // the loader reads it, for fat-trees only
+  const std::string file = "/tmp/dtsim-rails-test.json";
+  {
+    std::ofstream out(file);
+    out << R"({"cluster": {"name": "r", "nodes": 2, "node": {"accelerators": 2, "reduce_rate": "10GBps",
+      "intra": {"kind": "nvswitch", "bandwidth": "100GBps", "latency": "1us"},
+      "pcie": {"bandwidth": "20GBps", "latency": "1us"}, "nics": {"count": 2, "bandwidth": "100Gbps", "latency": "1us"}},
+      "fabric": {"kind": "fat-tree", "radix": 8, "rails": true}}})";
+  }
+  CHECK(load_cluster_file(file).fabric.rails);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE(
+    "D-mod-k takes one digit of the destination a level: no up-link of a 3-level fat-tree carries two ring hops") {
+  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
+  spec.nodes = 128;  // 1024 NIC ports, radix 40: 3 levels
+  for (const bool rails : {false, true}) {
+    spec.fabric.rails = rails;
+    const Topology t(spec);
+    std::map<std::pair<int, bool>, int> flows;  // by link and direction: the ring's hops between nodes crossing it
+    int hops = 0;
+    for (int a = 0; a < t.accelerators(); ++a) {
+      const int b = (a + 1) % t.accelerators();
+      if (t.node_of(a) == t.node_of(b)) continue;
+      for (const RouteHop& h : t.route(a, b))
+        ++flows[{h.link, h.a_to_b}];
+      ++hops;
+    }
+    CAPTURE(rails);
+    CHECK(hops == 128);
+    int most = 0;
+    for (const auto& [link, count] : flows)
+      most = std::max(most, count);
+    CHECK(most == 1);  // (the same lowest digit at every level put 7 of them on one up-link with rails)
   }
 }
 
