@@ -80,16 +80,17 @@ Schedule direct_scatter(int ranks, std::uint64_t bytes, const AlgorithmOptions& 
 // alpha + (P-1) n/P^2 beta with one link per host (Thakur et al. 2005, section 3.5, long messages).
 Schedule direct_alltoall(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("direct", ranks);
-  if (static_cast<std::uint64_t>(p) * p > ScheduleBuilder::max_ops) {
-    throw std::invalid_argument("direct all-to-all for " + std::to_string(p) + " ranks needs more blocks than the " +
-                                std::to_string(ScheduleBuilder::max_ops) + " supported");
-  }
+  const bool nothing_to_send = bytes == 0 || p == 1;
+  // refused before its P x P blocks are laid out (they take more memory than its ops)
+  const std::uint64_t ops = nothing_to_send ? 0 : 2ULL * p * (p - 1);
+  ScheduleBuilder::check_ops("direct", ranks, ops);
   ScheduleBuilder builder(Collective::alltoall, "direct", ranks, bytes,
                           buffer_chunks(bytes, p * p, options.element_bytes));
+  builder.reserve_ops(ops);
   if (bytes > 0) builder.set_chunk_blocks(identity_blocks(p * p));
   for (std::uint32_t r = 0; r < p; ++r) {
     builder.begin_rank(static_cast<int>(r));
-    if (bytes == 0 || p == 1) continue;
+    if (nothing_to_send) continue;
     builder.begin_step();
     for (std::uint32_t q = 0; q < p; ++q) {
       if (q == r) continue;

@@ -93,15 +93,17 @@ ScheduleBuilder::ScheduleBuilder(Collective collective, std::string algorithm, i
 
 namespace {
 
-void check_op_count(const Schedule& s, std::uint64_t count) {
-  if (count > ScheduleBuilder::max_ops) {
-    throw std::invalid_argument(s.algorithm + " schedule for " + std::to_string(s.ranks) + " ranks needs " +
-                                std::to_string(count) + " ops (" + std::to_string(count * sizeof(Op) >> 20) +
-                                " MiB); at most " + std::to_string(ScheduleBuilder::max_ops) + " are supported");
-  }
-}
+void check_op_count(const Schedule& s, std::uint64_t count) { ScheduleBuilder::check_ops(s.algorithm, s.ranks, count); }
 
 }  // namespace
+
+void ScheduleBuilder::check_ops(const std::string& algorithm, int ranks, std::uint64_t count) {
+  if (count > max_ops) {
+    throw std::invalid_argument(algorithm + " schedule for " + std::to_string(ranks) + " ranks needs " +
+                                std::to_string(count) + " ops (" + std::to_string(count * sizeof(Op) >> 20) +
+                                " MiB); at most " + std::to_string(max_ops) + " are supported");
+  }
+}
 
 void ScheduleBuilder::reserve_ops(std::uint64_t count) {
   check_op_count(schedule_, count);

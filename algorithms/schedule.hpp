@@ -195,6 +195,8 @@ public:
   static constexpr std::uint64_t max_ops = 1ULL << 28;
   // Reserves room for `count` ops; throws std::invalid_argument above max_ops.
   void reserve_ops(std::uint64_t count);
+  // Throws as reserve_ops does, before anything is built (for a builder whose other tables grow with `count` too).
+  static void check_ops(const std::string& algorithm, int ranks, std::uint64_t count);
   // Only the first `count` ranks hold data (default: all ranks).
   void set_participants(int count);
   // Reduce-scatter and allgather: chunk c lies in the block of rank block[c].

@@ -490,6 +490,9 @@ TEST_CASE("collective --collective runs the other collectives and checks their o
   check_usage_errors({
       {"collective --collective gathr", "--collective: expected allreduce, reduce-scatter, allgather"},
       {"collective --collective all-to-all --algorithm ring", "--algorithm: unknown all-to-all algorithm 'ring'"},
+      // refused before its P x P blocks are laid out (it once took 86 s and 23 GB to say so)
+      {"collective --collective all-to-all --ranks 16384 --bytes 1GB",
+       "--ranks: direct schedule for 16384 ranks needs 536838144 ops"},
       {"collective --collective broadcast --algorithm ring", "--algorithm: unknown broadcast algorithm 'ring'"},
       {"collective --collective reduce --algorithm tree --root 8 --ranks 8", "--root: expected a rank in [0, 7]"},
   });
