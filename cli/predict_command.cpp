@@ -20,6 +20,7 @@
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
+#include "sim/algorithm_choice.hpp"
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
 #include "sim/scenario_step.hpp"
@@ -40,7 +41,8 @@ constexpr std::array<FlagSpec, 7> predict_own_flags{{
     {"rank-classes", "ON|OFF", "on",
      "flow only: simulate one rank per class of ranks that provably run alike, with the same times (on), or every "
      "rank (off: to compare)"},
-    {"algorithm", "NAME", "from the scenario", "allreduce algorithms, comma-separated, or all"},
+    {"algorithm", "NAME", "from the scenario",
+     "allreduce algorithms, comma-separated, all, or auto (the collective library's choice per gradient bucket)"},
     {"json", "", "", "print one JSON object with a results list instead of the table"},
     {"search", "", "",
      "model parallelism: at each accelerator count try every data x tensor x pipeline layout (with the least ZeRO "
@@ -242,7 +244,10 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       }
     } else {
       for (const std::string& name : split(list)) {
-        flags.parse("algorithm", [&name](const std::string&) { return &find_algorithm(name); });
+        flags.parse("algorithm", [&name](const std::string&) {
+          check_allreduce_name(name);
+          return 0;
+        });
         if (std::find(algorithms.begin(), algorithms.end(), name) != algorithms.end()) {
           throw UsageError("--algorithm: '" + name + "' given twice in '" + list + "'");
         }

@@ -99,7 +99,9 @@ constexpr std::array<FieldSpec, 20> scenario_fields{{
     object_field("input", false, "the input pipeline of each node (absent: data is always ready)", input_fields),
     ranged_field("accelerators", FieldType::integer_list, "", "accelerator counts to predict (1 is the baseline)", 1,
                  1 << 20),
-    value_field("algorithms", FieldType::text, "", "allreduce algorithms, comma-separated (ring,tree,...) or all"),
+    value_field("algorithms", FieldType::text, "",
+                "allreduce algorithms, comma-separated (ring,tree,...), all, or auto (the collective library's choice "
+                "per gradient bucket: NCCL's tuner on a cluster that names one, MPICH's thresholds elsewhere)"),
     choice_field("runtime", "eager",
                  "how the framework issues kernels: eager (PyTorch, the host dispatches each kernel), cuda_graphs (a "
                  "step replayed from one launch) or xla (compiled: memory-bound kernels fused); docs/compute.md",
@@ -275,10 +277,12 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     }
   } else {
     for (const std::string& name : split_names(algorithms)) {
-      try {
-        find_algorithm(name);
-      } catch (const std::invalid_argument& e) {
-        throw ScenarioError(o.path_of("algorithms") + ": " + e.what());
+      if (name != "auto") {  // auto: the library's choice per bucket (sim/algorithm_choice.hpp)
+        try {
+          find_algorithm(name);
+        } catch (const std::invalid_argument& e) {
+          throw ScenarioError(o.path_of("algorithms") + ": " + e.what() + "; or auto");
+        }
       }
       sc.algorithms.push_back(name);
     }

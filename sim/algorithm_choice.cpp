@@ -97,4 +97,20 @@ AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t
   throw std::invalid_argument(std::string("no ") + to_string(collective) + " algorithm is registered");
 }
 
+ResolvedAllreduce resolve_allreduce(std::string_view name, int ranks, std::uint64_t bytes,
+                                    const AlgorithmOptions& options, const NetworkCost& network) {
+  if (name != auto_algorithm) return {&find_algorithm(name), Protocol::none};
+  const AlgorithmChoice choice = choose_algorithm(Collective::allreduce, ranks, bytes, options, network);
+  return {choice.algorithm, choice.protocol};
+}
+
+void check_allreduce_name(std::string_view name) {
+  if (name == auto_algorithm) return;
+  try {
+    find_algorithm(name);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(e.what()) + "; or auto (the library's choice per bucket)");
+  }
+}
+
 }  // namespace dtsim

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "algorithms/registry.hpp"
@@ -39,5 +40,18 @@ struct AlgorithmChoice {
 // algorithms read them). Throws std::invalid_argument when the collective has no registered algorithm.
 AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                                  const NetworkCost& network);
+
+// An allreduce as a scenario or flag names it: a registered name, or "auto" for choose_algorithm's choice on
+// `network` for a buffer of `bytes` (its protocol: the one the tuner weighed it in; none: tune it, or no library).
+// Throws std::invalid_argument naming the accepted algorithms for an unknown name.
+struct ResolvedAllreduce {
+  const AlgorithmInfo* algorithm = nullptr;
+  Protocol protocol = Protocol::none;
+};
+inline constexpr std::string_view auto_algorithm = "auto";
+ResolvedAllreduce resolve_allreduce(std::string_view name, int ranks, std::uint64_t bytes,
+                                    const AlgorithmOptions& options, const NetworkCost& network);
+// Checks a name resolve_allreduce accepts (a registered allreduce or "auto"); throws as find_algorithm does.
+void check_allreduce_name(std::string_view name);
 
 }  // namespace dtsim

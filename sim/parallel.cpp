@@ -16,6 +16,7 @@
 #include "algorithms/ring.hpp"
 #include "models/alpha_beta.hpp"
 #include "models/devices.hpp"
+#include "sim/algorithm_choice.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/library_cost.hpp"
 #include "sim/predict.hpp"
@@ -363,7 +364,8 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   out.backend = Backend::flow;
   const Schedule one = layout.sharding == Sharding::zero3
                            ? ring_reduce_scatter(layout.data, out.bucket.bytes, net.options)
-                           : find_algorithm(algorithm).build(layout.data, out.bucket.bytes, net.options);
+                           : resolve_allreduce(algorithm, layout.data, out.bucket.bytes, net.options, NetworkCost{})
+                                 .algorithm->build(layout.data, out.bucket.bytes, net.options);
   Schedule all = replicate_groups(one, layout.tensor * layout.pipeline);
   all.protocol = tuned_protocol(net.sg, all);  // (one ring, as the layout's step runs it)
   out.alone_s = run_flow(all, flow_options(net.sg)).time_s;

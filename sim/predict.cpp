@@ -9,6 +9,7 @@
 #include "algorithms/hierarchical.hpp"
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
+#include "sim/algorithm_choice.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/library_cost.hpp"
 #include "sim/topology.hpp"
@@ -74,7 +75,8 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     program.prefetch = in.prefetch;
   }
   if (ranks == 1) return program;  // nothing to allreduce
-  const AlgorithmInfo& info = find_algorithm(algorithm);
+  const NetworkCost star;          // (auto's choice without a cluster: MPI's)
+  const NetworkCost& network = library != nullptr ? *library : star;
   std::vector<std::uint64_t> bucket_bytes;
   for (const GradientBucket& bucket : gradient_buckets(setup)) {
     bucket_bytes.push_back(bucket.bytes);
@@ -82,9 +84,13 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
   }
   std::vector<LibraryCallPlan> plans;  // a library's calls: protocol and channels, laid on units below
   for (const std::uint64_t bytes : bucket_bytes) {
+    // a named algorithm, or auto's choice for this bucket (in the protocol the tuner weighed it in)
+    const ResolvedAllreduce chosen = resolve_allreduce(algorithm, ranks, bytes, options, network);
+    const AlgorithmInfo& info = *chosen.algorithm;
     if (library != nullptr && library->library.enabled()) {
       plans.push_back(plan_library_call([&](std::uint64_t b) { return info.build(ranks, b, options); }, bytes,
-                                        options.element_bytes, *library, true, Protocol::none));
+                                        options.element_bytes, *library, chosen.protocol == Protocol::none,
+                                        chosen.protocol));
       program.reduce_channels = std::max(program.reduce_channels, plans.back().channels);
       program.buckets.push_back(plans.back().schedule);
     } else {
@@ -263,11 +269,13 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   out.buckets = buckets.size();
   out.operation = algorithm + " allreduce";
   out.backend = backend;
-  const AlgorithmInfo& info = find_algorithm(algorithm);
+  const ResolvedAllreduce chosen = resolve_allreduce(algorithm, accelerators, out.bucket.bytes, net.options, net.sg);
+  const AlgorithmInfo& info = *chosen.algorithm;
+  if (algorithm == auto_algorithm) out.operation = std::string(info.name) + " allreduce (auto)";
   // as the step reduces it: the library's protocol and channels (copies side by side on the ranks' accelerators)
   const LibraryCallPlan plan =
       plan_library_call([&](std::uint64_t b) { return info.build(accelerators, b, net.options); }, out.bucket.bytes,
-                        net.options.element_bytes, net.sg, true, Protocol::none);
+                        net.options.element_bytes, net.sg, chosen.protocol == Protocol::none, chosen.protocol);
   SimGridOptions sg = net.sg;
   sg.accelerator_of = plan.accelerator_of;
   FlowOptions fo = flow_options(sg);

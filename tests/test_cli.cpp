@@ -603,6 +603,36 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   CHECK_THAT(text.output, Catch::Contains(" x pcie (12 GB/s), e.g. "));
 }
 
+TEST_CASE("predict --algorithm auto reduces each bucket with the library's choice: MPI's on the default scenario") {
+  const Run run = run_dtsim("predict --algorithm auto,rabenseifner,ring --accelerators 8,64 --json");
+  REQUIRE(run.exit_code == 0);
+  const nlohmann::json results = nlohmann::json::parse(run.output).at("results");
+  REQUIRE(results.size() == 6);
+  for (std::size_t i = 0; i < results.size(); i += 3) {
+    CHECK(results[i].at("algorithm") == "auto");
+    // the default scenario's 25 MB buckets are past MPICH's 2 KiB: each is Rabenseifner's, step for step
+    CHECK(results[i].at("step_time_s").get<double>() == results[i + 1].at("step_time_s").get<double>());
+    CHECK(results[i].at("comm_s").get<double>() == results[i + 1].at("comm_s").get<double>());
+    CHECK(results[i].at("comm_s").get<double>() != results[i + 2].at("comm_s").get<double>());
+  }
+  check_usage_errors({{"predict --algorithm fastest", "--algorithm: unknown allreduce algorithm 'fastest'"},
+                      {"predict --algorithm fastest", "; or auto"}});
+  // a scenario names it too
+  const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json";
+  std::string text = read_file(scenario);
+  text.replace(text.find("\"ring,butterfly,ps\""), std::string("\"ring,butterfly,ps\"").size(), "\"auto\"");
+  const std::string file =
+      (std::filesystem::temp_directory_path() / ("dtsim-auto-" + std::to_string(::getpid()) + ".json")).string();
+  {
+    std::ofstream out(file);
+    out << text;
+  }
+  const Run from_file = run_dtsim("predict " + file + " --json");
+  std::filesystem::remove(file);
+  REQUIRE(from_file.exit_code == 0);
+  CHECK(nlohmann::json::parse(from_file.output).at("results").back().at("algorithm") == "auto");
+}
+
 TEST_CASE("predict on 25 GbE nodes of 4 GPUs: the NIC links come first, grouped, and the bottleneck names them") {
   const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/tests/data/resnet50-pcie4-25gbe.json";
   const Run run = run_dtsim("predict " + scenario + " --json");
@@ -719,6 +749,8 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
       {"predict " + variant("key.json", "\"optimizer\"", "\"optimiser\""), "scenario.optimiser: unknown key"},
       {"predict " + good + " --accelerators 1,6", "--accelerators: a global batch of 20 does not split evenly over 6"},
       {"predict " + good + " --algorithm rign", "--algorithm: unknown allreduce algorithm 'rign'"},
+      {"predict " + variant("algorithm.json", "\"ring,butterfly,ps\"", "\"ring,fastest\""),
+       "scenario.algorithms: unknown allreduce algorithm 'fastest'"},
       {"predict /nonexistent.json", "/nonexistent.json: cannot read the file"},
   });
   std::filesystem::remove_all(dir);
