@@ -9,12 +9,18 @@
 //   for even P, shifted by one for odd P, so that every rank that is a leaf of one tree is an inner node of the other
 //   and no rank forwards more than one tree's traffic (Sanders, Speck and Traeff 2009, "Two-tree algorithms for full
 //   bandwidth broadcast, reduction and scan", Parallel Computing 35(12); NCCL 2.4's double binary tree).
+//   chain-dbtree: NCCL's tree as it lays it on nodes of G ranks (--ranks-per-node; src/graph/trees.cc, connect.cc):
+//   dbtree's two trees over the nodes, and inside each node a chain through its ranks hanging from the node's head
+//   (rank 0 of the node in the first tree, rank G-1 in the second, the chain running the other way), so that
+//   H = (G - 1) + the nodes' tree height: NCCL's 2 ((G - 1) intra + log2(nodes) inter) latency terms.
 // Cost without contention, with segments of s bytes: (K + 2H - 1)(alpha + s beta) plus up to 2 s gamma per step of
 //   reduction; dbtree with K = ceil(n/2 / segment) per tree and H the in-order tree's height floor(log2(P-1)) + 1.
 //   On a single link per host the steady state carries three segments each way through an inner node of the
 //   pipelined tree (two up from children, one down from the parent): about 3 n beta, against the double tree's
 //   2 n beta (Patarasuk and Yuan 2009 discuss the same bandwidth argument for trees).
 #include "algorithms/pipelined_tree.hpp"
+
+#include "algorithms/hierarchical.hpp"
 
 #include <algorithm>
 #include <array>
@@ -24,16 +30,18 @@
 namespace dtsim {
 namespace {
 
-// A rooted binary tree over ranks 0..P-1 with each node's height (0 at leaves) and depth (0 at the root).
+// A rooted tree over ranks 0..P-1, at most three children a node (a binary tree's two; a node's head in NCCL's tree:
+// the next rank of its chain and the heads of two child nodes), with each node's height (0 at leaves) and depth (0 at
+// the root).
 struct BinaryTree {
   std::vector<int> parent;                   // -1 at the root
-  std::vector<std::array<int, 2>> children;  // -1 where there is none
+  std::vector<std::array<int, 3>> children;  // -1 where there is none
   std::vector<std::uint32_t> height;
   std::vector<std::uint32_t> depth;
   int root = 0;
   std::uint32_t root_height = 0;
 
-  explicit BinaryTree(std::uint32_t p) : parent(p, -1), children(p, {-1, -1}), height(p, 0), depth(p, 0) {}
+  explicit BinaryTree(std::uint32_t p) : parent(p, -1), children(p, {-1, -1, -1}), height(p, 0), depth(p, 0) {}
 
   void link(int up, int down, int slot) {
     parent[static_cast<std::size_t>(down)] = up;
@@ -102,6 +110,38 @@ BinaryTree in_order_tree(std::uint32_t p, RankAt rank_at) {
         stack.push_back(x + half);
         break;
       }
+    }
+  }
+  tree.finish(order);
+  return tree;
+}
+
+// NCCL's tree over `nodes` nodes of `g` ranks (rank = node x g + local): inside each node a chain from its head
+// (local `head`, then one step `step` = +1 or -1 at a time), across nodes the in-order tree `across` of the nodes'
+// heads; a head's children are the next rank of its chain and the heads of its child nodes.
+BinaryTree chain_tree(std::uint32_t nodes, std::uint32_t g, const BinaryTree& across, std::uint32_t head, int step) {
+  BinaryTree tree(nodes * g);
+  auto rank = [g](std::uint32_t node, std::uint32_t local) { return static_cast<int>(node * g + local); };
+  tree.root = rank(static_cast<std::uint32_t>(across.root), head);
+  std::vector<int> order;
+  order.reserve(nodes * g);
+  std::vector<std::uint32_t> queue{static_cast<std::uint32_t>(across.root)};  // nodes, parents first
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const std::uint32_t n = queue[i];
+    std::uint32_t local = head;
+    for (std::uint32_t k = 0; k < g; ++k) {  // the chain, head first
+      order.push_back(rank(n, local));
+      if (k + 1 < g) {
+        const auto next = static_cast<std::uint32_t>(static_cast<int>(local) + step);
+        tree.link(rank(n, local), rank(n, next), 0);
+        local = next;
+      }
+    }
+    int slot = 1;
+    for (const int child : across.children[n]) {
+      if (child < 0) continue;
+      tree.link(rank(n, head), rank(static_cast<std::uint32_t>(child), head), slot++);
+      queue.push_back(static_cast<std::uint32_t>(child));
     }
   }
   tree.finish(order);
@@ -226,6 +266,32 @@ Schedule double_binary_tree_allreduce(int ranks, std::uint64_t bytes, const Algo
   return run_trees("dbtree", ranks, bytes, halves, std::move(trees), options);
 }
 
+Schedule chain_dbtree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  const std::uint32_t p = checked_ranks("chain-dbtree", ranks);
+  const std::uint64_t g64 = options.number(ranks_per_node_option);
+  if (g64 < 1 || p % g64 != 0) {
+    throw OptionError("ranks-per-node",
+                      "expected a divisor of the " + std::to_string(p) + " ranks, got " + std::to_string(g64));
+  }
+  const auto g = static_cast<std::uint32_t>(g64);
+  const std::uint32_t nodes = p / g;
+  // the nodes' two in-order trees, as dbtree's; the second tree's chains run the other way, from the node's last rank,
+  // so that the two trees cross nodes through different ranks (and their NICs)
+  const BinaryTree first = in_order_tree(nodes, [](std::uint32_t x) { return static_cast<int>(x); });
+  const BinaryTree second =
+      nodes % 2 == 0 ? in_order_tree(nodes, [nodes](std::uint32_t x) { return static_cast<int>(nodes - 1 - x); })
+                     : in_order_tree(nodes, [nodes](std::uint32_t x) { return static_cast<int>((x + 1) % nodes); });
+  std::vector<BinaryTree> trees;
+  trees.push_back(chain_tree(nodes, g, first, 0, +1));
+  trees.push_back(chain_tree(nodes, g, second, g - 1, -1));
+  std::vector<std::uint64_t> halves{0, 0};
+  if (bytes > 0) {
+    const std::vector<Chunk> split = split_even(bytes, 2, options.element_bytes);
+    halves = {split[0].size_bytes, split[1].size_bytes};
+  }
+  return run_trees("chain-dbtree", ranks, bytes, halves, std::move(trees), options);
+}
+
 double pipelined_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                   const AlgorithmOptions& options) {
   return pipelined_tree_allreduce_seconds(ranks, bytes, cost, options.number(segment_size_option));
@@ -234,6 +300,12 @@ double pipelined_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBet
 double double_binary_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                       const AlgorithmOptions& options) {
   return double_binary_tree_allreduce_seconds(ranks, bytes, cost, options.number(segment_size_option));
+}
+
+double chain_dbtree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                const AlgorithmOptions& options) {
+  return chain_double_binary_tree_allreduce_seconds(ranks, bytes, cost, options.number(segment_size_option),
+                                                    static_cast<int>(options.number(ranks_per_node_option)));
 }
 
 }  // namespace dtsim

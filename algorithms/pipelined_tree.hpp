@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "algorithms/hierarchical.hpp"
 #include "algorithms/options.hpp"
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
@@ -19,15 +20,20 @@ inline constexpr OptionSpec segment_size_option{.name = "segment-size",
                                                 .doc = "largest segment per pipeline step, at least 1 byte",
                                                 .used_for = "move segments"};
 inline constexpr std::array<OptionSpec, 1> pipelined_tree_options{segment_size_option};
+inline constexpr std::array<OptionSpec, 2> chain_dbtree_options{segment_size_option, ranks_per_node_option};
 
 // Pipelined binary-tree allreduce in segments of --segment-size (heap-shaped tree rooted at rank 0).
 Schedule pipelined_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options = {});
 // NCCL-style double binary tree: two complementary in-order trees, each pipelining half of the buffer.
 Schedule double_binary_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options = {});
+// NCCL's tree: dbtree's two trees across nodes of --ranks-per-node ranks, a chain inside each node.
+Schedule chain_dbtree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options = {});
 // Their closed forms without contention (models/alpha_beta.hpp, with the options' segment size).
 double pipelined_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                   const AlgorithmOptions& options);
 double double_binary_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                       const AlgorithmOptions& options);
+double chain_dbtree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                const AlgorithmOptions& options);
 
 }  // namespace dtsim

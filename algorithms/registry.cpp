@@ -17,7 +17,7 @@ namespace dtsim {
 namespace {
 
 // The built-in algorithms, one line each: name, collective, summary, builder, closed form, options, helper ranks.
-constexpr std::array<AlgorithmInfo, 16> builtin{{
+constexpr std::array<AlgorithmInfo, 17> builtin{{
     {"ring", Collective::allreduce,
      "ring reduce-scatter then ring allgather (bandwidth-optimal); --channels rings at once", &ring_allreduce,
      &ring_allreduce_closed_form, ring_options},
@@ -28,6 +28,9 @@ constexpr std::array<AlgorithmInfo, 16> builtin{{
      &pipelined_tree_closed_form, pipelined_tree_options},
     {"dbtree", Collective::allreduce, "NCCL-style double binary tree, each tree pipelining half the buffer",
      &double_binary_tree_allreduce, &double_binary_tree_closed_form, pipelined_tree_options},
+    {"chain-dbtree", Collective::allreduce,
+     "NCCL's tree: dbtree across nodes, a chain through each node's ranks (--ranks-per-node)", &chain_dbtree_allreduce,
+     &chain_dbtree_closed_form, chain_dbtree_options},
     {"butterfly", Collective::allreduce, "recursive doubling, non-powers of two folded in as MPICH does",
      &recursive_doubling_allreduce, &without_options<recursive_doubling_allreduce_seconds>},
     {"rabenseifner", Collective::allreduce,

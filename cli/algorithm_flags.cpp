@@ -83,7 +83,8 @@ std::vector<FlagSpec> algorithm_option_flags() {
 AlgorithmOptions parse_algorithm_options(const Flags& flags) {
   AlgorithmOptions options;
   for (const OptionSpec* spec : declared_options()) {
-    if (!spec->flag || !flags.accepts(spec->name)) continue;
+    // (only what the command line gives: an option left unset takes its default, and a library may choose it)
+    if (!spec->flag || !flags.accepts(spec->name) || !flags.has(spec->name)) continue;
     switch (spec->kind) {
       case OptionKind::count:
         options.set(spec->name, static_cast<std::uint64_t>(flags.integer(spec->name, static_cast<long long>(spec->min),
@@ -129,7 +130,8 @@ void check_option_flags(const Flags& flags, std::span<const AlgorithmInfo* const
     return false;
   };
   for (const OptionSpec* spec : declared_options()) {
-    if (!spec->flag || !flags.accepts(spec->name)) continue;
+    // (only what the command line gives: an option left unset takes its default, and a library may choose it)
+    if (!spec->flag || !flags.accepts(spec->name) || !flags.has(spec->name)) continue;
     const bool used =
         std::any_of(chosen.begin(), chosen.end(), [&](const AlgorithmInfo* a) { return uses(*a, spec->name); });
     const std::vector<std::string> owners = names_of(algorithms_declaring(spec->name));

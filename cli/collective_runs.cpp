@@ -295,10 +295,16 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
 CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                        const RunSettings& settings, const ClusterInstance* cluster) {
   if (cluster == nullptr) return run_schedule(build_schedule(algorithm, ranks, bytes, options), settings, cluster);
-  LibraryCallPlan plan = plan_library_call(
-      [&](std::uint64_t share) { return build_schedule(algorithm, ranks, share, options); }, bytes,
-      options.element_bytes, network_cost(settings, cluster), settings.protocol_automatic, settings.protocol,
-      !settings.real_payload);  // (a real payload checks each rank's own buffer: one copy of the algorithm)
+  LibraryCallPlan plan;
+  try {
+    plan = plan_library_call(algorithm, ranks, options, bytes, network_cost(settings, cluster),
+                             settings.protocol_automatic, settings.protocol,
+                             !settings.real_payload);  // (a real payload checks each rank's own buffer: one copy)
+  } catch (const OptionError& e) {
+    throw UsageError("--" + e.option + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--ranks: ") + e.what());
+  }
   ClusterInstance laid = *cluster;
   laid.accelerator_of = std::move(plan.accelerator_of);
   CollectiveRun run = run_schedule(plan.schedule, settings, &laid);

@@ -83,6 +83,18 @@ double double_binary_tree_allreduce_seconds(int ranks, std::uint64_t bytes, cons
   return double_binary_tree_seconds(ranks, bytes, cost, segment_bytes, 1.0);
 }
 
+double chain_double_binary_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                                  std::uint64_t segment_bytes, int per_node) {
+  if (per_node <= 1 || ranks % per_node != 0)
+    return double_binary_tree_allreduce_seconds(ranks, bytes, cost, segment_bytes);
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const int nodes = ranks / per_node;
+  const std::uint64_t half = (bytes + 1) / 2;
+  const double k = segments(half, segment_bytes);
+  const int height = per_node - 1 + (nodes > 1 ? floor_log2(nodes - 1) + 1 : 0);
+  return pipeline_seconds(k, static_cast<double>(half) / k, height, cost, 1.0);
+}
+
 double double_binary_tree_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                               std::uint64_t segment_bytes) {
   return double_binary_tree_seconds(ranks, bytes, cost, segment_bytes, 4.0);

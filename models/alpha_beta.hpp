@@ -79,6 +79,10 @@ double double_binary_tree_allreduce_seconds(int ranks, std::uint64_t bytes, cons
 // an upper bound on a max-min shared star.
 double pipelined_tree_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                           std::uint64_t segment_bytes);
+// chain-dbtree: dbtree's pipeline with the height of a chain of `per_node` ranks under the nodes' in-order tree
+// (dbtree's own closed form for one rank a node).
+double chain_double_binary_tree_allreduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
+                                                  std::uint64_t segment_bytes, int per_node);
 double double_binary_tree_shared_link_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                               std::uint64_t segment_bytes);
 

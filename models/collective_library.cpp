@@ -162,6 +162,25 @@ double estimate_tree_allreduce_seconds(const CollectiveLibrary& library, Protoco
   return library.launch_s + c.base_latency_s + hops_s + move_s;
 }
 
+std::uint64_t tree_chunk_bytes(Protocol protocol, double bytes, int channels, int nodes, double per_node) {
+  constexpr std::uint64_t steps = 8;  // NCCL_STEPS
+  switch (protocol) {
+    case Protocol::ll: return 8ULL * 512 * steps * 16 / steps / 2;  // DEFAULT_LL_BUFFSIZE a step, half data
+    case Protocol::ll128: {
+      std::uint64_t chunk = 120ULL * 640 * steps * 8 / steps / 16 * 15;  // DEFAULT_LL128_BUFFSIZE a step, 15/16 data
+      const double ppn = std::max(1.0, per_node);
+      const double depth = 1 + std::floor(std::log2(std::max(1, nodes))) + 0.1 * ppn;
+      const double per_channel = bytes / std::max(1, channels);
+      while (per_channel / static_cast<double>(chunk) < depth * 64 / ppn && chunk > 131072)
+        chunk /= 2;
+      while (per_channel / static_cast<double>(chunk) < depth * 16 / ppn && chunk > 32768)
+        chunk /= 2;
+      return chunk;
+    }
+    default: return (1ULL << 22) / steps;  // DEFAULT_BUFFSIZE a step
+  }
+}
+
 Protocol choose_protocol(const CollectiveLibrary& library, const LibraryCall& call) {
   if (!library.enabled()) return Protocol::none;
   Protocol best = Protocol::none;

@@ -98,6 +98,12 @@ struct TreeCall {
 };
 double estimate_tree_allreduce_seconds(const CollectiveLibrary& library, Protocol protocol, const TreeCall& call);
 
+// The chunk NCCL pipelines a tree allreduce in (src/enqueue.cc, v2.30.7-1): one step of the protocol's buffer
+// (buffSize / NCCL_STEPS): Simple 4 MiB / 8 = 512 KiB; LL 64 KiB a step, half of it data: 32 KiB; LL128 614,400 B a
+// step, 15 of 16 words data: 576,000 B, halved while a channel's share of `bytes` holds fewer than
+// (1 + log2 nodes + 0.1 ppn) x 64 / ppn chunks (down to 128 KiB), then x 16 / ppn (down to 32 KiB).
+std::uint64_t tree_chunk_bytes(Protocol protocol, double bytes, int channels, int nodes, double per_node);
+
 // Parses "auto", "simple", "ll128", "ll" or "none" (the --protocol flag); nullopt-like: returns false when unknown.
 bool parse_protocol(std::string_view text, Protocol& protocol, bool& automatic);
 bool parse_generation(std::string_view text, GpuGeneration& generation);

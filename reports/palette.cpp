@@ -13,7 +13,7 @@ using Named = std::pair<std::string_view, std::string_view>;
 // compare's default six (ring, tree, butterfly, rabenseifner, ps, direct) take Okabe and Ito's blue, orange, bluish
 // green, vermillion, reddish purple and black; the others the rest. Only the rarely used pipelined tree is a second
 // blue (ring and direct, or ring and rabenseifner, looked alike in two blues).
-constexpr std::array<Named, 9> algorithms{{
+constexpr std::array<Named, 10> algorithms{{
     {"ring", "#0072B2"},            // Okabe-Ito blue
     {"tree", "#E69F00"},            // orange
     {"butterfly", "#009E73"},       // bluish green
@@ -23,6 +23,7 @@ constexpr std::array<Named, 9> algorithms{{
     {"hierarchical", "#882255"},    // Tol's wine
     {"dbtree", "#999933"},          // Tol's olive
     {"pipelined-tree", "#56B4E9"},  // sky blue
+    {"chain-dbtree", "#332288"},    // Tol's indigo
 }};
 
 constexpr std::array<Named, 5> step_parts{{
@@ -34,8 +35,8 @@ constexpr std::array<Named, 5> step_parts{{
 }};
 
 // For other series (training runs, unknown algorithms): Tol's muted colours not taken above, then greys.
-constexpr std::array<std::string_view, 8> others{"#332288", "#44AA99", "#AA4499", "#117733",
-                                                 "#88CCEE", "#DDCC77", "#CC6677", "#4D4D4D"};
+constexpr std::array<std::string_view, 7> others{"#44AA99", "#AA4499", "#117733", "#88CCEE",
+                                                 "#DDCC77", "#CC6677", "#4D4D4D"};
 
 // For many categories: the first 7 are told apart in every common colour vision deficiency, the rest add hue and
 // lightness steps that stay apart from them (a point's tooltip names its category where two look alike).

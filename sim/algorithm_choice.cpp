@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "algorithms/hierarchical.hpp"
 #include "sim/library_cost.hpp"
 
 namespace dtsim {
@@ -33,7 +34,11 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
   AlgorithmChoice choice;
   choice.rule = network.library.name + " tuner";
   const AlgorithmInfo* ring = registered("ring", Collective::allreduce);
-  const AlgorithmInfo* tree = registered("dbtree", Collective::allreduce);
+  // NCCL's tree: a chain in each node under a double binary tree across nodes, where the options lay ranks in nodes
+  // (--ranks-per-node, set from the cluster); dbtree over every rank otherwise
+  const std::uint64_t per_node = options.number(ranks_per_node_option);
+  const bool chains = per_node > 1 && ranks % per_node == 0;
+  const AlgorithmInfo* tree = registered(chains ? "chain-dbtree" : "dbtree", Collective::allreduce);
   const Schedule ring_schedule = ring->build(ranks, bytes, options);
   LibraryCall call = library_call(network, ring_schedule);
   // the bandwidth of the call's channels together, as plan_library_call lays them (a NIC each across nodes)

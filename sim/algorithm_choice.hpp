@@ -3,7 +3,8 @@
 // - on a cluster whose file names a collective library (NCCL, RCCL), its tuner: for an allreduce, NCCL's estimate of
 //   its ring (the ring's Schedule laid in channels, library_call) against its tree (estimate_tree_allreduce_seconds),
 //   each in its cheapest protocol, the smaller winning (NCCL v2.30.7-1, src/graph/tuning.cc, ncclTopoGetAlgoTime);
-//   NCCL's tree runs as dtsim's double binary tree (`dbtree`);
+//   NCCL's tree runs as `chain-dbtree` (dbtree's two trees across nodes, a chain through each node's ranks) where
+//   --ranks-per-node lays ranks in nodes, as `dbtree` elsewhere;
 // - elsewhere (MPI on a star or a cluster without a library), MPICH's default selection (src/mpi/coll/allreduce,
 //   MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048; Thakur, Rabenseifner and Gropp 2005, "Optimization of collective
 //   communication operations in MPICH", section 4.4): recursive doubling (`butterfly`) up to 2 KiB or below one

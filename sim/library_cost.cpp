@@ -1,5 +1,7 @@
 #include "sim/library_cost.hpp"
 
+#include "algorithms/pipelined_tree.hpp"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -51,7 +53,8 @@ HopClass hop_class(const NetworkCost& cost, int src, int dst) {
 
 LibraryAlgorithm library_algorithm(const Schedule& s) {
   const std::string& a = s.algorithm;
-  return a == "tree" || a == "pipelined-tree" || a == "dbtree" ? LibraryAlgorithm::tree : LibraryAlgorithm::ring;
+  return a == "tree" || a == "pipelined-tree" || a == "dbtree" || a == "chain-dbtree" ? LibraryAlgorithm::tree
+                                                                                      : LibraryAlgorithm::ring;
 }
 
 SegmentLibraryCost segment_library_cost(const NetworkCost& cost, const Schedule& s) {
@@ -214,8 +217,8 @@ bool one_mesh_node(const Topology& topology, std::size_t positions) {
 
 int library_channels(const NetworkCost& cost, const Schedule& s) {
   if (!cost.library.enabled() || cost.topology == nullptr) return 1;
-  // (NCCL's channels are rings and trees: dtsim's double binary tree stands for NCCL's tree)
-  if (s.algorithm != "ring" && s.algorithm != "dbtree") return 1;
+  // (NCCL's channels are rings and trees: its tree is chain-dbtree, or dbtree where ranks are not laid node by node)
+  if (s.algorithm != "ring" && s.algorithm != "dbtree" && s.algorithm != "chain-dbtree") return 1;
   const Topology& t = *cost.topology;
   const int per_node = t.spec().node.accelerators;
   if (static_cast<int>(cost.accelerator_of.size()) % per_node != 0) return 1;
@@ -283,6 +286,26 @@ LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t byt
   }
   plan.schedule.protocol = protocol;
   return plan;
+}
+
+LibraryCallPlan plan_library_call(const AlgorithmInfo& algorithm, int ranks, const AlgorithmOptions& options,
+                                  std::uint64_t bytes, const NetworkCost& network, bool automatic, Protocol forced,
+                                  bool allow_channels) {
+  LibraryCallPlan plan = plan_library_call([&](std::uint64_t b) { return algorithm.build(ranks, b, options); }, bytes,
+                                           options.element_bytes, network, automatic, forced, allow_channels);
+  const Protocol protocol = plan.schedule.protocol;
+  if (protocol == Protocol::none || library_algorithm(plan.schedule) != LibraryAlgorithm::tree ||
+      algorithm.option(segment_size_option.name) == nullptr || options.has(segment_size_option.name)) {
+    return plan;
+  }
+  NetworkCost laid = network;  // (the channels' copies, where they run)
+  laid.accelerator_of = plan.accelerator_of;
+  const int nodes = nodes_spanned(laid, plan.schedule);
+  AlgorithmOptions chunked = options;
+  chunked.set(segment_size_option.name, tree_chunk_bytes(protocol, static_cast<double>(bytes), plan.channels, nodes,
+                                                         static_cast<double>(ranks) / std::max(1, nodes)));
+  return plan_library_call([&](std::uint64_t b) { return algorithm.build(ranks, b, chunked); }, bytes,
+                           options.element_bytes, network, false, protocol, allow_channels);
 }
 
 }  // namespace dtsim

@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "algorithms/registry.hpp"
 #include "algorithms/schedule.hpp"
 #include "models/collective_library.hpp"
 #include "sim/network.hpp"
@@ -64,5 +65,11 @@ struct LibraryCallPlan {
 LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t bytes)>& build, std::uint64_t bytes,
                                   std::uint64_t element_bytes, const NetworkCost& network, bool automatic,
                                   Protocol forced, bool allow_channels = true);
+
+// plan_library_call for a registered algorithm on `ranks` positions with `options`: a tree in a protocol is pipelined
+// in NCCL's chunks for that protocol (tree_chunk_bytes) unless the options name a --segment-size.
+LibraryCallPlan plan_library_call(const AlgorithmInfo& algorithm, int ranks, const AlgorithmOptions& options,
+                                  std::uint64_t bytes, const NetworkCost& network, bool automatic, Protocol forced,
+                                  bool allow_channels = true);
 
 }  // namespace dtsim

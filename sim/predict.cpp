@@ -88,9 +88,8 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     const ResolvedAllreduce chosen = resolve_allreduce(algorithm, ranks, bytes, options, network);
     const AlgorithmInfo& info = *chosen.algorithm;
     if (library != nullptr && library->library.enabled()) {
-      plans.push_back(plan_library_call([&](std::uint64_t b) { return info.build(ranks, b, options); }, bytes,
-                                        options.element_bytes, *library, chosen.protocol == Protocol::none,
-                                        chosen.protocol));
+      plans.push_back(
+          plan_library_call(info, ranks, options, bytes, *library, chosen.protocol == Protocol::none, chosen.protocol));
       program.reduce_channels = std::max(program.reduce_channels, plans.back().channels);
       program.buckets.push_back(plans.back().schedule);
     } else {
@@ -273,9 +272,8 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   const AlgorithmInfo& info = *chosen.algorithm;
   if (algorithm == auto_algorithm) out.operation = std::string(info.name) + " allreduce (auto)";
   // as the step reduces it: the library's protocol and channels (copies side by side on the ranks' accelerators)
-  const LibraryCallPlan plan =
-      plan_library_call([&](std::uint64_t b) { return info.build(accelerators, b, net.options); }, out.bucket.bytes,
-                        net.options.element_bytes, net.sg, chosen.protocol == Protocol::none, chosen.protocol);
+  const LibraryCallPlan plan = plan_library_call(info, accelerators, net.options, out.bucket.bytes, net.sg,
+                                                 chosen.protocol == Protocol::none, chosen.protocol);
   SimGridOptions sg = net.sg;
   sg.accelerator_of = plan.accelerator_of;
   FlowOptions fo = flow_options(sg);

@@ -75,10 +75,14 @@ TEST_CASE("NCCL's tuner: the tree for small calls across many nodes, the ring fo
   const Cluster sixteen(16, true);
   const AlgorithmChoice small = sixteen.choose(8 << 10);
   CHECK(small.rule == "nccl tuner");
-  CHECK(small.algorithm->name == "dbtree");
+  CHECK(small.algorithm->name == "dbtree");  // (the options lay no ranks in nodes: dbtree over every rank)
   REQUIRE(small.candidates.size() == 2);
   CHECK(small.candidates[0].algorithm->name == "ring");
   CHECK(small.candidates[1].algorithm->name == "dbtree");
+  AlgorithmOptions nodes_of_8(4);
+  nodes_of_8.set("ranks-per-node", std::uint64_t{8});
+  CHECK(choose_algorithm(Collective::allreduce, 128, 8 << 10, nodes_of_8, sixteen.network).algorithm->name ==
+        "chain-dbtree");
   // the tree's log2(nodes) network hops against the ring's 2(nodes - 1): far fewer latencies
   CHECK(small.candidates[1].estimate_s < 0.5 * small.candidates[0].estimate_s);
   CHECK(small.protocol == Protocol::ll);

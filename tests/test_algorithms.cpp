@@ -74,7 +74,9 @@ TEST_CASE("analytical and SimGrid times equal each algorithm's closed form on a 
       an.cost = cost;
       SimGridOptions sg;
       sg.cost = cost;
-      if (algorithm.name == "pipelined-tree" || algorithm.name == "dbtree") continue;  // their own test below
+      // their own test below (chain-dbtree with one rank a node is dbtree)
+      if (algorithm.name == "pipelined-tree" || algorithm.name == "dbtree" || algorithm.name == "chain-dbtree")
+        continue;
       CHECK(rel_diff(run_analytical(s, an).time_s, formula) < 1e-9);
       if (algorithm.name == "ps") {
         // every worker pushes its shard through the one server's link: the incast the analytical executor leaves out
@@ -346,6 +348,36 @@ TEST_CASE("pipelined trees: segments verified, closed form exact without reducti
   AlgorithmOptions tiny;
   tiny.set("segment-size", 1);
   CHECK_THROWS_WITH(find_algorithm("dbtree").build(1024, 1ULL << 30, tiny), Catch::Contains("use larger segments"));
+}
+
+TEST_CASE("chain-dbtree: NCCL's tree is a correct allreduce whose height is the chain plus the nodes' tree") {
+  for (const auto& [ranks, per_node] : {std::pair{32, 8}, {24, 8}, {8, 8}, {12, 4}, {6, 2}, {7, 1}, {16, 1}}) {
+    CAPTURE(ranks, per_node);
+    AlgorithmOptions options(4);
+    options.set("ranks-per-node", static_cast<std::uint64_t>(per_node));
+    options.set("segment-size", 4000);
+    const Schedule s = find_algorithm("chain-dbtree").build(ranks, 40000, options);  // 5 segments per tree
+    const VerifyReport report = verify(s);
+    REQUIRE(report.ok);
+    // K + 2H - 1 steps, H = (G - 1) + the in-order tree's height over the nodes (dbtree's, floor(log2(N-1)) + 1)
+    const int nodes = ranks / per_node;
+    const int height = per_node - 1 + (nodes > 1 ? static_cast<int>(std::floor(std::log2(nodes - 1))) + 1 : 0);
+    CHECK(report.max_steps == static_cast<std::uint64_t>(5 + 2 * height - 1));
+    // every message between nodes leaves a node's head: rank 0 of its node (first tree) or rank G-1 (second)
+    for (int r = 0; r < ranks; ++r) {
+      for (const Op& op : s.rank_ops(r)) {
+        if (op.kind() != OpKind::send || op.peer() / per_node == r / per_node) continue;
+        const int local = r % per_node;
+        CHECK((local == 0 || local == per_node - 1));
+      }
+    }
+  }
+  // one rank a node is dbtree itself
+  AlgorithmOptions one(4);
+  CHECK(find_algorithm("chain-dbtree").build(16, 4000, one).ops == find_algorithm("dbtree").build(16, 4000, one).ops);
+  AlgorithmOptions uneven(4);
+  uneven.set("ranks-per-node", std::uint64_t{3});
+  CHECK_THROWS_AS(find_algorithm("chain-dbtree").build(16, 4000, uneven), OptionError);
 }
 
 TEST_CASE("the double binary tree: every rank forwards for at most one tree, and it beats one pipelined tree") {

@@ -111,8 +111,8 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ranks 0", "--ranks: expected a whole number in [1, 1000000]"},
       {"collective --ranks abc", "--ranks: expected a whole number"},
       {"collective --algorithm rign",
-       "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, pipelined-tree, dbtree, butterfly, "
-       "rabenseifner, ps, direct, hierarchical)"},
+       "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, pipelined-tree, dbtree, chain-dbtree, "
+       "butterfly, rabenseifner, ps, direct, hierarchical); or auto"},
       {"collective --backend ns3", "--backend: expected auto, simgrid, analytical or flow"},
       {"collective --backend flow --network-model LV08", "--network-model: LV08 needs --backend simgrid"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
@@ -209,7 +209,7 @@ TEST_CASE("the default algorithm, auto, runs the library's choice and says how i
   const Run tree = run_dtsim("collective --cluster " + cluster + " --nodes 16 --bytes 8KiB --json");
   REQUIRE(tree.exit_code == 0);
   const nlohmann::json t = nlohmann::json::parse(tree.output);
-  CHECK(t.at("algorithm") == "dbtree");
+  CHECK(t.at("algorithm") == "chain-dbtree");  // NCCL's tree: chains in the nodes, a double binary tree across
   CHECK(t.at("chosen_by") == "nccl tuner");
   REQUIRE(t.at("weighed").size() == 2);
   CHECK(t.at("weighed")[0].at("algorithm") == "ring");
@@ -265,13 +265,15 @@ TEST_CASE("flags the chosen command, algorithm or mode does not use, and empty v
       {"collective --algorithm hierarchical --inter ps", "--inter: expected an allreduce without helper ranks"},
       {"collective --inter tree",
        "--inter: only the hierarchical allreduce runs an allreduce across nodes (the chosen algorithm: rabenseifner)"},
-      {"collective --ranks-per-node 2", "--ranks-per-node: only the hierarchical allreduce groups ranks into nodes"},
+      {"collective --ranks-per-node 2",
+       "--ranks-per-node: only the chain-dbtree and hierarchical allreduces (also as hierarchical's --inter) group "
+       "ranks into nodes"},
       {"collective --servers 2", "--servers: only the ps allreduce has parameter servers"},
       {"collective --ps-placement colocated", "--ps-placement: only the ps allreduce has parameter servers"},
       {"collective --algorithm tree --segment-size 64KiB",
-       "--segment-size: only the pipelined-tree and dbtree allreduces"},
+       "--segment-size: only the pipelined-tree, dbtree and chain-dbtree allreduces"},
       {"collective --algorithm hierarchical --inter ring --segment-size 64KiB",
-       "--segment-size: only the pipelined-tree and dbtree allreduces"},
+       "--segment-size: only the pipelined-tree, dbtree and chain-dbtree allreduces"},
       {"verify --servers 2", "--servers: only the ps allreduce has parameter servers"},
       {"compare --algorithms ring,tree --servers 2",
        "--servers: only the ps allreduce has parameter servers (the chosen algorithms: ring, tree)"},

@@ -274,3 +274,26 @@ TEST_CASE("the ring's --channels: K rings at once are a correct allreduce, timed
   bad.set(channel_group_option.name, 5);
   CHECK_THROWS_AS(find_algorithm("ring").build(16, 1024, bad), OptionError);
 }
+
+TEST_CASE("a tree in a library protocol is pipelined in NCCL's chunks for it, unless --segment-size is given") {
+  // NCCL's buffers a step (enqueue.cc): Simple 512 KiB, LL 32 KiB of data, LL128 576,000 B halved for small calls
+  CHECK(tree_chunk_bytes(Protocol::simple, 1e9, 8, 16, 8) == 524288);
+  CHECK(tree_chunk_bytes(Protocol::ll, 1e9, 8, 16, 8) == 32768);
+  CHECK(tree_chunk_bytes(Protocol::ll128, 1e12, 8, 16, 8) == 576000);
+  // 2 MB a channel on 16 nodes of 8: fewer than (1 + 4 + 0.8) x 64 / 8 chunks of 576,000 B: halved down to 72,000
+  CHECK(tree_chunk_bytes(Protocol::ll128, 16e6, 8, 16, 8) == 72000);
+  CHECK(tree_chunk_bytes(Protocol::ll128, 1e5, 8, 16, 8) == 18000);  // then x 16 / 8 chunks, while above 32 KiB
+  const Run sixteen(a100_nodes(16));
+  AlgorithmOptions options(4);
+  options.set("ranks-per-node", std::uint64_t{8});
+  const AlgorithmInfo& tree = find_algorithm("chain-dbtree");
+  const LibraryCallPlan chunked =
+      plan_library_call(tree, 128, options, 16'000'000, sixteen.network, false, Protocol::ll128);
+  AlgorithmOptions given = options;
+  given.set("segment-size", std::uint64_t{1} << 20);
+  const LibraryCallPlan megabyte =
+      plan_library_call(tree, 128, given, 16'000'000, sixteen.network, false, Protocol::ll128);
+  REQUIRE(chunked.channels == 8);
+  // 1 MB a tree and channel: one 1 MiB segment, or 14 of NCCL's 72,000-byte chunks
+  CHECK(chunked.schedule.chunks.size() == 14 * megabyte.schedule.chunks.size());
+}

@@ -153,8 +153,8 @@ TEST_CASE("a throwaway allreduce registered at run time works everywhere with no
     CHECK(flag->doc == "test-direct-copy: steps the exchange is split into, 1 to 8");
     CHECK(flag->default_value == "1");
     CHECK(
-        cli::algorithm_flag_doc().starts_with("allreduce: ring, tree, pipelined-tree, dbtree, butterfly, "
-                                              "rabenseifner, ps, direct, hierarchical, test-direct-copy; "));
+        cli::algorithm_flag_doc().starts_with("allreduce: ring, tree, pipelined-tree, dbtree, chain-dbtree, "
+                                              "butterfly, rabenseifner, ps, direct, hierarchical, test-direct-copy; "));
     const cli::Flags three = parse(specs, {"--test-rounds", "3"});
     CHECK(cli::parse_algorithm_options(three).number(rounds_option) == 3);
     CHECK_NOTHROW(cli::check_option_flags(three, std::array{&registered.entry}));

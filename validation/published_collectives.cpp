@@ -47,9 +47,7 @@ void predict_row(CollectiveCase& c, const std::string& data_dir) {
   // nccl-tests' size is each rank's buffer; dtsim's all-to-all divides one buffer of all ranks' blocks
   const std::uint64_t per_rank = std::max<std::uint64_t>(row.size_bytes, 4) / 4 * 4;
   const std::uint64_t bytes = alltoall ? per_rank * static_cast<std::uint64_t>(row.gpus) : per_rank;
-  const LibraryCallPlan plan =
-      plan_library_call([&](std::uint64_t share) { return algorithm.build(row.gpus, share, options); }, bytes, 4,
-                        network, true, Protocol::none);
+  const LibraryCallPlan plan = plan_library_call(algorithm, row.gpus, options, bytes, network, true, Protocol::none);
   c.protocol = plan.schedule.protocol;
   c.channels = plan.channels;
   FlowOptions flow(network);
