@@ -31,6 +31,8 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
     throw OptionError("inter", e.what());
   }
   const std::uint32_t nodes = p / g;
+  AlgorithmOptions across = options;  // across nodes each node is one position (--ranks-per-node is this level's)
+  across.set(ranks_per_node_option.name, std::uint64_t{1});
   // The blocks, and the inter-node schedule of each. They differ only where blocks differ in size (an even split has
   // at most two sizes), so each size's schedule is built once: 1000 ranks a node over 1000 nodes held a thousand
   // copies of a million-op schedule (16 GB) before.
@@ -49,7 +51,7 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
     while (which < built.size() && built_size[which] != size)
       ++which;
     if (which == built.size()) {
-      built.push_back(inter_info->build(static_cast<int>(nodes), size, options));
+      built.push_back(inter_info->build(static_cast<int>(nodes), size, across));
       built_size.push_back(size);
     }
     inter.push_back(which);

@@ -231,6 +231,13 @@ Schedule run_trees(const char* name, int ranks, std::uint64_t bytes, std::vector
     offset += part_bytes[i];
   }
   const bool nothing_to_send = ranks == 1 || bytes == 0;
+  // every rank walks every step of the pipeline (a chain through G ranks makes it about 2 G long): refused like ops
+  if (!nothing_to_send && (last_tau + 1) * static_cast<std::uint64_t>(ranks) > ScheduleBuilder::max_ops) {
+    throw std::invalid_argument(std::string(name) + " for " + std::to_string(ranks) + " ranks runs " +
+                                std::to_string(last_tau + 1) + " pipeline steps on each, more than " +
+                                std::to_string(ScheduleBuilder::max_ops) +
+                                " rank-steps in all: use fewer ranks a node (--ranks-per-node) or larger segments");
+  }
   ScheduleBuilder builder(Collective::allreduce, name, ranks, bytes, std::move(chunks));
   if (!nothing_to_send) builder.reserve_ops(op_count);
   for (int r = 0; r < ranks; ++r) {

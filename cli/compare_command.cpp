@@ -255,7 +255,8 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
         out << std::setw(width) << cell(at(p, b, a)) + (a == best ? " *" : tied(p, b, a) ? " =" : "");
       }
       const CollectiveRun& choice = choice_at(p, b);
-      const double slower = choice.result.time_s / at(p, b, best).result.time_s - 1;
+      const double fastest_s = at(p, b, best).result.time_s;
+      const double slower = fastest_s > 0 ? choice.result.time_s / fastest_s - 1 : 0;
       out << choice.algorithm << ' ';
       if (choice.protocol != Protocol::none) out << to_string(choice.protocol) << ' ';
       out << format_seconds(choice.result.time_s);

@@ -18,6 +18,7 @@
 #include "reports/grounding.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
+#include "sim/algorithm_choice.hpp"
 
 namespace dtsim::cli {
 namespace {
@@ -327,10 +328,13 @@ int explain_command(std::span<char* const> args, std::ostream& out) {
                      ": scenario.parallel.search: explain explains one layout; give tensor, pipeline and "
                      "micro_batches instead (dtsim predict --search ranks every layout)");
   }
-  const std::string algorithm =
-      flags.has("algorithm")
-          ? flags.parse("algorithm", [](const std::string& v) { return std::string(find_algorithm(v).name); })
-          : scenario.algorithms.front();
+  const std::string algorithm = flags.has("algorithm")
+                                    ? flags.parse("algorithm",
+                                                  [](const std::string& v) {
+                                                    check_allreduce_name(v);  // a registered allreduce, or auto
+                                                    return v;
+                                                  })
+                                    : scenario.algorithms.front();
   const ScenarioVariants variants = apply_overrides(scenario, flags, false);
   std::vector<Explanation> explanations;
   for (const ScenarioVariant& v : variants.variants)

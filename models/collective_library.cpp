@@ -132,7 +132,8 @@ double estimate_seconds(const CollectiveLibrary& library, Protocol protocol, con
 
 double estimate_tree_allreduce_seconds(const CollectiveLibrary& library, Protocol protocol, const TreeCall& call) {
   const ProtocolCost c = library.cost(protocol, LibraryAlgorithm::tree, call.nodes);
-  const int levels = call.nodes > 1 ? static_cast<int>(std::ceil(std::log2(static_cast<double>(call.nodes)))) : 0;
+  // (NCCL's log2i: the floor)
+  const int levels = call.nodes > 1 ? static_cast<int>(std::floor(std::log2(static_cast<double>(call.nodes)))) : 0;
   const double hops_s = 2.0 * ((call.per_node - 1) * c.hop_latency_s[static_cast<std::size_t>(call.intra)] +
                                levels * c.hop_latency_s[static_cast<std::size_t>(HopClass::net)]);
   // NCCL v2.30.7-1 tuning.cc: a tree allreduce's bus bandwidth is min(B x 0.92, channels x perChMaxTreeBw), then LL

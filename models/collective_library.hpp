@@ -83,7 +83,7 @@ Protocol choose_protocol(const CollectiveLibrary& library, const LibraryCall& ca
 
 // NCCL's tree allreduce as its tuner estimates it (src/graph/tuning.cc, ncclTopoTuneModel and ncclTopoGetAlgoTime):
 // a chain through the `per_node` GPUs of each node and a double binary tree across `nodes`, pipelined, so that
-//   time = launch + base latency + 2 ((per_node - 1) intra hop + ceil(log2 nodes) network hop)
+//   time = launch + base latency + 2 ((per_node - 1) intra hop + floor(log2 nodes) network hop)
 //          + 2 bytes / (bus bandwidth x the tree's share of it x NCCL's correction for the size)
 // (algorithm bandwidth half the bus bandwidth, as NCCL counts a tree's up and down passes). The share: 0.92, then LL
 // 1/3.8 and LL128 7/9 in one node or 120/128 across nodes, capped per channel across nodes. `bus_Bps`: the line rate

@@ -37,7 +37,8 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
   // NCCL's tree: a chain in each node under a double binary tree across nodes, where the options lay ranks in nodes
   // (--ranks-per-node, set from the cluster); dbtree over every rank otherwise
   const std::uint64_t per_node = options.number(ranks_per_node_option);
-  const bool chains = per_node > 1 && ranks % per_node == 0;
+  const bool chains = per_node > 1 && ranks % per_node == 0 &&
+                      per_node == static_cast<std::uint64_t>(network.topology->spec().node.accelerators);
   const AlgorithmInfo* tree = registered(chains ? "chain-dbtree" : "dbtree", Collective::allreduce);
   const Schedule ring_schedule = ring->build(ranks, bytes, options);
   LibraryCall call = library_call(network, ring_schedule);

@@ -231,6 +231,11 @@ TEST_CASE("the default algorithm, auto, runs the library's choice and says how i
   CHECK_THAT(table.output, Catch::Contains("rabenseifner "));  // run though not compared
   check_usage_errors({{"collective --algorithm fastest", "--algorithm: unknown allreduce algorithm 'fastest'"},
                       {"collective --algorithm fastest", "; or auto"}});
+  // NCCL's tree inside hierarchical: across nodes each node is one position, whatever --ranks-per-node says
+  const Run nested = run_dtsim("collective --cluster " + cluster +
+                               " --nodes 4 --algorithm hierarchical --inter chain-dbtree --bytes 1MB --json");
+  REQUIRE(nested.exit_code == 0);
+  CHECK(nlohmann::json::parse(nested.output).at("time_s").get<double>() > 0);
 }
 
 TEST_CASE("numbers out of range or beyond 64 bits exit 2 naming the flag and the accepted range") {
@@ -492,6 +497,9 @@ TEST_CASE("collective --collective runs the other collectives and checks their o
   check_usage_errors({
       {"collective --collective gathr", "--collective: expected allreduce, reduce-scatter, allgather"},
       {"collective --collective all-to-all --algorithm ring", "--algorithm: unknown all-to-all algorithm 'ring'"},
+      // a chain through a million ranks would walk two million steps on each: refused, not run for hours
+      {"verify --algorithm chain-dbtree --ranks 1000000 --ranks-per-node 1000000 --bytes 1KB",
+       "--ranks: chain-dbtree for 1000000 ranks runs 1999998 pipeline steps on each"},
       // refused before its P x P blocks are laid out (it once took 86 s and 23 GB to say so)
       {"collective --collective all-to-all --ranks 16384 --bytes 1GB",
        "--ranks: direct schedule for 16384 ranks needs 536838144 ops"},
