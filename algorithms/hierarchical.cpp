@@ -16,14 +16,18 @@
 
 namespace dtsim {
 
+std::uint32_t ranks_per_node(const AlgorithmOptions& options, std::uint32_t ranks) {
+  const std::uint64_t g = options.number(ranks_per_node_option);
+  if (g < 1 || ranks % g != 0) {
+    throw OptionError("ranks-per-node",
+                      "expected a divisor of the " + std::to_string(ranks) + " ranks, got " + std::to_string(g));
+  }
+  return static_cast<std::uint32_t>(g);
+}
+
 Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("hierarchical", ranks);
-  const std::uint64_t g64 = options.number(ranks_per_node_option);
-  if (g64 < 1 || p % g64 != 0) {
-    throw OptionError("ranks-per-node",
-                      "expected a divisor of the " + std::to_string(p) + " ranks, got " + std::to_string(g64));
-  }
-  const auto g = static_cast<std::uint32_t>(g64);
+  const std::uint32_t g = ranks_per_node(options, p);
   const AlgorithmInfo* inter_info = nullptr;
   try {
     inter_info = &find_nestable_allreduce(options.text(inter_option));

@@ -26,6 +26,9 @@ inline constexpr OptionSpec inter_option{.name = "inter",
                                          .used_for = "runs an allreduce across nodes"};
 inline constexpr std::array<OptionSpec, 2> hierarchical_options{ranks_per_node_option, inter_option};
 
+// The ranks a node of `ranks` holds (--ranks-per-node); throws OptionError naming it unless it divides `ranks`.
+std::uint32_t ranks_per_node(const AlgorithmOptions& options, std::uint32_t ranks);
+
 // Two-level allreduce: reduce-scatter inside each node, an allreduce of --inter across nodes, then an allgather
 // inside each node. Ranks r = node * ranks_per_node + local.
 Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options = {});

@@ -247,6 +247,22 @@ Schedule run_trees(const char* name, int ranks, std::uint64_t bytes, std::vector
   return builder.finish();
 }
 
+// dbtree's two in-order trees over p positions: the second is the first mirrored (r -> p-1-r) for even p, shifted by
+// one for odd p, so that every leaf of one is an inner node of the other.
+std::array<BinaryTree, 2> complementary_trees(std::uint32_t p) {
+  BinaryTree first = in_order_tree(p, [](std::uint32_t x) { return static_cast<int>(x); });
+  BinaryTree second = p % 2 == 0 ? in_order_tree(p, [p](std::uint32_t x) { return static_cast<int>(p - 1 - x); })
+                                 : in_order_tree(p, [p](std::uint32_t x) { return static_cast<int>((x + 1) % p); });
+  return {std::move(first), std::move(second)};
+}
+
+// The two trees' shares of the buffer (nothing for an empty one).
+std::vector<std::uint64_t> halves(std::uint64_t bytes, const AlgorithmOptions& options) {
+  if (bytes == 0) return {0, 0};
+  const std::vector<Chunk> split = split_even(bytes, 2, options.element_bytes);
+  return {split[0].size_bytes, split[1].size_bytes};
+}
+
 }  // namespace
 
 Schedule pipelined_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
@@ -258,45 +274,24 @@ Schedule pipelined_tree_allreduce(int ranks, std::uint64_t bytes, const Algorith
 
 Schedule double_binary_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("dbtree", ranks);
+  std::array<BinaryTree, 2> pair = complementary_trees(p);
   std::vector<BinaryTree> trees;
-  trees.push_back(in_order_tree(p, [](std::uint32_t x) { return static_cast<int>(x); }));
-  if (p % 2 == 0) {
-    trees.push_back(in_order_tree(p, [p](std::uint32_t x) { return static_cast<int>(p - 1 - x); }));
-  } else {
-    trees.push_back(in_order_tree(p, [p](std::uint32_t x) { return static_cast<int>((x + 1) % p); }));
-  }
-  std::vector<std::uint64_t> halves{0, 0};
-  if (bytes > 0) {
-    const std::vector<Chunk> split = split_even(bytes, 2, options.element_bytes);
-    halves = {split[0].size_bytes, split[1].size_bytes};
-  }
-  return run_trees("dbtree", ranks, bytes, halves, std::move(trees), options);
+  trees.push_back(std::move(pair[0]));
+  trees.push_back(std::move(pair[1]));
+  return run_trees("dbtree", ranks, bytes, halves(bytes, options), std::move(trees), options);
 }
 
 Schedule chain_dbtree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("chain-dbtree", ranks);
-  const std::uint64_t g64 = options.number(ranks_per_node_option);
-  if (g64 < 1 || p % g64 != 0) {
-    throw OptionError("ranks-per-node",
-                      "expected a divisor of the " + std::to_string(p) + " ranks, got " + std::to_string(g64));
-  }
-  const auto g = static_cast<std::uint32_t>(g64);
+  const std::uint32_t g = ranks_per_node(options, p);
   const std::uint32_t nodes = p / g;
-  // the nodes' two in-order trees, as dbtree's; the second tree's chains run the other way, from the node's last rank,
-  // so that the two trees cross nodes through different ranks (and their NICs)
-  const BinaryTree first = in_order_tree(nodes, [](std::uint32_t x) { return static_cast<int>(x); });
-  const BinaryTree second =
-      nodes % 2 == 0 ? in_order_tree(nodes, [nodes](std::uint32_t x) { return static_cast<int>(nodes - 1 - x); })
-                     : in_order_tree(nodes, [nodes](std::uint32_t x) { return static_cast<int>((x + 1) % nodes); });
+  // the nodes' two trees, as dbtree's; the second tree's chains run the other way, from the node's last rank, so that
+  // the two trees cross nodes through different ranks (and their NICs)
+  const std::array<BinaryTree, 2> across = complementary_trees(nodes);
   std::vector<BinaryTree> trees;
-  trees.push_back(chain_tree(nodes, g, first, 0, +1));
-  trees.push_back(chain_tree(nodes, g, second, g - 1, -1));
-  std::vector<std::uint64_t> halves{0, 0};
-  if (bytes > 0) {
-    const std::vector<Chunk> split = split_even(bytes, 2, options.element_bytes);
-    halves = {split[0].size_bytes, split[1].size_bytes};
-  }
-  return run_trees("chain-dbtree", ranks, bytes, halves, std::move(trees), options);
+  trees.push_back(chain_tree(nodes, g, across[0], 0, +1));
+  trees.push_back(chain_tree(nodes, g, across[1], g - 1, -1));
+  return run_trees("chain-dbtree", ranks, bytes, halves(bytes, options), std::move(trees), options);
 }
 
 double pipelined_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,

@@ -337,13 +337,4 @@ CallChoice choose_call(Collective collective, int ranks, std::uint64_t bytes, co
   return out;
 }
 
-CollectiveRun run_chosen_call(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
-                              const RunSettings& settings, const ClusterInstance* cluster) {
-  const CallChoice choice = choose_call(collective, ranks, bytes, options, settings, cluster);
-  CollectiveRun run = run_call(*choice.algorithm, ranks, bytes, options, choice.settings, cluster);
-  run.chosen_by = choice.chosen_by;
-  run.weighed = choice.weighed;
-  return run;
-}
-
 }  // namespace dtsim::cli

@@ -133,8 +133,5 @@ struct CallChoice {
 };
 CallChoice choose_call(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                        const RunSettings& settings, const ClusterInstance* cluster = nullptr);
-// run_call on the library's choice, the run reporting how it was chosen.
-CollectiveRun run_chosen_call(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
-                              const RunSettings& settings, const ClusterInstance* cluster = nullptr);
 
 }  // namespace dtsim::cli

@@ -10,12 +10,6 @@
 namespace dtsim {
 namespace {
 
-const AlgorithmInfo* registered(std::string_view name, Collective collective) {
-  for (const AlgorithmInfo& a : algorithms())
-    if (a.name == name && a.collective == collective) return &a;
-  return nullptr;
-}
-
 // The cheapest allowed protocol for an estimate, and its seconds.
 template <class Estimate>
 AlgorithmCandidate cheapest(const AlgorithmInfo* algorithm, const CollectiveLibrary& library, Estimate estimate) {
@@ -33,13 +27,13 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
                                   const NetworkCost& network) {
   AlgorithmChoice choice;
   choice.rule = network.library.name + " tuner";
-  const AlgorithmInfo* ring = registered("ring", Collective::allreduce);
+  const AlgorithmInfo* ring = &find_algorithm("ring");
   // NCCL's tree: a chain in each node under a double binary tree across nodes, where the options lay ranks in nodes
   // (--ranks-per-node, set from the cluster); dbtree over every rank otherwise
   const std::uint64_t per_node = options.number(ranks_per_node_option);
   const bool chains = per_node > 1 && ranks % per_node == 0 &&
                       per_node == static_cast<std::uint64_t>(network.topology->spec().node.accelerators);
-  const AlgorithmInfo* tree = registered(chains ? "chain-dbtree" : "dbtree", Collective::allreduce);
+  const AlgorithmInfo* tree = &find_algorithm(chains ? "chain-dbtree" : "dbtree");
   const Schedule ring_schedule = ring->build(ranks, bytes, options);
   LibraryCall call = library_call(network, ring_schedule);
   // the bandwidth of the call's channels together, as plan_library_call lays them (a NIC each across nodes)
@@ -47,7 +41,7 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
   if (call.hop == HopClass::net) call.bandwidth_Bps *= channels;
   choice.candidates.push_back(
       cheapest(ring, network.library, [&](Protocol p) { return estimate_seconds(network.library, p, call); }));
-  if (tree != nullptr && ranks > 1) {
+  if (ranks > 1) {
     TreeCall t;
     t.nodes = call.nodes;
     t.per_node = std::max(1, (ranks + call.nodes - 1) / call.nodes);
@@ -76,7 +70,7 @@ AlgorithmChoice mpich_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
   const bool short_call = bytes <= short_message_bytes || elements < power_of_two;
   AlgorithmChoice choice;
   choice.rule = "mpich thresholds";
-  choice.algorithm = registered(short_call ? "butterfly" : "rabenseifner", Collective::allreduce);
+  choice.algorithm = &find_algorithm(short_call ? "butterfly" : "rabenseifner");
   return choice;
 }
 
@@ -86,9 +80,7 @@ AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t
                                  const NetworkCost& network) {
   if (collective == Collective::allreduce) {
     const bool library = network.library.enabled() && network.topology != nullptr;
-    AlgorithmChoice choice =
-        library ? library_allreduce(ranks, bytes, options, network) : mpich_allreduce(ranks, bytes, options);
-    if (choice.algorithm != nullptr) return choice;
+    return library ? library_allreduce(ranks, bytes, options, network) : mpich_allreduce(ranks, bytes, options);
   }
   // the collective's first registered algorithm (the only one of every collective but allreduce)
   for (const AlgorithmInfo& a : algorithms()) {

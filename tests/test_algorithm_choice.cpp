@@ -4,6 +4,7 @@
 #include <string>
 
 #include "algorithms/registry.hpp"
+#include "cluster_helpers.hpp"
 #include "models/collective_library.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/algorithm_choice.hpp"
@@ -20,14 +21,8 @@ struct Cluster {
   NetworkCost network;
   Cluster(int nodes, bool library, const char* protocols = "")
       : spec([&] {
-          ClusterSpec s = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
-          s.nodes = nodes;
-          if (library) {
-            s.library.name = "nccl";
-            s.library.generation = GpuGeneration::ampere;
-            s.library.launch_s = 10e-6;
-            if (std::string(protocols) == "simple") s.library.allow_ll = s.library.allow_ll128 = false;
-          }
+          ClusterSpec s = test::a100_nodes(nodes, library);
+          if (std::string(protocols) == "simple") s.library.allow_ll = s.library.allow_ll128 = false;
           return s;
         }()),
         topology(spec) {

@@ -11,6 +11,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
 #include "algorithms/verifier.hpp"
+#include "cluster_helpers.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
@@ -24,17 +25,7 @@ namespace {
 
 double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
-// dgx-a100 with NCCL on Ampere, 10 us a launch.
-ClusterSpec a100_nodes(int nodes, bool library = true) {
-  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
-  spec.nodes = nodes;
-  if (library) {
-    spec.library.name = "nccl";
-    spec.library.generation = GpuGeneration::ampere;
-    spec.library.launch_s = 10e-6;
-  }
-  return spec;
-}
+using test::a100_nodes;
 
 struct Run {
   Topology topology;
