@@ -104,7 +104,8 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
       builder.add(op.with(op.peer() * static_cast<int>(g) + static_cast<int>(local), span));
       const bool step_ends = i + 1 == last || inner.ops[i + 1].starts_step();
       if (step_ends && repeat != inner.repeats.end() && repeat->op < i + 1) {
-        builder.repeat_step(repeat->count, repeat->stride, block_first[local] + repeat->base, repeat->modulus);
+        builder.repeat_step(repeat->count, repeat->stride, block_first[local] + repeat->base, repeat->modulus,
+                            repeat->lockstep);
         ++repeat;
       }
     }

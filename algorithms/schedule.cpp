@@ -148,8 +148,8 @@ void ScheduleBuilder::add(Op op) {
   schedule_.ops.push_back(op);
 }
 
-void ScheduleBuilder::repeat_step(std::uint32_t count, std::uint32_t stride, std::uint32_t base,
-                                  std::uint32_t modulus) {
+void ScheduleBuilder::repeat_step(std::uint32_t count, std::uint32_t stride, std::uint32_t base, std::uint32_t modulus,
+                                  bool lockstep) {
   if (!step_open_) throw std::logic_error("ScheduleBuilder: repeat_step without a step");
   if (modulus == 0 || static_cast<std::uint64_t>(base) + modulus > schedule_.chunks.size()) {
     throw std::logic_error("ScheduleBuilder: repeat_step rotates chunks outside the buffer");
@@ -162,7 +162,7 @@ void ScheduleBuilder::repeat_step(std::uint32_t count, std::uint32_t stride, std
     }
   }
   step_open_ = false;  // the next op starts a step of its own
-  if (count > 0) schedule_.repeats.push_back(StepRepeat{first, count, stride, base, modulus});
+  if (count > 0) schedule_.repeats.push_back(StepRepeat{first, count, stride, base, modulus, lockstep});
 }
 
 std::size_t Schedule::first_repeat_from(std::uint64_t op) const {

@@ -80,12 +80,16 @@ struct Chunk {
 
 // The step that starts at ops[op] runs `count` more times; in its k-th repetition each single-chunk span c of the
 // step becomes base + (c - base + k * stride) mod modulus (the chunk a rotating algorithm moves next).
+// lockstep: every rank repeats its step while all the others repeat theirs, alike (a ring's rotation), so that an
+// executor may run each repetition as a round that ends when all of them did without changing the time; false for a
+// pipeline whose ranks work on different stages at once (a tree's segments), which must be left to drift.
 struct StepRepeat {
   std::uint64_t op = 0;
   std::uint32_t count = 0;
   std::uint32_t stride = 0;
   std::uint32_t base = 0;
   std::uint32_t modulus = 1;
+  bool lockstep = true;
   bool operator==(const StepRepeat&) const = default;
   // The span of single chunk `span` in repetition k (k = 0: the stored step itself).
   std::uint32_t shifted(std::uint32_t span, std::uint32_t k) const {
@@ -208,7 +212,8 @@ public:
   // The step just added runs `count` more times, its single-chunk spans rotated as StepRepeat says: recorded as a
   // StepRepeat (the schedule is then compact; expand() writes the repetitions out). Throws std::logic_error when the
   // step holds a multi-chunk span or a compute op.
-  void repeat_step(std::uint32_t count, std::uint32_t stride, std::uint32_t base, std::uint32_t modulus);
+  void repeat_step(std::uint32_t count, std::uint32_t stride, std::uint32_t base, std::uint32_t modulus,
+                   bool lockstep = true);
   std::uint32_t add_compute(double flops);
   // The span of chunks [first, first + count); single chunks are span `first` itself.
   std::uint32_t add_span(std::uint32_t first, std::uint32_t count);

@@ -412,7 +412,7 @@ public:
         const bool round_busy = o_.segment_rounds ? segment_busy_at_batch(segment_index(st)) : busy;
         // (not a collective library's eager messages: their pipeline is what rounds would take away)
         if (round_busy && o_.rounds && !st.segment->library.active && st.step.repeat != nullptr &&
-            st.step.k < st.step.repeat->count) {
+            st.step.repeat->lockstep && st.step.k < st.step.repeat->count) {
           // the next repetition waits for the round to end (segment_rounds: until its segment is idle)
           (o_.segment_rounds ? held_in_segment_[segment_index(st)] : held_).push_back(rank);
         } else if (next_step(st, st.step, st.next_repeat)) {
@@ -1434,12 +1434,21 @@ std::optional<lumping::Lumping> lump_with(int ranks, std::span<const Schedule* c
   return lumped;
 }
 
+// Whether the full engine runs the schedule's repetitions in rounds (FlowOptions::rounds): it has a step repeated in
+// lockstep (a ring's rotation) and no collective library's eager messages.
+bool runs_in_rounds(const Schedule& s, const FlowOptions& options) {
+  return options.rounds &&
+         std::any_of(s.repeats.begin(), s.repeats.end(), [](const StepRepeat& r) { return r.lockstep; }) &&
+         !segment_library_cost(options, s).active;
+}
+
 // A collective or a data-parallel step: at most a sixteenth as many classes as ranks (or 16). The lumped engine
 // recomputes every moving flow's rate at each instant, so with hundreds of classes that end their steps at different
-// times (butterfly on 4096 V100s: 512) the full engine's local updates win (5.7 s against 0.5 s). Compact schedules are
-// not lumped: the full engine skips their repeated rounds in lockstep, which costs less than finding classes.
+// times (butterfly on 4096 V100s: 512) the full engine's local updates win (5.7 s against 0.5 s). Schedules run in
+// rounds are not lumped: the full engine skips their repeated rounds in lockstep, which costs less than finding
+// classes. (A library's ring or a tree's pipeline has no rounds: its every message is simulated, by class if it can.)
 std::optional<lumping::Lumping> lump(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options) {
-  if (std::any_of(segments.begin(), segments.end(), [](const Schedule* s) { return s->compact(); })) {
+  if (std::any_of(segments.begin(), segments.end(), [&](const Schedule* s) { return runs_in_rounds(*s, options); })) {
     return std::nullopt;
   }
   return lump_with(ranks, segments, options, std::max<std::size_t>(16, static_cast<std::size_t>(ranks) / 16), {});

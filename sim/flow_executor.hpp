@@ -39,7 +39,8 @@ struct FlowOptions : NetworkCost {
   // Skip repeated steps (lockstep points) and periods of a periodic regime instead of simulating them again; the
   // result is the same (tests/test_flow.cpp compares), false only to check that.
   bool skip_repeats = true;
-  // Rotations in rounds: a rank that finished a repetition of a compact step (a ring's rotating step) posts the next
+  // Rotations in rounds: a rank that finished a repetition of a step repeated in lockstep (StepRepeat::lockstep: a
+  // ring's rotating step, not a tree's pipeline, and not under a collective library's eager messages) posts the next
   // one only when no transfer, reduction or compute is in flight anywhere, so that every such round ends at a
   // lockstep point and the repetitions after the first two are skipped (skip_repeats). Without it, ranks whose steps
   // take unequal times (NVLink inside a node, a NIC between nodes, longer routes between pods) drift apart and a

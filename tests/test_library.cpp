@@ -215,6 +215,32 @@ TEST_CASE("a ring across 8-NIC nodes runs as 8 channels and moves 1/8 of the byt
   CHECK(small.schedule.protocol == Protocol::ll);
 }
 
+TEST_CASE("a library's channels on a rail-optimised fabric run by classes of ranks, with every rank's times") {
+  // eager messages have no rounds to skip, so every message is simulated; where the cluster is symmetric (rails: every
+  // node's NIC i alike) one rank of each class is enough
+  ClusterSpec spec = a100_nodes(16);
+  spec.fabric.rails = true;
+  const Run run(spec);
+  for (const std::uint64_t bytes : {std::uint64_t{64} << 10, std::uint64_t{25} << 20}) {
+    CAPTURE(bytes);
+    const LibraryCallPlan plan = plan_library_call(
+        [&](std::uint64_t share) { return find_algorithm("ring").build(128, share, AlgorithmOptions(4)); }, bytes, 4,
+        run.network, true, Protocol::none);
+    REQUIRE(plan.schedule.compact());
+    FlowOptions o(run.network);
+    o.accelerator_of = plan.accelerator_of;
+    const ExecutionResult classes = run_flow(plan.schedule, o);
+    o.lump_ranks = false;
+    const ExecutionResult every = run_flow(plan.schedule, o);
+    CHECK(classes.rank_classes > 0);
+    CHECK(classes.rank_classes * 16 <= static_cast<std::size_t>(plan.schedule.ranks));
+    CHECK(every.rank_classes == 0);
+    CHECK(rel_diff(classes.time_s, every.time_s) < 1e-9);
+    CHECK(classes.messages == every.messages);
+    CHECK(classes.bytes_sent == every.bytes_sent);
+  }
+}
+
 TEST_CASE("inside a full-mesh node the library's rings use every link direction once") {
   ClusterSpec spec =
       load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/amd-mi300x.json");
