@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "algorithms/binomial_tree.hpp"
+#include "algorithms/bruck.hpp"
 #include "algorithms/direct.hpp"
 #include "algorithms/hierarchical.hpp"
 #include "algorithms/parameter_server.hpp"
@@ -17,7 +18,7 @@ namespace dtsim {
 namespace {
 
 // The built-in algorithms, one line each: name, collective, summary, builder, closed form, options, helper ranks.
-constexpr std::array<AlgorithmInfo, 17> builtin{{
+constexpr std::array<AlgorithmInfo, 19> builtin{{
     {"ring", Collective::allreduce,
      "ring reduce-scatter then ring allgather (bandwidth-optimal); --channels rings at once", &ring_allreduce,
      &ring_allreduce_closed_form, ring_options},
@@ -47,6 +48,11 @@ constexpr std::array<AlgorithmInfo, 17> builtin{{
      &without_options<ring_reduce_scatter_seconds>},
     {"ring", Collective::allgather, "ring allgather of the ranks' blocks", &ring_allgather,
      &without_options<ring_allgather_seconds>},
+    {"bruck", Collective::reduce_scatter,
+     "Bruck's allgather transposed: ceil(log2 P) steps of partial sums at distances P/2 .. 1", &bruck_reduce_scatter,
+     &without_options<bruck_reduce_scatter_seconds>},
+    {"bruck", Collective::allgather, "Bruck's allgather: ceil(log2 P) steps at distances 1, 2, 4, ...",
+     &bruck_allgather, &without_options<bruck_allgather_seconds>},
     {"tree", Collective::broadcast, "binomial broadcast from --root", &binomial_broadcast,
      &without_options<binomial_broadcast_seconds>},
     {"tree", Collective::reduce, "binomial reduce to --root", &binomial_reduce,

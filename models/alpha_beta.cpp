@@ -1,6 +1,7 @@
 #include "models/alpha_beta.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace dtsim {
 
@@ -181,6 +182,18 @@ double ring_allgather_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGam
   if (ranks <= 1 || bytes == 0) return 0.0;
   const double block = static_cast<double>(bytes) / ranks;
   return (ranks - 1.0) * (cost.alpha_s + block / cost.bandwidth_Bps);
+}
+
+double bruck_allgather_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const double steps = std::bit_width(static_cast<unsigned>(ranks - 1));  // ceil(log2 P)
+  return steps * cost.alpha_s + (ranks - 1.0) / ranks * static_cast<double>(bytes) / cost.bandwidth_Bps;
+}
+
+double bruck_reduce_scatter_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  return bruck_allgather_seconds(ranks, bytes, cost) +
+         (ranks - 1.0) / ranks * static_cast<double>(bytes) / cost.reduce_Bps;
 }
 
 double binomial_reduce_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {

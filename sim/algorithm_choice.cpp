@@ -1,6 +1,7 @@
 #include "sim/algorithm_choice.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <stdexcept>
 
@@ -74,6 +75,22 @@ AlgorithmChoice mpich_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
   return choice;
 }
 
+// MPICH's default reduce-scatter (commutative) and allgather selection, by the size of the whole buffer: a log2 P
+// algorithm for short ones, the ring for long ones. MPICH's short-message algorithms are recursive halving and
+// doubling on powers of two, Bruck's allgather elsewhere: `bruck` here, with the same alpha-beta cost.
+AlgorithmChoice mpich_halves(Collective collective, int ranks, std::uint64_t bytes) {
+  // MPIR_CVAR_REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE and MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE (powers of two),
+  // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE (allgather elsewhere)
+  constexpr std::uint64_t long_message_bytes = 524288, allgather_short_bytes = 81920;
+  const bool power_of_two = std::has_single_bit(static_cast<unsigned>(std::max(ranks, 1)));
+  const bool short_call = collective == Collective::reduce_scatter || power_of_two ? bytes < long_message_bytes
+                                                                                   : bytes < allgather_short_bytes;
+  AlgorithmChoice choice;
+  choice.rule = "mpich thresholds";
+  choice.algorithm = &find_algorithm(short_call ? "bruck" : "ring", collective);
+  return choice;
+}
+
 }  // namespace
 
 AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
@@ -81,6 +98,13 @@ AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t
   if (collective == Collective::allreduce) {
     const bool library = network.library.enabled() && network.topology != nullptr;
     return library ? library_allreduce(ranks, bytes, options, network) : mpich_allreduce(ranks, bytes, options);
+  }
+  if (collective == Collective::reduce_scatter || collective == Collective::allgather) {
+    if (!network.library.enabled() || network.topology == nullptr) return mpich_halves(collective, ranks, bytes);
+    AlgorithmChoice choice;  // NCCL's ring (its PAT, NVLS and CollNet algorithms are not modelled)
+    choice.rule = network.library.name + " ring";
+    choice.algorithm = &find_algorithm("ring", collective);
+    return choice;
   }
   // the collective's first registered algorithm (the only one of every collective but allreduce)
   for (const AlgorithmInfo& a : algorithms()) {

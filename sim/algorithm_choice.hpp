@@ -9,6 +9,12 @@
 //   MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048; Thakur, Rabenseifner and Gropp 2005, "Optimization of collective
 //   communication operations in MPICH", section 4.4): recursive doubling (`butterfly`) up to 2 KiB or below one
 //   element per rank of the largest power of two, Rabenseifner's reduce-scatter and allgather above;
+// - reduce-scatter and allgather: the ring on a library's cluster (NCCL's PAT, NVLS and CollNet are not modelled);
+//   elsewhere MPICH's thresholds on the whole buffer (MPIR_CVAR_REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE and
+//   MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE = 512 KiB, MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE = 80 KiB off powers of two):
+//   `bruck` below them (MPICH's recursive halving and doubling where P is a power of two: the same alpha-beta
+//   cost), the ring above (MPICH runs a pairwise exchange there for reduce-scatter: not registered; the ring has its
+//   bandwidth term);
 // - a collective with one algorithm in the registry: that one.
 // The choice is an estimate of the library's, not dtsim's fastest: `dtsim compare` shows where the two differ.
 #pragma once

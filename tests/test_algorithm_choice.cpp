@@ -8,6 +8,7 @@
 #include "models/collective_library.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/algorithm_choice.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/library_cost.hpp"
 #include "sim/topology.hpp"
 
@@ -57,12 +58,56 @@ TEST_CASE("without a library, auto follows MPICH: recursive doubling up to 2 KiB
 
 TEST_CASE("a collective with one algorithm gets it, whatever the network") {
   const Cluster nccl(4, true);
-  for (const Collective c : {Collective::broadcast, Collective::reduce, Collective::gather, Collective::scatter,
-                             Collective::alltoall, Collective::allgather, Collective::reduce_scatter}) {
+  for (const Collective c :
+       {Collective::broadcast, Collective::reduce, Collective::gather, Collective::scatter, Collective::alltoall}) {
     const AlgorithmChoice choice = choose_algorithm(c, 32, 1 << 20, AlgorithmOptions(4), nccl.network);
     REQUIRE(choice.algorithm != nullptr);
     CHECK(choice.algorithm->collective == c);
     CHECK(choice.rule == "only algorithm");
+  }
+}
+
+TEST_CASE(
+    "reduce-scatter and allgather: MPICH's log2 P algorithm below its thresholds, the ring above, NCCL's ring on its "
+    "clusters") {
+  const NetworkCost star;
+  const AlgorithmOptions floats(4);
+  auto name = [&](Collective c, int ranks, std::uint64_t bytes) {
+    return std::string(choose_algorithm(c, ranks, bytes, floats, star).algorithm->name);
+  };
+  for (const Collective c : {Collective::reduce_scatter, Collective::allgather}) {
+    CAPTURE(to_string(c));
+    CHECK(name(c, 8, 8 << 10) == "bruck");
+    CHECK(name(c, 8, 512 * 1024 - 4) == "bruck");  // powers of two: below 512 KiB
+    CHECK(name(c, 8, 512 * 1024) == "ring");
+    CHECK(name(c, 8, 100'000'000) == "ring");
+    CHECK(choose_algorithm(c, 8, 1024, floats, star).rule == "mpich thresholds");
+  }
+  // allgather off powers of two: Bruck below 80 KiB only; reduce-scatter keeps 512 KiB
+  CHECK(name(Collective::allgather, 6, 80 * 1024 - 4) == "bruck");
+  CHECK(name(Collective::allgather, 6, 80 * 1024) == "ring");
+  CHECK(name(Collective::reduce_scatter, 6, 400 * 1024) == "bruck");
+  // a library's cluster: NCCL's ring
+  const Cluster nccl(4, true);
+  for (const Collective c : {Collective::reduce_scatter, Collective::allgather}) {
+    const AlgorithmChoice choice = choose_algorithm(c, 32, 8 << 10, floats, nccl.network);
+    CHECK(choice.algorithm->name == "ring");
+    CHECK(choice.rule == "nccl ring");
+  }
+}
+
+TEST_CASE("Bruck's log2 P steps win small reduce-scatters and allgathers across nodes, the ring wins large ones") {
+  const Cluster plain(16, false);
+  FlowOptions fo(plain.network);
+  for (const Collective c : {Collective::reduce_scatter, Collective::allgather}) {
+    CAPTURE(to_string(c));
+    auto time = [&](const char* algorithm, std::uint64_t bytes) {
+      return run_flow(find_algorithm(algorithm, c).build(128, bytes, AlgorithmOptions(4)), fo).time_s;
+    };
+    // 8 KB: 7 steps against the ring's 127 latencies
+    CHECK(time("bruck", 8000) * 5 < time("ring", 8000));
+    // 256 MB: Bruck's last step sends half the buffer across nodes at once, the ring keeps most of it on NVLink
+    CHECK(time("ring", 256'000'000) * 1.5 < time("bruck", 256'000'000));
   }
 }
 
