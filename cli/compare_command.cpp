@@ -24,8 +24,11 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 6> compare_own_flags{{
-    {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct", "allreduce algorithms to compare"},
+constexpr std::array<FlagSpec, 7> compare_own_flags{{
+    {"collective", "NAME", "allreduce",
+     "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
+    {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct",
+     "algorithms of the collective to compare (default for the others than allreduce: all of its algorithms)"},
     {"ranks", "LIST", "2,4,...,64", "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
     {"bytes", "LIST", "1KB,...,1GB",
      "buffer sizes, 0B to 1TiB each: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
@@ -55,7 +58,8 @@ std::string cell(const CollectiveRun& run) {
 const char* compare_usage() {
   static const std::string text =
       "usage: dtsim compare [flags]\n"
-      "Times every chosen allreduce algorithm for each (ranks, bytes) on a star network, marks the fastest with *,\n"
+      "Times every chosen algorithm of a collective (allreduce by default) for each (ranks, bytes) on a star network\n"
+      "or a cluster, marks the fastest with *,\n"
       "and lists for each rank count the sizes between which the winner changes. Cells: time (bus bandwidth).\n\n" +
       flags_help(compare_flags());
   return text.c_str();
@@ -63,10 +67,15 @@ const char* compare_usage() {
 
 int compare_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(compare_flags(), args);
-  const std::vector<const AlgorithmInfo*> chosen = flags.parse("algorithms", [](const std::string& v) {
+  const Collective collective = flags.parse("collective", [](const std::string& v) { return parse_collective(v); });
+  std::string every_algorithm;  // the default list of a collective other than allreduce
+  for (const AlgorithmInfo& a : algorithms()) {
+    if (a.collective == collective) every_algorithm += (every_algorithm.empty() ? "" : ",") + std::string(a.name);
+  }
+  auto parse_algorithms = [collective](const std::string& v) {
     std::vector<const AlgorithmInfo*> list;
     for (const std::string& name : split(v)) {
-      const AlgorithmInfo* algorithm = &find_algorithm(name);
+      const AlgorithmInfo* algorithm = &find_algorithm(name, collective);
       if (std::find(list.begin(), list.end(), algorithm) != list.end()) {
         throw std::invalid_argument("'" + name + "' given twice in '" + v + "'");
       }
@@ -74,7 +83,10 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     }
     if (list.empty()) throw std::invalid_argument("expected at least one algorithm");
     return list;
-  });
+  };
+  const std::vector<const AlgorithmInfo*> chosen = collective == Collective::allreduce || flags.has("algorithms")
+                                                       ? flags.parse("algorithms", parse_algorithms)
+                                                       : parse_algorithms(every_algorithm);
   auto ranks = flags.parse("ranks", [](const std::string& v) {
     return parse_list<int>(
         v, [](const std::string& one) { return static_cast<int>(parse_integer(one, 1, 1000000)); }, 2.0);
@@ -139,8 +151,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   for (std::size_t p = 0; p < ranks.size(); ++p) {
     const ClusterInstance* cluster = clusters.empty() ? nullptr : &clusters[p];
     for (std::size_t b = 0; b < sizes.size(); ++b) {
-      const CallChoice choice =
-          choose_call(Collective::allreduce, ranks[p], sizes[b], settings.algorithm, settings, cluster);
+      const CallChoice choice = choose_call(collective, ranks[p], sizes[b], settings.algorithm, settings, cluster);
       const auto a =
           static_cast<std::size_t>(std::find(chosen.begin(), chosen.end(), choice.algorithm) - chosen.begin());
       const bool compared =
@@ -205,14 +216,14 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   }
 
   if (clusters.empty()) {
-    out << "allreduce on a star: " << format_bits_per_s(settings.cost.bandwidth_Bps) << " per host, latency "
-        << format_seconds(settings.cost.alpha_s) << ", gap " << format_seconds(settings.cost.gap_s)
-        << " a message, reduce " << format_rate_Bps(settings.cost.reduce_Bps);
+    out << to_string(collective) << " on a star: " << format_bits_per_s(settings.cost.bandwidth_Bps)
+        << " per host, latency " << format_seconds(settings.cost.alpha_s) << ", gap "
+        << format_seconds(settings.cost.gap_s) << " a message, reduce " << format_rate_Bps(settings.cost.reduce_Bps);
   } else {  // each row's node count is in its own column
     std::string node_list;
     for (std::size_t i = 0; i < nodes.size(); ++i)
       node_list += (i == 0 ? "" : ", ") + std::to_string(nodes[i]);
-    out << "allreduce on cluster " << cluster_description(settings, node_list);
+    out << to_string(collective) << " on cluster " << cluster_description(settings, node_list);
   }
   out << ", backend " << settings.backend;
   if (settings.backend == "auto") out << " (simgrid up to " << auto_flow_above_ranks << " ranks, flow above)";

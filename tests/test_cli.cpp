@@ -475,6 +475,27 @@ TEST_CASE("a ring too large to write out is refused, naming --ranks, by the exec
   }
 }
 
+TEST_CASE("compare --collective compares another collective's algorithms, all of them by default") {
+  const Run run = run_dtsim("compare --collective allgather --ranks 64 --bytes 1KB,100MB --json");
+  REQUIRE(run.exit_code == 0);
+  std::map<std::pair<std::string, std::uint64_t>, double> time;
+  for (const auto& j : nlohmann::json::parse(run.output)) {
+    CHECK(j["collective"] == "allgather");
+    time[{j["algorithm"].get<std::string>(), j["bytes"].get<std::uint64_t>()}] = j["time_s"].get<double>();
+  }
+  REQUIRE(time.size() == 4);  // ring and bruck at two sizes
+  // 1 KB: 6 latencies against the ring's 63; 100 MB: the same bandwidth term
+  CHECK(time[{"bruck", 1000}] * 5 < time[{"ring", 1000}]);
+  CHECK(time[{"bruck", 100000000}] == Approx(time[{"ring", 100000000}]).epsilon(0.01));
+  const Run text = run_dtsim("compare --collective reduce-scatter --ranks 64 --bytes 1KB,1MB");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.output.find("reduce-scatter on a star") != std::string::npos);
+  CHECK(text.output.find("auto (mpich thresholds)") != std::string::npos);
+  check_usage_errors({{"compare --collective allgather --algorithms butterfly",
+                       "--algorithms: unknown allgather algorithm 'butterfly' (accepted: ring, bruck)"},
+                      {"compare --collective gathr", "--collective: expected allreduce"}});
+}
+
 TEST_CASE("compare refuses bad lists with exit 2") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"compare --ranks 2,4,...,1000", "--ranks: '2,4,...,1000' does not reach its last value"},
