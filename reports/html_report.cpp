@@ -1,6 +1,7 @@
 #include "reports/html_report.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -107,6 +108,14 @@ CompareTable read_compare(const nlohmann::json& doc) {
     const std::string p = at("", i);
     t.rows.push_back({text(r, "algorithm", p), positive(r, "ranks", p), count(r, "bytes", p), number(r, "time_s", p),
                       number(r, "busbw_Bps", p)});
+    if (r.contains("collective")) {
+      const std::string c = text(r, "collective", p);
+      if (i == 0) t.collective = c;
+      if (c != t.collective) {
+        throw ResultFileError(p + ".collective: '" + c + "', but " + at("", 0) + " is '" + t.collective +
+                              "' (a compare result holds one collective)");
+      }
+    }
   }
   return t;
 }
@@ -306,7 +315,9 @@ void section_predict(std::ostringstream& out, const PredictTable& t, SeriesColou
 }
 
 void section_compare(std::ostringstream& out, const CompareTable& t, SeriesColours& colours) {
-  out << "<section class=\"compare\"><h2>Allreduce algorithms compared</h2>\n";
+  std::string title = t.collective;
+  if (!title.empty()) title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+  out << "<section class=\"compare\"><h2>" << html(title) << " algorithms compared</h2>\n";
   std::set<int> rank_counts;
   std::set<std::uint64_t> sizes;
   std::vector<std::string> algorithms;
@@ -321,7 +332,7 @@ void section_compare(std::ostringstream& out, const CompareTable& t, SeriesColou
   out << (alone ? "<div class=\"charts wide\">" : "<div class=\"charts\">");
   for (int p : rank_counts) {
     LinePlot plot =
-        line_plot("Allreduce time at " + std::to_string(p) + " ranks",
+        line_plot(title + " time at " + std::to_string(p) + " ranks",
                   axis("message size per rank (bytes)", true, bytes_label), axis("time (s)", true, seconds_label));
     plot.width = alone ? full_width : half_width;
     for (const std::string& a : algorithms) {

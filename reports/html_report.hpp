@@ -70,6 +70,7 @@ struct CompareRow {
 };
 
 struct CompareTable {
+  std::string collective = "allreduce";  // every row's (results from before compare --collective have none)
   std::vector<CompareRow> rows;
 };
 

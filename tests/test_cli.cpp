@@ -1748,6 +1748,17 @@ TEST_CASE("report: predict and compare results become one HTML page, bad result 
   CHECK(page.find(" × pcie links, e.g. ") != std::string::npos);
   CHECK(page.find("Fastest algorithm by ranks and message size") != std::string::npos);
   CHECK(page.find("Predicted against measured time") != std::string::npos);
+  CHECK(page.find("<h2>Allreduce algorithms compared</h2>") != std::string::npos);
+  // another collective's comparison is titled by it; one result mixing two is refused
+  const Run allgather = run_dtsim("compare --collective allgather --ranks 8 --bytes 1KB,1MB --json");
+  REQUIRE(allgather.exit_code == 0);
+  std::ofstream(dir / "allgather.json") << allgather.output;
+  REQUIRE(run_dtsim("report " + (dir / "allgather.json").string() + " -o " + (dir / "ag.html").string()).exit_code ==
+          0);
+  CHECK(read_file((dir / "ag.html").string()).find("<h2>Allgather algorithms compared</h2>") != std::string::npos);
+  nlohmann::json mixed = nlohmann::json::parse(allgather.output);
+  mixed[1]["collective"] = "reduce-scatter";
+  std::ofstream(dir / "mixed.json") << mixed.dump();
   // without -o: the first result's name with .html
   REQUIRE(run_dtsim("report " + (dir / "predict.json").string()).exit_code == 0);
   CHECK(std::filesystem::exists(dir / "predict.html"));
@@ -1758,6 +1769,7 @@ TEST_CASE("report: predict and compare results become one HTML page, bad result 
       {"report " + (dir / "bad.json").string(), "bad.json: model: missing"},
       {"report " + (dir / "broken.json").string(), "broken.json"},
       {"report " + (dir / "missing.json").string(), "missing.json"},
+      {"report " + (dir / "mixed.json").string(), "[1].collective: 'reduce-scatter', but [0] is 'allgather'"},
       {"report", "expected at least one result file"},
       {"report " + (dir / "predict.json").string() + " --colour red", "--colour"},
   });
