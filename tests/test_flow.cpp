@@ -64,6 +64,23 @@ Schedule written_out_ring(Collective collective, std::uint32_t p, std::uint64_t 
   return builder.finish();
 }
 
+// The built-in dgx-a100 cluster on `nodes` nodes, ranks placed node by node, and flow options over it.
+struct DgxA100 {
+  Topology topology;
+  FlowOptions options;
+  explicit DgxA100(int nodes)
+      : topology([nodes] {
+          ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
+          spec.nodes = nodes;
+          return spec;
+        }()) {
+    options.topology = &topology;
+    options.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  }
+  DgxA100(const DgxA100&) = delete;
+  DgxA100& operator=(const DgxA100&) = delete;
+};
+
 }  // namespace
 
 TEST_CASE("flow and SimGrid executors agree on a star for every allreduce algorithm and size") {
@@ -315,12 +332,9 @@ TEST_CASE("SimGrid's actor limit comes from the kernel's memory mappings, two an
 TEST_CASE("skipping the periods of a pipeline that is not in lockstep gives the times of simulating every step") {
   // DGX A100 nodes: NVLink inside, one NIC per GPU between nodes; a ring's ranks end their steps at different times,
   // but after a transient the state repeats every step shifted in time
-  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
-  spec.nodes = 64;
-  const Topology topology(spec);
-  FlowOptions fo;
-  fo.topology = &topology;
-  fo.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  const DgxA100 cluster(64);
+  const Topology& topology = cluster.topology;
+  FlowOptions fo = cluster.options;
   fo.rounds = false;  // the drifting pipeline that rounds would avoid
   const Schedule s = build("ring", topology.accelerators(), 100000000, 8, true);
   const ExecutionResult skipped = run_flow(s, fo);
@@ -339,12 +353,9 @@ TEST_CASE("a tree's pipeline is stored once per rank and runs as its written-out
   // the steady state of a pipelined tree (every op of a rank's step active) is one stored step repeated; its ranks
   // work on different segments at once, so the flow engine must not run the repetitions in rounds (that made a
   // 4096-rank pipelined tree 45% slower than its written-out form)
-  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
-  spec.nodes = 8;
-  const Topology topology(spec);
-  FlowOptions fo;
-  fo.topology = &topology;
-  fo.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  const DgxA100 cluster(8);
+  const Topology& topology = cluster.topology;
+  FlowOptions fo = cluster.options;
   for (const std::string algorithm : {"pipelined-tree", "dbtree", "chain-dbtree"}) {
     CAPTURE(algorithm);
     const Schedule compact = build(algorithm, topology.accelerators(), 64000000, 8, true);
