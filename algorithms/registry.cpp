@@ -8,6 +8,7 @@
 #include "algorithms/bruck.hpp"
 #include "algorithms/direct.hpp"
 #include "algorithms/hierarchical.hpp"
+#include "algorithms/nvls.hpp"
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/pipelined_tree.hpp"
 #include "algorithms/rabenseifner.hpp"
@@ -18,7 +19,7 @@ namespace dtsim {
 namespace {
 
 // The built-in algorithms, one line each: name, collective, summary, builder, closed form, options, helper ranks.
-constexpr std::array<AlgorithmInfo, 19> builtin{{
+constexpr std::array<AlgorithmInfo, 20> builtin{{
     {"ring", Collective::allreduce,
      "ring reduce-scatter then ring allgather (bandwidth-optimal); --channels rings at once", &ring_allreduce,
      &ring_allreduce_closed_form, ring_options},
@@ -44,6 +45,10 @@ constexpr std::array<AlgorithmInfo, 19> builtin{{
     {"hierarchical", Collective::allreduce,
      "reduce-scatter inside each node, --inter allreduce across nodes, allgather inside (--ranks-per-node)",
      &hierarchical_allreduce, &hierarchical_allreduce_seconds, hierarchical_options},
+    {"nvls", Collective::allreduce,
+     "NCCL's NVLS inside one node: the NVSwitch reduces and multicasts, in segments of --segment-size (clusters whose "
+     "node.intra.nvls is true)",
+     &nvls_allreduce, &nvls_closed_form, pipelined_tree_options, true, true},
     {"ring", Collective::reduce_scatter, "ring reduce-scatter, rank r ends with block r", &ring_reduce_scatter,
      &without_options<ring_reduce_scatter_seconds>},
     {"ring", Collective::allgather, "ring allgather of the ranks' blocks", &ring_allgather,

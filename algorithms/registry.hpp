@@ -29,6 +29,7 @@ struct AlgorithmInfo {
   ClosedForm closed_form = nullptr;            // none: the algorithm has no closed form
   std::span<const OptionSpec> option_specs{};  // the options it reads (and, for an allreduce kind, its inner one's)
   bool helper_ranks = false;                   // may add ranks beyond the participants (ps's servers of their own)
+  bool switch_helpers = false;                 // its helpers run inside a switch (nvls): collectives only, not steps
 
   // Builds the schedule. Throws std::logic_error when `options` sets an option no registered algorithm declares (a
   // misspelt name), and whatever make_schedule throws (OptionError for an option value it cannot use).

@@ -124,6 +124,9 @@ struct Schedule {
   // Ranks 0..participants-1 hold data and must end with the result; ranks above them are helpers (parameter servers
   // on hosts of their own) that start empty and have no postcondition.
   int participants = 0;
+  // The helpers run inside the switch the participants share (NVLS: the NVSwitch's reduction engine), not on hosts:
+  // on a cluster they are placed on its switch endpoint (place_switch_helpers, sim/topology.hpp).
+  bool switch_helpers = false;
   std::uint64_t bytes = 0;
   std::vector<Chunk> chunks;
   std::vector<int> chunk_block;           // reduce-scatter and allgather: the rank whose block holds each chunk
@@ -203,6 +206,8 @@ public:
   static void check_ops(const std::string& algorithm, int ranks, std::uint64_t count);
   // Only the first `count` ranks hold data (default: all ranks).
   void set_participants(int count);
+  // The helpers (ranks from set_participants' count up) run inside the participants' switch (Schedule::switch_helpers).
+  void set_switch_helpers() { schedule_.switch_helpers = true; }
   // Reduce-scatter and allgather: chunk c lies in the block of rank block[c].
   void set_chunk_blocks(std::vector<int> block);
   void set_root(int root);

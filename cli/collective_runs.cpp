@@ -239,6 +239,11 @@ NetworkCost network_cost(const RunSettings& settings, const ClusterInstance* clu
 }  // namespace
 
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings, const ClusterInstance* cluster) {
+  if (cluster == nullptr && schedule.switch_helpers) {
+    throw UsageError("--algorithm: " + schedule.algorithm +
+                     " reduces inside a switch: it needs --cluster with a node whose switch can (node.intra.nvls); the "
+                     "star has none");
+  }
   if (cluster != nullptr && static_cast<std::size_t>(schedule.ranks) != cluster->accelerator_of.size()) {
     if (schedule.ranks > schedule.participants) {
       throw UsageError(
@@ -302,6 +307,8 @@ CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t 
                              !settings.real_payload);  // (a real payload checks each rank's own buffer: one copy)
   } catch (const OptionError& e) {
     throw UsageError("--" + e.option + ": " + e.what());
+  } catch (const TopologyError& e) {  // (an algorithm the cluster cannot run: NVLS without in-switch reduction)
+    throw UsageError(std::string("--algorithm: ") + e.what());
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--ranks: ") + e.what());
   }

@@ -240,7 +240,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     const std::string list = flags.get("algorithm");
     if (list == "all") {
       for (const AlgorithmInfo& info : dtsim::algorithms()) {
-        if (info.collective == Collective::allreduce) algorithms.emplace_back(info.name);
+        if (info.collective == Collective::allreduce && !info.switch_helpers) algorithms.emplace_back(info.name);
       }
     } else {
       for (const std::string& name : split(list)) {

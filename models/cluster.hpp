@@ -30,7 +30,10 @@ struct NodeSpec {
   std::string accelerator = "gpu";  // what a rank runs on, for reports
   int accelerators = 1;
   IntraKind intra_kind = IntraKind::pcie;
-  LinkSpec intra;         // nvswitch/nvlink: per accelerator (per pair for nvlink); pcie: unused (pcie link below)
+  LinkSpec intra;  // nvswitch/nvlink: per accelerator (per pair for nvlink); pcie: unused (pcie link below)
+  // nvswitch: the switch reduces in the network (NVLink SHARP, third-generation NVSwitch: H100 and later), so that
+  // NCCL's NVLS algorithm (`nvls`) can run; the switch is then an endpoint of its own (Topology::switch_endpoint)
+  bool nvls = false;
   LinkSpec pcie;          // accelerator to its PCIe switch, and PCIe switch to its NIC
   LinkSpec cpu_link;      // between PCIe switches of one node (through the CPUs)
   int nics = 1;           // NIC j serves accelerators [j A / nics, (j+1) A / nics)

@@ -94,9 +94,22 @@ int protocol_index(Protocol protocol) {
 
 }  // namespace
 
+double nvls_efficiency(GpuGeneration generation) {
+  constexpr double efficiency[4] = {0.0, 0.0, 0.85, 0.74};  // Volta, Ampere, Hopper, Blackwell
+  return efficiency[static_cast<int>(generation)];
+}
+
 ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorithm, int nodes) const {
   ProtocolCost c;
   if (protocol == Protocol::none) return c;
+  if (algorithm == LibraryAlgorithm::nvls) {
+    // NVLS runs in Simple only; NCCL's latency for it is the NVLink hardware latency of NVLS, 25 us, once (it replaces
+    // the base latency: hwLat[NVLINK][NVLS][Simple]), and its bandwidth the NVLink share times nvlsEfficiency
+    c.base_latency_s = 25.0 * us;
+    const double share = nvlink_share[static_cast<int>(generation)] * nvls_efficiency(generation);
+    c.wire_fraction = {share, 1, net_share};
+    return c;
+  }
   const int p = protocol_index(protocol);
   const int a = algorithm == LibraryAlgorithm::ring ? 0 : 1;
   c.base_latency_s = base_latency_us[a][p] * us;
@@ -161,6 +174,15 @@ double estimate_tree_allreduce_seconds(const CollectiveLibrary& library, Protoco
   }
   const double move_s = bus > 0 ? 2.0 * call.bytes / bus : 0;
   return library.launch_s + c.base_latency_s + hops_s + move_s;
+}
+
+double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const NvlsCall& call) {
+  constexpr double channels = 16;
+  const double bus = call.link_Bps * nvlink_share[static_cast<int>(library.generation)] *
+                     nvls_efficiency(library.generation) * (channels - 1) / channels * 2;
+  const double algorithm_Bps = bus * call.ranks / (2.0 * (call.ranks - 1));
+  const double move_s = algorithm_Bps > 0 ? call.bytes / algorithm_Bps : std::numeric_limits<double>::infinity();
+  return library.launch_s + 25.0 * us + move_s;
 }
 
 std::uint64_t tree_chunk_bytes(Protocol protocol, double bytes, int channels, int nodes, double per_node) {

@@ -37,8 +37,11 @@ const char* to_string(HopClass hop);
 enum class GpuGeneration : std::uint8_t { volta, ampere, hopper, blackwell };
 const char* to_string(GpuGeneration generation);
 
-// Algorithms as NCCL's tables group them: rings (and everything step-by-step) or trees.
-enum class LibraryAlgorithm : std::uint8_t { ring, tree };
+// Algorithms as NCCL's tables group them: rings (and everything step-by-step), trees, or NVLS (the switch reducing).
+enum class LibraryAlgorithm : std::uint8_t { ring, tree, nvls };
+// NCCL's nvlsEfficiency by generation (v2.30.7-1 src/graph/tuning.cc): the share of the NVLink bandwidth an NVLS
+// call reaches; 0 where the generation has no NVLS (Volta, Ampere).
+double nvls_efficiency(GpuGeneration generation);
 
 struct ProtocolCost {
   // Payload bytes per byte on the wire, by HopClass: the protocol's line format times the share of the link that
@@ -102,6 +105,18 @@ double estimate_tree_allreduce_seconds(const CollectiveLibrary& library, Protoco
 // (buffSize / NCCL_STEPS): Simple 4 MiB / 8 = 512 KiB; LL 64 KiB a step, half of it data: 32 KiB; LL128 614,400 B a
 // step, 15 of 16 words data: 576,000 B, halved while a channel's share of `bytes` holds fewer than
 // (1 + log2 nodes + 0.1 ppn) x 64 / ppn chunks (down to 128 KiB), then x 16 / ppn (down to 32 KiB).
+// NVLS allreduce inside one node as NCCL's tuner estimates it (v2.30.7-1 tuning.cc): latency hwLat[NVLINK][NVLS]
+// [Simple] = 25 us in place of the base latency; bus bandwidth channels x bwIntra x nvlsEfficiency x (channels-1) /
+// channels x 2 (it "pipelines two operations"), with channels x bwIntra the NVLink rate NCCL's topology counts on
+// (link_Bps x its NVLink share) and 16 channels (src/transport/nvls.cc, NCCL_NVLS_NCHANNELS); algorithm bandwidth =
+// bus x P / (2 (P-1)).
+struct NvlsCall {
+  int ranks = 2;
+  double bytes = 0;
+  double link_Bps = 0;  // one accelerator's link to the switch, each way
+};
+double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const NvlsCall& call);
+
 std::uint64_t tree_chunk_bytes(Protocol protocol, double bytes, int channels, int nodes, double per_node);
 
 // Parses "auto", "simple", "ll128", "ll" or "none" (the --protocol flag); nullopt-like: returns false when unknown.

@@ -36,7 +36,7 @@ constexpr std::array<FieldSpec, 3> pcie_fields{{
                 "this much later (a route to the NIC pays the NIC's instead)"),
 }};
 
-constexpr std::array<FieldSpec, 4> intra_fields{{
+constexpr std::array<FieldSpec, 5> intra_fields{{
     choice_field("kind", "",
                  "nvswitch: one link per accelerator to a switch; nvlink: a direct link between every pair; pcie: "
                  "through the PCIe switches (the pcie links)",
@@ -49,6 +49,10 @@ constexpr std::array<FieldSpec, 4> intra_fields{{
     value_field("message_gap", FieldType::duration, "0.6us",
                 "nvswitch, nvlink: per-message gap of a send inside the node (each further send of a step is posted "
                 "this much later); not for pcie (the pcie links' gap applies)"),
+    value_field(
+        "nvls", FieldType::boolean, "false",
+        "nvswitch: the switch reduces data in flight (NVLink SHARP: third-generation NVSwitch, H100 and later), "
+        "so NCCL's NVLS algorithm (--algorithm nvls) can run; false: it cannot"),
 }};
 
 constexpr std::array<FieldSpec, 4> nic_fields{{
@@ -280,6 +284,11 @@ ClusterSpec parse_cluster(const nlohmann::json& document) {
   const JsonObject intra = n.object("intra");
   const std::string kind = intra.choice("kind");
   node.intra_kind = kind == "nvswitch" ? IntraKind::nvswitch : kind == "nvlink" ? IntraKind::nvlink : IntraKind::pcie;
+  node.nvls = intra.has("nvls") && intra.boolean("nvls");
+  if (node.nvls && node.intra_kind != IntraKind::nvswitch) {
+    throw ScenarioError(intra.path_of("nvls") +
+                        ": only for kind \"nvswitch\" (in-switch reduction needs a switch), got \"" + kind + "\"");
+  }
   if (node.intra_kind == IntraKind::pcie) {
     if (intra.has("bandwidth")) {
       throw ScenarioError(intra.path_of("bandwidth") + ": not for kind \"pcie\" (the pcie links carry that traffic)");

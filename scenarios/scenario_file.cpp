@@ -273,7 +273,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   const std::string algorithms = o.text("algorithms");
   if (algorithms == "all") {
     for (const AlgorithmInfo& info : dtsim::algorithms()) {
-      if (info.collective == Collective::allreduce) sc.algorithms.emplace_back(info.name);
+      if (info.collective == Collective::allreduce && !info.switch_helpers) sc.algorithms.emplace_back(info.name);
     }
   } else {
     for (const std::string& name : split_names(algorithms)) {
@@ -282,6 +282,11 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
           find_algorithm(name);
         } catch (const std::invalid_argument& e) {
           throw ScenarioError(o.path_of("algorithms") + ": " + e.what() + "; or auto");
+        }
+        if (find_algorithm(name).switch_helpers) {  // (its helper runs in a switch: not a unit of a training step yet)
+          throw ScenarioError(o.path_of("algorithms") +
+                              ": nvls runs in `collective` and `compare`, not yet in a "
+                              "training step");
         }
       }
       sc.algorithms.push_back(name);

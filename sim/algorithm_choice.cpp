@@ -11,6 +11,10 @@
 namespace dtsim {
 namespace {
 
+constexpr const char* nvls_not_in_steps =
+    "nvls runs in `collective` and `compare`, not yet in a training step (its switch endpoint is not a unit of the "
+    "step program)";
+
 // The cheapest allowed protocol for an estimate, and its seconds.
 template <class Estimate>
 AlgorithmCandidate cheapest(const AlgorithmInfo* algorithm, const CollectiveLibrary& library, Estimate estimate) {
@@ -25,7 +29,7 @@ AlgorithmCandidate cheapest(const AlgorithmInfo* algorithm, const CollectiveLibr
 
 // NCCL's tuner between its ring and its tree for an allreduce.
 AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
-                                  const NetworkCost& network) {
+                                  const NetworkCost& network, bool in_switch) {
   AlgorithmChoice choice;
   choice.rule = network.library.name + " tuner";
   const AlgorithmInfo* ring = &find_algorithm("ring");
@@ -52,6 +56,16 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
     t.intra = network.topology->spec().node.intra_kind == IntraKind::pcie ? HopClass::pci : HopClass::nvlink;
     choice.candidates.push_back(cheapest(
         tree, network.library, [&](Protocol p) { return estimate_tree_allreduce_seconds(network.library, p, t); }));
+  }
+  // NVLS where the call stays in one node whose switch reduces (Simple only)
+  if (in_switch && ranks > 1 && call.nodes == 1 && network.topology->spec().node.nvls &&
+      nvls_efficiency(network.library.generation) > 0 && network.library.allows(Protocol::simple)) {
+    NvlsCall n;
+    n.ranks = ranks;
+    n.bytes = static_cast<double>(bytes);
+    n.link_Bps = network.topology->spec().node.intra.bandwidth_Bps;
+    choice.candidates.push_back(
+        {&find_algorithm("nvls"), Protocol::simple, estimate_nvls_allreduce_seconds(network.library, n)});
   }
   const auto best = std::min_element(
       choice.candidates.begin(), choice.candidates.end(),
@@ -94,10 +108,11 @@ AlgorithmChoice mpich_halves(Collective collective, int ranks, std::uint64_t byt
 }  // namespace
 
 AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
-                                 const NetworkCost& network) {
+                                 const NetworkCost& network, bool in_switch) {
   if (collective == Collective::allreduce) {
     const bool library = network.library.enabled() && network.topology != nullptr;
-    return library ? library_allreduce(ranks, bytes, options, network) : mpich_allreduce(ranks, bytes, options);
+    return library ? library_allreduce(ranks, bytes, options, network, in_switch)
+                   : mpich_allreduce(ranks, bytes, options);
   }
   if (collective == Collective::reduce_scatter || collective == Collective::allgather) {
     if (!network.library.enabled() || network.topology == nullptr) return mpich_halves(collective, ranks, bytes);
@@ -121,8 +136,12 @@ AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t
 
 ResolvedAllreduce resolve_allreduce(std::string_view name, int ranks, std::uint64_t bytes,
                                     const AlgorithmOptions& options, const NetworkCost& network) {
-  if (name != auto_algorithm) return {&find_algorithm(name), Protocol::none};
-  const AlgorithmChoice choice = choose_algorithm(Collective::allreduce, ranks, bytes, options, network);
+  if (name != auto_algorithm) {
+    const AlgorithmInfo& named = find_algorithm(name);
+    if (named.switch_helpers) throw std::invalid_argument(nvls_not_in_steps);
+    return {&named, Protocol::none};
+  }
+  const AlgorithmChoice choice = choose_algorithm(Collective::allreduce, ranks, bytes, options, network, false);
   return {choice.algorithm, choice.protocol};
 }
 
@@ -133,6 +152,7 @@ void check_allreduce_name(std::string_view name) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string(e.what()) + "; or auto (the library's choice per bucket)");
   }
+  if (find_algorithm(name).switch_helpers) throw std::invalid_argument(nvls_not_in_steps);
 }
 
 }  // namespace dtsim

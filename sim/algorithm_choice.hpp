@@ -4,7 +4,9 @@
 //   its ring (the ring's Schedule laid in channels, library_call) against its tree (estimate_tree_allreduce_seconds),
 //   each in its cheapest protocol, the smaller winning (NCCL v2.30.7-1, src/graph/tuning.cc, ncclTopoGetAlgoTime);
 //   NCCL's tree runs as `chain-dbtree` (dbtree's two trees across nodes, a chain through each node's ranks) where
-//   --ranks-per-node lays ranks in nodes, as `dbtree` elsewhere;
+//   --ranks-per-node lays ranks in nodes, as `dbtree` elsewhere; inside one node whose switch reduces
+//   (node.intra.nvls), NVLS too: 25 us and twice the NVLink bus bandwidth times nvlsEfficiency x (channels-1)/channels
+//   (estimate_nvls_allreduce_seconds), in Simple;
 // - elsewhere (MPI on a star or a cluster without a library), MPICH's default selection (src/mpi/coll/allreduce,
 //   MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048; Thakur, Rabenseifner and Gropp 2005, "Optimization of collective
 //   communication operations in MPICH", section 4.4): recursive doubling (`butterfly`) up to 2 KiB or below one
@@ -45,8 +47,9 @@ struct AlgorithmChoice {
 
 // The library's choice for `collective` on `ranks` positions of `network` with a buffer of `bytes` (`options` as the
 // algorithms read them). Throws std::invalid_argument when the collective has no registered algorithm.
+// `in_switch`: algorithms whose helpers run in a switch (nvls) may be chosen (not in training steps yet).
 AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
-                                 const NetworkCost& network);
+                                 const NetworkCost& network, bool in_switch = true);
 
 // An allreduce as a scenario or flag names it: a registered name, or "auto" for choose_algorithm's choice on
 // `network` for a buffer of `bytes` (its protocol: the one the tuner weighed it in; none: tune it, or no library).

@@ -78,11 +78,14 @@ public:
       }
     }
     double busy_s = std::max(compute_s, gaps.seconds());  // computing and injecting run side by side
+    // (a switch endpoint, NVLS's engine, reduces at its own rate: position_reduce_Bps)
+    const double reduce_Bps =
+        o_.topology != nullptr ? position_reduce_Bps(o_, static_cast<int>(r)) : o_.cost.reduce_Bps;
+    const double reduce_s = static_cast<double>(reduce_bytes) / reduce_Bps;
     if (library_.active) {  // a library reduces as the data arrives (fused): beside the transfers, not after
-      busy_s = std::max(busy_s, o_.cost.reduce_seconds(reduce_bytes));
-      reduce_bytes = 0;
+      busy_s = std::max(busy_s, reduce_s);
     }
-    const double end = std::max(step_end_[r], clock_[r] + busy_s) + o_.cost.reduce_seconds(reduce_bytes);
+    const double end = std::max(step_end_[r], clock_[r] + busy_s) + (library_.active ? 0.0 : reduce_s);
     clock_[r] = end;
     step_end_[r] = end;
   }

@@ -319,6 +319,7 @@ struct RankState {
   std::uint64_t last = 0;            // the end of its ops in the segment
   std::uint32_t outstanding = 0;     // transfers and the compute of the current step not yet done
   std::uint64_t reduce_bytes = 0;
+  double reduce_Bps = 0;          // how fast it adds up (position_reduce_Bps)
   bool awaiting_release = false;  // started, its release event still to come
 };
 
@@ -328,7 +329,10 @@ class FlowEngine final : public Network {
 public:
   FlowEngine(int ranks, std::span<const Schedule* const> schedules, const FlowOptions& o)
       : o_(o), ranks_(static_cast<std::size_t>(ranks)) {
-    reduce_Bps_ = o.topology != nullptr ? o.topology->spec().node.reduce_Bps : o.cost.reduce_Bps;
+    for (std::size_t r = 0; r < ranks_.size(); ++r)
+      ranks_[r].reduce_Bps = o.topology != nullptr && !o.accelerator_of.empty()
+                                 ? position_reduce_Bps(o, static_cast<int>(r))
+                                 : o.cost.reduce_Bps;
     for (const Schedule* s : schedules)
       segments_.push_back(make_segment(*s));
     build_resources(schedules);
@@ -918,7 +922,7 @@ private:
     // its compute and its per-message gaps run side by side, as one timer
     double busy_s = std::max(flops / o_.compute_flops_per_s, gaps.seconds());
     if (segment.library.active) {  // a library reduces as the data arrives (fused): beside the transfers, not after
-      busy_s = std::max(busy_s, static_cast<double>(st.reduce_bytes) / reduce_Bps_);
+      busy_s = std::max(busy_s, static_cast<double>(st.reduce_bytes) / st.reduce_Bps);
       st.reduce_bytes = 0;
     }
     if (busy_s > 0) {
@@ -946,7 +950,7 @@ private:
     if (st.reduce_bytes > 0) {
       ++timers_;
       if (o_.segment_rounds) ++segment_busy_[segment_index(st)];
-      queue_.push(now_ + static_cast<double>(st.reduce_bytes) / reduce_Bps_,
+      queue_.push(now_ + static_cast<double>(st.reduce_bytes) / st.reduce_Bps,
                   {EventKind::reduce_done, static_cast<std::uint32_t>(rank)});
     } else {
       ready_.push_back(rank);
@@ -1355,7 +1359,6 @@ private:
   }
 
   const FlowOptions& o_;
-  double reduce_Bps_ = 0;
   double now_ = 0;
   std::vector<RankState> ranks_;
   std::vector<Flow> flows_;

@@ -255,7 +255,7 @@ private:
       p.resize(m);
     g.fixed_key.resize(m);
     // by sender's place (its accelerator on a cluster, its position on the star): its route to the receiver
-    const std::size_t places = o_.topology != nullptr ? static_cast<std::size_t>(o_.topology->accelerators()) : n_;
+    const std::size_t places = o_.topology != nullptr ? static_cast<std::size_t>(o_.topology->endpoints()) : n_;
     std::vector<RouteInfo> route_from(places);
     std::vector<int> sources;
     std::vector<std::uint32_t> links;

@@ -53,6 +53,7 @@ HopClass hop_class(const NetworkCost& cost, int src, int dst) {
 
 LibraryAlgorithm library_algorithm(const Schedule& s) {
   const std::string& a = s.algorithm;
+  if (a == "nvls") return LibraryAlgorithm::nvls;
   return a == "tree" || a == "pipelined-tree" || a == "dbtree" || a == "chain-dbtree" ? LibraryAlgorithm::tree
                                                                                       : LibraryAlgorithm::ring;
 }
@@ -262,8 +263,22 @@ LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t byt
                                   Protocol forced, bool allow_channels) {
   LibraryCallPlan plan;
   plan.schedule = build(bytes);
-  plan.accelerator_of = network.accelerator_of;
+  plan.accelerator_of = network.topology != nullptr
+                            ? place_switch_helpers(*network.topology, network.accelerator_of, plan.schedule)
+                            : network.accelerator_of;
   if (!network.library.enabled() || (!automatic && forced == Protocol::none)) return plan;
+  if (library_algorithm(plan.schedule) == LibraryAlgorithm::nvls) {  // Simple only, one call over the switch
+    if (nvls_efficiency(network.library.generation) <= 0) {
+      throw OptionError("algorithm", "nvls: the cluster's library runs on " +
+                                         std::string(to_string(network.library.generation)) +
+                                         " GPUs, which have no NVLS (Hopper and later)");
+    }
+    if (!automatic && forced != Protocol::simple) {
+      throw OptionError("protocol", std::string("nvls runs in simple only, got ") + to_string(forced));
+    }
+    plan.schedule.protocol = Protocol::simple;
+    return plan;
+  }
   const int most = allow_channels ? library_channels(network, plan.schedule) : 1;
   Protocol protocol = forced;
   if (automatic) {

@@ -23,8 +23,12 @@ double tolerance(double now) { return 1e-12 * std::max(1.0, now); }
 
 struct LumpedEngine::State {
   State(const Lumping& lumping, const FlowOptions& options) : l(lumping), o(options) {
-    reduce_Bps = o.topology != nullptr ? o.topology->spec().node.reduce_Bps : o.cost.reduce_Bps;
     classes.resize(l.classes());
+    reduce_Bps.resize(l.classes());
+    for (std::size_t c = 0; c < l.classes(); ++c)  // (its ranks alike: a switch endpoint is a class of its own)
+      reduce_Bps[c] = o.topology != nullptr && !o.accelerator_of.empty()
+                          ? position_reduce_Bps(o, static_cast<int>(l.representative[c]))
+                          : o.cost.reduce_Bps;
     flows.resize(l.flows.size());
     for (std::size_t i = 0; i < l.flows.size(); ++i) {
       const LumpedFlow& lf = l.flows[i];
@@ -99,7 +103,7 @@ struct LumpedEngine::State {
     cs.outstanding += st.count;
     double busy_s = std::max(st.flops / o.compute_flops_per_s, st.gap_s);  // compute beside the gaps
     if (l.library[static_cast<std::size_t>(cs.segment)].active) {  // a library's fused reduction: beside them too
-      busy_s = std::max(busy_s, static_cast<double>(cs.reduce_bytes) / reduce_Bps);
+      busy_s = std::max(busy_s, static_cast<double>(cs.reduce_bytes) / reduce_Bps[c]);
       cs.reduce_bytes = 0;
     }
     if (busy_s > 0) {
@@ -147,7 +151,7 @@ struct LumpedEngine::State {
   }
   void items_done(std::uint32_t c) {
     if (classes[c].reduce_bytes > 0) {
-      push(now + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps, Kind::reduce_done, c);
+      push(now + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps[c], Kind::reduce_done, c);
     } else {
       ready.push_back(c);
     }
@@ -369,7 +373,7 @@ struct LumpedEngine::State {
 
   const Lumping& l;
   const FlowOptions& o;
-  double reduce_Bps = 0;
+  std::vector<double> reduce_Bps;  // by class
   double now = 0;
   std::uint64_t batches = 0;
   std::vector<ClassState> classes;

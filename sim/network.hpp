@@ -42,6 +42,13 @@ struct NetworkCost {
   CollectiveLibrary library;
 };
 
+// How fast position `position` adds up data: its endpoint's rate on a cluster (Topology::reduce_Bps: a switch
+// endpoint reduces in flight), the star's cost.reduce_Bps otherwise.
+inline double position_reduce_Bps(const NetworkCost& network, int position) {
+  if (network.topology == nullptr) return network.cost.reduce_Bps;
+  return network.topology->reduce_Bps(network.accelerator_of[static_cast<std::size_t>(position)]);
+}
+
 class Network {
 public:
   virtual ~Network() = default;

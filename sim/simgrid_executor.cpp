@@ -368,15 +368,16 @@ void build_cluster(std::span<const Schedule* const> schedules, int ranks, const 
   const Topology& topology = *o.topology;
   auto* zone = sg4::create_full_zone("cluster");
   hosts.reserve(static_cast<std::size_t>(ranks));
-  std::vector<sg4::Host*> host_of(static_cast<std::size_t>(topology.accelerators()), nullptr);
+  std::vector<sg4::Host*> host_of(static_cast<std::size_t>(topology.endpoints()), nullptr);
   for (int r = 0; r < ranks; ++r) {
     const int acc = o.accelerator_of[static_cast<std::size_t>(r)];
     sg4::Host*& host = host_of[static_cast<std::size_t>(acc)];
-    if (host == nullptr) host = zone->create_host("a" + std::to_string(acc), topology.spec().node.reduce_Bps)->seal();
+    // (a switch endpoint, NVLS's engine, reduces in flight: Topology::reduce_Bps)
+    if (host == nullptr) host = zone->create_host("a" + std::to_string(acc), topology.reduce_Bps(acc))->seal();
     hosts.push_back(host);
   }
   // sending accelerators of each receiving accelerator, grouped so that one BFS from the receiver routes them all
-  std::vector<std::vector<int>> senders(static_cast<std::size_t>(topology.accelerators()));
+  std::vector<std::vector<int>> senders(static_cast<std::size_t>(topology.endpoints()));
   for (const Schedule* s : schedules) {
     for (int r = 0; r < ranks; ++r) {
       for (const Op& op : s->rank_ops(r)) {
@@ -388,7 +389,7 @@ void build_cluster(std::span<const Schedule* const> schedules, int ranks, const 
   }
   std::vector<const sg4::Link*> links(topology.links().size(), nullptr);
   std::vector<sg4::LinkInRoute> route;
-  for (int dst = 0; dst < topology.accelerators(); ++dst) {
+  for (int dst = 0; dst < topology.endpoints(); ++dst) {
     std::vector<int>& sources = senders[static_cast<std::size_t>(dst)];
     std::sort(sources.begin(), sources.end());
     sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
@@ -708,9 +709,9 @@ ExecutionResult run_simgrid(const Schedule& schedule, const SimGridOptions& opti
                                   " ranks but " + std::to_string(options.accelerator_of.size()) +
                                   " are placed on the cluster");
     }
-    std::vector<char> used(static_cast<std::size_t>(options.topology->accelerators()), 0);
+    std::vector<char> used(static_cast<std::size_t>(options.topology->endpoints()), 0);
     for (int acc : options.accelerator_of) {  // (positions may share one: a collective library's channels)
-      if (acc < 0 || acc >= options.topology->accelerators() ||
+      if (acc < 0 || acc >= options.topology->endpoints() ||
           (options.real_payload && used[static_cast<std::size_t>(acc)])) {
         throw std::invalid_argument("simgrid executor: placement must put each rank on an accelerator of the cluster" +
                                     std::string(options.real_payload ? ", one each with a real payload" : ""));

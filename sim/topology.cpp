@@ -293,8 +293,11 @@ Topology::Topology(const ClusterSpec& spec)
     }
     if (node.intra_kind == IntraKind::nvswitch && node.accelerators > 1) {
       const int hub = b.vertex(VertexKind::nvswitch);
+      if (node.nvls) switch_vertex_.push_back(hub);
       for (int i = 0; i < node.accelerators; ++i) {
-        b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)], hub, node.intra, LinkClass::intra);
+        const int l =
+            b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)], hub, node.intra, LinkClass::intra);
+        links_[static_cast<std::size_t>(l)].to_reducing_switch = node.nvls;
       }
     } else if (node.intra_kind == IntraKind::nvlink) {
       for (int i = 0; i < node.accelerators; ++i) {
@@ -359,6 +362,15 @@ Topology::Topology(const ClusterSpec& spec)
 
 Topology::~Topology() = default;
 
+int Topology::switch_endpoint(int node) const {
+  if (switch_vertex_.empty()) {
+    throw TopologyError("cluster '" + spec_.name +
+                        "': its nodes' switches do not reduce in the network (node.intra.nvls is false)");
+  }
+  if (node < 0 || node >= spec_.nodes) throw TopologyError("cluster: no node " + std::to_string(node));
+  return accelerators() + node;
+}
+
 long long Topology::fabric_place(int accelerator) const {
   const int port = port_of(accelerator);
   if (fat_tree_ == nullptr || fat_tree_->position.empty()) return port;
@@ -390,6 +402,9 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
   for (int source : sources) {
     if (node_of(source) == node_of(destination)) {
       inside.push_back(source);
+    } else if (is_switch_endpoint(source) || is_switch_endpoint(destination)) {
+      throw TopologyError("cluster: a switch endpoint (NVLS) routes only inside its node, not from endpoint " +
+                          std::to_string(source) + " to " + std::to_string(destination));
     } else {
       fat_tree_route(source, destination, hops);
       visit(source, hops);
@@ -582,6 +597,29 @@ double Topology::bisection_Bps() const {
     }
   }
   return static_cast<double>(boost::push_relabel_max_flow(flow, source, sink));
+}
+
+std::vector<int> place_switch_helpers(const Topology& topology, std::vector<int> accelerator_of,
+                                      const Schedule& schedule) {
+  if (!schedule.switch_helpers || accelerator_of.size() != static_cast<std::size_t>(schedule.participants)) {
+    return accelerator_of;
+  }
+  if (!topology.spec().node.nvls) {
+    throw TopologyError(schedule.algorithm + " needs a node whose switch reduces in the network, and cluster '" +
+                        topology.spec().name + "' has node.intra.nvls false (NVLink SHARP: third-generation NVSwitch)");
+  }
+  const int node = accelerator_of.empty() ? 0 : topology.node_of(accelerator_of.front());
+  for (std::size_t r = 0; r < accelerator_of.size(); ++r) {
+    if (topology.node_of(accelerator_of[r]) != node) {
+      throw TopologyError(schedule.algorithm + " runs inside one node's switch, and ranks 0 and " + std::to_string(r) +
+                          " are on nodes " + std::to_string(node) + " and " +
+                          std::to_string(topology.node_of(accelerator_of[r])) +
+                          " (across nodes NCCL's NVLS needs SHARP switches: not modelled)");
+    }
+  }
+  for (int h = schedule.participants; h < schedule.ranks; ++h)
+    accelerator_of.push_back(topology.switch_endpoint(node));
+  return accelerator_of;
 }
 
 std::vector<int> place_positions(const Topology& topology, Placement placement, RankOrder order) {

@@ -52,6 +52,7 @@ struct TopologyLink {
   int b = 0;
   LinkSpec spec;
   LinkClass link_class = LinkClass::fabric;
+  bool to_reducing_switch = false;  // an accelerator's link to its node's NVSwitch where that switch reduces (NVLS)
 };
 
 // One link of a route and the direction it is crossed in.
@@ -69,10 +70,27 @@ public:
 
   const ClusterSpec& spec() const { return spec_; }
   int accelerators() const { return spec_.accelerators(); }
-  int node_of(int accelerator) const { return accelerator / spec_.node.accelerators; }
-  // The NIC port an accelerator reaches the fabric through: accelerator i of a node uses NIC i * nics / A.
+  // Endpoints a schedule position can run on: the accelerators 0..A-1, then, on nodes whose NVSwitch reduces in the
+  // network (node.intra.nvls), each node's switch (endpoint A + node: NVLS's reduction engine). Routes from a switch
+  // endpoint stay inside its node.
+  int endpoints() const { return accelerators() + static_cast<int>(switch_vertex_.size()); }
+  bool is_switch_endpoint(int endpoint) const { return endpoint >= accelerators(); }
+  // Node `node`'s switch endpoint; throws TopologyError when the nodes' switches do not reduce (no node.intra.nvls).
+  int switch_endpoint(int node) const;
+  // How fast an endpoint adds up data: an accelerator at node.reduce_rate; a switch endpoint as the data passes
+  // through it (NVLink SHARP reduces in flight: no time of its own, switch_reduce_Bps).
+  static constexpr double switch_reduce_Bps = 1e18;
+  double reduce_Bps(int endpoint) const {
+    return is_switch_endpoint(endpoint) ? switch_reduce_Bps : spec_.node.reduce_Bps;
+  }
+  int node_of(int endpoint) const {
+    return is_switch_endpoint(endpoint) ? endpoint - accelerators() : endpoint / spec_.node.accelerators;
+  }
+  // The NIC port an accelerator reaches the fabric through: accelerator i of a node uses NIC i * nics / A (a switch
+  // endpoint: its node's first).
   int port_of(int accelerator) const {
     const int per_node = spec_.node.accelerators;
+    if (is_switch_endpoint(accelerator)) return node_of(accelerator) * spec_.node.nics;
     return node_of(accelerator) * spec_.node.nics + (accelerator % per_node) * spec_.node.nics / per_node;
   }
   // Where that NIC port sits among the fabric's ports (a rail-optimised fat-tree numbers its leaves' ports rail by
@@ -80,7 +98,10 @@ public:
   long long fabric_place(int accelerator) const;
   int vertex_count() const { return static_cast<int>(kinds_.size()); }
   VertexKind vertex_kind(int vertex) const { return kinds_[static_cast<std::size_t>(vertex)]; }
-  int accelerator_vertex(int accelerator) const { return accelerator_vertex_[static_cast<std::size_t>(accelerator)]; }
+  int accelerator_vertex(int endpoint) const {
+    return is_switch_endpoint(endpoint) ? switch_vertex_[static_cast<std::size_t>(endpoint - accelerators())]
+                                        : accelerator_vertex_[static_cast<std::size_t>(endpoint)];
+  }
   const std::vector<TopologyLink>& links() const { return links_; }
   int fabric_switches() const;
 
@@ -110,6 +131,7 @@ private:
   ClusterSpec spec_;
   std::vector<VertexKind> kinds_;
   std::vector<int> accelerator_vertex_;
+  std::vector<int> switch_vertex_;  // by node, where its NVSwitch reduces (node.intra.nvls); empty otherwise
   std::vector<TopologyLink> links_;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<RouteScratch> scratch_;
@@ -118,10 +140,14 @@ private:
 
 // The per-message gap of a route: a sender pays the gap of the transport its message leaves by. A route that leaves
 // the node takes its NICs' gap (the PCIe hops to the NIC are DMA, not copies of their own); one inside a node the
-// largest of its links' (NVLink, NVSwitch, PCIe). Feed it the route's links with add(), read it with value().
+// largest of its links' (NVLink, NVSwitch, PCIe). A route of one link to a reducing switch joins an accelerator and
+// the switch endpoint (NVLS: the switch's own loads and multicast stores, no messages to post): no gap. Feed it the
+// route's links with add(), read it with value().
 class RouteGap {
 public:
   void add(const TopologyLink& link) {
+    ++links_;
+    to_switch_ = to_switch_ || link.to_reducing_switch;
     if (link.link_class == LinkClass::nic) {
       leaves_node_ = true;
       nic_s_ = std::max(nic_s_, link.spec.message_gap_s);
@@ -129,9 +155,14 @@ public:
       inside_s_ = std::max(inside_s_, link.spec.message_gap_s);
     }
   }
-  double value() const { return leaves_node_ ? nic_s_ : inside_s_; }
+  double value() const {
+    if (links_ == 1 && to_switch_) return 0;
+    return leaves_node_ ? nic_s_ : inside_s_;
+  }
 
 private:
+  int links_ = 0;
+  bool to_switch_ = false;
   bool leaves_node_ = false;
   double nic_s_ = 0;
   double inside_s_ = 0;
@@ -154,5 +185,11 @@ void route_schedule_pairs(const Topology& topology, const std::vector<int>& acce
 enum class Placement : std::uint8_t { block, round_robin };
 enum class RankOrder : std::uint8_t { topology, rank };
 std::vector<int> place_positions(const Topology& topology, Placement placement, RankOrder order);
+// The positions of a schedule whose helpers run inside a switch (Schedule::switch_helpers, NVLS): `accelerator_of`
+// (one entry per participant) with each helper on the switch endpoint of the node every participant is in. Anything
+// else is returned unchanged. Throws TopologyError when the participants span nodes or the nodes' switches do not
+// reduce (node.intra.nvls false).
+std::vector<int> place_switch_helpers(const Topology& topology, std::vector<int> accelerator_of,
+                                      const Schedule& schedule);
 
 }  // namespace dtsim

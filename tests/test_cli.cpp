@@ -112,7 +112,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ranks abc", "--ranks: expected a whole number"},
       {"collective --algorithm rign",
        "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, pipelined-tree, dbtree, chain-dbtree, "
-       "butterfly, rabenseifner, ps, direct, hierarchical); or auto"},
+       "butterfly, rabenseifner, ps, direct, hierarchical, nvls); or auto"},
       {"collective --backend ns3", "--backend: expected auto, simgrid, analytical or flow"},
       {"collective --backend flow --network-model LV08", "--network-model: LV08 needs --backend simgrid"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
@@ -276,9 +276,9 @@ TEST_CASE("flags the chosen command, algorithm or mode does not use, and empty v
       {"collective --servers 2", "--servers: only the ps allreduce has parameter servers"},
       {"collective --ps-placement colocated", "--ps-placement: only the ps allreduce has parameter servers"},
       {"collective --algorithm tree --segment-size 64KiB",
-       "--segment-size: only the pipelined-tree, dbtree and chain-dbtree allreduces"},
+       "--segment-size: only the pipelined-tree, dbtree, chain-dbtree and nvls allreduces"},
       {"collective --algorithm hierarchical --inter ring --segment-size 64KiB",
-       "--segment-size: only the pipelined-tree, dbtree and chain-dbtree allreduces"},
+       "--segment-size: only the pipelined-tree, dbtree, chain-dbtree and nvls allreduces"},
       {"verify --servers 2", "--servers: only the ps allreduce has parameter servers"},
       {"compare --algorithms ring,tree --servers 2",
        "--servers: only the ps allreduce has parameter servers (the chosen algorithms: ring, tree)"},
@@ -494,6 +494,25 @@ TEST_CASE("compare --collective compares another collective's algorithms, all of
   check_usage_errors({{"compare --collective allgather --algorithms butterfly",
                        "--algorithms: unknown allgather algorithm 'butterfly' (accepted: ring, bruck)"},
                       {"compare --collective gathr", "--collective: expected allreduce"}});
+}
+
+TEST_CASE("nvls runs where a node's switch reduces, and is refused elsewhere naming the flag and the cluster field") {
+  const std::string h100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.json";
+  const std::string a100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json";
+  const Run run = run_dtsim("collective --cluster " + h100 + " --nodes 1 --algorithm nvls --bytes 1GB --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  CHECK(j["algorithm"] == "nvls");
+  CHECK(j["ranks"] == 8);
+  const Run ring = run_dtsim("collective --cluster " + h100 + " --nodes 1 --algorithm ring --bytes 1GB --json");
+  REQUIRE(ring.exit_code == 0);
+  CHECK(j["time_s"].get<double>() < nlohmann::json::parse(ring.output)["time_s"].get<double>());
+  check_usage_errors({
+      {"collective --algorithm nvls --ranks 8", "--algorithm: nvls reduces inside a switch"},
+      {"collective --cluster " + a100 + " --nodes 1 --algorithm nvls", "node.intra.nvls false"},
+      {"collective --cluster " + h100 + " --nodes 2 --algorithm nvls", "ranks 0 and 8 are on nodes 0 and 1"},
+      {"predict --cluster " + h100 + " --accelerators 8 --algorithm nvls", "--algorithm: nvls runs in `collective`"},
+  });
 }
 
 TEST_CASE("compare refuses bad lists with exit 2") {
@@ -937,7 +956,7 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   // the published collectives, on their systems' cluster files with the library (docs/validation.md)
   const auto& collectives = t["collectives"];
   CHECK(collectives["overall"]["rows"] == 42);
-  CHECK(collectives["overall"]["median_abs_error"].get<double>() == Approx(0.155).margin(0.0005));
+  CHECK(collectives["overall"]["median_abs_error"].get<double>() == Approx(0.133).margin(0.0005));
   CHECK(collectives["overall"]["p90_abs_error"].get<double>() == Approx(0.505).margin(0.0005));
   CHECK(collectives["by_size"][">= 1 MiB"]["rows"] == 32);
   for (const auto& c : collectives["cases"]) {
@@ -953,7 +972,7 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   CHECK(fit_rows == 122);
   CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.116).margin(0.0005));
   CHECK(f["collectives"]["overall"]["rows"] == 50);
-  CHECK(f["collectives"]["overall"]["median_abs_error"].get<double>() == Approx(0.173).margin(0.0005));
+  CHECK(f["collectives"]["overall"]["median_abs_error"].get<double>() == Approx(0.171).margin(0.0005));
   // the default limit of 10% is exceeded today: exit 1, with the summary printed
   const Run gated = run_dtsim("validate --published");
   CHECK(gated.exit_code == 1);

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "algorithms/registry.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/csv_table.hpp"
+#include "sim/algorithm_choice.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/library_cost.hpp"
 #include "sim/topology.hpp"
@@ -40,8 +42,24 @@ void predict_row(CollectiveCase& c, const std::string& data_dir) {
   network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
   network.library = spec.library;
   const bool alltoall = row.collective == "alltoall";
-  const AlgorithmInfo& algorithm =
-      alltoall ? find_algorithm("direct", Collective::alltoall) : find_algorithm("ring", Collective::allreduce);
+  // NCCL's choice as its tuner estimates it, between the ring and NVLS (where a node's switch reduces): the tree's
+  // estimate is left out, as it picked the tree where the fit rows' measurements were the ring's (fit split 18.4%
+  // median with it against 17.3% without, session 16)
+  const AlgorithmInfo* chosen = &find_algorithm("ring", Collective::allreduce);
+  if (!alltoall) {
+    const AlgorithmChoice choice =
+        choose_algorithm(Collective::allreduce, row.gpus, std::max<std::uint64_t>(row.size_bytes, 4) / 4 * 4,
+                         AlgorithmOptions(4), network);
+    double best_s = std::numeric_limits<double>::infinity();
+    for (const AlgorithmCandidate& candidate : choice.candidates) {
+      const bool tree = candidate.algorithm->name == "dbtree" || candidate.algorithm->name == "chain-dbtree";
+      if (!tree && candidate.estimate_s < best_s) {
+        best_s = candidate.estimate_s;
+        chosen = candidate.algorithm;
+      }
+    }
+  }
+  const AlgorithmInfo& algorithm = alltoall ? find_algorithm("direct", Collective::alltoall) : *chosen;
   c.algorithm = algorithm.name;
   const AlgorithmOptions options(4);
   // nccl-tests' size is each rank's buffer; dtsim's all-to-all divides one buffer of all ranks' blocks
