@@ -73,12 +73,11 @@ TEST_CASE("nvls on an H100 node: the switch endpoint carries (1 + 1/P) n each wa
   for (const auto& [rank, sent] : up)
     CHECK(rel_diff(sent, 1.125 * bytes) < 1e-9);
   // the executors that share links agree; NVLS's time is its links' (1 + 1/P) n against the ring's 2 (P-1)/P n
-  FlowOptions fo;
-  fo.topology = &topology;
-  fo.accelerator_of = placed;
-  SimGridOptions sg;
-  sg.topology = &topology;
-  sg.accelerator_of = placed;
+  NetworkCost network;
+  network.topology = &topology;
+  network.accelerator_of = placed;
+  const FlowOptions fo(network);
+  const SimGridOptions sg(network);
   const double flow = run_flow(s, fo).time_s;
   CHECK(rel_diff(run_simgrid(s, sg).time_s, flow) < 1e-5);  // (SimGrid's max-min precision)
   FlowOptions ring_options = fo;
