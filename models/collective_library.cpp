@@ -185,6 +185,15 @@ double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const N
   return library.launch_s + 25.0 * us + move_s;
 }
 
+std::uint64_t nvls_step_bytes(double bytes) {
+  constexpr double channels = 16;
+  double chunk = 128 * 1024;
+  if (bytes < 64 * channels * chunk) chunk = 65536;
+  if (bytes < 8 * channels * chunk) chunk = 32768;
+  if (bytes < 2 * channels * chunk) chunk = 16384;
+  return static_cast<std::uint64_t>(channels * chunk);
+}
+
 std::uint64_t tree_chunk_bytes(Protocol protocol, double bytes, int channels, int nodes, double per_node) {
   constexpr std::uint64_t steps = 8;  // NCCL_STEPS
   switch (protocol) {

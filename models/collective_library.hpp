@@ -117,6 +117,11 @@ struct NvlsCall {
 };
 double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const NvlsCall& call);
 
+// What NCCL's NVLS allreduce has in flight at once inside one node (src/enqueue.cc, v2.30.7-1): one chunk on each of
+// its 16 channels (NCCL_NVLS_NCHANNELS), the chunk 128 KiB (NCCL_NVLS_CHUNKSIZE), cut to 64 KiB below 64 chunks a
+// channel, 32 KiB below 8 and 16 KiB below 2: dtsim's NVLS segment (one step of its pipeline) in a library.
+std::uint64_t nvls_step_bytes(double bytes);
+
 std::uint64_t tree_chunk_bytes(Protocol protocol, double bytes, int channels, int nodes, double per_node);
 
 // Parses "auto", "simple", "ll128", "ll" or "none" (the --protocol flag); nullopt-like: returns false when unknown.

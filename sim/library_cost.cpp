@@ -309,9 +309,16 @@ LibraryCallPlan plan_library_call(const AlgorithmInfo& algorithm, int ranks, con
   LibraryCallPlan plan = plan_library_call([&](std::uint64_t b) { return algorithm.build(ranks, b, options); }, bytes,
                                            options.element_bytes, network, automatic, forced, allow_channels);
   const Protocol protocol = plan.schedule.protocol;
-  if (protocol == Protocol::none || library_algorithm(plan.schedule) != LibraryAlgorithm::tree ||
+  const LibraryAlgorithm family = library_algorithm(plan.schedule);
+  if (protocol == Protocol::none || family == LibraryAlgorithm::ring ||
       algorithm.option(segment_size_option.name) == nullptr || options.has(segment_size_option.name)) {
     return plan;
+  }
+  if (family == LibraryAlgorithm::nvls) {  // a step of its pipeline: a chunk of each of NCCL's NVLS channels
+    AlgorithmOptions chunked = options;
+    chunked.set(segment_size_option.name, nvls_step_bytes(static_cast<double>(bytes)));
+    return plan_library_call([&](std::uint64_t b) { return algorithm.build(ranks, b, chunked); }, bytes,
+                             options.element_bytes, network, false, protocol, allow_channels);
   }
   NetworkCost laid = network;  // (the channels' copies, where they run)
   laid.accelerator_of = plan.accelerator_of;

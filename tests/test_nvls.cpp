@@ -133,6 +133,12 @@ TEST_CASE("NCCL's tuner weighs NVLS inside one H100 node: the ring for small cal
       plan_library_call(find_algorithm("nvls"), 8, AlgorithmOptions(4), 256 << 20, network, true, Protocol::none, true);
   CHECK(plan.schedule.protocol == Protocol::simple);
   CHECK(plan.accelerator_of.size() == 9);
+  // in segments of what NCCL has in flight: 16 channels of 128 KiB chunks (64 KiB below 128 MiB)
+  CHECK(nvls_step_bytes(256 << 20) == 16 * 131072);
+  CHECK(nvls_step_bytes(16 << 20) == 16 * 65536);
+  CHECK(nvls_step_bytes(1 << 20) == 16 * 32768);
+  CHECK(nvls_step_bytes(512 << 10) == 16 * 16384);
+  CHECK(plan.schedule.chunks.size() == 8 * 128);  // 256 MiB in 2 MiB steps, 8 shares each
   CHECK_THROWS_AS(
       plan_library_call(find_algorithm("nvls"), 8, AlgorithmOptions(4), 1 << 20, network, false, Protocol::ll, true),
       OptionError);
