@@ -125,6 +125,7 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
                      {"vertices", topology->vertex_count()},
                      {"links", topology->links().size()},
                      {"fabric_switches", topology->fabric_switches()},
+                     {"nvls", node.nvls},
                      {"build_s", build_s}};
     if (analyse) {
       j["diameter_links"] = diameter;
@@ -137,6 +138,7 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
       << " = " << topology->accelerators() << " accelerators\n";
   out << "  node       " << to_string(node.intra_kind);
   if (node.intra_kind != IntraKind::pcie) out << " " << link_text(node.intra);
+  if (node.nvls) out << " (reduces in the switch: NVLS)";
   out << "; pcie " << link_text(node.pcie) << "; " << node.nics << " NIC" << (node.nics > 1 ? "s " : " ")
       << link_text(node.nic) << "; reduce " << format_rate_Bps(node.reduce_Bps) << '\n';
   out << "  fabric     " << fabric_text(spec.fabric) << '\n';

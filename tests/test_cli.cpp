@@ -556,6 +556,10 @@ TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input e
   CHECK(j["accelerators"] == 32);
   CHECK(j["bisection_Bps"].get<double>() == Approx(16 * 25e9));  // 16 NICs of 200 Gb/s on each side
   CHECK(j["diameter_links"] == 6);
+  CHECK(j["nvls"] == false);
+  const std::string h100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.json";
+  CHECK(nlohmann::json::parse(run_dtsim("cluster " + h100 + " --json").output)["nvls"] == true);
+  CHECK(run_dtsim("cluster " + h100).output.find("(reduces in the switch: NVLS)") != std::string::npos);
 
   const Run run = run_dtsim("collective --cluster " + dgx + " --nodes 2 --algorithm hierarchical --bytes 64MB --json");
   REQUIRE(run.exit_code == 0);
