@@ -20,23 +20,11 @@
 namespace dtsim {
 namespace {
 
-// K segments: ceil(n / segment), at least one element a share.
+// K segments, at least one element a share; the switch handles 2 P^2 + 2 P ops a segment, every rank 2 P + 2
 std::uint32_t segments(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  const std::uint64_t segment_bytes = options.number(segment_size_option);
-  if (segment_bytes == 0) throw OptionError("segment-size", "must be at least 1 byte, got 0");
-  if (bytes == 0) return 0;
-  const std::uint64_t elements = bytes / options.element_bytes;
-  const std::uint64_t k =
-      std::clamp<std::uint64_t>((bytes + segment_bytes - 1) / segment_bytes, 1,
-                                std::max<std::uint64_t>(1, elements / static_cast<std::uint64_t>(ranks)));
-  if (k * 4ULL * (static_cast<std::uint64_t>(ranks) + 1) * static_cast<std::uint64_t>(ranks) >
-      ScheduleBuilder::max_ops) {
-    throw OptionError("segment-size", "nvls: " + std::to_string(segment_bytes) + "-byte segments of " +
-                                          std::to_string(bytes) + " bytes over " + std::to_string(ranks) +
-                                          " ranks need more than " + std::to_string(ScheduleBuilder::max_ops) +
-                                          " ops; use larger segments");
-  }
-  return static_cast<std::uint32_t>(k);
+  const auto p = static_cast<std::uint64_t>(ranks);
+  return pipeline_segments("nvls", ranks, bytes, options, std::max<std::uint64_t>(1, bytes / options.element_bytes / p),
+                           4ULL * (p + 1) * p);
 }
 
 }  // namespace

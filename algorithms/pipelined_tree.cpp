@@ -221,24 +221,6 @@ void emit_rank(ScheduleBuilder& builder, const std::vector<TreeJob>& jobs, int r
   }
 }
 
-// K segments for `bytes`: ceil(bytes / segment), at most one per element.
-std::uint32_t segment_count(const char* name, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
-                            std::uint32_t trees) {
-  const std::uint64_t segment_bytes = options.number(segment_size_option);
-  if (segment_bytes == 0) throw OptionError("segment-size", "must be at least 1 byte, got 0");
-  if (bytes == 0) return 0;
-  const std::uint64_t elements = bytes / options.element_bytes;
-  const std::uint64_t k = std::min(elements, (bytes + segment_bytes - 1) / segment_bytes);
-  // every tree edge carries each segment up and down: 4 ops per segment, edge and tree
-  if (k * 4ULL * static_cast<std::uint64_t>(ranks) * trees > ScheduleBuilder::max_ops) {
-    throw OptionError("segment-size", std::string(name) + ": " + std::to_string(segment_bytes) + "-byte segments of " +
-                                          std::to_string(bytes) + " bytes over " + std::to_string(ranks) +
-                                          " ranks need more than " + std::to_string(ScheduleBuilder::max_ops) +
-                                          " ops; use larger segments");
-  }
-  return static_cast<std::uint32_t>(k);
-}
-
 Schedule run_trees(const char* name, int ranks, std::uint64_t bytes, std::vector<std::uint64_t> part_bytes,
                    std::vector<BinaryTree> trees, const AlgorithmOptions& options) {
   std::vector<Chunk> chunks;
@@ -247,8 +229,10 @@ Schedule run_trees(const char* name, int ranks, std::uint64_t bytes, std::vector
   std::uint64_t last_tau = 0;
   std::uint64_t op_count = 0;
   for (std::size_t i = 0; i < trees.size(); ++i) {
+    // every tree edge carries each segment up and down: 4 ops per segment, edge and tree
     const std::uint32_t k =
-        segment_count(name, ranks, part_bytes[i], options, static_cast<std::uint32_t>(trees.size()));
+        pipeline_segments(name, ranks, part_bytes[i], options, part_bytes[i] / options.element_bytes,
+                          4ULL * static_cast<std::uint64_t>(ranks) * trees.size());
     TreeJob job{std::move(trees[i]), static_cast<std::uint32_t>(chunks.size()), k};
     if (k > 0) {
       for (Chunk c : split_even(part_bytes[i], k, options.element_bytes)) {
@@ -323,6 +307,21 @@ Schedule chain_dbtree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
   trees.push_back(chain_tree(nodes, g, across[0], 0, +1));
   trees.push_back(chain_tree(nodes, g, across[1], g - 1, -1));
   return run_trees("chain-dbtree", ranks, bytes, halves(bytes, options), std::move(trees), options);
+}
+
+std::uint32_t pipeline_segments(const char* name, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                                std::uint64_t most, std::uint64_t ops_per_segment) {
+  const std::uint64_t segment_bytes = options.number(segment_size_option);
+  if (segment_bytes == 0) throw OptionError("segment-size", "must be at least 1 byte, got 0");
+  if (bytes == 0) return 0;
+  const std::uint64_t k = std::min(most, (bytes + segment_bytes - 1) / segment_bytes);
+  if (k * ops_per_segment > ScheduleBuilder::max_ops) {
+    throw OptionError("segment-size", std::string(name) + ": " + std::to_string(segment_bytes) + "-byte segments of " +
+                                          std::to_string(bytes) + " bytes over " + std::to_string(ranks) +
+                                          " ranks need more than " + std::to_string(ScheduleBuilder::max_ops) +
+                                          " ops; use larger segments");
+  }
+  return static_cast<std::uint32_t>(k);
 }
 
 double pipelined_tree_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,

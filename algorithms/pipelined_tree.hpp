@@ -22,6 +22,12 @@ inline constexpr OptionSpec segment_size_option{.name = "segment-size",
 inline constexpr std::array<OptionSpec, 1> pipelined_tree_options{segment_size_option};
 inline constexpr std::array<OptionSpec, 2> chain_dbtree_options{segment_size_option, ranks_per_node_option};
 
+// The K segments a pipeline cuts `bytes` into: ceil(bytes / --segment-size), at most `most` (one element a segment, or
+// a share); throws OptionError naming --segment-size when it is 0 or K x `ops_per_segment` exceeds what
+// a schedule holds.
+std::uint32_t pipeline_segments(const char* name, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                                std::uint64_t most, std::uint64_t ops_per_segment);
+
 // Pipelined binary-tree allreduce in segments of --segment-size (heap-shaped tree rooted at rank 0).
 Schedule pipelined_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options = {});
 // NCCL-style double binary tree: two complementary in-order trees, each pipelining half of the buffer.

@@ -82,6 +82,10 @@ constexpr double tree_correction[3][23] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
 constexpr double nvlink_share[4] = {20.0 / 25.0, 20.0 / 25.0, 20.6 / 25.0, 40.1 / 50.0};
+// NVLS: its latency, hwLat[NVLINK][NVLS][Simple] (tuning.cc), and its channels (NCCL_NVLS_NCHANNELS, src/transport/
+// nvls.cc)
+constexpr double nvls_latency_us = 25.0;
+constexpr double nvls_channels = 16;
 constexpr double net_share = 12.0 / 12.5;
 
 int protocol_index(Protocol protocol) {
@@ -105,7 +109,7 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
   if (algorithm == LibraryAlgorithm::nvls) {
     // NVLS runs in Simple only; NCCL's latency for it is the NVLink hardware latency of NVLS, 25 us, once (it replaces
     // the base latency: hwLat[NVLINK][NVLS][Simple]), and its bandwidth the NVLink share times nvlsEfficiency
-    c.base_latency_s = 25.0 * us;
+    c.base_latency_s = nvls_latency_us * us;
     const double share = nvlink_share[static_cast<int>(generation)] * nvls_efficiency(generation);
     c.wire_fraction = {share, 1, net_share};
     return c;
@@ -177,21 +181,21 @@ double estimate_tree_allreduce_seconds(const CollectiveLibrary& library, Protoco
 }
 
 double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const NvlsCall& call) {
-  constexpr double channels = 16;
-  const double bus = call.link_Bps * nvlink_share[static_cast<int>(library.generation)] *
-                     nvls_efficiency(library.generation) * (channels - 1) / channels * 2;
+  // (cost(): the NVLink share times nvlsEfficiency, and the 25 us)
+  const ProtocolCost c = library.cost(Protocol::simple, LibraryAlgorithm::nvls, 1);
+  const double bus = call.link_Bps * c.wire_fraction[static_cast<std::size_t>(HopClass::nvlink)] * (nvls_channels - 1) /
+                     nvls_channels * 2;
   const double algorithm_Bps = bus * call.ranks / (2.0 * (call.ranks - 1));
   const double move_s = algorithm_Bps > 0 ? call.bytes / algorithm_Bps : std::numeric_limits<double>::infinity();
-  return library.launch_s + 25.0 * us + move_s;
+  return library.launch_s + c.base_latency_s + move_s;
 }
 
 std::uint64_t nvls_step_bytes(double bytes) {
-  constexpr double channels = 16;
   double chunk = 128 * 1024;
-  if (bytes < 64 * channels * chunk) chunk = 65536;
-  if (bytes < 8 * channels * chunk) chunk = 32768;
-  if (bytes < 2 * channels * chunk) chunk = 16384;
-  return static_cast<std::uint64_t>(channels * chunk);
+  if (bytes < 64 * nvls_channels * chunk) chunk = 65536;
+  if (bytes < 8 * nvls_channels * chunk) chunk = 32768;
+  if (bytes < 2 * nvls_channels * chunk) chunk = 16384;
+  return static_cast<std::uint64_t>(nvls_channels * chunk);
 }
 
 std::uint64_t tree_chunk_bytes(Protocol protocol, double bytes, int channels, int nodes, double per_node) {

@@ -147,12 +147,13 @@ ResolvedAllreduce resolve_allreduce(std::string_view name, int ranks, std::uint6
 
 void check_allreduce_name(std::string_view name) {
   if (name == auto_algorithm) return;
+  const AlgorithmInfo* named = nullptr;
   try {
-    find_algorithm(name);
+    named = &find_algorithm(name);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string(e.what()) + "; or auto (the library's choice per bucket)");
   }
-  if (find_algorithm(name).switch_helpers) throw std::invalid_argument(nvls_not_in_steps);
+  if (named->switch_helpers) throw std::invalid_argument(nvls_not_in_steps);
 }
 
 }  // namespace dtsim

@@ -79,9 +79,7 @@ public:
     }
     double busy_s = std::max(compute_s, gaps.seconds());  // computing and injecting run side by side
     // (a switch endpoint, NVLS's engine, reduces at its own rate: position_reduce_Bps)
-    const double reduce_Bps =
-        o_.topology != nullptr ? position_reduce_Bps(o_, static_cast<int>(r)) : o_.cost.reduce_Bps;
-    const double reduce_s = static_cast<double>(reduce_bytes) / reduce_Bps;
+    const double reduce_s = static_cast<double>(reduce_bytes) / position_reduce_Bps(o_, static_cast<int>(r));
     if (library_.active) {  // a library reduces as the data arrives (fused): beside the transfers, not after
       busy_s = std::max(busy_s, reduce_s);
     }
@@ -141,9 +139,7 @@ ExecutionResult run_analytical(const Schedule& schedule, const AnalyticalOptions
                                 " are placed on the cluster");
   }
   const auto started = std::chrono::steady_clock::now();
-  AnalyticalOptions effective = options;
-  if (options.topology != nullptr) effective.cost.reduce_Bps = options.topology->spec().node.reduce_Bps;
-  ClockHandler handler(schedule, effective);
+  ClockHandler handler(schedule, options);  // (a cluster's reduce rates: position_reduce_Bps)
   const WalkOutcome outcome = walk_schedule(schedule, handler);
   if (!outcome.error.empty()) throw std::runtime_error("analytical executor: " + outcome.error);
   ExecutionResult result = handler.result();

@@ -330,9 +330,7 @@ public:
   FlowEngine(int ranks, std::span<const Schedule* const> schedules, const FlowOptions& o)
       : o_(o), ranks_(static_cast<std::size_t>(ranks)) {
     for (std::size_t r = 0; r < ranks_.size(); ++r)
-      ranks_[r].reduce_Bps = o.topology != nullptr && !o.accelerator_of.empty()
-                                 ? position_reduce_Bps(o, static_cast<int>(r))
-                                 : o.cost.reduce_Bps;
+      ranks_[r].reduce_Bps = position_reduce_Bps(o, static_cast<int>(r));
     for (const Schedule* s : schedules)
       segments_.push_back(make_segment(*s));
     build_resources(schedules);

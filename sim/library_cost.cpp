@@ -314,18 +314,16 @@ LibraryCallPlan plan_library_call(const AlgorithmInfo& algorithm, int ranks, con
       algorithm.option(segment_size_option.name) == nullptr || options.has(segment_size_option.name)) {
     return plan;
   }
-  if (family == LibraryAlgorithm::nvls) {  // a step of its pipeline: a chunk of each of NCCL's NVLS channels
-    AlgorithmOptions chunked = options;
-    chunked.set(segment_size_option.name, nvls_step_bytes(static_cast<double>(bytes)));
-    return plan_library_call([&](std::uint64_t b) { return algorithm.build(ranks, b, chunked); }, bytes,
-                             options.element_bytes, network, false, protocol, allow_channels);
-  }
-  NetworkCost laid = network;  // (the channels' copies, where they run)
-  laid.accelerator_of = plan.accelerator_of;
-  const int nodes = nodes_spanned(laid, plan.schedule);
   AlgorithmOptions chunked = options;
-  chunked.set(segment_size_option.name, tree_chunk_bytes(protocol, static_cast<double>(bytes), plan.channels, nodes,
-                                                         static_cast<double>(ranks) / std::max(1, nodes)));
+  if (family == LibraryAlgorithm::nvls) {  // a step of its pipeline: a chunk of each of NCCL's NVLS channels
+    chunked.set(segment_size_option.name, nvls_step_bytes(static_cast<double>(bytes)));
+  } else {
+    NetworkCost laid = network;  // (the channels' copies, where they run)
+    laid.accelerator_of = plan.accelerator_of;
+    const int nodes = nodes_spanned(laid, plan.schedule);
+    chunked.set(segment_size_option.name, tree_chunk_bytes(protocol, static_cast<double>(bytes), plan.channels, nodes,
+                                                           static_cast<double>(ranks) / std::max(1, nodes)));
+  }
   return plan_library_call([&](std::uint64_t b) { return algorithm.build(ranks, b, chunked); }, bytes,
                            options.element_bytes, network, false, protocol, allow_channels);
 }

@@ -26,9 +26,7 @@ struct LumpedEngine::State {
     classes.resize(l.classes());
     reduce_Bps.resize(l.classes());
     for (std::size_t c = 0; c < l.classes(); ++c)  // (its ranks alike: a switch endpoint is a class of its own)
-      reduce_Bps[c] = o.topology != nullptr && !o.accelerator_of.empty()
-                          ? position_reduce_Bps(o, static_cast<int>(l.representative[c]))
-                          : o.cost.reduce_Bps;
+      reduce_Bps[c] = position_reduce_Bps(o, static_cast<int>(l.representative[c]));
     flows.resize(l.flows.size());
     for (std::size_t i = 0; i < l.flows.size(); ++i) {
       const LumpedFlow& lf = l.flows[i];
