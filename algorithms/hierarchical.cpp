@@ -2,7 +2,8 @@
 // Phases: the buffer is cut into G blocks, block l for local rank l. Intra-node reduce-scatter: a ring over the node's
 //   G ranks, moving whole blocks, leaves local rank l with block l summed over its node. Inter-node allreduce: the N
 //   ranks with local rank l run the chosen allreduce (any registered one, its schedule embedded unchanged) on block l.
-//   Intra-node allgather: a ring over the node's ranks spreads the blocks back.
+//   Intra-node allgather: a ring over the node's ranks spreads the blocks back. An inner allreduce with helpers in
+//   switches (sharp: NCCL's CollNet Direct shape) brings them along, one set per local rank, after the P ranks.
 // Cost, with a ring across nodes: (G-1)(alpha + n/G beta + n/G gamma) + 2(N-1)(alpha + n/(GN) beta)
 //   + (N-1) n/(GN) gamma + (G-1)(alpha + n/G beta). Its point is where the two levels differ (NVLink inside a node,
 //   the NIC between nodes): only n/G per rank crosses the slower network (Horovod's and NCCL's hierarchical modes;
@@ -64,8 +65,15 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
       chunks.push_back(empty ? Chunk{block.offset_bytes, 0} : Chunk{block.offset_bytes + c.offset_bytes, c.size_bytes});
     }
   }
+  // an inner schedule's helpers (sharp's switches): H of them for each local rank's allreduce, after the p ranks
+  const std::uint32_t helpers =
+      built.empty() ? 0 : static_cast<std::uint32_t>(built.front().ranks - built.front().participants);
+  ScheduleBuilder builder(Collective::allreduce, "hierarchical", static_cast<int>(p + g * helpers), bytes, chunks);
+  if (helpers > 0) {
+    builder.set_participants(static_cast<int>(p));
+    if (built.front().switch_helpers) builder.set_switch_helpers();
+  }
   std::vector<std::uint32_t> block_span;
-  ScheduleBuilder builder(Collective::allreduce, "hierarchical", ranks, bytes, chunks);
   for (std::uint32_t l = 0; l < blocks.size(); ++l) {
     const std::uint32_t end = l + 1 < blocks.size() ? block_first[l + 1] : static_cast<std::uint32_t>(chunks.size());
     block_span.push_back(builder.add_span(block_first[l], end - block_first[l]));
@@ -78,9 +86,39 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
       ops += built[which].op_count();
     builder.reserve_ops(ops);
   }
-  for (std::uint32_t r = 0; r < p; ++r) {
+  // inner position q of local rank `local`'s allreduce, as a position here: node q's rank, or one of its helpers
+  auto outer = [&](std::uint32_t local, int q) {
+    return q < static_cast<int>(nodes) ? q * static_cast<int>(g) + static_cast<int>(local)
+                                       : static_cast<int>(p + local * helpers) + q - static_cast<int>(nodes);
+  };
+  // the inter-node allreduce of block `local` at inner position q: the inner schedule's ops with ranks and spans
+  // translated (and its step repeats with their rotation moved to the block's chunks)
+  auto add_inner = [&](std::uint32_t local, std::uint32_t q) {
+    const Schedule& inner = built[inter[local]];
+    const std::uint64_t first = inner.rank_begin[q], last = inner.rank_begin[q + 1];
+    auto repeat = inner.repeats.begin() + static_cast<std::ptrdiff_t>(inner.first_repeat_from(first));
+    for (std::uint64_t i = first; i < last; ++i) {
+      const Op& op = inner.ops[i];
+      if (op.kind() == OpKind::compute) throw std::logic_error("hierarchical: inner allreduce with compute ops");
+      if (op.starts_step()) builder.begin_step();
+      const Span& sp = inner.spans[op.span()];
+      const std::uint32_t span = builder.add_span(block_first[local] + sp.first_chunk, sp.chunk_count);
+      builder.add(op.with(outer(local, op.peer()), span));
+      const bool step_ends = i + 1 == last || inner.ops[i + 1].starts_step();
+      if (step_ends && repeat != inner.repeats.end() && repeat->op < i + 1) {
+        builder.repeat_step(repeat->count, repeat->stride, block_first[local] + repeat->base, repeat->modulus,
+                            repeat->lockstep);
+        ++repeat;
+      }
+    }
+  };
+  for (std::uint32_t r = 0; r < p + g * helpers; ++r) {
     builder.begin_rank(static_cast<int>(r));
     if (nothing_to_send) continue;
+    if (r >= p) {  // a helper of local rank l's inner allreduce
+      add_inner((r - p) / helpers, nodes + (r - p) % helpers);
+      continue;
+    }
     const std::uint32_t node = r / g, local = r % g;
     const int next = static_cast<int>(node * g + (local + 1) % g);
     const int prev = static_cast<int>(node * g + (local + g - 1) % g);
@@ -90,25 +128,7 @@ Schedule hierarchical_allreduce(int ranks, std::uint64_t bytes, const AlgorithmO
       builder.add(Op::send(next, block_span[(local + 2 * g - s - 1) % g]));
       builder.add(Op::recv_reduce(prev, block_span[(local + 2 * g - s - 2) % g]));
     }
-    // inter-node allreduce of block `local`, the inner schedule's ops with ranks and spans translated
-    // (and its step repeats with their rotation moved to the block's chunks)
-    const Schedule& inner = built[inter[local]];
-    const std::uint64_t first = inner.rank_begin[node], last = inner.rank_begin[node + 1];
-    auto repeat = inner.repeats.begin() + static_cast<std::ptrdiff_t>(inner.first_repeat_from(first));
-    for (std::uint64_t i = first; i < last; ++i) {
-      const Op& op = inner.ops[i];
-      if (op.kind() == OpKind::compute) throw std::logic_error("hierarchical: inner allreduce with compute ops");
-      if (op.starts_step()) builder.begin_step();
-      const Span& sp = inner.spans[op.span()];
-      const std::uint32_t span = builder.add_span(block_first[local] + sp.first_chunk, sp.chunk_count);
-      builder.add(op.with(op.peer() * static_cast<int>(g) + static_cast<int>(local), span));
-      const bool step_ends = i + 1 == last || inner.ops[i + 1].starts_step();
-      if (step_ends && repeat != inner.repeats.end() && repeat->op < i + 1) {
-        builder.repeat_step(repeat->count, repeat->stride, block_first[local] + repeat->base, repeat->modulus,
-                            repeat->lockstep);
-        ++repeat;
-      }
-    }
+    add_inner(local, node);  // inter-node allreduce of block `local`
     // intra-node allgather of the blocks
     for (std::uint32_t s = 0; s + 1 < g; ++s) {
       builder.begin_step();

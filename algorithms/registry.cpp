@@ -14,12 +14,13 @@
 #include "algorithms/rabenseifner.hpp"
 #include "algorithms/recursive_doubling.hpp"
 #include "algorithms/ring.hpp"
+#include "algorithms/sharp.hpp"
 
 namespace dtsim {
 namespace {
 
 // The built-in algorithms, one line each: name, collective, summary, builder, closed form, options, helper ranks.
-constexpr std::array<AlgorithmInfo, 20> builtin{{
+constexpr std::array<AlgorithmInfo, 21> builtin{{
     {"ring", Collective::allreduce,
      "ring reduce-scatter then ring allgather (bandwidth-optimal); --channels rings at once", &ring_allreduce,
      &ring_allreduce_closed_form, ring_options},
@@ -49,6 +50,10 @@ constexpr std::array<AlgorithmInfo, 20> builtin{{
      "NCCL's NVLS inside one node: the NVSwitch reduces and multicasts, in segments of --segment-size (clusters whose "
      "node.intra.nvls is true)",
      &nvls_allreduce, &nvls_closed_form, pipelined_tree_options, true, true},
+    {"sharp", Collective::allreduce,
+     "SHARP (NCCL's CollNet): the fabric's switches reduce up an aggregation tree and multicast down, in segments of "
+     "--segment-size (clusters whose fabric.sharp is true)",
+     &sharp_allreduce, &sharp_closed_form, sharp_options, true, true},
     {"ring", Collective::reduce_scatter, "ring reduce-scatter, rank r ends with block r", &ring_reduce_scatter,
      &without_options<ring_reduce_scatter_seconds>},
     {"ring", Collective::allgather, "ring allgather of the ranks' blocks", &ring_allgather,
@@ -124,7 +129,7 @@ const OptionSpec* AlgorithmInfo::option(std::string_view option_name) const {
 }
 
 bool AlgorithmInfo::nestable() const {
-  return collective == Collective::allreduce && !helper_ranks &&
+  return collective == Collective::allreduce && (!helper_ranks || switch_helpers) &&
          std::none_of(option_specs.begin(), option_specs.end(),
                       [](const OptionSpec& spec) { return spec.kind == OptionKind::allreduce; });
 }
@@ -179,8 +184,8 @@ std::string nestable_allreduce_names() {
 const AlgorithmInfo& find_nestable_allreduce(std::string_view name) {
   const AlgorithmInfo& info = find_algorithm(name);
   if (!info.nestable()) {
-    throw std::invalid_argument("expected an allreduce without helper ranks or nesting (" + nestable_allreduce_names() +
-                                "), got '" + std::string(name) + "'");
+    throw std::invalid_argument("expected an allreduce without helper ranks of its own or nesting (" +
+                                nestable_allreduce_names() + "), got '" + std::string(name) + "'");
   }
   return info;
 }

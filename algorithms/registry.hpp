@@ -40,7 +40,7 @@ struct AlgorithmInfo {
   // The option of that name the algorithm declares, or nullptr.
   const OptionSpec* option(std::string_view option_name) const;
   // Whether it can run inside another algorithm (hierarchical's --inter): an allreduce on exactly the ranks it is
-  // given (no helper ranks) that does not nest one itself (no option of kind allreduce).
+  // given (no helper ranks, or helpers in switches: sharp) that does not nest one itself (no option of kind allreduce).
   bool nestable() const;
 };
 

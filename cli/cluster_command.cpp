@@ -126,6 +126,7 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
                      {"links", topology->links().size()},
                      {"fabric_switches", topology->fabric_switches()},
                      {"nvls", node.nvls},
+                     {"sharp", spec.fabric.sharp},
                      {"build_s", build_s}};
     if (analyse) {
       j["diameter_links"] = diameter;
@@ -141,7 +142,9 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
   if (node.nvls) out << " (reduces in the switch: NVLS)";
   out << "; pcie " << link_text(node.pcie) << "; " << node.nics << " NIC" << (node.nics > 1 ? "s " : " ")
       << link_text(node.nic) << "; reduce " << format_rate_Bps(node.reduce_Bps) << '\n';
-  out << "  fabric     " << fabric_text(spec.fabric) << '\n';
+  out << "  fabric     " << fabric_text(spec.fabric);
+  if (spec.fabric.sharp) out << " (switches reduce: SHARP)";
+  out << '\n';
   out << "  graph      " << topology->vertex_count() << " vertices (" << counts[0] << " accelerators, " << counts[1]
       << " PCIe switches, " << counts[2] << " CPUs, " << counts[3] << " NVSwitches, " << counts[4] << " NICs, "
       << counts[5] << " fabric switches), " << topology->links().size() << " links, built in "

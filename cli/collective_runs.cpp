@@ -241,8 +241,8 @@ NetworkCost network_cost(const RunSettings& settings, const ClusterInstance* clu
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings, const ClusterInstance* cluster) {
   if (cluster == nullptr && schedule.switch_helpers) {
     throw UsageError("--algorithm: " + schedule.algorithm +
-                     " reduces inside a switch: it needs --cluster with a node whose switch can (node.intra.nvls); the "
-                     "star has none");
+                     " reduces inside a switch: it needs --cluster with switches that can (node.intra.nvls, "
+                     "fabric.sharp); the star has none");
   }
   if (cluster != nullptr && static_cast<std::size_t>(schedule.ranks) != cluster->accelerator_of.size()) {
     if (schedule.ranks > schedule.participants) {

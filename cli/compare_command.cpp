@@ -28,7 +28,8 @@ constexpr std::array<FlagSpec, 7> compare_own_flags{{
     {"collective", "NAME", "allreduce",
      "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
     {"algorithms", "A,B,...", "ring,tree,butterfly,rabenseifner,ps,direct",
-     "algorithms of the collective to compare (default for the others than allreduce: all of its algorithms)"},
+     "algorithms of the collective to compare (default for the others than allreduce: all of its algorithms; sharp "
+     "joins the allreduces on a cluster whose fabric.sharp is true)"},
     {"ranks", "LIST", "2,4,...,64", "rank counts: a list, where a,b,...,z steps geometrically by b/a and a,...,z by 2"},
     {"bytes", "LIST", "1KB,...,1GB",
      "buffer sizes, 0B to 1TiB each: a list, where a,b,...,z steps by b/a and a,...,z by 10"},
@@ -84,9 +85,9 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     if (list.empty()) throw std::invalid_argument("expected at least one algorithm");
     return list;
   };
-  const std::vector<const AlgorithmInfo*> chosen = collective == Collective::allreduce || flags.has("algorithms")
-                                                       ? flags.parse("algorithms", parse_algorithms)
-                                                       : parse_algorithms(every_algorithm);
+  std::vector<const AlgorithmInfo*> chosen = collective == Collective::allreduce || flags.has("algorithms")
+                                                 ? flags.parse("algorithms", parse_algorithms)
+                                                 : parse_algorithms(every_algorithm);
   auto ranks = flags.parse("ranks", [](const std::string& v) {
     return parse_list<int>(
         v, [](const std::string& one) { return static_cast<int>(parse_integer(one, 1, 1000000)); }, 2.0);
@@ -97,6 +98,11 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   });
   const bool csv = csv_output(flags);
   RunSettings settings = parse_run_settings(flags);
+  // a cluster whose fabric's switches reduce: SHARP joins the default allreduces
+  if (collective == Collective::allreduce && !flags.has("algorithms") && settings.cluster &&
+      settings.cluster->fabric.sharp) {
+    chosen.push_back(&find_algorithm("sharp"));
+  }
   check_option_flags(flags, chosen);
   settings.auto_record = false;           // a sweep: no link lists
   std::vector<ClusterInstance> clusters;  // one per rank count with --cluster

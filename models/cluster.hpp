@@ -54,6 +54,9 @@ struct FabricSpec {
   // fat-tree, rail-optimised (as DGX SuperPODs are cabled): NIC i of every node on leaf switches of its own (rail i),
   // each rail's leaves holding only its NICs; false: a node's NICs on consecutive leaf ports.
   bool rails = false;
+  // star and fat-tree: the switches reduce in the network (InfiniBand SHARP, NCCL's CollNet), so the `sharp`
+  // allreduce can run; each switch is then an endpoint of its own (Topology::fabric_switch_endpoint).
+  bool sharp = false;
   // torus (2 or 3 dimensions) and ring (1): one switch per coordinate, `endpoints_per_switch` NIC ports on each.
   std::vector<int> dimensions;
   int endpoints_per_switch = 1;

@@ -87,6 +87,14 @@ constexpr double nvlink_share[4] = {20.0 / 25.0, 20.0 / 25.0, 20.6 / 25.0, 40.1 
 constexpr double nvls_latency_us = 25.0;
 constexpr double nvls_channels = 16;
 constexpr double net_share = 12.0 / 12.5;
+// CollNet Direct (SHARP): hwLat[NVLINK][COLLNET_DIRECT][Simple] 3.7 us, hwLat[NET][COLLNET_DIRECT][Simple] 31 us, the
+// 0.4 us a local rank "arity serialization" (tuning.cc); base latency 0; its bus bandwidth x 0.85 from SM90 on.
+constexpr double collnet_intra_us = 3.7;
+constexpr double collnet_net_us = 31.0;
+constexpr double collnet_arity_us = 0.4;
+double collnet_efficiency(GpuGeneration generation) {
+  return generation == GpuGeneration::hopper || generation == GpuGeneration::blackwell ? 0.85 : 1.0;
+}
 
 int protocol_index(Protocol protocol) {
   switch (protocol) {
@@ -112,6 +120,14 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     c.base_latency_s = nvls_latency_us * us;
     const double share = nvlink_share[static_cast<int>(generation)] * nvls_efficiency(generation);
     c.wire_fraction = {share, 1, net_share};
+    return c;
+  }
+  if (algorithm == LibraryAlgorithm::collnet) {
+    // CollNet runs in Simple only; its latency once a call (the network's 31 us, and one NVLink hop each way where a
+    // node has several GPUs: NCCL's formula, without its 0.4 us a local rank), no per-step latency, and the network
+    // share times 0.85 from Hopper on
+    c.base_latency_s = (collnet_net_us + (nodes > 1 ? 2 * collnet_intra_us : 0)) * us;
+    c.wire_fraction = {nvlink_share[static_cast<int>(generation)], 1, net_share * collnet_efficiency(generation)};
     return c;
   }
   const int p = protocol_index(protocol);
@@ -188,6 +204,22 @@ double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const N
   const double algorithm_Bps = bus * call.ranks / (2.0 * (call.ranks - 1));
   const double move_s = algorithm_Bps > 0 ? call.bytes / algorithm_Bps : std::numeric_limits<double>::infinity();
   return library.launch_s + c.base_latency_s + move_s;
+}
+
+double estimate_collnet_allreduce_seconds(const CollectiveLibrary& library, const CollnetCall& call) {
+  const double ppn = std::max(1, call.per_node);
+  const double latency_us =
+      2 * (std::min(1.0, ppn - 1) * collnet_intra_us + (ppn - 1) * collnet_arity_us) + collnet_net_us;
+  double factor = ppn / std::max(1, call.nics);  // the GPU:NIC ratio
+  factor -= (factor - 1) / 2;
+  const double bus = 2 * call.intra_Bps * net_share / std::max(1.0, factor) * collnet_efficiency(library.generation);
+  const double move_s = bus > 0 ? call.bytes / (bus / 2) : std::numeric_limits<double>::infinity();
+  return library.launch_s + latency_us * us + move_s;
+}
+
+std::uint64_t collnet_step_bytes(std::uint64_t per_node) {
+  constexpr std::uint64_t simple_chunk = (1ULL << 22) / 8, channels_per_nic = 2;
+  return std::max<std::uint64_t>(1, per_node) * channels_per_nic * simple_chunk;
 }
 
 std::uint64_t nvls_step_bytes(double bytes) {

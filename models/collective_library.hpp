@@ -37,8 +37,9 @@ const char* to_string(HopClass hop);
 enum class GpuGeneration : std::uint8_t { volta, ampere, hopper, blackwell };
 const char* to_string(GpuGeneration generation);
 
-// Algorithms as NCCL's tables group them: rings (and everything step-by-step), trees, or NVLS (the switch reducing).
-enum class LibraryAlgorithm : std::uint8_t { ring, tree, nvls };
+// Algorithms as NCCL's tables group them: rings (and everything step-by-step), trees, NVLS (the node's switch
+// reducing), or CollNet (the fabric's switches reducing: SHARP).
+enum class LibraryAlgorithm : std::uint8_t { ring, tree, nvls, collnet };
 // NCCL's nvlsEfficiency by generation (v2.30.7-1 src/graph/tuning.cc): the share of the NVLink bandwidth an NVLS
 // call reaches; 0 where the generation has no NVLS (Volta, Ampere).
 double nvls_efficiency(GpuGeneration generation);
@@ -123,6 +124,26 @@ double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const N
 std::uint64_t nvls_step_bytes(double bytes);
 
 std::uint64_t tree_chunk_bytes(Protocol protocol, double bytes, int channels, int nodes, double per_node);
+
+// NCCL's CollNet Direct allreduce across `nodes` nodes as its tuner estimates it (v2.30.7-1 tuning.cc): Simple only;
+// latency 2 (min(1, ppn-1) x 3.7 us + (ppn-1) x 0.4 us) + 31 us (hwLat NVLINK and NET of CollNetDirect, the 0.4 us
+// "arity serialization"); bus bandwidth channels x bwIntra (a channel a NIC: the node's NICs together, `intra_Bps`,
+// at NCCL's network share, 2 channels a NIC: dtsim's assumption, that NCCL doubles the channels it finds as it does
+// for rings, so that one rank a node moves its NIC's rate each way) divided by the GPU:NIC ratio f as f - (f-1)/2,
+// x 0.85 from Hopper on; algorithm bandwidth half the bus bandwidth. dtsim runs it as `sharp` at one GPU a node, as
+// `hierarchical --inter sharp` above.
+struct CollnetCall {
+  int nodes = 2;
+  int per_node = 1;
+  int nics = 1;
+  double bytes = 0;
+  double intra_Bps = 0;  // the node's NICs together: NCCL's channels x bwIntra, a channel a NIC (x its network share)
+};
+double estimate_collnet_allreduce_seconds(const CollectiveLibrary& library, const CollnetCall& call);
+// What CollNet has in flight at once, dtsim's sharp segment (one step of its pipeline) in a library: a Simple chunk
+// (512 KiB: 4 MiB buffers of NCCL_STEPS = 8 steps, src/enqueue.cc) on each of 2 channels a NIC (dtsim's assumption,
+// as in estimate_collnet_allreduce_seconds), for each of a node's `per_node` local ranks.
+std::uint64_t collnet_step_bytes(std::uint64_t per_node);
 
 // Parses "auto", "simple", "ll128", "ll" or "none" (the --protocol flag); nullopt-like: returns false when unknown.
 bool parse_protocol(std::string_view text, Protocol& protocol, bool& automatic);

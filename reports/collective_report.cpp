@@ -21,7 +21,9 @@ double busbw_Bps(const CollectiveRun& run) { return algbw_Bps(run) * bus_factor(
 std::string collective_text(const CollectiveRun& run) {
   std::ostringstream out;
   out << run.algorithm << ' ' << run.collective << ": " << run.ranks << " ranks";
-  if (run.helper_ranks > 0) out << " + " << run.helper_ranks << " server hosts";
+  if (run.helper_ranks > 0) {  // (the parameter server's own hosts; every other helper is a switch that reduces)
+    out << " + " << run.helper_ranks << (run.algorithm == "ps" ? " server hosts" : " switch helpers");
+  }
   out << ", " << format_bytes(run.bytes) << " (" << run.bytes << " B)\n";
   if (!run.chosen_by.empty()) {
     out << "  chosen     by " << run.chosen_by << " (--algorithm auto; name one to force it)";

@@ -77,7 +77,7 @@ constexpr std::array<FieldSpec, 7> node_fields{{
                  pcie_fields),
 }};
 
-constexpr std::array<FieldSpec, 11> fabric_fields{{
+constexpr std::array<FieldSpec, 12> fabric_fields{{
     choice_field("kind", "", "the network between nodes", "star|fat-tree|torus|dragonfly|ring"),
     object_field("link", false, "switch-to-switch links (default: as fast as a NIC, 0.5us)", link_fields),
     required_when(ranged_field("radix", FieldType::integer, "",
@@ -91,6 +91,9 @@ constexpr std::array<FieldSpec, 11> fabric_fields{{
     value_field("rails", FieldType::boolean, "false",
                 "fat-tree: rail-optimised, NIC i of every node on leaf switches of rail i alone (as DGX SuperPODs "
                 "are cabled); false: a node's NICs on consecutive leaf ports"),
+    value_field("sharp", FieldType::boolean, "false",
+                "star and fat-tree: the switches reduce data in the network (InfiniBand SHARP, e.g. Quantum and "
+                "Quantum-2 switches), so the sharp allreduce (NCCL's CollNet) can run; false: they cannot"),
     required_when(ranged_field("dimensions", FieldType::integer_list, "",
                                "torus: switches along each of 2 or 3 dimensions; ring: one entry (default: enough "
                                "switches for the nodes)",
@@ -208,6 +211,11 @@ FabricSpec read_fabric(const JsonObject& f, const JsonObject& cluster, const Nod
     if (f.has("endpoints_per_switch")) {
       throw ScenarioError(f.path_of("endpoints_per_switch") + ": only for torus, ring and dragonfly fabrics");
     }
+  }
+  fabric.sharp = f.has("sharp") && f.boolean("sharp");
+  if (fabric.sharp && kind != "star" && kind != "fat-tree") {
+    throw ScenarioError(f.path_of("sharp") + ": only for star and fat-tree fabrics (switches in a tree), this one is " +
+                        kind);
   }
   if (kind == "star") {
     fabric.kind = FabricKind::star;

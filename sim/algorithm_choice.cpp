@@ -11,9 +11,9 @@
 namespace dtsim {
 namespace {
 
-constexpr const char* nvls_not_in_steps =
-    "nvls runs in `collective` and `compare`, not yet in a training step (its switch endpoint is not a unit of the "
-    "step program)";
+constexpr const char* switch_not_in_steps =
+    "runs in `collective` and `compare`, not yet in a training step (a switch endpoint is not a unit of the step "
+    "program)";
 
 // The cheapest allowed protocol for an estimate, and its seconds.
 template <class Estimate>
@@ -66,6 +66,22 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
     n.link_Bps = network.topology->spec().node.intra.bandwidth_Bps;
     choice.candidates.push_back(
         {&find_algorithm("nvls"), Protocol::simple, estimate_nvls_allreduce_seconds(network.library, n)});
+  }
+  // CollNet (SHARP) where the call spans nodes on a fabric whose switches reduce (Simple only), as `sharp` in nodes of
+  // --ranks-per-node: at one rank a node, or on NVSwitch nodes (NCCL disables CollNet Direct elsewhere)
+  const Topology& topology = *network.topology;
+  const std::uint64_t sharp_per_node = per_node > 0 && ranks % per_node == 0 ? per_node : 1;
+  if (in_switch && ranks > 1 && call.nodes > 1 && topology.spec().fabric.sharp &&
+      (sharp_per_node == 1 || topology.spec().node.intra_kind == IntraKind::nvswitch) &&
+      network.library.allows(Protocol::simple)) {
+    CollnetCall c;
+    c.nodes = call.nodes;
+    c.per_node = static_cast<int>(sharp_per_node);
+    c.nics = topology.spec().node.nics;
+    c.bytes = static_cast<double>(bytes);
+    c.intra_Bps = topology.spec().node.nic.bandwidth_Bps * c.nics;
+    choice.candidates.push_back(
+        {&find_algorithm("sharp"), Protocol::simple, estimate_collnet_allreduce_seconds(network.library, c)});
   }
   const auto best = std::min_element(
       choice.candidates.begin(), choice.candidates.end(),
@@ -138,7 +154,7 @@ ResolvedAllreduce resolve_allreduce(std::string_view name, int ranks, std::uint6
                                     const AlgorithmOptions& options, const NetworkCost& network) {
   if (name != auto_algorithm) {
     const AlgorithmInfo& named = find_algorithm(name);
-    if (named.switch_helpers) throw std::invalid_argument(nvls_not_in_steps);
+    if (named.switch_helpers) throw std::invalid_argument(std::string(name) + " " + switch_not_in_steps);
     return {&named, Protocol::none};
   }
   const AlgorithmChoice choice = choose_algorithm(Collective::allreduce, ranks, bytes, options, network, false);
@@ -153,7 +169,7 @@ void check_allreduce_name(std::string_view name) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string(e.what()) + "; or auto (the library's choice per bucket)");
   }
-  if (named->switch_helpers) throw std::invalid_argument(nvls_not_in_steps);
+  if (named->switch_helpers) throw std::invalid_argument(std::string(name) + " " + switch_not_in_steps);
 }
 
 }  // namespace dtsim

@@ -1,6 +1,8 @@
 #include "sim/library_cost.hpp"
 
+#include "algorithms/hierarchical.hpp"
 #include "algorithms/pipelined_tree.hpp"
+#include "algorithms/sharp.hpp"
 
 #include <algorithm>
 #include <map>
@@ -54,6 +56,8 @@ HopClass hop_class(const NetworkCost& cost, int src, int dst) {
 LibraryAlgorithm library_algorithm(const Schedule& s) {
   const std::string& a = s.algorithm;
   if (a == "nvls") return LibraryAlgorithm::nvls;
+  if (s.switch_helpers)
+    return LibraryAlgorithm::collnet;  // the fabric's switches reduce (sharp, or nested in hierarchical)
   return a == "tree" || a == "pipelined-tree" || a == "dbtree" || a == "chain-dbtree" ? LibraryAlgorithm::tree
                                                                                       : LibraryAlgorithm::ring;
 }
@@ -267,6 +271,13 @@ LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t byt
                             ? place_switch_helpers(*network.topology, network.accelerator_of, plan.schedule)
                             : network.accelerator_of;
   if (!network.library.enabled() || (!automatic && forced == Protocol::none)) return plan;
+  if (library_algorithm(plan.schedule) == LibraryAlgorithm::collnet) {  // Simple only, one call over the switches
+    if (!automatic && forced != Protocol::simple) {
+      throw OptionError("protocol", std::string("sharp (CollNet) runs in simple only, got ") + to_string(forced));
+    }
+    plan.schedule.protocol = Protocol::simple;
+    return plan;
+  }
   if (library_algorithm(plan.schedule) == LibraryAlgorithm::nvls) {  // Simple only, one call over the switch
     if (nvls_efficiency(network.library.generation) <= 0) {
       throw OptionError("algorithm", "nvls: the cluster's library runs on " +
@@ -303,9 +314,39 @@ LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t byt
   return plan;
 }
 
-LibraryCallPlan plan_library_call(const AlgorithmInfo& algorithm, int ranks, const AlgorithmOptions& options,
+namespace {
+
+// An aggregation tree's shape from the fabric (Topology::aggregation_shape), unless the options give it: over one rank
+// a node (--ranks-per-node), for sharp or where hierarchical runs it across nodes (--inter sharp).
+AlgorithmOptions with_aggregation_tree(const AlgorithmInfo& algorithm, AlgorithmOptions options,
+                                       const NetworkCost& network, int ranks) {
+  if (network.topology == nullptr) return options;
+  const AlgorithmInfo* tree = &algorithm;
+  if (algorithm.option(inter_option.name) != nullptr) {
+    try {
+      tree = &find_nestable_allreduce(options.text(inter_option));
+    } catch (const std::invalid_argument&) {
+      return options;  // (the builder names the bad --inter)
+    }
+  }
+  if (tree->option(leaf_ranks_option.name) == nullptr) return options;
+  // the tree's positions: one rank a node (local rank 0's; every local rank's tree alike)
+  const std::uint64_t stride = std::max<std::uint64_t>(1, options.number(ranks_per_node_option));
+  std::vector<int> accelerators;
+  for (std::uint64_t q = 0; q < static_cast<std::uint64_t>(ranks); q += stride)
+    accelerators.push_back(accelerator_at(network, static_cast<int>(q)));
+  const Topology::AggregationShape shape = network.topology->aggregation_shape(accelerators);
+  if (!options.has(leaf_ranks_option.name)) options.set(leaf_ranks_option.name, std::uint64_t{shape.leaf_ranks});
+  if (!options.has(fanin_option.name)) options.set(fanin_option.name, std::uint64_t{shape.fanin});
+  return options;
+}
+
+}  // namespace
+
+LibraryCallPlan plan_library_call(const AlgorithmInfo& algorithm, int ranks, const AlgorithmOptions& given,
                                   std::uint64_t bytes, const NetworkCost& network, bool automatic, Protocol forced,
                                   bool allow_channels) {
+  const AlgorithmOptions options = with_aggregation_tree(algorithm, given, network, ranks);
   LibraryCallPlan plan = plan_library_call([&](std::uint64_t b) { return algorithm.build(ranks, b, options); }, bytes,
                                            options.element_bytes, network, automatic, forced, allow_channels);
   const Protocol protocol = plan.schedule.protocol;
@@ -317,6 +358,8 @@ LibraryCallPlan plan_library_call(const AlgorithmInfo& algorithm, int ranks, con
   AlgorithmOptions chunked = options;
   if (family == LibraryAlgorithm::nvls) {  // a step of its pipeline: a chunk of each of NCCL's NVLS channels
     chunked.set(segment_size_option.name, nvls_step_bytes(static_cast<double>(bytes)));
+  } else if (family == LibraryAlgorithm::collnet) {  // a step: what each local rank has in flight, as CollNet does
+    chunked.set(segment_size_option.name, collnet_step_bytes(options.number(ranks_per_node_option)));
   } else {
     NetworkCost laid = network;  // (the channels' copies, where they run)
     laid.accelerator_of = plan.accelerator_of;

@@ -91,6 +91,7 @@ struct FatTreeShape {
   int nic_link_base = 0;              // NIC port e's link to its leaf is nic_link_base + e
   std::vector<long long> position;    // NIC port e's place among the leaves' ports (rails); empty: e itself
   std::vector<long long> up_divisor;  // by vertex: a level-i switch's lower[i] (D-mod-k's digit); 1 elsewhere
+  std::vector<std::uint8_t> level;    // by vertex: a switch's level i (leaves 1); 0 elsewhere
   std::vector<int> accelerator_link;  // accelerator -> its PCIe switch
   std::vector<int> port_link;         // PCIe switch -> NIC, per NIC port
 };
@@ -163,6 +164,8 @@ std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports, FatTreeShap
       v = b.vertex(VertexKind::fabric_switch);
       shape.up_divisor.resize(static_cast<std::size_t>(v) + 1, 1);
       shape.up_divisor[static_cast<std::size_t>(v)] = lower[i];
+      shape.level.resize(static_cast<std::size_t>(v) + 1, 0);
+      shape.level[static_cast<std::size_t>(v)] = static_cast<std::uint8_t>(i);
     }
   }
   for (std::size_t i = 2; i <= levels; ++i) {  // links between switch levels i-1 and i
@@ -344,6 +347,19 @@ Topology::Topology(const ClusterSpec& spec)
   for (int e = 0; e < ports; ++e) {
     b.link(nic_vertex[static_cast<std::size_t>(e)], attach[static_cast<std::size_t>(e)], node.nic, LinkClass::nic);
   }
+  if (spec.fabric.sharp) {  // every fabric switch reduces: an endpoint of its own, with its level in the tree
+    port_switch_ = attach;
+    fabric_level_.assign(kinds_.size(), 0);
+    fabric_endpoint_of_.assign(kinds_.size(), -1);
+    for (int v = 0; v < static_cast<int>(kinds_.size()); ++v) {
+      if (kinds_[static_cast<std::size_t>(v)] != VertexKind::fabric_switch) continue;
+      fabric_endpoint_of_[static_cast<std::size_t>(v)] =
+          accelerators() + static_cast<int>(switch_vertex_.size() + fabric_endpoint_vertex_.size());
+      fabric_endpoint_vertex_.push_back(v);
+      const bool tree = fat_tree_ != nullptr && static_cast<std::size_t>(v) < fat_tree_->level.size();
+      fabric_level_[static_cast<std::size_t>(v)] = tree ? fat_tree_->level[static_cast<std::size_t>(v)] : 1;
+    }
+  }
 
   graph_->g = Graph::Type(kinds_.size());
   for (std::size_t id = 0; id < links_.size(); ++id) {
@@ -395,12 +411,14 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
     search_routes(destination, sources, visit);
     return;
   }
-  // a fat-tree: routes between nodes from its structure, within a node by search
+  // a fat-tree: routes between nodes from its structure; within a node, and to or from a fabric switch endpoint
+  // (SHARP), by search
   std::vector<int>& inside = scratch_->inside;
   inside.clear();
   std::vector<RouteHop>& hops = scratch_->hops;
+  const bool to_fabric = is_fabric_endpoint(destination);
   for (int source : sources) {
-    if (node_of(source) == node_of(destination)) {
+    if (to_fabric || is_fabric_endpoint(source) || node_of(source) == node_of(destination)) {
       inside.push_back(source);
     } else if (is_switch_endpoint(source) || is_switch_endpoint(destination)) {
       throw TopologyError("cluster: a switch endpoint (NVLS) routes only inside its node, not from endpoint " +
@@ -599,26 +617,157 @@ double Topology::bisection_Bps() const {
   return static_cast<double>(boost::push_relabel_max_flow(flow, source, sink));
 }
 
+int Topology::reducing_switch_above(const std::vector<int>& children, const std::vector<int>& taken,
+                                    std::size_t spread) const {
+  if (children.empty()) throw std::logic_error("reducing_switch_above: a helper with no children");
+  const int first_node = node_of(children.front());
+  const bool one_node = std::all_of(children.begin(), children.end(),
+                                    [&](int c) { return !is_switch_endpoint(c) && node_of(c) == first_node; });
+  if (one_node && !switch_vertex_.empty()) return switch_endpoint(first_node);  // NVLS
+  if (!spec_.fabric.sharp) {
+    if (one_node) {
+      throw TopologyError(
+          "cluster '" + spec_.name +
+          "': no switch above the helper's ranks reduces in the network (cluster.node.intra.nvls false, "
+          "cluster.fabric.sharp false)");
+    }
+    const auto other = std::find_if(children.begin(), children.end(), [&](int c) { return node_of(c) != first_node; });
+    throw TopologyError("cluster '" + spec_.name + "': the helper's ranks span nodes " + std::to_string(first_node) +
+                        " and " + std::to_string(node_of(*other)) +
+                        ", and the fabric's switches do not reduce (cluster.fabric.sharp false; NVLS alone reduces "
+                        "inside one node)");
+  }
+  // each child's place in the fabric: an accelerator's (or node switch's) leaf, a fabric helper's own switch
+  std::vector<int> base;
+  for (int c : children) {
+    base.push_back(is_fabric_endpoint(c) ? accelerator_vertex(c) : port_switch_[static_cast<std::size_t>(port_of(c))]);
+  }
+  std::sort(base.begin(), base.end());
+  base.erase(std::unique(base.begin(), base.end()), base.end());
+  std::vector<int> held;  // the switches a child helper already runs on
+  for (int t : taken)
+    if (is_fabric_endpoint(t)) held.push_back(accelerator_vertex(t));
+  int level = 0;
+  for (int v : base)
+    level = std::max<int>(level, fabric_level_[static_cast<std::size_t>(v)]);
+  const int top = *std::max_element(fabric_level_.begin(), fabric_level_.end());
+  // the switches at `level` above v (v itself at its own level), up-links only
+  auto above = [&](int v, int want) {
+    std::vector<int> at{v};
+    for (int l = fabric_level_[static_cast<std::size_t>(v)]; l < want; ++l) {
+      std::vector<int> next;
+      for (int u : at) {
+        for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(u), graph_->g); e != end; ++e) {
+          const auto w = static_cast<int>(boost::target(*e, graph_->g));
+          if (fabric_level_[static_cast<std::size_t>(w)] == l + 1) next.push_back(w);
+        }
+      }
+      std::sort(next.begin(), next.end());
+      next.erase(std::unique(next.begin(), next.end()), next.end());
+      at = std::move(next);
+    }
+    return at;
+  };
+  std::vector<int> lowest;  // the lowest switches above them all, free or not
+  for (; level <= top; ++level) {
+    std::vector<int> common = above(base.front(), level);
+    for (std::size_t i = 1; i < base.size() && !common.empty(); ++i) {
+      const std::vector<int> other = above(base[i], level);
+      std::vector<int> both;
+      std::set_intersection(common.begin(), common.end(), other.begin(), other.end(), std::back_inserter(both));
+      common = std::move(both);
+    }
+    if (lowest.empty()) lowest = common;
+    std::erase_if(common, [&](int v) { return std::find(held.begin(), held.end(), v) != held.end(); });
+    if (!common.empty()) return fabric_endpoint_of_[static_cast<std::size_t>(common[spread % common.size()])];
+  }
+  // every switch above them already runs a child: the lowest common one aggregates twice (no link in between)
+  if (lowest.empty())
+    throw TopologyError("cluster '" + spec_.name + "': no fabric switch is above all of a helper's children");
+  return fabric_endpoint_of_[static_cast<std::size_t>(lowest[spread % lowest.size()])];
+}
+
+Topology::AggregationShape Topology::aggregation_shape(const std::vector<int>& accelerators) const {
+  AggregationShape shape;
+  if (!spec_.fabric.sharp || accelerators.empty()) return shape;
+  // runs of consecutive accelerators on one leaf: groups of their greatest common divisor each share a leaf; then
+  // runs of those groups under one level-2 switch (a fat-tree's pod of k/2 leaves), alike. Where nodes straddle
+  // leaves unevenly (8 NICs a node on 20-port leaves) that divisor is small and several leaf helpers share a leaf.
+  // (the last run may be shorter: a partly filled leaf or pod ends the last group early)
+  auto gcd_of_runs = [](std::size_t n, const std::function<long long(std::size_t)>& key) {
+    std::uint32_t divisor = 0;
+    std::uint32_t run = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      ++run;
+      if (i + 1 == n) {
+        if (divisor == 0 || run > divisor) divisor = std::gcd(divisor, run);
+      } else if (key(i + 1) != key(i)) {
+        divisor = std::gcd(divisor, run);
+        run = 0;
+      }
+    }
+    return std::max<std::uint32_t>(1, divisor);
+  };
+  auto leaf = [&](std::size_t i) {
+    return static_cast<long long>(port_switch_[static_cast<std::size_t>(port_of(accelerators[i]))]);
+  };
+  shape.leaf_ranks = gcd_of_runs(accelerators.size(), leaf);
+  if (fat_tree_ == nullptr || fat_tree_->m.size() < 2) {
+    shape.fanin = 1U << 28;  // one switch above the leaves, or none: every leaf under the root
+    return shape;
+  }
+  const long long first_leaf = *std::min_element(port_switch_.begin(), port_switch_.end());
+  const std::size_t groups = (accelerators.size() + shape.leaf_ranks - 1) / shape.leaf_ranks;
+  shape.fanin = std::max<std::uint32_t>(2, gcd_of_runs(groups, [&](std::size_t q) {
+                                          return (leaf(q * shape.leaf_ranks) - first_leaf) / fat_tree_->m[1];
+                                        }));
+  return shape;
+}
+
 std::vector<int> place_switch_helpers(const Topology& topology, std::vector<int> accelerator_of,
                                       const Schedule& schedule) {
   if (!schedule.switch_helpers || accelerator_of.size() != static_cast<std::size_t>(schedule.participants)) {
     return accelerator_of;
   }
-  if (!topology.spec().node.nvls) {
-    throw TopologyError(schedule.algorithm + " needs a node whose switch reduces in the network, and cluster '" +
-                        topology.spec().name + "' has node.intra.nvls false (NVLink SHARP: third-generation NVSwitch)");
+  // each helper's tree: its root, the helper it sends up to and so on (the positions above it it sends to), so that
+  // the helpers of one tree pick alike among equally low switches and meet at a common root
+  const int first_helper = schedule.participants;
+  std::vector<int> parent(static_cast<std::size_t>(schedule.ranks - first_helper), -1);
+  for (int h = first_helper; h < schedule.ranks; ++h) {
+    for (const Op& op : schedule.rank_ops(h))
+      if (op.kind() == OpKind::send && op.peer() > h) parent[static_cast<std::size_t>(h - first_helper)] = op.peer();
   }
-  const int node = accelerator_of.empty() ? 0 : topology.node_of(accelerator_of.front());
-  for (std::size_t r = 0; r < accelerator_of.size(); ++r) {
-    if (topology.node_of(accelerator_of[r]) != node) {
-      throw TopologyError(schedule.algorithm + " runs inside one node's switch, and ranks 0 and " + std::to_string(r) +
-                          " are on nodes " + std::to_string(node) + " and " +
-                          std::to_string(topology.node_of(accelerator_of[r])) +
-                          " (across nodes NCCL's NVLS needs SHARP switches: not modelled)");
+  auto tree_of = [&](int h) {
+    while (parent[static_cast<std::size_t>(h - first_helper)] >= 0)
+      h = parent[static_cast<std::size_t>(h - first_helper)];
+    return static_cast<std::size_t>(h - first_helper);
+  };
+  std::vector<int> children;
+  std::vector<int> taken;
+  for (int h = first_helper; h < schedule.ranks; ++h) {
+    children.clear();
+    taken.clear();
+    for (const Op& op : schedule.rank_ops(h)) {
+      if (!op.is_recv() || op.peer() >= h) continue;
+      children.push_back(accelerator_of[static_cast<std::size_t>(op.peer())]);
+      if (op.peer() >= schedule.participants) taken.push_back(children.back());
     }
+    if (children.empty()) {  // (nothing to move, e.g. 0 bytes: the switch above every participant)
+      children.assign(accelerator_of.begin(), accelerator_of.begin() + schedule.participants);
+    }
+    int at = 0;
+    try {
+      at = topology.reducing_switch_above(children, taken, tree_of(h));
+    } catch (const TopologyError& e) {
+      throw TopologyError(schedule.algorithm + " needs switches that reduce in the network: " + e.what());
+    }
+    if (schedule.algorithm == "nvls" && topology.is_fabric_endpoint(at)) {  // (NCCL's NVLS is a node's NVSwitch)
+      throw TopologyError(
+          "nvls runs inside one node's NVSwitch, and its ranks span nodes; across nodes the fabric's "
+          "switches reduce with --algorithm sharp");
+    }
+    accelerator_of.push_back(at);
   }
-  for (int h = schedule.participants; h < schedule.ranks; ++h)
-    accelerator_of.push_back(topology.switch_endpoint(node));
   return accelerator_of;
 }
 

@@ -70,26 +70,49 @@ public:
 
   const ClusterSpec& spec() const { return spec_; }
   int accelerators() const { return spec_.accelerators(); }
-  // Endpoints a schedule position can run on: the accelerators 0..A-1, then, on nodes whose NVSwitch reduces in the
-  // network (node.intra.nvls), each node's switch (endpoint A + node: NVLS's reduction engine). Routes from a switch
-  // endpoint stay inside its node.
-  int endpoints() const { return accelerators() + static_cast<int>(switch_vertex_.size()); }
+  // Endpoints a schedule position can run on: the accelerators 0..A-1; then, on nodes whose NVSwitch reduces in the
+  // network (node.intra.nvls), each node's switch (endpoint A + node: NVLS's reduction engine), routed only inside its
+  // node; then, on fabrics whose switches reduce (fabric.sharp), every fabric switch (SHARP's aggregation nodes).
+  int endpoints() const {
+    return accelerators() + static_cast<int>(switch_vertex_.size() + fabric_endpoint_vertex_.size());
+  }
   bool is_switch_endpoint(int endpoint) const { return endpoint >= accelerators(); }
+  bool is_fabric_endpoint(int endpoint) const {
+    return endpoint >= accelerators() + static_cast<int>(switch_vertex_.size());
+  }
   // Node `node`'s switch endpoint; throws TopologyError when the nodes' switches do not reduce (no node.intra.nvls).
   int switch_endpoint(int node) const;
   // How fast an endpoint adds up data: an accelerator at node.reduce_rate; a switch endpoint as the data passes
-  // through it (NVLink SHARP reduces in flight: no time of its own, switch_reduce_Bps).
+  // through it (NVLink SHARP and SHARP reduce in flight: no time of their own, switch_reduce_Bps).
   static constexpr double switch_reduce_Bps = 1e18;
   double reduce_Bps(int endpoint) const {
     return is_switch_endpoint(endpoint) ? switch_reduce_Bps : spec_.node.reduce_Bps;
   }
+  // The node an endpoint is in; -1 for a fabric switch.
   int node_of(int endpoint) const {
+    if (is_fabric_endpoint(endpoint)) return -1;
     return is_switch_endpoint(endpoint) ? endpoint - accelerators() : endpoint / spec_.node.accelerators;
   }
+  // The switch endpoint a helper that adds up the data of `children` (endpoints) runs on: the node's NVSwitch where
+  // they are all accelerators of one node whose switch reduces (NVLS); otherwise, on a fabric whose switches reduce,
+  // the lowest fabric switch above all of them that none of `taken` (endpoints already running a child helper) holds,
+  // the `spread`-th (mod their count) where several are equally low (a fat-tree's switches of one subtree). Throws
+  // TopologyError naming the cluster field when neither can reduce.
+  int reducing_switch_above(const std::vector<int>& children, const std::vector<int>& taken, std::size_t spread) const;
+  // Where fabric.sharp is set, the aggregation tree an allreduce over these accelerators (in this order) gets from the
+  // fabric: how many consecutive ones share a leaf switch (the greatest common divisor of the runs on one leaf, so
+  // that every group does), and the switches under each switch above the leaves (a fat-tree's k/2; the star's one
+  // switch: all). {1, 2} without fabric.sharp.
+  struct AggregationShape {
+    std::uint32_t leaf_ranks = 1;
+    std::uint32_t fanin = 2;
+  };
+  AggregationShape aggregation_shape(const std::vector<int>& accelerators) const;
   // The NIC port an accelerator reaches the fabric through: accelerator i of a node uses NIC i * nics / A (a switch
   // endpoint: its node's first).
   int port_of(int accelerator) const {
     const int per_node = spec_.node.accelerators;
+    if (is_fabric_endpoint(accelerator)) return 0;  // (no port of its own; routes from it are searched)
     if (is_switch_endpoint(accelerator)) return node_of(accelerator) * spec_.node.nics;
     return node_of(accelerator) * spec_.node.nics + (accelerator % per_node) * spec_.node.nics / per_node;
   }
@@ -99,6 +122,9 @@ public:
   int vertex_count() const { return static_cast<int>(kinds_.size()); }
   VertexKind vertex_kind(int vertex) const { return kinds_[static_cast<std::size_t>(vertex)]; }
   int accelerator_vertex(int endpoint) const {
+    if (is_fabric_endpoint(endpoint)) {
+      return fabric_endpoint_vertex_[static_cast<std::size_t>(endpoint - accelerators()) - switch_vertex_.size()];
+    }
     return is_switch_endpoint(endpoint) ? switch_vertex_[static_cast<std::size_t>(endpoint - accelerators())]
                                         : accelerator_vertex_[static_cast<std::size_t>(endpoint)];
   }
@@ -131,7 +157,11 @@ private:
   ClusterSpec spec_;
   std::vector<VertexKind> kinds_;
   std::vector<int> accelerator_vertex_;
-  std::vector<int> switch_vertex_;  // by node, where its NVSwitch reduces (node.intra.nvls); empty otherwise
+  std::vector<int> switch_vertex_;           // by node, where its NVSwitch reduces (node.intra.nvls); empty otherwise
+  std::vector<int> fabric_endpoint_vertex_;  // every fabric switch where they reduce (fabric.sharp); empty otherwise
+  std::vector<int> fabric_endpoint_of_;      // by vertex: its fabric endpoint, -1 if none
+  std::vector<std::uint8_t> fabric_level_;   // by vertex: a fabric switch's level (leaves 1), 0 elsewhere
+  std::vector<int> port_switch_;             // by NIC port: the fabric switch it attaches to
   std::vector<TopologyLink> links_;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<RouteScratch> scratch_;
@@ -185,10 +215,10 @@ void route_schedule_pairs(const Topology& topology, const std::vector<int>& acce
 enum class Placement : std::uint8_t { block, round_robin };
 enum class RankOrder : std::uint8_t { topology, rank };
 std::vector<int> place_positions(const Topology& topology, Placement placement, RankOrder order);
-// The positions of a schedule whose helpers run inside a switch (Schedule::switch_helpers, NVLS): `accelerator_of`
-// (one entry per participant) with each helper on the switch endpoint of the node every participant is in. Anything
-// else is returned unchanged. Throws TopologyError when the participants span nodes or the nodes' switches do not
-// reduce (node.intra.nvls false).
+// The positions of a schedule whose helpers run inside switches (Schedule::switch_helpers: NVLS, SHARP):
+// `accelerator_of` (one entry per participant) with each helper, in order, on Topology::reducing_switch_above its
+// children (the positions numbered below it that it receives from: participants, or helpers placed before it).
+// Anything else is returned unchanged. Throws TopologyError when no switch above them can reduce.
 std::vector<int> place_switch_helpers(const Topology& topology, std::vector<int> accelerator_of,
                                       const Schedule& schedule);
 

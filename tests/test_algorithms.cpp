@@ -74,10 +74,10 @@ TEST_CASE("analytical and SimGrid times equal each algorithm's closed form on a 
       an.cost = cost;
       SimGridOptions sg;
       sg.cost = cost;
-      // their own test below (chain-dbtree with one rank a node is dbtree); nvls's helper is a switch that reduces in
-      // flight, not a host of the star: tests/test_nvls.cpp times it on a cluster
+      // their own test below (chain-dbtree with one rank a node is dbtree); nvls's and sharp's helpers are switches
+      // that reduce in flight, not hosts of the star: tests/test_nvls.cpp and tests/test_sharp.cpp time them
       if (algorithm.name == "pipelined-tree" || algorithm.name == "dbtree" || algorithm.name == "chain-dbtree" ||
-          algorithm.name == "nvls")
+          algorithm.name == "nvls" || algorithm.name == "sharp")
         continue;
       CHECK(rel_diff(run_analytical(s, an).time_s, formula) < 1e-9);
       if (algorithm.name == "ps") {

@@ -112,7 +112,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --ranks abc", "--ranks: expected a whole number"},
       {"collective --algorithm rign",
        "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, pipelined-tree, dbtree, chain-dbtree, "
-       "butterfly, rabenseifner, ps, direct, hierarchical, nvls); or auto"},
+       "butterfly, rabenseifner, ps, direct, hierarchical, nvls, sharp); or auto"},
       {"collective --backend ns3", "--backend: expected auto, simgrid, analytical or flow"},
       {"collective --backend flow --network-model LV08", "--network-model: LV08 needs --backend simgrid"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
@@ -271,14 +271,14 @@ TEST_CASE("flags the chosen command, algorithm or mode does not use, and empty v
       {"collective --inter tree",
        "--inter: only the hierarchical allreduce runs an allreduce across nodes (the chosen algorithm: rabenseifner)"},
       {"collective --ranks-per-node 2",
-       "--ranks-per-node: only the chain-dbtree and hierarchical allreduces (also as hierarchical's --inter) group "
-       "ranks into nodes"},
+       "--ranks-per-node: only the chain-dbtree, hierarchical and sharp allreduces (also as hierarchical's --inter) "
+       "group ranks into nodes"},
       {"collective --servers 2", "--servers: only the ps allreduce has parameter servers"},
       {"collective --ps-placement colocated", "--ps-placement: only the ps allreduce has parameter servers"},
       {"collective --algorithm tree --segment-size 64KiB",
-       "--segment-size: only the pipelined-tree, dbtree, chain-dbtree and nvls allreduces"},
+       "--segment-size: only the pipelined-tree, dbtree, chain-dbtree, nvls and sharp allreduces"},
       {"collective --algorithm hierarchical --inter ring --segment-size 64KiB",
-       "--segment-size: only the pipelined-tree, dbtree, chain-dbtree and nvls allreduces"},
+       "--segment-size: only the pipelined-tree, dbtree, chain-dbtree, nvls and sharp allreduces"},
       {"verify --servers 2", "--servers: only the ps allreduce has parameter servers"},
       {"compare --algorithms ring,tree --servers 2",
        "--servers: only the ps allreduce has parameter servers (the chosen algorithms: ring, tree)"},
@@ -510,9 +510,57 @@ TEST_CASE("nvls runs where a node's switch reduces, and is refused elsewhere nam
   check_usage_errors({
       {"collective --algorithm nvls --ranks 8", "--algorithm: nvls reduces inside a switch"},
       {"collective --cluster " + a100 + " --nodes 1 --algorithm nvls", "node.intra.nvls false"},
-      {"collective --cluster " + h100 + " --nodes 2 --algorithm nvls", "ranks 0 and 8 are on nodes 0 and 1"},
+      {"collective --cluster " + h100 + " --nodes 2 --algorithm nvls", "span nodes 0 and 1"},
       {"predict --cluster " + h100 + " --accelerators 8 --algorithm nvls", "--algorithm: nvls runs in `collective`"},
   });
+}
+
+TEST_CASE("sharp runs where the fabric's switches reduce, joins compare there, and is refused elsewhere") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::string pid = std::to_string(::getpid());
+  auto write = [&](const std::string& name, bool sharp) {
+    const nlohmann::json doc{{"cluster",
+                              {{"name", "reducing-fabric"},
+                               {"source", "test"},
+                               {"nodes", 16},
+                               {"node",
+                                {{"accelerator", "A100"},
+                                 {"accelerators", 1},
+                                 {"reduce_rate", "600GBps"},
+                                 {"intra", {{"kind", "pcie"}}},
+                                 {"pcie", {{"bandwidth", "25GBps"}, {"latency", "0.3us"}}},
+                                 {"nics", {{"count", 1}, {"bandwidth", "200Gbps"}, {"latency", "0.6us"}}}}},
+                               {"fabric", {{"kind", "fat-tree"}, {"radix", 8}, {"sharp", sharp}}}}}};
+    const std::string path = (dir / ("dtsim-" + name + "-" + pid + ".json")).string();
+    std::ofstream(path) << doc.dump();
+    return path;
+  };
+  const std::string reduces = write("sharp", true);
+  const std::string plain = write("no-sharp", false);
+  const Run run = run_dtsim("collective --cluster " + reduces + " --algorithm sharp --bytes 64MB --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  CHECK(j["algorithm"] == "sharp");
+  CHECK(j["helper_ranks"] == 5);  // 4 leaves of 4 nodes and a root
+  const Run ring = run_dtsim("collective --cluster " + reduces + " --algorithm ring --bytes 64MB --json");
+  REQUIRE(ring.exit_code == 0);
+  CHECK(j["time_s"].get<double>() < 0.6 * nlohmann::json::parse(ring.output)["time_s"].get<double>());
+  CHECK_THAT(run_dtsim("collective --cluster " + reduces + " --algorithm sharp --bytes 64MB").output,
+             Catch::Contains("16 ranks + 5 switch helpers"));
+  const Run compare = run_dtsim("compare --cluster " + reduces + " --bytes 64MB");
+  REQUIRE(compare.exit_code == 0);
+  CHECK_THAT(compare.output, Catch::Contains("sharp"));
+  CHECK(run_dtsim("compare --cluster " + plain + " --bytes 64MB").output.find("sharp") == std::string::npos);
+  CHECK_THAT(run_dtsim("cluster " + reduces).output, Catch::Contains("(switches reduce: SHARP)"));
+  CHECK(nlohmann::json::parse(run_dtsim("cluster " + reduces + " --json").output)["sharp"] == true);
+  check_usage_errors({
+      {"collective --algorithm sharp --ranks 8", "--algorithm: sharp reduces inside a switch"},
+      {"collective --cluster " + plain + " --algorithm sharp", "cluster.fabric.sharp false"},
+      {"predict --cluster " + reduces + " --accelerators 16 --algorithm sharp",
+       "--algorithm: sharp runs in `collective`"},
+  });
+  std::filesystem::remove(reduces);
+  std::filesystem::remove(plain);
 }
 
 TEST_CASE("compare refuses bad lists with exit 2") {
@@ -794,8 +842,8 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
        "scenario.device: unknown device 'tpu-v4' (built-in: a10, a100-pcie-80gb, a100-sxm4-40gb, a100-sxm4-80gb, "
        "a30, b200-sxm-180gb"},
       {"predict " + variant("cluster.json", "\"cpu-10gbe\"", "\"cray\""),
-       "scenario.cluster: unknown cluster 'cray' (built-in: cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, dgx1-v100, "
-       "dgx2-v100, pcie4-100g, v100-nvlink-edr; or a path to a .json cluster file)"},
+       "scenario.cluster: unknown cluster 'cray' (built-in: cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-h100, "
+       "dgx1-v100, dgx2-v100, pcie4-100g, v100-nvlink-edr; or a path to a .json cluster file)"},
       {"predict " + variant("preset.json", "\"none\"", "\"deepspeed\""),
        "scenario.framework.preset: expected \"ddp\", \"horovod\" or \"none\", got \"deepspeed\""},
       {"predict " + variant("split.json", "[1, 2, 4, 5, 10, 20]", "[1, 3]"),

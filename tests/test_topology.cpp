@@ -98,7 +98,8 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
   CHECK(expect_error(with("\"oversubscription\": 2", "\"oversubscription\": 0.5")) ==
         "cluster.fabric.oversubscription: expected a number >= 1, got 0.5");
   CHECK(expect_error(with("\"radix\": 8", "\"radix\": 8, \"colour\": 1")) ==
-        "cluster.fabric.colour: unknown key (accepted: kind, link, radix, levels, oversubscription, rails, dimensions, "
+        "cluster.fabric.colour: unknown key (accepted: kind, link, radix, levels, oversubscription, rails, sharp, "
+        "dimensions, "
         "endpoints_per_switch, groups, routers_per_group, global_links_per_router)");
   CHECK_THAT(expect_error(with("\"100Gbps\"", "\"100Gbs\"")), Catch::StartsWith("cluster.node.nics.bandwidth: "));
   CHECK_THAT(expect_error(with("\"100Gbps\"", "100")),
@@ -165,7 +166,7 @@ TEST_CASE("every built-in cluster loads, routes, and runs a collective on both e
     const double slowest = std::min(spec.node.nic.bandwidth_Bps, spec.node.pcie.bandwidth_Bps);
     CHECK(simulated >= 2 * (p - 1) / p * 64e6 / slowest);
   }
-  CHECK(files == 8);
+  CHECK(files == 9);
 }
 
 TEST_CASE("bisection bandwidth matches the textbook formulas for star, fat-tree and torus") {
