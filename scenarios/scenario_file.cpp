@@ -277,15 +277,10 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   } else {
     for (const std::string& name : split_names(algorithms)) {
       if (name != "auto") {  // auto: the library's choice per bucket (sim/algorithm_choice.hpp)
-        const AlgorithmInfo* named = nullptr;
         try {
-          named = &find_algorithm(name);
+          find_algorithm(name);
         } catch (const std::invalid_argument& e) {
           throw ScenarioError(o.path_of("algorithms") + ": " + e.what() + "; or auto");
-        }
-        if (named->switch_helpers) {  // (its helper runs in a switch: not a unit of a training step yet)
-          throw ScenarioError(o.path_of("algorithms") + ": " + name +
-                              " runs in `collective` and `compare`, not yet in a training step");
         }
       }
       sc.algorithms.push_back(name);

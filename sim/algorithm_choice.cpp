@@ -11,9 +11,9 @@
 namespace dtsim {
 namespace {
 
-constexpr const char* switch_not_in_steps =
-    "runs in `collective` and `compare`, not yet in a training step (a switch endpoint is not a unit of the step "
-    "program)";
+constexpr const char* switch_not_in_layouts =
+    "reduces in switches: it runs in data-parallel training steps on a cluster, not yet in tensor or pipeline "
+    "parallel layouts";
 
 // The cheapest allowed protocol for an estimate, and its seconds.
 template <class Estimate>
@@ -154,22 +154,23 @@ ResolvedAllreduce resolve_allreduce(std::string_view name, int ranks, std::uint6
                                     const AlgorithmOptions& options, const NetworkCost& network) {
   if (name != auto_algorithm) {
     const AlgorithmInfo& named = find_algorithm(name);
-    if (named.switch_helpers) throw std::invalid_argument(std::string(name) + " " + switch_not_in_steps);
+    if (named.switch_helpers && network.topology == nullptr) {
+      throw std::invalid_argument(std::string(name) + " " + switch_not_in_layouts);
+    }
     return {&named, Protocol::none};
   }
-  const AlgorithmChoice choice = choose_algorithm(Collective::allreduce, ranks, bytes, options, network, false);
+  const AlgorithmChoice choice =
+      choose_algorithm(Collective::allreduce, ranks, bytes, options, network, network.topology != nullptr);
   return {choice.algorithm, choice.protocol};
 }
 
 void check_allreduce_name(std::string_view name) {
   if (name == auto_algorithm) return;
-  const AlgorithmInfo* named = nullptr;
   try {
-    named = &find_algorithm(name);
+    find_algorithm(name);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string(e.what()) + "; or auto (the library's choice per bucket)");
   }
-  if (named->switch_helpers) throw std::invalid_argument(std::string(name) + " " + switch_not_in_steps);
 }
 
 }  // namespace dtsim

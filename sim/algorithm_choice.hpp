@@ -47,7 +47,8 @@ struct AlgorithmChoice {
 
 // The library's choice for `collective` on `ranks` positions of `network` with a buffer of `bytes` (`options` as the
 // algorithms read them). Throws std::invalid_argument when the collective has no registered algorithm.
-// `in_switch`: algorithms whose helpers run in a switch (nvls) may be chosen (not in training steps yet).
+// `in_switch`: algorithms whose helpers run in a switch (nvls, sharp) may be chosen (not in tensor or pipeline
+// layouts yet).
 AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                                  const NetworkCost& network, bool in_switch = true);
 

@@ -42,6 +42,17 @@ std::vector<int> channel_unit_accelerators(const std::vector<int>& accelerator_o
   return out;
 }
 
+std::vector<int> training_unit_accelerators(const TrainingProgram& program, const std::vector<int>& accelerator_of) {
+  if (accelerator_of.empty()) return {};
+  std::vector<int> out = channel_unit_accelerators(accelerator_of, program.reduce_channels);
+  out.insert(out.end(), program.helper_endpoints.begin(), program.helper_endpoints.end());
+  return out;
+}
+
+int training_units(const TrainingProgram& program, int ranks) {
+  return ranks * program.reduce_channels + static_cast<int>(program.helper_endpoints.size());
+}
+
 std::string check_training_program(const TrainingProgram& program, int ranks, std::size_t placed) {
   if (ranks < 1) return "needs at least 1 rank";
   if (program.forward_s.size() != program.backward_s.size()) {
@@ -50,7 +61,7 @@ std::string check_training_program(const TrainingProgram& program, int ranks, st
   if (program.bucket_ready_after.size() != program.buckets.size()) return "one ready layer per bucket";
   if (program.reduce_channels < 1) return "reduce_channels >= 1";
   for (std::size_t b = 0; b < program.buckets.size(); ++b) {
-    if (program.buckets[b].ranks != ranks * program.reduce_channels) return "bucket over other ranks";
+    if (program.buckets[b].ranks != training_units(program, ranks)) return "bucket over other ranks";
     if (program.bucket_ready_after[b] >= program.backward_s.size() ||
         (b > 0 && program.bucket_ready_after[b] > program.bucket_ready_after[b - 1])) {
       return "buckets must become ready in backward order";

@@ -76,6 +76,10 @@ struct TrainingProgram {
   // A collective library's channels: each bucket's Schedule covers reduce_channels x ranks positions, position
   // c x ranks + r being rank r's c-th reduction unit (rings of one call that run at once, each on its own unit)
   int reduce_channels = 1;
+  // Helpers that reduce in switches (nvls, sharp: Schedule::switch_helpers): units of their own after the ranks'
+  // reduction units, unit reduce_channels x ranks + h running on endpoint helper_endpoints[h] (a switch); rank 0
+  // starts them with each of its buckets. Empty: none.
+  std::vector<int> helper_endpoints;
   bool overlap = true;        // false: the allreduces start only after the whole backward pass
   double fusion_cycle_s = 0;  // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
   double batch_s = 0;         // input pipeline: seconds to produce one local batch (0: no pipeline)
@@ -99,6 +103,12 @@ struct TrainingResult {
 // Where each reduction unit of a training program with `channels` units per rank runs: unit c x ranks + r on rank
 // r's accelerator (accelerator_of: by rank; empty stays empty).
 std::vector<int> channel_unit_accelerators(const std::vector<int>& accelerator_of, int channels);
+// Every unit of a training program's network, where it runs: the channels' units on their ranks' accelerators
+// (channel_unit_accelerators), then its switch helpers on their endpoints (empty accelerator_of stays empty: the
+// star).
+std::vector<int> training_unit_accelerators(const TrainingProgram& program, const std::vector<int>& accelerator_of);
+// The units a training program over `ranks` ranks runs on: reduce_channels x ranks, and its switch helpers.
+int training_units(const TrainingProgram& program, int ranks);
 
 // The first inconsistency of a training program over `ranks` ranks (placed on `placed` accelerators when > 0), or
 // an empty string.

@@ -1655,8 +1655,8 @@ StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, Ru
       throw std::invalid_argument("training step: " + problem);
     }
   }
-  if (program.reduce_channels > 1) {
-    // (channel units are driven by every rank: classes of units would leave the other channels unstarted)
+  if (program.reduce_channels > 1 || !program.helper_units.empty()) {
+    // (channel and helper units are driven by ranks: classes of units would leave them unstarted)
   } else if (program.units == program.ranks && program.stages.size() == 1) {
     if (auto lumped = lump(program.units, program.segments, options)) {
       lumping::LumpedEngine engine(*lumped, options);
@@ -1696,11 +1696,12 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
   }
   const auto started = std::chrono::steady_clock::now();
   TrainingResult result;
-  if (program.reduce_channels > 1) {  // a library's channels: units of their own, on their ranks' accelerators
+  if (program.reduce_channels > 1 || !program.helper_endpoints.empty()) {
+    // a library's channels and switch helpers: units of their own, on their ranks' accelerators and on switches
     FlowOptions o = options;
-    o.accelerator_of = channel_unit_accelerators(options.accelerator_of, program.reduce_channels);
+    o.accelerator_of = training_unit_accelerators(program, options.accelerator_of);
     o.segment_rounds = true;
-    FlowEngine engine(ranks * program.reduce_channels, buckets, o);
+    FlowEngine engine(training_units(program, ranks), buckets, o);
     result = drive_training(program, engine, ranks, "flow executor");
   } else if (auto lumped = lump(ranks, buckets, options)) {  // every class's ranks run the same steps
     lumping::LumpedEngine engine(*lumped, options);

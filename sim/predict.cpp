@@ -87,7 +87,7 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     // a named algorithm, or auto's choice for this bucket (in the protocol the tuner weighed it in)
     const ResolvedAllreduce chosen = resolve_allreduce(algorithm, ranks, bytes, options, network);
     const AlgorithmInfo& info = *chosen.algorithm;
-    if (library != nullptr && library->library.enabled()) {
+    if (library != nullptr && library->topology != nullptr) {  // (laid on the cluster: a library's calls, switches)
       plans.push_back(
           plan_library_call(info, ranks, options, bytes, *library, chosen.protocol == Protocol::none, chosen.protocol));
       program.reduce_channels = std::max(program.reduce_channels, plans.back().channels);
@@ -107,14 +107,38 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
           memory_size(static_cast<double>(budget.available_bytes)) + " available: use fewer accelerators");
     }
   }
-  if (program.reduce_channels > 1) {  // channel c's copy of a call on the ranks' c-th reduction units
+  // switch helpers (nvls, sharp): units of their own after the ranks' reduction units, on the switches the calls
+  // place them on (the same for every call with the most of them)
+  const LibraryCallPlan* helped = nullptr;
+  for (const LibraryCallPlan& plan : plans) {
+    if (!plan.schedule.switch_helpers) continue;
+    if (helped == nullptr ||
+        plan.schedule.ranks - plan.schedule.participants > helped->schedule.ranks - helped->schedule.participants) {
+      helped = &plan;
+    }
+  }
+  if (helped != nullptr) {
+    program.helper_endpoints.assign(helped->accelerator_of.begin() + helped->schedule.participants,
+                                    helped->accelerator_of.end());
+  }
+  if (program.reduce_channels > 1 || helped != nullptr) {  // channel c's copy of a call on the ranks' c-th units
+    const int units = training_units(program, ranks);
     for (std::size_t b = 0; b < plans.size(); ++b) {
       const LibraryCallPlan& plan = plans[b];
+      const auto participants = static_cast<std::size_t>(plan.schedule.participants);
       std::vector<int> unit_of(static_cast<std::size_t>(plan.schedule.ranks));
       for (std::size_t position = 0; position < unit_of.size(); ++position) {  // (accelerators are ranks here)
-        unit_of[position] = static_cast<int>(position) / ranks * ranks + plan.accelerator_of[position];
+        if (position < participants) {
+          unit_of[position] = static_cast<int>(position) / ranks * ranks + plan.accelerator_of[position];
+          continue;
+        }
+        const std::size_t h = position - participants;
+        if (plan.accelerator_of[position] != program.helper_endpoints[h]) {
+          throw std::logic_error("training step: calls place their switch helpers on different switches");
+        }
+        unit_of[position] = ranks * program.reduce_channels + static_cast<int>(h);
       }
-      program.buckets[b] = place_groups(plan.schedule, unit_of, ranks * program.reduce_channels);
+      program.buckets[b] = place_groups(plan.schedule, unit_of, units);
     }
   }
   return program;
@@ -235,9 +259,8 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   } else {
     p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
   }
-  const std::vector<int> unit_accelerators =  // (a library's channels: units of their own on the ranks' accelerators)
-      program.reduce_channels > 1 ? channel_unit_accelerators(sg.accelerator_of, program.reduce_channels)
-                                  : sg.accelerator_of;
+  // (a library's channels: units of their own on the ranks' accelerators; switch helpers on their switches)
+  const std::vector<int> unit_accelerators = training_unit_accelerators(program, sg.accelerator_of);
   if (trace != nullptr) {
     double run_s = 0;
     for (const SpanRecord& span : trace->run.spans)

@@ -217,8 +217,8 @@ TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, c
   }
   const auto started = std::chrono::steady_clock::now();
   SimGridOptions o = options;  // (a library's channels: units of their own, on their ranks' accelerators)
-  if (program.reduce_channels > 1) {
-    o.accelerator_of = channel_unit_accelerators(options.accelerator_of, program.reduce_channels);
+  if (program.reduce_channels > 1 || !program.helper_endpoints.empty()) {
+    o.accelerator_of = training_unit_accelerators(program, options.accelerator_of);
   }
   TrainingResult result = training_result(program, run_simgrid_step(data_parallel_step(program, ranks), o, trace));
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

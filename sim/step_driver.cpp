@@ -443,6 +443,7 @@ DrivenRanks every_rank(const StepProgram& program) {
     std::vector<int> more;
     for (int c = 1; c < program.reduce_channels && units[static_cast<std::size_t>(Stream::reduce)] >= 0; ++c)
       more.push_back(units[static_cast<std::size_t>(Stream::reduce)] + c * program.ranks);
+    if (r == 0) more.insert(more.end(), program.helper_units.begin(), program.helper_units.end());
     d.more_reduce_units.push_back(std::move(more));
   }
   return d;
@@ -469,6 +470,8 @@ StepProgram data_parallel_step(const TrainingProgram& t, int ranks) {
   p.ranks = ranks;
   p.reduce_channels = t.reduce_channels;
   p.use_stream(Stream::reduce);
+  for (std::size_t h = 0; h < t.helper_endpoints.size(); ++h)
+    p.helper_units.push_back(p.units++);
   StageStep stage;
   for (std::size_t l = 0; l < t.forward_s.size(); ++l)
     stage.layers.push_back({t.forward_s[l], t.backward_s[l], no_segment});

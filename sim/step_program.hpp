@@ -82,6 +82,9 @@ struct StepProgram {
   // them at once, unit c x ranks + r of the stream being rank r's c-th; the bucket is done when all are). Set it
   // before use_stream(Stream::reduce).
   int reduce_channels = 1;
+  // Units beyond the streams' that rank 0 starts with each of its buckets' reductions, as it starts its other
+  // channels (switch helpers: nvls, sharp); the bucket is done when they are too.
+  std::vector<int> helper_units;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   bool overlap = true;          // false: the buckets' reductions start only after the whole backward pass
   double fusion_cycle_s = 0;    // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle

@@ -511,7 +511,7 @@ TEST_CASE("nvls runs where a node's switch reduces, and is refused elsewhere nam
       {"collective --algorithm nvls --ranks 8", "--algorithm: nvls reduces inside a switch"},
       {"collective --cluster " + a100 + " --nodes 1 --algorithm nvls", "node.intra.nvls false"},
       {"collective --cluster " + h100 + " --nodes 2 --algorithm nvls", "span nodes 0 and 1"},
-      {"predict --cluster " + h100 + " --accelerators 8 --algorithm nvls", "--algorithm: nvls runs in `collective`"},
+      {"predict --cluster " + h100 + " --accelerators 8,16 --algorithm nvls", "span nodes 0 and 1"},
   });
 }
 
@@ -553,11 +553,33 @@ TEST_CASE("sharp runs where the fabric's switches reduce, joins compare there, a
   CHECK(run_dtsim("compare --cluster " + plain + " --bytes 64MB").output.find("sharp") == std::string::npos);
   CHECK_THAT(run_dtsim("cluster " + reduces).output, Catch::Contains("(switches reduce: SHARP)"));
   CHECK(nlohmann::json::parse(run_dtsim("cluster " + reduces + " --json").output)["sharp"] == true);
+  // a data-parallel step reduces its buckets through the switches too, and hides more of them than the ring
+  const Run step = run_dtsim("predict --cluster " + reduces +
+                             " --accelerators 16 --algorithm ring,sharp --model gpt2-xl --batch 2 "
+                             "--device a100 --precision mixed --json");
+  REQUIRE(step.exit_code == 0);
+  const auto results = nlohmann::json::parse(step.output).at("results");
+  REQUIRE(results.size() == 2);
+  CHECK(results[1].at("algorithm") == "sharp");
+  CHECK(results[1].at("breakdown").at("exposed_comm_s").get<double>() <
+        results[0].at("breakdown").at("exposed_comm_s").get<double>());
+  // the same step on SimGrid: the switch helpers are units of the step program on every engine
+  const Run on_simgrid = run_dtsim("predict --cluster " + reduces +
+                                   " --accelerators 16 --algorithm sharp --model gpt2-xl --batch 2 "
+                                   "--device a100 --precision mixed --json --backend simgrid");
+  REQUIRE(on_simgrid.exit_code == 0);
+  const double flow_s = results[1].at("step_time_s").get<double>();
+  const double simgrid_s = nlohmann::json::parse(on_simgrid.output).at("results")[0].at("step_time_s").get<double>();
+  CHECK(std::fabs(flow_s - simgrid_s) < 1e-4 * simgrid_s);
+  const std::string layout = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
   check_usage_errors({
+      {"predict " + layout + " --cluster " + std::string(DTSIM_SOURCE_DIR) +
+           "/scenarios/clusters/dgx-a100-sharp.json --algorithm sharp",
+       "sharp reduces in switches: it runs in data-parallel training steps on a cluster, not yet in tensor or "
+       "pipeline"},
       {"collective --algorithm sharp --ranks 8", "--algorithm: sharp reduces inside a switch"},
       {"collective --cluster " + plain + " --algorithm sharp", "cluster.fabric.sharp false"},
-      {"predict --cluster " + reduces + " --accelerators 16 --algorithm sharp",
-       "--algorithm: sharp runs in `collective`"},
+      {"predict --cluster " + plain + " --accelerators 16 --algorithm sharp", "cluster.fabric.sharp false"},
   });
   std::filesystem::remove(reduces);
   std::filesystem::remove(plain);
