@@ -321,7 +321,15 @@ Topology::Topology(const ClusterSpec& spec)
         attach = build_fat_tree(b, spec.fabric, ports, *fat_tree_);
       } else {  // rail i: NIC i of every node, on whole leaves of its own (k/2 ports each)
         const int leaf = std::max(1, spec.fabric.radix / 2);
-        const long long per_rail = (static_cast<long long>(spec.nodes) + leaf - 1) / leaf * leaf;
+        long long per_rail = (static_cast<long long>(spec.nodes) + leaf - 1) / leaf * leaf;
+        // where the switches reduce (SHARP) and the fabric needs a third level, each rail is cabled as whole pods
+        // (k/2 leaves under one set of level-2 switches), so that its aggregation tree follows the fabric: a rail
+        // straddling two pods would reduce through one level-2 switch's uplink for all of its leaves
+        const long long pod = static_cast<long long>(leaf) * std::max(1, spec.fabric.radix / 2);
+        const bool third_level = spec.fabric.levels == 0
+                                     ? per_rail * node.nics > fat_tree_capacity(spec.fabric.radix, 2)
+                                     : spec.fabric.levels >= 3;
+        if (spec.fabric.sharp && third_level && per_rail > leaf) per_rail = (per_rail + pod - 1) / pod * pod;
         if (per_rail * node.nics > std::numeric_limits<int>::max()) {
           throw TopologyError("cluster.fabric.rails: " + std::to_string(node.nics) + " rails of " +
                               std::to_string(per_rail) + " ports are too many for one fabric");

@@ -205,6 +205,32 @@ TEST_CASE("sharp on 8-GPU nodes with rails: a tree a local rank on its rail, pip
   CHECK(sharp < nested_s);
 }
 
+TEST_CASE("sharp on a 3-level rail fabric: each rail cabled as whole pods, so its tree costs what one leaf's does") {
+  // radix 8: leaves of 4 ports, pods of 4 leaves; 2 GPUs and rails a node. 20 nodes need 5 leaves a rail and a third
+  // level: each rail then fills 2 whole pods instead of straddling them
+  auto seconds = [](int nodes) {
+    const nlohmann::json doc = cluster_doc(nodes, 2, true, true);
+    const Topology probe(parse_cluster(doc));
+    std::vector<int> firsts;
+    for (int n = 0; n < nodes; ++n)
+      firsts.push_back(2 * n);
+    const Topology::AggregationShape shape = probe.aggregation_shape(firsts);
+    AlgorithmOptions options = tree_options(shape.leaf_ranks, shape.fanin, 2);
+    options.set(segment_size_option.name, std::uint64_t{1} << 20);
+    const Schedule s = sharp_allreduce(2 * nodes, 64'000'000, options);
+    const Laid laid = lay(doc, s);
+    return run_flow(s, FlowOptions(laid.network)).time_s;
+  };
+  const double one_leaf = seconds(4);
+  const double two_pods = seconds(20);
+  CHECK(two_pods > one_leaf);  // a deeper tree: more latency
+  CHECK(two_pods < 1.1 * one_leaf);
+  // without SHARP the same cluster keeps its rails packed (no pods added)
+  const Topology plain(parse_cluster(cluster_doc(20, 2, false, true)));
+  const Topology padded(parse_cluster(cluster_doc(20, 2, true, true)));
+  CHECK(plain.fabric_switches() < padded.fabric_switches());
+}
+
 TEST_CASE("sharp is refused where no switch reduces, and the cluster file says where sharp may be") {
   const Schedule s = sharp_allreduce(16, 1 << 20, tree_options(4, 4));
   const nlohmann::json plain = cluster_doc(16, 1, false);
