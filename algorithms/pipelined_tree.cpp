@@ -280,6 +280,11 @@ std::vector<std::uint64_t> halves(std::uint64_t bytes, const AlgorithmOptions& o
 
 }  // namespace
 
+std::array<std::vector<int>, 2> complementary_tree_parents(std::uint32_t p) {
+  std::array<BinaryTree, 2> pair = complementary_trees(p);
+  return {std::move(pair[0].parent), std::move(pair[1].parent)};
+}
+
 Schedule pipelined_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   const std::uint32_t p = checked_ranks("pipelined-tree", ranks);
   std::vector<BinaryTree> trees;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <vector>
 
 #include "algorithms/hierarchical.hpp"
 #include "algorithms/options.hpp"
@@ -27,6 +28,10 @@ inline constexpr std::array<OptionSpec, 2> chain_dbtree_options{segment_size_opt
 // a schedule holds.
 std::uint32_t pipeline_segments(const char* name, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                                 std::uint64_t most, std::uint64_t ops_per_segment);
+
+// dbtree's two complementary in-order binary trees over p positions, as each position's parent (-1 at the root):
+// every position that is a leaf of one is an inner node of the other.
+std::array<std::vector<int>, 2> complementary_tree_parents(std::uint32_t p);
 
 // Pipelined binary-tree allreduce in segments of --segment-size (heap-shaped tree rooted at rank 0).
 Schedule pipelined_tree_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options = {});

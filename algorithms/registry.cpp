@@ -9,6 +9,7 @@
 #include "algorithms/direct.hpp"
 #include "algorithms/hierarchical.hpp"
 #include "algorithms/nvls.hpp"
+#include "algorithms/nvls_tree.hpp"
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/pipelined_tree.hpp"
 #include "algorithms/rabenseifner.hpp"
@@ -20,7 +21,7 @@ namespace dtsim {
 namespace {
 
 // The built-in algorithms, one line each: name, collective, summary, builder, closed form, options, helper ranks.
-constexpr std::array<AlgorithmInfo, 21> builtin{{
+constexpr std::array<AlgorithmInfo, 22> builtin{{
     {"ring", Collective::allreduce,
      "ring reduce-scatter then ring allgather (bandwidth-optimal); --channels rings at once", &ring_allreduce,
      &ring_allreduce_closed_form, ring_options},
@@ -50,6 +51,10 @@ constexpr std::array<AlgorithmInfo, 21> builtin{{
      "NCCL's NVLS inside one node: the NVSwitch reduces and multicasts, in segments of --segment-size (clusters whose "
      "node.intra.nvls is true)",
      &nvls_allreduce, &nvls_closed_form, pipelined_tree_options, true, true},
+    {"nvls-tree", Collective::allreduce,
+     "NCCL's NVLS tree across nodes: each node's NVSwitch reduces and multicasts, dbtree's two trees between nodes, "
+     "in segments of --segment-size (clusters whose node.intra.nvls is true)",
+     &nvls_tree_allreduce, &nvls_tree_closed_form, nvls_tree_options, true, true},
     {"sharp", Collective::allreduce,
      "SHARP (NCCL's CollNet): the fabric's switches reduce up an aggregation tree and multicast down, in segments of "
      "--segment-size (clusters whose fabric.sharp is true)",

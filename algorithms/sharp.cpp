@@ -51,11 +51,14 @@ Tree aggregation_tree(std::uint32_t nodes, const AlgorithmOptions& options) {
   return t;
 }
 
+// K segments, at least one element a share; where --segment-size would give more segments than a schedule holds,
+// fewer and larger ones (a library's calls at scale)
 std::uint32_t segments(std::uint32_t p, std::uint32_t g, std::uint32_t helpers, std::uint64_t bytes,
                        const AlgorithmOptions& options) {
-  return pipeline_segments("sharp", static_cast<int>(p), bytes, options,
-                           std::max<std::uint64_t>(1, bytes / options.element_bytes / g),
-                           4ULL * p * g + 4ULL * helpers);
+  const std::uint64_t per_segment = 4ULL * p * g + 4ULL * helpers;
+  const std::uint64_t most = std::max<std::uint64_t>(
+      1, std::min<std::uint64_t>(bytes / options.element_bytes / g, ScheduleBuilder::max_ops / per_segment));
+  return pipeline_segments("sharp", static_cast<int>(p), bytes, options, most, per_segment);
 }
 
 }  // namespace

@@ -85,6 +85,16 @@ constexpr double nvlink_share[4] = {20.0 / 25.0, 20.0 / 25.0, 20.6 / 25.0, 40.1 
 // NVLS: its latency, hwLat[NVLINK][NVLS][Simple] (tuning.cc), and its channels (NCCL_NVLS_NCHANNELS, src/transport/
 // nvls.cc)
 constexpr double nvls_latency_us = 25.0;
+// NVLS tree: hwLat[NET][NVLS_TREE][Simple] 20.9 us a tree level each way; perChMaxNVLSTreeBws (GB/s, 2 nodes / more):
+// Hopper {57.7, 45.5}, Blackwell {96.0, 80.0} (tuning.cc)
+constexpr double nvls_tree_net_us = 20.9;
+constexpr double nvls_tree_max_GBps[4][2] = {{0, 0}, {0, 0}, {57.7, 45.5}, {96.0, 80.0}};
+int floor_log2(int n) {
+  int l = 0;
+  while ((2 << l) <= n)
+    ++l;
+  return n > 1 ? l : 0;
+}
 constexpr double nvls_channels = 16;
 constexpr double net_share = 12.0 / 12.5;
 // CollNet Direct (SHARP): hwLat[NVLINK][COLLNET_DIRECT][Simple] 3.7 us, hwLat[NET][COLLNET_DIRECT][Simple] 31 us, the
@@ -114,10 +124,12 @@ double nvls_efficiency(GpuGeneration generation) {
 ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorithm, int nodes) const {
   ProtocolCost c;
   if (protocol == Protocol::none) return c;
-  if (algorithm == LibraryAlgorithm::nvls) {
+  if (algorithm == LibraryAlgorithm::nvls || algorithm == LibraryAlgorithm::nvls_tree) {
     // NVLS runs in Simple only; NCCL's latency for it is the NVLink hardware latency of NVLS, 25 us, once (it replaces
-    // the base latency: hwLat[NVLINK][NVLS][Simple]), and its bandwidth the NVLink share times nvlsEfficiency
+    // the base latency: hwLat[NVLINK][NVLS][Simple]), and its bandwidth the NVLink share times nvlsEfficiency; the NVLS
+    // tree adds 20.9 us a level of its trees between nodes, each way
     c.base_latency_s = nvls_latency_us * us;
+    if (algorithm == LibraryAlgorithm::nvls_tree) c.base_latency_s += 2 * floor_log2(nodes) * nvls_tree_net_us * us;
     const double share = nvlink_share[static_cast<int>(generation)] * nvls_efficiency(generation);
     c.wire_fraction = {share, 1, net_share};
     return c;
@@ -215,6 +227,19 @@ double estimate_collnet_allreduce_seconds(const CollectiveLibrary& library, cons
   const double bus = 2 * call.intra_Bps * net_share / std::max(1.0, factor) * collnet_efficiency(library.generation);
   const double move_s = bus > 0 ? call.bytes / (bus / 2) : std::numeric_limits<double>::infinity();
   return library.launch_s + latency_us * us + move_s;
+}
+
+double estimate_nvls_tree_allreduce_seconds(const CollectiveLibrary& library, const NvlsTreeCall& call) {
+  const ProtocolCost c = library.cost(Protocol::simple, LibraryAlgorithm::nvls_tree, call.nodes);
+  const double intra = call.link_Bps * c.wire_fraction[static_cast<std::size_t>(HopClass::nvlink)] *
+                       (nvls_channels - 1) / nvls_channels * 2;
+  const double inter = call.nics_Bps * net_share * (call.nodes <= 2 ? 2 : 1);
+  const double cap =
+      nvls_channels * nvls_tree_max_GBps[static_cast<int>(library.generation)][call.nodes <= 2 ? 0 : 1] * GBps;
+  const double bus = std::min({intra, inter, cap});
+  const double algorithm_Bps = bus * call.ranks / (2.0 * (call.ranks - 1));
+  const double move_s = algorithm_Bps > 0 ? call.bytes / algorithm_Bps : std::numeric_limits<double>::infinity();
+  return library.launch_s + c.base_latency_s + move_s;
 }
 
 std::uint64_t collnet_step_bytes(std::uint64_t per_node) {

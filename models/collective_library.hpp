@@ -38,8 +38,8 @@ enum class GpuGeneration : std::uint8_t { volta, ampere, hopper, blackwell };
 const char* to_string(GpuGeneration generation);
 
 // Algorithms as NCCL's tables group them: rings (and everything step-by-step), trees, NVLS (the node's switch
-// reducing), or CollNet (the fabric's switches reducing: SHARP).
-enum class LibraryAlgorithm : std::uint8_t { ring, tree, nvls, collnet };
+// reducing), NVLS tree (NVLS in nodes, trees between them) or CollNet (the fabric's switches reducing: SHARP).
+enum class LibraryAlgorithm : std::uint8_t { ring, tree, nvls, nvls_tree, collnet };
 // NCCL's nvlsEfficiency by generation (v2.30.7-1 src/graph/tuning.cc): the share of the NVLink bandwidth an NVLS
 // call reaches; 0 where the generation has no NVLS (Volta, Ampere).
 double nvls_efficiency(GpuGeneration generation);
@@ -117,6 +117,20 @@ struct NvlsCall {
   double link_Bps = 0;  // one accelerator's link to the switch, each way
 };
 double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const NvlsCall& call);
+
+// NCCL's NVLS tree allreduce across `nodes` nodes as its tuner estimates it (v2.30.7-1 tuning.cc): Simple only;
+// latency hwLat[NVLINK][NVLS_TREE] 25 us + 2 floor(log2 nodes) x hwLat[NET][NVLS_TREE] 20.9 us; bus bandwidth the
+// least of the NVLink share x nvlsEfficiency x (16-1)/16 x 2, the NICs' at NCCL's network share (x 2 at two nodes: "the
+// 2 node case"), and 16 channels x perChMaxNVLSTreeBw (Hopper 57.7 GB/s at two nodes, 45.5 above; Blackwell 96, 80);
+// algorithm bandwidth = bus x P / (2 (P-1)).
+struct NvlsTreeCall {
+  int ranks = 2;
+  int nodes = 2;
+  double bytes = 0;
+  double link_Bps = 0;  // one accelerator's link to its switch, each way
+  double nics_Bps = 0;  // the node's NICs together, each way (NCCL's channels x bwInter: a bus bandwidth)
+};
+double estimate_nvls_tree_allreduce_seconds(const CollectiveLibrary& library, const NvlsTreeCall& call);
 
 // What NCCL's NVLS allreduce has in flight at once inside one node (src/enqueue.cc, v2.30.7-1): one chunk on each of
 // its 16 channels (NCCL_NVLS_NCHANNELS), the chunk 128 KiB (NCCL_NVLS_CHUNKSIZE), cut to 64 KiB below 64 chunks a

@@ -13,7 +13,7 @@ using Named = std::pair<std::string_view, std::string_view>;
 // compare's default six (ring, tree, butterfly, rabenseifner, ps, direct) take Okabe and Ito's blue, orange, bluish
 // green, vermillion, reddish purple and black; the others the rest. Only the rarely used pipelined tree is a second
 // blue (ring and direct, or ring and rabenseifner, looked alike in two blues).
-constexpr std::array<Named, 12> algorithms{{
+constexpr std::array<Named, 13> algorithms{{
     {"ring", "#0072B2"},            // Okabe-Ito blue
     {"tree", "#E69F00"},            // orange
     {"butterfly", "#009E73"},       // bluish green
@@ -26,6 +26,7 @@ constexpr std::array<Named, 12> algorithms{{
     {"chain-dbtree", "#332288"},    // Tol's indigo
     {"nvls", "#DDAA33"},            // Tol's high-contrast yellow
     {"sharp", "#BB5566"},           // Tol's high-contrast red
+    {"nvls-tree", "#004488"},       // Tol's high-contrast blue
 }};
 
 constexpr std::array<Named, 5> step_parts{{

@@ -67,6 +67,19 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
     choice.candidates.push_back(
         {&find_algorithm("nvls"), Protocol::simple, estimate_nvls_allreduce_seconds(network.library, n)});
   }
+  // NVLS tree where the call spans nodes whose switches reduce, laid in whole nodes (Simple only)
+  if (in_switch && chains && call.nodes > 1 && network.topology->spec().node.nvls &&
+      nvls_efficiency(network.library.generation) > 0 && network.library.allows(Protocol::simple)) {
+    const NodeSpec& node = network.topology->spec().node;
+    NvlsTreeCall n;
+    n.ranks = ranks;
+    n.nodes = call.nodes;
+    n.bytes = static_cast<double>(bytes);
+    n.link_Bps = node.intra.bandwidth_Bps;
+    n.nics_Bps = node.nic.bandwidth_Bps * node.nics;
+    choice.candidates.push_back(
+        {&find_algorithm("nvls-tree"), Protocol::simple, estimate_nvls_tree_allreduce_seconds(network.library, n)});
+  }
   // CollNet (SHARP) where the call spans nodes on a fabric whose switches reduce (Simple only), as `sharp` in nodes of
   // --ranks-per-node: at one rank a node, or on NVSwitch nodes (NCCL disables CollNet Direct elsewhere)
   const Topology& topology = *network.topology;

@@ -56,6 +56,7 @@ HopClass hop_class(const NetworkCost& cost, int src, int dst) {
 LibraryAlgorithm library_algorithm(const Schedule& s) {
   const std::string& a = s.algorithm;
   if (a == "nvls") return LibraryAlgorithm::nvls;
+  if (a == "nvls-tree") return LibraryAlgorithm::nvls_tree;
   if (s.switch_helpers)
     return LibraryAlgorithm::collnet;  // the fabric's switches reduce (sharp, or nested in hierarchical)
   return a == "tree" || a == "pipelined-tree" || a == "dbtree" || a == "chain-dbtree" ? LibraryAlgorithm::tree
@@ -278,14 +279,15 @@ LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t byt
     plan.schedule.protocol = Protocol::simple;
     return plan;
   }
-  if (library_algorithm(plan.schedule) == LibraryAlgorithm::nvls) {  // Simple only, one call over the switch
+  if (const LibraryAlgorithm family = library_algorithm(plan.schedule);
+      family == LibraryAlgorithm::nvls || family == LibraryAlgorithm::nvls_tree) {  // Simple only, one call
     if (nvls_efficiency(network.library.generation) <= 0) {
-      throw OptionError("algorithm", "nvls: the cluster's library runs on " +
+      throw OptionError("algorithm", plan.schedule.algorithm + ": the cluster's library runs on " +
                                          std::string(to_string(network.library.generation)) +
                                          " GPUs, which have no NVLS (Hopper and later)");
     }
     if (!automatic && forced != Protocol::simple) {
-      throw OptionError("protocol", std::string("nvls runs in simple only, got ") + to_string(forced));
+      throw OptionError("protocol", plan.schedule.algorithm + " runs in simple only, got " + to_string(forced));
     }
     plan.schedule.protocol = Protocol::simple;
     return plan;
@@ -356,7 +358,8 @@ LibraryCallPlan plan_library_call(const AlgorithmInfo& algorithm, int ranks, con
     return plan;
   }
   AlgorithmOptions chunked = options;
-  if (family == LibraryAlgorithm::nvls) {  // a step of its pipeline: a chunk of each of NCCL's NVLS channels
+  if (family == LibraryAlgorithm::nvls || family == LibraryAlgorithm::nvls_tree) {
+    // a step of its pipeline: a chunk of each of NCCL's NVLS channels
     chunked.set(segment_size_option.name, nvls_step_bytes(static_cast<double>(bytes)));
   } else if (family == LibraryAlgorithm::collnet) {  // a step: what each local rank has in flight, as CollNet does
     chunked.set(segment_size_option.name, collnet_step_bytes(options.number(ranks_per_node_option)));

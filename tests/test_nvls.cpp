@@ -8,6 +8,7 @@
 #include <string>
 
 #include "algorithms/nvls.hpp"
+#include "algorithms/nvls_tree.hpp"
 #include "algorithms/registry.hpp"
 #include "algorithms/verifier.hpp"
 #include "cluster_helpers.hpp"
@@ -141,5 +142,105 @@ TEST_CASE("NCCL's tuner weighs NVLS inside one H100 node: the ring for small cal
   CHECK(plan.schedule.chunks.size() == 8 * 128);  // 256 MiB in 2 MiB steps, 8 shares each
   CHECK_THROWS_AS(
       plan_library_call(find_algorithm("nvls"), 8, AlgorithmOptions(4), 1 << 20, network, false, Protocol::ll, true),
+      OptionError);
+}
+
+TEST_CASE("nvls-tree: every rank ends with the sum through its node's switch and the trees between nodes") {
+  for (int nodes : {1, 2, 3, 5}) {
+    for (std::uint64_t per_node : {1ULL, 2ULL, 4ULL}) {
+      for (std::uint64_t bytes : {0ULL, 4ULL, 1000000ULL}) {
+        CAPTURE(nodes, per_node, bytes);
+        AlgorithmOptions options;
+        options.set("segment-size", std::uint64_t{100000});
+        options.set("ranks-per-node", per_node);
+        const int ranks = nodes * static_cast<int>(per_node);
+        const Schedule s = nvls_tree_allreduce(ranks, bytes, options);
+        CHECK(s.participants == ranks);
+        CHECK(s.ranks == ranks + nodes);
+        const VerifyReport report = verify(s);
+        CAPTURE(report.error);
+        CHECK(report.ok);
+        // its closed form bounds the time of each message alone (the switches reducing in flight)
+        AnalyticalOptions alone;
+        alone.cost.alpha_s = 5e-6;
+        alone.cost.bandwidth_Bps = 10e9;
+        alone.cost.reduce_Bps = Topology::switch_reduce_Bps;
+        const double closed = nvls_tree_closed_form(ranks, bytes, alone.cost, options);
+        if (ranks > 1 && bytes > 0) {
+          CHECK(closed > 0);
+          CHECK(run_analytical(s, alone).time_s <= closed * (1 + 1e-9));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("nvls-tree on two H100 nodes: a switch helper a node, n/G through each NIC, beyond the ring's limit") {
+  const Topology topology(h100(2));
+  const std::uint64_t bytes = 1'000'000'000;
+  AlgorithmOptions options;
+  options.set("ranks-per-node", std::uint64_t{8});
+  options.set("segment-size", std::uint64_t{2} << 20);
+  const Schedule s = nvls_tree_allreduce(16, bytes, options);
+  const std::vector<int> placed =
+      place_switch_helpers(topology, place_positions(topology, Placement::block, RankOrder::topology), s);
+  REQUIRE(placed.size() == 18);
+  CHECK(placed[16] == topology.switch_endpoint(0));
+  CHECK(placed[17] == topology.switch_endpoint(1));
+  // the bytes GPU r sends to the other node: its share's halves, once up a tree and once down the other
+  const Schedule full = expand(s);
+  for (int r = 0; r < 16; ++r) {
+    double across = 0;
+    for (const Op& op : full.rank_ops(r)) {
+      if (op.kind() == OpKind::send && op.peer() < 16 && op.peer() / 8 != r / 8) {
+        across += static_cast<double>(full.span_bytes(op.span()));
+      }
+    }
+    CHECK(rel_diff(across, bytes / 8.0) < 1e-6);
+  }
+  NetworkCost network;
+  network.topology = &topology;
+  network.accelerator_of = placed;
+  const double flow = run_flow(s, FlowOptions(network)).time_s;
+  CHECK(rel_diff(run_simgrid(s, SimGridOptions(network)).time_s, flow) < 1e-5);
+  // the ring on all eight NICs moves 2 (P-1)/P n/8 through each: the NVLS tree's n/8 is under it
+  const double nic_Bps = topology.spec().node.nic.bandwidth_Bps;
+  CHECK(flow < 2.0 * 15 / 16 * bytes / 8 / nic_Bps);
+  CHECK(flow > bytes / 8.0 / nic_Bps);
+}
+
+TEST_CASE("NCCL's tuner weighs the NVLS tree across H100 nodes: large calls take it, small ones do not") {
+  ClusterSpec spec = h100(2);
+  spec.library.name = "nccl";
+  spec.library.generation = GpuGeneration::hopper;
+  const Topology topology(spec);
+  NetworkCost network;
+  network.topology = &topology;
+  network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  network.library = spec.library;
+  AlgorithmOptions options(4);
+  options.set("ranks-per-node", std::uint64_t{8});
+  auto choose = [&](std::uint64_t bytes, bool in_switch = true) {
+    return choose_algorithm(Collective::allreduce, 16, bytes, options, network, in_switch);
+  };
+  const AlgorithmChoice large = choose(1ULL << 30);
+  CHECK(std::string(large.algorithm->name) == "nvls-tree");
+  CHECK(large.protocol == Protocol::simple);
+  CHECK(std::string(choose(64 << 10).algorithm->name) != "nvls-tree");  // 25 + 2 x 20.9 us of latency
+  CHECK(std::string(choose(1ULL << 30, false).algorithm->name) != "nvls-tree");
+  // its latency: 25 us in the nodes and 20.9 us a tree level each way between them (tuning.cc)
+  NvlsTreeCall c;
+  c.ranks = 16;
+  c.nodes = 2;
+  c.link_Bps = 450e9;
+  c.nics_Bps = 400e9;
+  CHECK(rel_diff(estimate_nvls_tree_allreduce_seconds(spec.library, c), 25e-6 + 2 * 20.9e-6) < 1e-9);
+  // Ampere has no NVLS, and the library runs it in Simple only
+  network.library.generation = GpuGeneration::ampere;
+  for (const AlgorithmCandidate& candidate : choose(1ULL << 30).candidates)
+    CHECK(std::string(candidate.algorithm->name) != "nvls-tree");
+  network.library.generation = GpuGeneration::hopper;
+  CHECK_THROWS_AS(
+      plan_library_call(find_algorithm("nvls-tree"), 16, options, 1 << 20, network, false, Protocol::ll, true),
       OptionError);
 }

@@ -94,9 +94,9 @@ TEST_CASE("a throwaway allreduce registered at run time works everywhere with no
     // the registry: by name, in the lists, and nestable (no helper ranks, nothing nested)
     CHECK(algorithms().size() == before + 1);
     CHECK(&find_algorithm("test-direct-copy") == &registered.entry);
-    CHECK(algorithm_names().ends_with(", hierarchical, nvls, sharp, test-direct-copy"));
+    CHECK(algorithm_names().ends_with(", hierarchical, nvls, nvls-tree, sharp, test-direct-copy"));
     CHECK(&find_nestable_allreduce("test-direct-copy") == &registered.entry);
-    CHECK(nestable_allreduce_names().ends_with(", direct, nvls, sharp, test-direct-copy"));
+    CHECK(nestable_allreduce_names().ends_with(", direct, nvls, nvls-tree, sharp, test-direct-copy"));
     CHECK(algorithms_declaring("test-rounds") == std::vector<const AlgorithmInfo*>{&registered.entry});
 
     AlphaBetaGamma cost;
@@ -154,7 +154,7 @@ TEST_CASE("a throwaway allreduce registered at run time works everywhere with no
     CHECK(flag->default_value == "1");
     CHECK(cli::algorithm_flag_doc().starts_with(
         "allreduce: ring, tree, pipelined-tree, dbtree, chain-dbtree, "
-        "butterfly, rabenseifner, ps, direct, hierarchical, nvls, sharp, test-direct-copy; "));
+        "butterfly, rabenseifner, ps, direct, hierarchical, nvls, nvls-tree, sharp, test-direct-copy; "));
     const cli::Flags three = parse(specs, {"--test-rounds", "3"});
     CHECK(cli::parse_algorithm_options(three).number(rounds_option) == 3);
     CHECK_NOTHROW(cli::check_option_flags(three, std::array{&registered.entry}));

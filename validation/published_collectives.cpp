@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "algorithms/hierarchical.hpp"
 #include "algorithms/registry.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/csv_table.hpp"
@@ -42,14 +43,16 @@ void predict_row(CollectiveCase& c, const std::string& data_dir) {
   network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
   network.library = spec.library;
   const bool alltoall = row.collective == "alltoall";
-  // NCCL's choice as its tuner estimates it, between the ring and NVLS (where a node's switch reduces): the tree's
-  // estimate is left out, as it picked the tree where the fit rows' measurements were the ring's (fit split 18.4%
-  // median with it against 17.3% without, session 16)
+  // NCCL's choice as its tuner estimates it, between the ring, NVLS and the NVLS tree (where nodes' switches reduce;
+  // fit split 17.1% median without the NVLS tree, 13.3% with it, session 18): the tree's estimate is left out, as it
+  // picked the tree where the fit rows' measurements were the ring's (fit split 18.4% median with it against 17.3%
+  // without, session 16)
   const AlgorithmInfo* chosen = &find_algorithm("ring", Collective::allreduce);
+  AlgorithmOptions options(4);  // (ranks in whole nodes: NCCL's tree and NVLS tree lay themselves on them)
+  options.set(ranks_per_node_option.name, static_cast<std::uint64_t>(spec.node.accelerators));
   if (!alltoall) {
-    const AlgorithmChoice choice =
-        choose_algorithm(Collective::allreduce, row.gpus, std::max<std::uint64_t>(row.size_bytes, 4) / 4 * 4,
-                         AlgorithmOptions(4), network);
+    const AlgorithmChoice choice = choose_algorithm(
+        Collective::allreduce, row.gpus, std::max<std::uint64_t>(row.size_bytes, 4) / 4 * 4, options, network);
     double best_s = std::numeric_limits<double>::infinity();
     for (const AlgorithmCandidate& candidate : choice.candidates) {
       const bool tree = candidate.algorithm->name == "dbtree" || candidate.algorithm->name == "chain-dbtree";
@@ -61,7 +64,6 @@ void predict_row(CollectiveCase& c, const std::string& data_dir) {
   }
   const AlgorithmInfo& algorithm = alltoall ? find_algorithm("direct", Collective::alltoall) : *chosen;
   c.algorithm = algorithm.name;
-  const AlgorithmOptions options(4);
   // nccl-tests' size is each rank's buffer; dtsim's all-to-all divides one buffer of all ranks' blocks
   const std::uint64_t per_rank = std::max<std::uint64_t>(row.size_bytes, 4) / 4 * 4;
   const std::uint64_t bytes = alltoall ? per_rank * static_cast<std::uint64_t>(row.gpus) : per_rank;
