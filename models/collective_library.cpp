@@ -99,6 +99,12 @@ constexpr double nvls_channels = 16;
 constexpr double net_share = 12.0 / 12.5;
 // CollNet Direct (SHARP): hwLat[NVLINK][COLLNET_DIRECT][Simple] 3.7 us, hwLat[NET][COLLNET_DIRECT][Simple] 31 us, the
 // 0.4 us a local rank "arity serialization" (tuning.cc); base latency 0; its bus bandwidth x 0.85 from SM90 on.
+// PAT: baseLat 8 us (Simple), hwLat[NVLINK][PAT] 4 us, hwLat[NET][TREE][Simple] 14 us at one GPU a node, the
+// log part's interLat / 3.5 and 2.8 us a rank, its bus bandwidth x 0.75 (tuning.cc)
+constexpr double pat_base_us = 8.0;
+constexpr double pat_net_step_us = 14.0 / 3.5;
+constexpr double pat_rank_us = 2.8;
+constexpr double pat_efficiency = 0.75;
 constexpr double collnet_intra_us = 3.7;
 constexpr double collnet_net_us = 31.0;
 constexpr double collnet_arity_us = 0.4;
@@ -132,6 +138,15 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     if (algorithm == LibraryAlgorithm::nvls_tree) c.base_latency_s += 2 * floor_log2(nodes) * nvls_tree_net_us * us;
     const double share = nvlink_share[static_cast<int>(generation)] * nvls_efficiency(generation);
     c.wire_fraction = {share, 1, net_share};
+    return c;
+  }
+  if (algorithm == LibraryAlgorithm::pat) {
+    // PAT runs in Simple only: its base latency and the linear part (a rank a node: `nodes` ranks) once, its log
+    // part a step, and the network share x 0.75
+    c.base_latency_s = (pat_base_us + pat_rank_us * nodes) * us;
+    c.hop_latency_s = {4.0 * us, 4.0 * us, pat_net_step_us * us};
+    c.wire_fraction = {nvlink_share[static_cast<int>(generation)] * pat_efficiency, pat_efficiency,
+                       net_share * pat_efficiency};
     return c;
   }
   if (algorithm == LibraryAlgorithm::collnet) {
@@ -216,6 +231,15 @@ double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const N
   const double algorithm_Bps = bus * call.ranks / (2.0 * (call.ranks - 1));
   const double move_s = algorithm_Bps > 0 ? call.bytes / algorithm_Bps : std::numeric_limits<double>::infinity();
   return library.launch_s + c.base_latency_s + move_s;
+}
+
+double estimate_pat_seconds(const CollectiveLibrary& library, const PatCall& call) {
+  const ProtocolCost c = library.cost(Protocol::simple, LibraryAlgorithm::pat, call.ranks);
+  const double steps = floor_log2(call.ranks);
+  const double bus = call.nic_Bps * c.wire_fraction[static_cast<std::size_t>(HopClass::net)];
+  const double move_s = bus > 0 ? call.bytes / bus : std::numeric_limits<double>::infinity();
+  return library.launch_s + c.base_latency_s + steps * c.hop_latency_s[static_cast<std::size_t>(HopClass::net)] +
+         move_s;
 }
 
 double estimate_collnet_allreduce_seconds(const CollectiveLibrary& library, const CollnetCall& call) {

@@ -38,8 +38,9 @@ enum class GpuGeneration : std::uint8_t { volta, ampere, hopper, blackwell };
 const char* to_string(GpuGeneration generation);
 
 // Algorithms as NCCL's tables group them: rings (and everything step-by-step), trees, NVLS (the node's switch
-// reducing), NVLS tree (NVLS in nodes, trees between them) or CollNet (the fabric's switches reducing: SHARP).
-enum class LibraryAlgorithm : std::uint8_t { ring, tree, nvls, nvls_tree, collnet };
+// reducing), NVLS tree (NVLS in nodes, trees between them), CollNet (the fabric's switches reducing: SHARP), or PAT
+// (NCCL 2.23's logarithmic allgather and reduce-scatter at one GPU a node, which dtsim runs as `bruck`).
+enum class LibraryAlgorithm : std::uint8_t { ring, tree, nvls, nvls_tree, collnet, pat };
 // NCCL's nvlsEfficiency by generation (v2.30.7-1 src/graph/tuning.cc): the share of the NVLink bandwidth an NVLS
 // call reaches; 0 where the generation has no NVLS (Volta, Ampere).
 double nvls_efficiency(GpuGeneration generation);
@@ -154,6 +155,17 @@ struct CollnetCall {
   double intra_Bps = 0;  // the node's NICs together: NCCL's channels x bwIntra, a channel a NIC (x its network share)
 };
 double estimate_collnet_allreduce_seconds(const CollectiveLibrary& library, const CollnetCall& call);
+// NCCL's PAT allgather or reduce-scatter over `ranks` ranks of one GPU a node as its tuner estimates it (v2.30.7-1
+// tuning.cc): Simple only; latency 8 us + floor(log2 ranks) x 14 us / 3.5 + ranks x 2.8 us ("still a linear part");
+// bandwidth the NICs' (at NCCL's network share) x 0.75, not converted to an algorithm bandwidth; `bytes` is the whole
+// buffer (every rank's block).
+struct PatCall {
+  int ranks = 2;
+  double bytes = 0;
+  double nic_Bps = 0;  // a node's NICs together, each way
+};
+double estimate_pat_seconds(const CollectiveLibrary& library, const PatCall& call);
+
 // What CollNet has in flight at once, dtsim's sharp segment (one step of its pipeline) in a library: a Simple chunk
 // (512 KiB: 4 MiB buffers of NCCL_STEPS = 8 steps, src/enqueue.cc) on each of 2 channels a NIC (dtsim's assumption,
 // as in estimate_collnet_allreduce_seconds), for each of a node's `per_node` local ranks.

@@ -104,6 +104,35 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
   return choice;
 }
 
+// NCCL's tuner for a reduce-scatter or allgather: its ring, or at one GPU a node its PAT (run as `bruck`, in Simple),
+// whichever it estimates faster (its NVLS and CollNet versions of them are not modelled).
+AlgorithmChoice library_halves(Collective collective, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                               const NetworkCost& network) {
+  AlgorithmChoice choice;
+  choice.rule = network.library.name + " tuner";
+  const AlgorithmInfo* ring = &find_algorithm("ring", collective);
+  const Schedule ring_schedule = ring->build(ranks, bytes, options);
+  LibraryCall call = library_call(network, ring_schedule);
+  if (call.hop == HopClass::net) call.bandwidth_Bps *= library_channels(network, ring_schedule);
+  choice.candidates.push_back(
+      cheapest(ring, network.library, [&](Protocol p) { return estimate_seconds(network.library, p, call); }));
+  if (ranks > 1 && call.nodes == ranks && network.library.allows(Protocol::simple)) {
+    const NodeSpec& node = network.topology->spec().node;
+    PatCall c;
+    c.ranks = ranks;
+    c.bytes = static_cast<double>(bytes);
+    c.nic_Bps = node.nic.bandwidth_Bps * node.nics;
+    choice.candidates.push_back(
+        {&find_algorithm("bruck", collective), Protocol::simple, estimate_pat_seconds(network.library, c)});
+  }
+  const auto best = std::min_element(
+      choice.candidates.begin(), choice.candidates.end(),
+      [](const AlgorithmCandidate& a, const AlgorithmCandidate& b) { return a.estimate_s < b.estimate_s; });
+  choice.algorithm = best->algorithm;
+  choice.protocol = best->protocol;
+  return choice;
+}
+
 // MPICH's default allreduce selection (recursive doubling for short buffers, Rabenseifner's for long ones).
 AlgorithmChoice mpich_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
   constexpr std::uint64_t short_message_bytes = 2048;  // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
@@ -145,10 +174,7 @@ AlgorithmChoice choose_algorithm(Collective collective, int ranks, std::uint64_t
   }
   if (collective == Collective::reduce_scatter || collective == Collective::allgather) {
     if (!network.library.enabled() || network.topology == nullptr) return mpich_halves(collective, ranks, bytes);
-    AlgorithmChoice choice;  // NCCL's ring (its PAT, NVLS and CollNet algorithms are not modelled)
-    choice.rule = network.library.name + " ring";
-    choice.algorithm = &find_algorithm("ring", collective);
-    return choice;
+    return library_halves(collective, ranks, bytes, options, network);
   }
   // the collective's first registered algorithm (the only one of every collective but allreduce)
   for (const AlgorithmInfo& a : algorithms()) {

@@ -6,12 +6,15 @@
 //   NCCL's tree runs as `chain-dbtree` (dbtree's two trees across nodes, a chain through each node's ranks) where
 //   --ranks-per-node lays ranks in nodes, as `dbtree` elsewhere; inside one node whose switch reduces
 //   (node.intra.nvls), NVLS too: 25 us and twice the NVLink bus bandwidth times nvlsEfficiency x (channels-1)/channels
-//   (estimate_nvls_allreduce_seconds), in Simple;
+//   (estimate_nvls_allreduce_seconds), in Simple; across nodes whose switches reduce, laid in whole nodes, the NVLS
+//   tree (estimate_nvls_tree_allreduce_seconds); across nodes of a fabric whose switches reduce (fabric.sharp), CollNet
+//   as `sharp` (estimate_collnet_allreduce_seconds); the switch algorithms only where `in_switch` allows them;
 // - elsewhere (MPI on a star or a cluster without a library), MPICH's default selection (src/mpi/coll/allreduce,
 //   MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048; Thakur, Rabenseifner and Gropp 2005, "Optimization of collective
 //   communication operations in MPICH", section 4.4): recursive doubling (`butterfly`) up to 2 KiB or below one
 //   element per rank of the largest power of two, Rabenseifner's reduce-scatter and allgather above;
-// - reduce-scatter and allgather: the ring on a library's cluster (NCCL's PAT, NVLS and CollNet are not modelled);
+// - reduce-scatter and allgather: on a library's cluster NCCL's tuner between its ring and, at one GPU a node, its
+//   PAT (run as `bruck` under PAT's costs, estimate_pat_seconds); NCCL's NVLS and CollNet versions are not modelled;
 //   elsewhere MPICH's thresholds on the whole buffer (MPIR_CVAR_REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE and
 //   MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE = 512 KiB, MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE = 80 KiB off powers of two):
 //   `bruck` below them (MPICH's recursive halving and doubling where P is a power of two: the same alpha-beta

@@ -57,6 +57,7 @@ LibraryAlgorithm library_algorithm(const Schedule& s) {
   const std::string& a = s.algorithm;
   if (a == "nvls") return LibraryAlgorithm::nvls;
   if (a == "nvls-tree") return LibraryAlgorithm::nvls_tree;
+  if (a == "bruck") return LibraryAlgorithm::pat;  // (NCCL's logarithmic allgather and reduce-scatter)
   if (s.switch_helpers)
     return LibraryAlgorithm::collnet;  // the fabric's switches reduce (sharp, or nested in hierarchical)
   return a == "tree" || a == "pipelined-tree" || a == "dbtree" || a == "chain-dbtree" ? LibraryAlgorithm::tree
@@ -272,9 +273,12 @@ LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t byt
                             ? place_switch_helpers(*network.topology, network.accelerator_of, plan.schedule)
                             : network.accelerator_of;
   if (!network.library.enabled() || (!automatic && forced == Protocol::none)) return plan;
-  if (library_algorithm(plan.schedule) == LibraryAlgorithm::collnet) {  // Simple only, one call over the switches
+  if (const LibraryAlgorithm family = library_algorithm(plan.schedule);
+      family == LibraryAlgorithm::collnet || family == LibraryAlgorithm::pat) {  // Simple only, one call
     if (!automatic && forced != Protocol::simple) {
-      throw OptionError("protocol", std::string("sharp (CollNet) runs in simple only, got ") + to_string(forced));
+      throw OptionError("protocol", plan.schedule.algorithm + " (NCCL's " +
+                                        (family == LibraryAlgorithm::pat ? "PAT" : "CollNet") +
+                                        ") runs in simple only, got " + to_string(forced));
     }
     plan.schedule.protocol = Protocol::simple;
     return plan;

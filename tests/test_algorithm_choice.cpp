@@ -87,12 +87,13 @@ TEST_CASE(
   CHECK(name(Collective::allgather, 6, 80 * 1024 - 4) == "bruck");
   CHECK(name(Collective::allgather, 6, 80 * 1024) == "ring");
   CHECK(name(Collective::reduce_scatter, 6, 400 * 1024) == "bruck");
-  // a library's cluster: NCCL's ring
+  // a library's cluster of several GPUs a node: NCCL's ring (PAT is for one GPU a node)
   const Cluster nccl(4, true);
   for (const Collective c : {Collective::reduce_scatter, Collective::allgather}) {
     const AlgorithmChoice choice = choose_algorithm(c, 32, 8 << 10, floats, nccl.network);
     CHECK(choice.algorithm->name == "ring");
-    CHECK(choice.rule == "nccl ring");
+    CHECK(choice.rule == "nccl tuner");
+    CHECK(choice.candidates.size() == 1);
   }
 }
 
@@ -172,4 +173,41 @@ TEST_CASE("NCCL's tree estimate: latency terms alone for an empty call, bandwidt
   call.bytes = 1 << 20;  // log2(2^20 / 64) = 14: LL's correction 0.5
   CHECK(estimate_tree_allreduce_seconds(nccl, Protocol::ll, call) ==
         Approx(5e-6 + 6.8e-6 + 48.4e-6 + 2.0 * (1 << 20) / (std::min(8 * 17.8e9 / 3.8, 19e9) * 0.5)).epsilon(1e-6));
+}
+
+TEST_CASE("at one GPU a node NCCL's tuner weighs PAT for reduce-scatter and allgather, run as bruck in Simple") {
+  ClusterSpec spec = test::a100_nodes(16);
+  spec.node.accelerators = 1;  // one GPU and one NIC a node
+  spec.node.nics = 1;
+  spec.node.intra_kind = IntraKind::pcie;
+  const Topology topology(spec);
+  NetworkCost network;
+  network.topology = &topology;
+  network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  network.library = spec.library;
+  const AlgorithmOptions floats(4);
+  for (const Collective c : {Collective::reduce_scatter, Collective::allgather}) {
+    const AlgorithmChoice choice = choose_algorithm(c, 16, 1 << 20, floats, network);
+    REQUIRE(choice.candidates.size() == 2);
+    CHECK(choice.candidates[1].algorithm->name == "bruck");
+    CHECK(choice.candidates[1].protocol == Protocol::simple);
+    CHECK(choice.rule == "nccl tuner");
+  }
+  // its latency: 8 us, 2.8 us a rank and 14/3.5 us a doubling step (tuning.cc); its bandwidth x 0.75
+  PatCall call;
+  call.ranks = 16;
+  call.nic_Bps = 25e9;
+  CHECK(estimate_pat_seconds(spec.library, call) ==
+        Approx(spec.library.launch_s + (8 + 2.8 * 16 + 4 * 4.0) * 1e-6).epsilon(1e-9));
+  call.bytes = 1e9;
+  CHECK(estimate_pat_seconds(spec.library, call) ==
+        Approx(spec.library.launch_s + (8 + 2.8 * 16 + 4 * 4.0) * 1e-6 + 1e9 / (25e9 * 12.0 / 12.5 * 0.75))
+            .epsilon(1e-9));
+  // the library runs bruck as PAT: in Simple, refusing another protocol
+  const Collective ag = Collective::allgather;
+  const LibraryCallPlan plan =
+      plan_library_call(find_algorithm("bruck", ag), 16, floats, 1 << 20, network, true, Protocol::none);
+  CHECK(plan.schedule.protocol == Protocol::simple);
+  CHECK_THROWS_AS(plan_library_call(find_algorithm("bruck", ag), 16, floats, 1 << 20, network, false, Protocol::ll),
+                  OptionError);
 }
