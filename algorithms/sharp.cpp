@@ -16,6 +16,10 @@
 //   gather (G > 1): local rank l sends the share to the other ranks of its node.
 //   Each rank's NIC carries n/G up and n/G down, against the ring's 2 (P-1)/P n/G on each of G NICs, with only D
 //   levels of network latency.
+// With --in-node nvls (NCCL's NVLS with CollNet, where the node's NVSwitch reduces) the scatter is the switch's: every
+// rank sends the whole segment to its node's switch (one more helper a node, after the trees' helpers), which returns
+// share j's node sum to local rank j; at the end local rank j sends the total back and the switch multicasts it to the
+// node (NVLS's four phases around the tree): each rank's NVLink carries (1 + 1/G) n each way instead of 2 (G-1)/G n.
 // Cost without contention: K segments of n/(K G) a share, s = 1 + 2 [G > 1] + 2D - 1 steps from first to last:
 //   (K + s - 1)(alpha + (G-1) n/(K G) beta) where G > 1, (K + 2D - 1)(alpha + n/K beta) at G = 1; the switches reduce
 //   in flight, the ranks G-1 shares a segment (gamma).
@@ -69,8 +73,10 @@ Schedule sharp_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions&
   const std::uint32_t nodes = p / g;
   const Tree t = aggregation_tree(nodes, options);
   const std::uint32_t d = t.levels();
-  const std::uint32_t k = segments(p, g, g * t.helpers, bytes, options);
-  ScheduleBuilder builder(Collective::allreduce, "sharp", static_cast<int>(p + g * t.helpers), bytes,
+  const bool nvls = options.text(in_node_option) == "nvls" && g > 1;
+  const std::uint32_t switches = nvls ? nodes : 0;  // the nodes' NVSwitches, after the trees' helpers
+  const std::uint32_t k = segments(p, g, g * t.helpers + switches * g, bytes, options);
+  ScheduleBuilder builder(Collective::allreduce, "sharp", static_cast<int>(p + g * t.helpers + switches), bytes,
                           buffer_chunks(bytes, k * g, options.element_bytes));
   builder.set_participants(ranks);
   builder.set_switch_helpers();
@@ -91,15 +97,56 @@ Schedule sharp_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions&
   auto helper = [&](std::uint32_t tree, std::uint32_t level, std::uint32_t j) {
     return static_cast<int>(p + tree * t.helpers + t.first[level] + j);
   };
-  const std::uint64_t a = g > 1 ? 1 : 0;        // the scatter step before the tree
-  const std::uint64_t back = a + 2ULL * d - 1;  // a rank receives its share's total
-  const std::uint64_t last = back + a;          // the gather step after it
-  for (std::uint32_t r = 0; r < p + g * t.helpers; ++r) {
+  // the steps before the tree: none, the scatter, or the switch's reduction and its return of share j
+  const std::uint64_t a = g == 1 ? 0 : nvls ? 2 : 1;
+  const std::uint64_t back = a + 2ULL * d - 1;                    // a rank receives its share's total
+  const std::uint64_t last = back + (g == 1 ? 0 : nvls ? 2 : 1);  // the gather, or the store and the multicast
+  const int first_switch = static_cast<int>(p + g * t.helpers);
+  for (std::uint32_t r = 0; r < p + g * t.helpers + switches; ++r) {
     builder.begin_rank(static_cast<int>(r));
     if (k == 0) continue;
     for (std::uint64_t tau = 0; tau <= k - 1 + last; ++tau) {
       builder.begin_step();
-      if (r < p) {
+      if (r < p && nvls) {
+        const std::uint32_t node = r / g, local = r % g;
+        const int leaf = helper(local, 0, node / t.leaf);
+        const int sw = first_switch + static_cast<int>(node);
+        // to the switch: the whole segment (A), then the share's total (C); from it: the share's node sum (B), then
+        // every share's total (D)
+        if (const auto s = at(tau, 0); s >= 0) {
+          for (std::uint32_t j = 0; j < g; ++j)
+            builder.add(Op::send(sw, chunk(s, j)));
+        }
+        if (const auto s = at(tau, back + 1); s >= 0) builder.add(Op::send(sw, chunk(s, local)));
+        if (const auto s = at(tau, 1); s >= 0) builder.add(Op::recv_copy(sw, chunk(s, local)));
+        if (const auto s = at(tau, last); s >= 0) {
+          for (std::uint32_t j = 0; j < g; ++j)
+            builder.add(Op::recv_copy(sw, chunk(s, j)));
+        }
+        if (const auto s = at(tau, a); s >= 0) builder.add(Op::send(leaf, chunk(s, local)));
+        if (const auto s = at(tau, back); s >= 0) builder.add(Op::recv_copy(leaf, chunk(s, local)));
+      } else if (r >= static_cast<std::uint32_t>(first_switch)) {  // node n's NVSwitch
+        const std::uint32_t node = r - static_cast<std::uint32_t>(first_switch);
+        auto rank = [&](std::uint32_t q) { return static_cast<int>(node * g + q); };
+        if (const auto s = at(tau, 0); s >= 0) {  // A from every rank, in the order each sends
+          for (std::uint32_t q = 0; q < g; ++q)
+            for (std::uint32_t j = 0; j < g; ++j)
+              builder.add(Op::recv_reduce(rank(q), chunk(s, j)));
+        }
+        if (const auto s = at(tau, back + 1); s >= 0) {  // C: each share's total from its rank
+          for (std::uint32_t j = 0; j < g; ++j)
+            builder.add(Op::recv_copy(rank(j), chunk(s, j)));
+        }
+        if (const auto s = at(tau, 1); s >= 0) {  // B
+          for (std::uint32_t j = 0; j < g; ++j)
+            builder.add(Op::send(rank(j), chunk(s, j)));
+        }
+        if (const auto s = at(tau, last); s >= 0) {  // D: every share to every rank
+          for (std::uint32_t q = 0; q < g; ++q)
+            for (std::uint32_t j = 0; j < g; ++j)
+              builder.add(Op::send(rank(q), chunk(s, j)));
+        }
+      } else if (r < p) {
         const std::uint32_t node = r / g, local = r % g;
         const int leaf = helper(local, 0, node / t.leaf);
         if (const auto s = at(tau, 0); s >= 0 && g > 1) {  // scatter: share j to local rank j, ours from each
@@ -164,6 +211,9 @@ double sharp_closed_form(int ranks, std::uint64_t bytes, const AlphaBetaGamma& c
   const double share = static_cast<double>(bytes) / (k * g);
   const double tree_steps = 2.0 * t.levels();  // the tree's 2D - 1 steps and the rank's first send
   if (g == 1) return (k + tree_steps - 1) * (cost.alpha_s + share / cost.bandwidth_Bps);
+  if (options.text(in_node_option) == "nvls") {  // each step's largest message a whole segment (A and D)
+    return (k + tree_steps + 3) * (cost.alpha_s + g * share / cost.bandwidth_Bps);
+  }
   // each step of the pipeline: the scatter's or gather's G-1 shares at once (the slowest phase in a step)
   const double step = cost.alpha_s + (g - 1) * share / cost.bandwidth_Bps;
   return (k + tree_steps + 1) * step + (k * (g - 1) * share) / cost.reduce_Bps;

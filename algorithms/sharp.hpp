@@ -32,8 +32,18 @@ inline constexpr OptionSpec fanin_option{.name = "fanin",
                                              "switches below each switch above the leaves of the aggregation tree "
                                              "(on a cluster: from its fabric)",
                                          .used_for = "aggregate switches"};
-inline constexpr std::array<OptionSpec, 4> sharp_options{segment_size_option, ranks_per_node_option, leaf_ranks_option,
-                                                         fanin_option};
+inline constexpr OptionSpec in_node_option{
+    .name = "in-node",
+    .kind = OptionKind::choice,
+    .value_form = "HOW",
+    .default_text = "scatter",
+    .choices = {"scatter", "nvls"},
+    .doc =
+        "inside each node: a scatter and a gather over NVLink (CollNet Direct), or the node's NVSwitch reducing and "
+        "multicasting (nvls: NCCL's NVLS with CollNet; on a cluster, the default where node.intra.nvls is true)",
+    .used_for = "reduce inside nodes before the fabric"};
+inline constexpr std::array<OptionSpec, 5> sharp_options{segment_size_option, ranks_per_node_option, leaf_ranks_option,
+                                                         fanin_option, in_node_option};
 
 // SHARP allreduce as NCCL's CollNet runs it, the fabric's switches reducing in the network (phases, cost and source in
 // sharp.cpp): the P ranks in nodes of --ranks-per-node and the helpers of one aggregation tree a local rank

@@ -344,6 +344,14 @@ AlgorithmOptions with_aggregation_tree(const AlgorithmInfo& algorithm, Algorithm
   const Topology::AggregationShape shape = network.topology->aggregation_shape(accelerators);
   if (!options.has(leaf_ranks_option.name)) options.set(leaf_ranks_option.name, std::uint64_t{shape.leaf_ranks});
   if (!options.has(fanin_option.name)) options.set(fanin_option.name, std::uint64_t{shape.fanin});
+  // inside nodes whose NVSwitch reduces, through it (NCCL's NVLS with CollNet); nowhere else
+  const bool node_switch = network.topology->spec().node.nvls;
+  if (!options.has(in_node_option.name)) {
+    options.set(in_node_option.name, std::string(node_switch ? "nvls" : "scatter"));
+  } else if (options.text(in_node_option) == "nvls" && !node_switch) {
+    throw OptionError("in-node", "nvls needs nodes whose NVSwitch reduces, and cluster '" +
+                                     network.topology->spec().name + "' has node.intra.nvls false");
+  }
   return options;
 }
 

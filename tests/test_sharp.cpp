@@ -78,13 +78,17 @@ TEST_CASE("sharp: every rank ends with the sum through trees of switches, any de
     for (std::uint64_t per_node : {1ULL, 2ULL, 3ULL, 4ULL}) {
       if (ranks % static_cast<int>(per_node) != 0) continue;
       for (std::uint64_t bytes : {0ULL, 4ULL, 1000000ULL}) {
-        CAPTURE(ranks, per_node, bytes);
-        const Schedule s = sharp_allreduce(ranks, bytes, tree_options(2, 2, per_node));
-        CHECK(s.participants == ranks);
-        CHECK(s.switch_helpers);
-        const VerifyReport report = verify(s);
-        CAPTURE(report.error);
-        CHECK(report.ok);
+        for (const char* in_node : {"scatter", "nvls"}) {
+          CAPTURE(ranks, per_node, bytes, in_node);
+          AlgorithmOptions options = tree_options(2, 2, per_node);
+          options.set(in_node_option.name, std::string(in_node));
+          const Schedule s = sharp_allreduce(ranks, bytes, options);
+          CHECK(s.participants == ranks);
+          CHECK(s.switch_helpers);
+          const VerifyReport report = verify(s);
+          CAPTURE(report.error);
+          CHECK(report.ok);
+        }
       }
     }
   }
@@ -289,4 +293,43 @@ TEST_CASE("NCCL's tuner weighs CollNet across nodes of a fabric that reduces: tr
   CHECK_THROWS_AS(
       plan_library_call(find_algorithm("sharp"), 16, AlgorithmOptions(4), 1 << 20, network, false, Protocol::ll, true),
       OptionError);
+}
+
+TEST_CASE("sharp with NVLS inside the nodes (NCCL's NVLS with CollNet): each node's switch reduces before the fabric") {
+  nlohmann::json doc = cluster_doc(8, 8, true, true);
+  doc["cluster"]["node"]["intra"]["nvls"] = true;
+  const Topology topology(parse_cluster(doc));
+  const std::uint64_t bytes = 1'000'000'000;
+  AlgorithmOptions options = tree_options(4, 2, 8);
+  options.set(segment_size_option.name, std::uint64_t{8} << 20);
+  auto time_of = [&](const char* in_node, const char* algorithm = "sharp") {
+    AlgorithmOptions o = options;
+    o.set(in_node_option.name, std::string(in_node));
+    const Schedule s = find_algorithm(algorithm).build(64, bytes, o);
+    NetworkCost network;
+    network.topology = &topology;
+    network.accelerator_of =
+        place_switch_helpers(topology, place_positions(topology, Placement::block, RankOrder::topology), s);
+    if (std::string(in_node) == "nvls" && std::string(algorithm) == "sharp") {
+      // the trees' helpers on the rails' switches, then a helper a node on its NVSwitch
+      REQUIRE(network.accelerator_of.size() == 64 + 8 * 3 + 8);
+      for (int n = 0; n < 8; ++n)
+        CHECK(network.accelerator_of[static_cast<std::size_t>(64 + 24 + n)] == topology.switch_endpoint(n));
+    }
+    return run_flow(s, FlowOptions(network)).time_s;
+  };
+  const double through_switch = time_of("nvls");
+  CHECK(through_switch < time_of("scatter") / 1.3);               // a GPU's NVLink carries (1 + 1/G) n, not 2 (G-1)/G n
+  CHECK(through_switch < time_of("scatter", "nvls-tree") / 1.3);  // the fabric's switches, not two GPU trees
+  // where the node's switch cannot reduce, the library refuses it naming the option
+  const nlohmann::json plain = cluster_doc(8, 8, true, true);
+  const Topology no_nvls(parse_cluster(plain));
+  NetworkCost network;
+  network.topology = &no_nvls;
+  network.accelerator_of = place_positions(no_nvls, Placement::block, RankOrder::topology);
+  AlgorithmOptions forced = options;
+  forced.set(in_node_option.name, std::string("nvls"));
+  CHECK_THROWS_WITH(
+      plan_library_call(find_algorithm("sharp"), 64, forced, 1 << 20, network, false, Protocol::none, true),
+      Catch::Contains("nvls needs nodes whose NVSwitch reduces"));
 }
