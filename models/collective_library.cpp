@@ -88,6 +88,7 @@ constexpr double nvls_latency_us = 25.0;
 // NVLS tree: hwLat[NET][NVLS_TREE][Simple] 20.9 us a tree level each way; perChMaxNVLSTreeBws (GB/s, 2 nodes / more):
 // Hopper {57.7, 45.5}, Blackwell {96.0, 80.0} (tuning.cc)
 constexpr double nvls_tree_net_us = 20.9;
+constexpr double nvls_collnet_net_us = 18.0;  // hwLat[NET][NVLS][Simple]
 constexpr double nvls_tree_max_GBps[4][2] = {{0, 0}, {0, 0}, {57.7, 45.5}, {96.0, 80.0}};
 int floor_log2(int n) {
   int l = 0;
@@ -264,6 +265,16 @@ double estimate_nvls_tree_allreduce_seconds(const CollectiveLibrary& library, co
   const double algorithm_Bps = bus * call.ranks / (2.0 * (call.ranks - 1));
   const double move_s = algorithm_Bps > 0 ? call.bytes / algorithm_Bps : std::numeric_limits<double>::infinity();
   return library.launch_s + c.base_latency_s + move_s;
+}
+
+double estimate_nvls_collnet_allreduce_seconds(const CollectiveLibrary& library, const NvlsTreeCall& call) {
+  const ProtocolCost c = library.cost(Protocol::simple, LibraryAlgorithm::nvls, 1);  // (its 25 us and NVLink share)
+  const double intra = call.link_Bps * c.wire_fraction[static_cast<std::size_t>(HopClass::nvlink)] *
+                       (nvls_channels - 1) / nvls_channels * 2;
+  const double bus = std::min(intra, call.nics_Bps * net_share);
+  const double algorithm_Bps = bus * call.ranks / (2.0 * (call.ranks - 1));
+  const double move_s = algorithm_Bps > 0 ? call.bytes / algorithm_Bps : std::numeric_limits<double>::infinity();
+  return library.launch_s + c.base_latency_s + nvls_collnet_net_us * us + move_s;
 }
 
 std::uint64_t collnet_step_bytes(std::uint64_t per_node) {

@@ -132,6 +132,10 @@ struct NvlsTreeCall {
   double nics_Bps = 0;  // the node's NICs together, each way (NCCL's channels x bwInter: a bus bandwidth)
 };
 double estimate_nvls_tree_allreduce_seconds(const CollectiveLibrary& library, const NvlsTreeCall& call);
+// NCCL's NVLS with CollNet (NVLS inside the nodes, SHARP switches between them) as its tuner estimates it: its NVLS
+// branch at nNodes > 1, latency 25 us + hwLat[NET][NVLS][Simple] 18 us, bus bandwidth the least of the NVLS NVLink
+// rate and the NICs' (not doubled, no per-channel cap); dtsim runs it as `sharp --in-node nvls`.
+double estimate_nvls_collnet_allreduce_seconds(const CollectiveLibrary& library, const NvlsTreeCall& call);
 
 // What NCCL's NVLS allreduce has in flight at once inside one node (src/enqueue.cc, v2.30.7-1): one chunk on each of
 // its 16 channels (NCCL_NVLS_NCHANNELS), the chunk 128 KiB (NCCL_NVLS_CHUNKSIZE), cut to 64 KiB below 64 chunks a

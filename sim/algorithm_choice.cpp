@@ -81,20 +81,32 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
         {&find_algorithm("nvls-tree"), Protocol::simple, estimate_nvls_tree_allreduce_seconds(network.library, n)});
   }
   // CollNet (SHARP) where the call spans nodes on a fabric whose switches reduce (Simple only), as `sharp` in nodes of
-  // --ranks-per-node: at one rank a node, or on NVSwitch nodes (NCCL disables CollNet Direct elsewhere)
+  // --ranks-per-node: at one rank a node, or on NVSwitch nodes (NCCL disables CollNet Direct elsewhere); through the
+  // nodes' switches where they reduce too (NVLS with CollNet)
   const Topology& topology = *network.topology;
+  const NodeSpec& node = topology.spec().node;
   const std::uint64_t sharp_per_node = per_node > 0 && ranks % per_node == 0 ? per_node : 1;
   if (in_switch && ranks > 1 && call.nodes > 1 && topology.spec().fabric.sharp &&
-      (sharp_per_node == 1 || topology.spec().node.intra_kind == IntraKind::nvswitch) &&
-      network.library.allows(Protocol::simple)) {
-    CollnetCall c;
-    c.nodes = call.nodes;
-    c.per_node = static_cast<int>(sharp_per_node);
-    c.nics = topology.spec().node.nics;
-    c.bytes = static_cast<double>(bytes);
-    c.intra_Bps = topology.spec().node.nic.bandwidth_Bps * c.nics;
-    choice.candidates.push_back(
-        {&find_algorithm("sharp"), Protocol::simple, estimate_collnet_allreduce_seconds(network.library, c)});
+      (sharp_per_node == 1 || node.intra_kind == IntraKind::nvswitch) && network.library.allows(Protocol::simple)) {
+    const AlgorithmInfo* sharp = &find_algorithm("sharp");
+    if (sharp_per_node > 1 && node.nvls && nvls_efficiency(network.library.generation) > 0) {
+      NvlsTreeCall n;
+      n.ranks = ranks;
+      n.nodes = call.nodes;
+      n.bytes = static_cast<double>(bytes);
+      n.link_Bps = node.intra.bandwidth_Bps;
+      n.nics_Bps = node.nic.bandwidth_Bps * node.nics;
+      choice.candidates.push_back(
+          {sharp, Protocol::simple, estimate_nvls_collnet_allreduce_seconds(network.library, n)});
+    } else {
+      CollnetCall c;
+      c.nodes = call.nodes;
+      c.per_node = static_cast<int>(sharp_per_node);
+      c.nics = node.nics;
+      c.bytes = static_cast<double>(bytes);
+      c.intra_Bps = node.nic.bandwidth_Bps * c.nics;
+      choice.candidates.push_back({sharp, Protocol::simple, estimate_collnet_allreduce_seconds(network.library, c)});
+    }
   }
   const auto best = std::min_element(
       choice.candidates.begin(), choice.candidates.end(),

@@ -333,3 +333,30 @@ TEST_CASE("sharp with NVLS inside the nodes (NCCL's NVLS with CollNet): each nod
       plan_library_call(find_algorithm("sharp"), 64, forced, 1 << 20, network, false, Protocol::none, true),
       Catch::Contains("nvls needs nodes whose NVSwitch reduces"));
 }
+
+TEST_CASE("NCCL's tuner estimates NVLS with CollNet where both the nodes' and the fabric's switches reduce") {
+  nlohmann::json doc = cluster_doc(8, 8, true, true);
+  doc["cluster"]["node"]["intra"]["nvls"] = true;
+  doc["cluster"]["library"] = {{"name", "nccl"}, {"generation", "hopper"}};
+  const ClusterSpec spec = parse_cluster(doc);
+  const Topology topology(spec);
+  NetworkCost network;
+  network.topology = &topology;
+  network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  network.library = spec.library;
+  AlgorithmOptions options(4);
+  options.set(ranks_per_node_option.name, std::uint64_t{8});
+  const AlgorithmChoice choice = choose_algorithm(Collective::allreduce, 64, 1ULL << 30, options, network);
+  CHECK(std::string(choice.algorithm->name) == "sharp");
+  // its latency: NVLS's 25 us and 18 us of network (tuning.cc's NVLS branch across nodes)
+  NvlsTreeCall call;
+  call.ranks = 64;
+  call.nodes = 8;
+  call.link_Bps = 300e9;
+  call.nics_Bps = 200e9;
+  CHECK(estimate_nvls_collnet_allreduce_seconds(spec.library, call) == Approx(43e-6).epsilon(1e-9));
+  // run through the nodes' switches: a helper a node on its NVSwitch
+  const LibraryCallPlan plan =
+      plan_library_call(find_algorithm("sharp"), 64, options, 1ULL << 30, network, true, Protocol::none, true);
+  CHECK(plan.accelerator_of.back() == topology.switch_endpoint(7));
+}
