@@ -67,133 +67,171 @@ std::uint32_t segments(std::uint32_t p, std::uint32_t g, std::uint32_t helpers, 
 
 }  // namespace
 
-Schedule sharp_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
-  const std::uint32_t p = checked_ranks("sharp", ranks);
-  const std::uint32_t g = ranks_per_node(options, p);
-  const std::uint32_t nodes = p / g;
-  const Tree t = aggregation_tree(nodes, options);
+namespace {
+
+// What every position's steps are built from: the shape, the pipeline's phase offsets, and the positions.
+struct Pipeline {
+  std::uint32_t p = 0;      // ranks
+  std::uint32_t g = 1;      // ranks a node
+  std::uint32_t nodes = 0;  //
+  Tree t;                   // one aggregation tree a local rank
+  std::uint32_t k = 0;      // segments
+  std::uint64_t a = 0;      // steps before the tree: none, the scatter, or the switch's reduction and its return
+  std::uint64_t back = 0;   // a rank receives its share's total
+  std::uint64_t last = 0;   // the gather, or the store and the multicast
+  int first_switch = 0;     // the nodes' NVSwitches (--in-node nvls), after the trees' helpers
+
+  std::uint32_t chunk(std::int64_t segment, std::uint32_t share) const {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(segment) * g + share);
+  }
+  // the segment in the phase at `offset` at step tau, or -1
+  std::int64_t at(std::uint64_t tau, std::uint64_t offset) const {
+    return tau >= offset && tau - offset < k ? static_cast<std::int64_t>(tau - offset) : -1;
+  }
+  int helper(std::uint32_t tree, std::uint32_t level, std::uint32_t j) const {
+    return static_cast<int>(p + tree * t.helpers + t.first[level] + j);
+  }
+  int rank(std::uint32_t node, std::uint32_t local) const { return static_cast<int>(node * g + local); }
+};
+
+// Rank r's own share through its tree: up to its leaf switch after the node's reduction, the total back.
+void tree_ends(ScheduleBuilder& b, const Pipeline& x, std::uint32_t r, std::uint64_t tau) {
+  const int leaf = x.helper(r % x.g, 0, r / x.g / x.t.leaf);
+  if (const auto s = x.at(tau, x.a); s >= 0) b.add(Op::send(leaf, x.chunk(s, r % x.g)));
+  if (const auto s = x.at(tau, x.back); s >= 0) b.add(Op::recv_copy(leaf, x.chunk(s, r % x.g)));
+}
+
+// A rank whose node reduces by NVLink: share j of the segment to local rank j, its own from each (scatter); then its
+// share through the tree; then its share's total to the others, theirs to it (gather).
+void rank_with_scatter(ScheduleBuilder& b, const Pipeline& x, std::uint32_t r, std::uint64_t tau) {
+  const std::uint32_t node = r / x.g, local = r % x.g;
+  if (const auto s = x.at(tau, 0); s >= 0 && x.g > 1) {
+    for (std::uint32_t j = 0; j < x.g; ++j)
+      if (j != local) b.add(Op::send(x.rank(node, j), x.chunk(s, j)));
+    for (std::uint32_t j = 0; j < x.g; ++j)
+      if (j != local) b.add(Op::recv_reduce(x.rank(node, j), x.chunk(s, local)));
+  }
+  tree_ends(b, x, r, tau);
+  if (const auto s = x.at(tau, x.last); s >= 0 && x.g > 1) {
+    for (std::uint32_t j = 0; j < x.g; ++j)
+      if (j != local) b.add(Op::send(x.rank(node, j), x.chunk(s, local)));
+    for (std::uint32_t j = 0; j < x.g; ++j)
+      if (j != local) b.add(Op::recv_copy(x.rank(node, j), x.chunk(s, j)));
+  }
+}
+
+// A rank whose node's NVSwitch reduces: to the switch the whole segment (A), then its share's total (C); from it its
+// share's node sum (B), then every share's total (D); its share through the tree between B and C.
+void rank_with_switch(ScheduleBuilder& b, const Pipeline& x, std::uint32_t r, std::uint64_t tau) {
+  const std::uint32_t node = r / x.g, local = r % x.g;
+  const int sw = x.first_switch + static_cast<int>(node);
+  if (const auto s = x.at(tau, 0); s >= 0) {
+    for (std::uint32_t j = 0; j < x.g; ++j)
+      b.add(Op::send(sw, x.chunk(s, j)));
+  }
+  if (const auto s = x.at(tau, x.back + 1); s >= 0) b.add(Op::send(sw, x.chunk(s, local)));
+  if (const auto s = x.at(tau, 1); s >= 0) b.add(Op::recv_copy(sw, x.chunk(s, local)));
+  if (const auto s = x.at(tau, x.last); s >= 0) {
+    for (std::uint32_t j = 0; j < x.g; ++j)
+      b.add(Op::recv_copy(sw, x.chunk(s, j)));
+  }
+  tree_ends(b, x, r, tau);
+}
+
+// Node `node`'s NVSwitch: A from every rank (in the order each sends) and C from each share's rank; B to each share's
+// rank and D, every share to every rank.
+void node_switch(ScheduleBuilder& b, const Pipeline& x, std::uint32_t node, std::uint64_t tau) {
+  if (const auto s = x.at(tau, 0); s >= 0) {
+    for (std::uint32_t q = 0; q < x.g; ++q)
+      for (std::uint32_t j = 0; j < x.g; ++j)
+        b.add(Op::recv_reduce(x.rank(node, q), x.chunk(s, j)));
+  }
+  if (const auto s = x.at(tau, x.back + 1); s >= 0) {
+    for (std::uint32_t j = 0; j < x.g; ++j)
+      b.add(Op::recv_copy(x.rank(node, j), x.chunk(s, j)));
+  }
+  if (const auto s = x.at(tau, 1); s >= 0) {
+    for (std::uint32_t j = 0; j < x.g; ++j)
+      b.add(Op::send(x.rank(node, j), x.chunk(s, j)));
+  }
+  if (const auto s = x.at(tau, x.last); s >= 0) {
+    for (std::uint32_t q = 0; q < x.g; ++q)
+      for (std::uint32_t j = 0; j < x.g; ++j)
+        b.add(Op::send(x.rank(node, q), x.chunk(s, j)));
+  }
+}
+
+// Helper h (counted from its tree's first) of tree `tree`: its children's copies up (a level-i switch at step a + i),
+// the sum to its parent; the total down from the parent, then to its children.
+void tree_switch(ScheduleBuilder& b, const Pipeline& x, std::uint32_t tree, std::uint32_t h, std::uint64_t tau) {
+  const Tree& t = x.t;
+  std::uint32_t level = 0;
+  while (level + 1 < t.levels() && h >= t.first[level + 1])
+    ++level;
+  const std::uint32_t j = h - t.first[level];
   const std::uint32_t d = t.levels();
-  const bool nvls = options.text(in_node_option) == "nvls" && g > 1;
-  const std::uint32_t switches = nvls ? nodes : 0;  // the nodes' NVSwitches, after the trees' helpers
-  const std::uint32_t k = segments(p, g, g * t.helpers + switches * g, bytes, options);
-  ScheduleBuilder builder(Collective::allreduce, "sharp", static_cast<int>(p + g * t.helpers + switches), bytes,
-                          buffer_chunks(bytes, k * g, options.element_bytes));
+  const bool root = level + 1 == d;
+  const std::uint32_t per = level == 0 ? t.leaf : t.fanin;
+  const std::uint32_t below = level == 0 ? x.nodes : t.count[level - 1];
+  const std::uint32_t first_child = j * per, children = std::min(below, first_child + per) - first_child;
+  auto child = [&](std::uint32_t c) {
+    return level == 0 ? x.rank(first_child + c, tree) : x.helper(tree, level - 1, first_child + c);
+  };
+  if (const auto s = x.at(tau, x.a + level); s >= 0) {
+    for (std::uint32_t c = 0; c < children; ++c)
+      b.add(Op::recv_reduce(child(c), x.chunk(s, tree)));
+  }
+  if (!root) {
+    const int parent = x.helper(tree, level + 1, j / t.fanin);
+    if (const auto s = x.at(tau, x.a + level + 1); s >= 0) b.add(Op::send(parent, x.chunk(s, tree)));
+    if (const auto s = x.at(tau, x.a + 2ULL * d - 2 - level); s >= 0) b.add(Op::recv_copy(parent, x.chunk(s, tree)));
+  }
+  if (const auto s = x.at(tau, x.a + 2ULL * d - 1 - level); s >= 0) {
+    for (std::uint32_t c = 0; c < children; ++c)
+      b.add(Op::send(child(c), x.chunk(s, tree)));
+  }
+}
+
+}  // namespace
+
+Schedule sharp_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) {
+  Pipeline x;
+  x.p = checked_ranks("sharp", ranks);
+  x.g = ranks_per_node(options, x.p);
+  x.nodes = x.p / x.g;
+  x.t = aggregation_tree(x.nodes, options);
+  const std::uint32_t d = x.t.levels();
+  const bool nvls = options.text(in_node_option) == "nvls" && x.g > 1;
+  const std::uint32_t switches = nvls ? x.nodes : 0;
+  const std::uint32_t helpers = x.g * x.t.helpers + switches;
+  x.k = segments(x.p, x.g, x.g * x.t.helpers + switches * x.g, bytes, options);
+  x.a = x.g == 1 ? 0 : nvls ? 2 : 1;
+  x.back = x.a + 2ULL * d - 1;
+  x.last = x.back + (x.g == 1 ? 0 : nvls ? 2 : 1);
+  x.first_switch = static_cast<int>(x.p + x.g * x.t.helpers);
+  ScheduleBuilder builder(Collective::allreduce, "sharp", static_cast<int>(x.p + helpers), bytes,
+                          buffer_chunks(bytes, x.k * x.g, options.element_bytes));
   builder.set_participants(ranks);
   builder.set_switch_helpers();
-  auto chunk = [g](std::int64_t segment, std::uint32_t share) {
-    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(segment) * g + share);
-  };
-  // segment in the phase at `offset` at step tau, or -1
-  auto at = [k](std::uint64_t tau, std::uint64_t offset) -> std::int64_t {
-    return tau >= offset && tau - offset < k ? static_cast<std::int64_t>(tau - offset) : -1;
-  };
-  // where tree helper h (counted from its tree's first) sits: its level and index there
-  auto level_of = [&t](std::uint32_t h) {
-    std::uint32_t level = 0;
-    while (level + 1 < t.levels() && h >= t.first[level + 1])
-      ++level;
-    return level;
-  };
-  auto helper = [&](std::uint32_t tree, std::uint32_t level, std::uint32_t j) {
-    return static_cast<int>(p + tree * t.helpers + t.first[level] + j);
-  };
-  // the steps before the tree: none, the scatter, or the switch's reduction and its return of share j
-  const std::uint64_t a = g == 1 ? 0 : nvls ? 2 : 1;
-  const std::uint64_t back = a + 2ULL * d - 1;                    // a rank receives its share's total
-  const std::uint64_t last = back + (g == 1 ? 0 : nvls ? 2 : 1);  // the gather, or the store and the multicast
-  const int first_switch = static_cast<int>(p + g * t.helpers);
-  for (std::uint32_t r = 0; r < p + g * t.helpers + switches; ++r) {
+  for (std::uint32_t r = 0; r < x.p + helpers; ++r) {
     builder.begin_rank(static_cast<int>(r));
-    if (k == 0) continue;
-    for (std::uint64_t tau = 0; tau <= k - 1 + last; ++tau) {
+    if (x.k == 0) continue;
+    for (std::uint64_t tau = 0; tau <= x.k - 1 + x.last; ++tau) {
       builder.begin_step();
-      if (r < p && nvls) {
-        const std::uint32_t node = r / g, local = r % g;
-        const int leaf = helper(local, 0, node / t.leaf);
-        const int sw = first_switch + static_cast<int>(node);
-        // to the switch: the whole segment (A), then the share's total (C); from it: the share's node sum (B), then
-        // every share's total (D)
-        if (const auto s = at(tau, 0); s >= 0) {
-          for (std::uint32_t j = 0; j < g; ++j)
-            builder.add(Op::send(sw, chunk(s, j)));
-        }
-        if (const auto s = at(tau, back + 1); s >= 0) builder.add(Op::send(sw, chunk(s, local)));
-        if (const auto s = at(tau, 1); s >= 0) builder.add(Op::recv_copy(sw, chunk(s, local)));
-        if (const auto s = at(tau, last); s >= 0) {
-          for (std::uint32_t j = 0; j < g; ++j)
-            builder.add(Op::recv_copy(sw, chunk(s, j)));
-        }
-        if (const auto s = at(tau, a); s >= 0) builder.add(Op::send(leaf, chunk(s, local)));
-        if (const auto s = at(tau, back); s >= 0) builder.add(Op::recv_copy(leaf, chunk(s, local)));
-      } else if (r >= static_cast<std::uint32_t>(first_switch)) {  // node n's NVSwitch
-        const std::uint32_t node = r - static_cast<std::uint32_t>(first_switch);
-        auto rank = [&](std::uint32_t q) { return static_cast<int>(node * g + q); };
-        if (const auto s = at(tau, 0); s >= 0) {  // A from every rank, in the order each sends
-          for (std::uint32_t q = 0; q < g; ++q)
-            for (std::uint32_t j = 0; j < g; ++j)
-              builder.add(Op::recv_reduce(rank(q), chunk(s, j)));
-        }
-        if (const auto s = at(tau, back + 1); s >= 0) {  // C: each share's total from its rank
-          for (std::uint32_t j = 0; j < g; ++j)
-            builder.add(Op::recv_copy(rank(j), chunk(s, j)));
-        }
-        if (const auto s = at(tau, 1); s >= 0) {  // B
-          for (std::uint32_t j = 0; j < g; ++j)
-            builder.add(Op::send(rank(j), chunk(s, j)));
-        }
-        if (const auto s = at(tau, last); s >= 0) {  // D: every share to every rank
-          for (std::uint32_t q = 0; q < g; ++q)
-            for (std::uint32_t j = 0; j < g; ++j)
-              builder.add(Op::send(rank(q), chunk(s, j)));
-        }
-      } else if (r < p) {
-        const std::uint32_t node = r / g, local = r % g;
-        const int leaf = helper(local, 0, node / t.leaf);
-        if (const auto s = at(tau, 0); s >= 0 && g > 1) {  // scatter: share j to local rank j, ours from each
-          for (std::uint32_t j = 0; j < g; ++j)
-            if (j != local) builder.add(Op::send(static_cast<int>(node * g + j), chunk(s, j)));
-          for (std::uint32_t j = 0; j < g; ++j)
-            if (j != local) builder.add(Op::recv_reduce(static_cast<int>(node * g + j), chunk(s, local)));
-        }
-        if (const auto s = at(tau, a); s >= 0) builder.add(Op::send(leaf, chunk(s, local)));
-        if (const auto s = at(tau, back); s >= 0) builder.add(Op::recv_copy(leaf, chunk(s, local)));
-        if (const auto s = at(tau, last); s >= 0 && g > 1) {  // gather: our share to the others, theirs to us
-          for (std::uint32_t j = 0; j < g; ++j)
-            if (j != local) builder.add(Op::send(static_cast<int>(node * g + j), chunk(s, local)));
-          for (std::uint32_t j = 0; j < g; ++j)
-            if (j != local) builder.add(Op::recv_copy(static_cast<int>(node * g + j), chunk(s, j)));
-        }
-      } else {  // a switch of tree `tree` (local rank `tree`'s share)
-        const std::uint32_t tree = (r - p) / t.helpers, h = (r - p) % t.helpers;
-        const std::uint32_t level = level_of(h), j = h - t.first[level];
-        const bool root = level + 1 == d;
-        const int parent = root ? -1 : helper(tree, level + 1, j / t.fanin);
-        const std::uint32_t per = level == 0 ? t.leaf : t.fanin;
-        const std::uint32_t below = level == 0 ? nodes : t.count[level - 1];
-        const std::uint32_t first_child = j * per, children = std::min(below, first_child + per) - first_child;
-        auto child = [&](std::uint32_t c) {
-          return level == 0 ? static_cast<int>((first_child + c) * g + tree) : helper(tree, level - 1, first_child + c);
-        };
-        if (const auto s = at(tau, a + level); s >= 0) {
-          for (std::uint32_t c = 0; c < children; ++c)
-            builder.add(Op::recv_reduce(child(c), chunk(s, tree)));
-        }
-        if (!root) {
-          if (const auto s = at(tau, a + level + 1); s >= 0) builder.add(Op::send(parent, chunk(s, tree)));
-          if (const auto s = at(tau, a + 2ULL * d - 2 - level); s >= 0) {
-            builder.add(Op::recv_copy(parent, chunk(s, tree)));
-          }
-        }
-        if (const auto s = at(tau, a + 2ULL * d - 1 - level); s >= 0) {
-          for (std::uint32_t c = 0; c < children; ++c)
-            builder.add(Op::send(child(c), chunk(s, tree)));
-        }
+      if (r >= static_cast<std::uint32_t>(x.first_switch)) {
+        node_switch(builder, x, r - static_cast<std::uint32_t>(x.first_switch), tau);
+      } else if (r >= x.p) {
+        tree_switch(builder, x, (r - x.p) / x.t.helpers, (r - x.p) % x.t.helpers, tau);
+      } else if (nvls) {
+        rank_with_switch(builder, x, r, tau);
+      } else {
+        rank_with_scatter(builder, x, r, tau);
       }
       // the steady state (every phase under way): one step, the rest repetitions of it one segment (G chunks)
       // further on, drifting as pipelines do
-      if (tau == last && k > last + 1) {
-        builder.repeat_step(static_cast<std::uint32_t>(k - 1 - last), g, 0, k * g, false);
-        tau = k - 1;
+      if (tau == x.last && x.k > x.last + 1) {
+        builder.repeat_step(static_cast<std::uint32_t>(x.k - 1 - x.last), x.g, 0, x.k * x.g, false);
+        tau = x.k - 1;
       }
     }
   }
