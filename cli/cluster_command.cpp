@@ -155,6 +155,20 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
         << ") one way between the two halves of the accelerators, "
         << format_rate_Bps(bisection / (topology->accelerators() / 2)) << " per accelerator of a half\n";
   }
+  if (spec.fabric.sharp) {  // the aggregation tree sharp gets from the fabric (local rank 0's; every rail's alike)
+    std::vector<int> firsts;
+    for (int n = 0; n < spec.nodes; ++n)
+      firsts.push_back(n * node.accelerators);
+    const Topology::AggregationShape shape = topology->aggregation_shape(firsts);
+    out << "  sharp      one aggregation tree a local rank: ";
+    if (shape.leaf_ranks >= static_cast<std::uint32_t>(spec.nodes)) {
+      out << "all " << spec.nodes << " nodes under one leaf switch, its root";
+    } else {
+      out << shape.leaf_ranks << " node" << (shape.leaf_ranks > 1 ? "s" : "") << " a leaf switch";
+      if (shape.fanin < (1U << 28)) out << ", " << shape.fanin << " switches under each above";
+    }
+    out << " (sharp's --leaf-ranks, --fanin)\n";
+  }
   if (flags.has("xml")) out << "  platform   written to " << flags.get("xml") << '\n';
   out << "  source     " << spec.source << '\n';
   return 0;

@@ -554,7 +554,9 @@ TEST_CASE("sharp runs where the fabric's switches reduce, joins compare there, a
   REQUIRE(compare.exit_code == 0);
   CHECK_THAT(compare.output, Catch::Contains("sharp"));
   CHECK(run_dtsim("compare --cluster " + plain + " --bytes 64MB").output.find("sharp") == std::string::npos);
-  CHECK_THAT(run_dtsim("cluster " + reduces).output, Catch::Contains("(switches reduce: SHARP)"));
+  const std::string summary = run_dtsim("cluster " + reduces).output;
+  CHECK_THAT(summary, Catch::Contains("(switches reduce: SHARP)"));
+  CHECK_THAT(summary, Catch::Contains("one aggregation tree a local rank: 4 nodes a leaf switch, 4 switches under"));
   CHECK(nlohmann::json::parse(run_dtsim("cluster " + reduces + " --json").output)["sharp"] == true);
   // a data-parallel step reduces its buckets through the switches too, and hides more of them than the ring
   const Run step = run_dtsim("predict --cluster " + reduces +
