@@ -16,6 +16,7 @@ int calibrate_command(std::span<char* const> args, std::ostream& out);
 int validate_command(std::span<char* const> args, std::ostream& out);
 int explain_command(std::span<char* const> args, std::ostream& out);
 int report_command(std::span<char* const> args, std::ostream& out);
+int import_profile_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
 const char* compare_usage();
@@ -33,5 +34,6 @@ const char* calibration_file_help();
 const char* validate_usage();
 const char* explain_usage();
 const char* report_usage();
+const char* import_profile_usage();
 
 }  // namespace dtsim::cli

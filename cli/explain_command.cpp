@@ -96,7 +96,7 @@ std::string setup_text(const Scenario& sc, const std::string& algorithm) {
     text += ", " + std::to_string(p.micro_batches) + " micro-batch" + (p.micro_batches == 1 ? "" : "es");
     if (p.sharding != Sharding::none) text += std::string(", ") + to_string(p.sharding);
   }
-  return text + "\n  grounding: " + grounding_text(s.device);
+  return text + "\n  grounding: " + grounding_text(s);
 }
 
 std::string explanation_text(const Scenario& sc, const Explanation& e) {
@@ -178,7 +178,7 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e) {
                    {"model", s.model.name},
                    {"device", s.device.name},
                    {"device_file", s.device.origin},
-                   {"grounding", grounding_json(s.device)},
+                   {"grounding", grounding_json(s)},
                    {"cluster", sc.cluster.name},
                    {"precision", to_string(s.compute.precision)},
                    {"runtime", to_string(s.compute.runtime)},

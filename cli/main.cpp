@@ -23,6 +23,8 @@ constexpr const char* usage =
     "               validate results\n"
     "  train FILE   real SGD on Fashion-MNIST by simulated workers (allreduce or parameter server, synchronous or\n"
     "               not): accuracy against simulated time\n"
+    "  import-profile FILE  a torch.profiler trace or CSV of one device's step, layer by layer (the compute\n"
+    "               input of predict --profile)\n"
     "  calibrate    measure this machine (compute, memory, reduction, MPI ping-pong) into a calibration file\n"
     "  validate     real MPI runs on an emulated cluster (network namespaces) against dtsim's predictions\n"
     "  collective   simulate one collective (default: ring allreduce of 100 MB on 8 ranks) and print its time,\n"
@@ -53,14 +55,16 @@ const char* help_text(std::string_view topic) {
   if (topic == "scenario-file") return scenario_file_help();
   if (topic == "device-file") return device_file_help();
   if (topic == "model-file") return model_file_help();
+  if (topic == "import-profile") return import_profile_usage();
   if (topic == "help") return usage;
   return nullptr;
 }
 
 constexpr const char* commands =
-    "predict, explain, report, train, calibrate, validate, collective, compare, verify, cluster, help";
+    "predict, explain, report, train, import-profile, calibrate, validate, collective, compare, verify, cluster, help";
 constexpr const char* topics =
-    "predict, explain, report, train, calibrate, validate, collective, compare, verify, cluster, cluster-file, "
+    "predict, explain, report, train, import-profile, calibrate, validate, collective, compare, verify, cluster, "
+    "cluster-file, "
     "scenario-file, device-file, model-file, train-file, calibration-file";
 
 }  // namespace
@@ -116,6 +120,7 @@ int main(int argc, char** argv) {
     if (command == "validate") return validate_command(rest, std::cout);
     if (command == "explain") return explain_command(rest, std::cout);
     if (command == "report") return report_command(rest, std::cout);
+    if (command == "import-profile") return import_profile_command(rest, std::cout);
     std::cerr << "dtsim: unknown command '" << command << "' (accepted: " << commands << ")\n";
     return 2;
   } catch (const UsageError& e) {

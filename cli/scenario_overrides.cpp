@@ -11,6 +11,7 @@
 #include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
+#include "scenarios/profile_file.hpp"
 #include "scenarios/units.hpp"
 #include "sim/parallel.hpp"
 
@@ -160,6 +161,17 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     }
     out.where = "--nodes";
   }
+  if (flags.has("profile")) {
+    if (flags.has("model")) throw UsageError("--profile: not with --model (the profile's layers are the model)");
+    try {
+      base.setup.profile = load_profile_file(flags.get("profile"));
+    } catch (const ScenarioError& e) {
+      throw UsageError(std::string("--profile: ") + e.what());
+    }
+    base.setup.model = model_of(*base.setup.profile);
+    base.setup.scaling = ScalingMode::weak;
+    base.setup.batch = base.setup.profile->batch;
+  }
   // the list flags, each as (flag, values); absent ones keep the scenario's single value
   std::vector<Device> loaded;     // each --device value's device, read once
   std::vector<Model> model_list;  // --model: each name or path read once, errors naming the flag
@@ -222,6 +234,11 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (!runtimes.empty()) setup.compute.runtime = *runtime_from_string(runtimes[r]);
     if (!recomputes.empty()) setup.compute.recompute = *recompute_from_string(recomputes[k]);
     setup.batch = batches[b];
+    if (setup.profile && (setup.batch != setup.profile->batch || setup.scaling != ScalingMode::weak)) {
+      throw UsageError((flags.has("batch") ? std::string("--batch: ") : std::string("scenario.batch: ")) +
+                       "the profile " + setup.profile->source + " was measured at a batch of " +
+                       std::to_string(setup.profile->batch) + " per accelerator: weak scaling at that batch only");
+    }
     if (models.size() > 1) v.values.emplace_back("model", models[m]);
     if (devices.size() > 1) v.values.emplace_back("device", devices[d]);
     if (precisions.size() > 1) v.values.emplace_back("precision", precisions[p]);

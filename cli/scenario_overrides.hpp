@@ -16,7 +16,7 @@
 
 namespace dtsim::cli {
 
-constexpr std::array<FlagSpec, 9> scenario_override_flags{{
+constexpr std::array<FlagSpec, 10> scenario_override_flags{{
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node of the cluster), e.g. 1,2,...,16; not with "
@@ -28,6 +28,9 @@ constexpr std::array<FlagSpec, 9> scenario_override_flags{{
      "models, replacing the scenario's: built-in ones (scenarios/models/NAME.json: resnet50, bert-large, gpt2-xl, "
      "llama-3-8b, ...; `dtsim help model-file` lists them) or paths to model files; a list runs the scenario once "
      "per model"},
+    {"profile", "FILE", "from the scenario",
+     "compute measured on one device instead of the device model: a torch.profiler trace (.json) or a CSV of layer "
+     "times (docs/profiles.md); its layers become the model and its batch the batch per accelerator; not with --model"},
     {"device", "LIST", "from the scenario",
      "accelerators' device, replacing the scenario's: a built-in device (dtsim help device-file lists them; the old "
      "names v100, a100, h100, rtx3090, xeon-8380 still work) or a path to a device file (the scenario's efficiency "

@@ -1,5 +1,7 @@
 #include "models/training.hpp"
 
+#include "models/ddp_buckets.hpp"
+
 namespace dtsim {
 
 const char* to_string(ScalingMode mode) { return mode == ScalingMode::weak ? "weak" : "strong"; }
@@ -10,7 +12,11 @@ const char* to_string(FrameworkPreset preset) {
 void apply_preset(TrainingSetup& setup, FrameworkPreset preset) {
   setup.framework = preset;
   setup.fusion_cycle_s = 0;
-  if (preset == FrameworkPreset::ddp) setup.bucket_bytes = 25e6;  // torch.nn.parallel.DistributedDataParallel
+  setup.first_bucket_bytes = 0;
+  if (preset == FrameworkPreset::ddp) {  // torch.nn.parallel.DistributedDataParallel (models/ddp_buckets.hpp)
+    setup.bucket_bytes = static_cast<double>(ddp_bucket_cap_bytes);
+    setup.first_bucket_bytes = static_cast<double>(ddp_first_bucket_bytes);
+  }
   if (preset == FrameworkPreset::horovod) {
     setup.bucket_bytes = 64e6;    // HOROVOD_FUSION_THRESHOLD default, 64 MiB in Horovod's docs (taken as 64 MB here)
     setup.fusion_cycle_s = 5e-3;  // HOROVOD_CYCLE_TIME default

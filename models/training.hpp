@@ -2,11 +2,13 @@
 // bucketing, and the input pipeline; and the memory it needs per accelerator. Plain values; sim/predict.cpp simulates.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/calibration.hpp"
 #include "models/compute_model.hpp"
+#include "models/measured_profile.hpp"
 #include "models/model_zoo.hpp"
 
 namespace dtsim {
@@ -35,11 +37,15 @@ struct TrainingSetup {
   ScalingMode scaling = ScalingMode::weak;
   int batch = 32;  // weak: per accelerator; strong: global
   FrameworkPreset framework = FrameworkPreset::ddp;
-  double bucket_bytes = 25e6;  // DDP 25 MB, Horovod 64 MB
-  double fusion_cycle_s = 0;   // Horovod's cycle time
+  double bucket_bytes = 25e6;     // DDP 25 MB, Horovod 64 MB
+  double first_bucket_bytes = 0;  // DDP: the first bucket's limit (PyTorch: 1 MiB); 0: as bucket_bytes
+  double fusion_cycle_s = 0;      // Horovod's cycle time
   InputPipeline input;
   int steps = 3;
   std::vector<FactorRange> network_factors;  // from a calibration: piecewise latency and bandwidth corrections
+  // Compute measured on one device (a scenario's "profile"): its layers' times replace the device model's, at the
+  // batch it was measured at only; `model` is then model_of(*profile).
+  std::optional<MeasuredProfile> profile;
 };
 
 // Framework presets: DDP 25 MB buckets in reverse layer order, overlapped; Horovod tensor fusion 64 MB with a 5 ms

@@ -38,4 +38,20 @@ nlohmann::json grounding_json(const Device& device) {
   return j;
 }
 
+std::string grounding_text(const TrainingSetup& setup) {
+  if (!setup.profile) return grounding_text(setup.device);
+  const MeasuredProfile& p = *setup.profile;
+  return "compute measured: each layer's forward and backward time from the profile " + p.source + " (batch " +
+         std::to_string(p.batch) + ", median of " + std::to_string(p.steps) + (p.steps == 1 ? " step" : " steps") +
+         "); " + setup.device.name + "'s figures serve its memory only";
+}
+
+nlohmann::json grounding_json(const TrainingSetup& setup) {
+  if (!setup.profile) return grounding_json(setup.device);
+  return nlohmann::json{{"device_figures", "profile"},
+                        {"profile", setup.profile->source},
+                        {"profile_batch", setup.profile->batch},
+                        {"profile_steps", setup.profile->steps}};
+}
+
 }  // namespace dtsim

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/devices.hpp"
+#include "models/training.hpp"
 
 namespace dtsim {
 
@@ -16,5 +17,8 @@ const char* device_figures(const Device& device);
 std::string grounding_text(const Device& device);
 // {"device_figures": ..., "fit_rows": ..., "fit_median_error": ..., "fitted_by": ...} (fit fields when fitted).
 nlohmann::json grounding_json(const Device& device);
+// The setup's: its measured profile's where it has one (device figures then serve only its memory), else its device's.
+std::string grounding_text(const TrainingSetup& setup);
+nlohmann::json grounding_json(const TrainingSetup& setup);
 
 }  // namespace dtsim

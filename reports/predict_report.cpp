@@ -42,7 +42,7 @@ nlohmann::json memory_json(const MemoryUse& m, double capacity_bytes) {
 std::string predict_text(const Scenario& scenario, const std::vector<Prediction>& results) {
   std::ostringstream out;
   out << "predict " << scenario.name << ": " << setup_line(scenario)
-      << "\n  grounding: " << grounding_text(scenario.setup.device) << "\n\n";
+      << "\n  grounding: " << grounding_text(scenario.setup) << "\n\n";
   out << std::left << std::setw(6) << "accel" << std::setw(6) << "nodes" << std::setw(15) << "algorithm"
       << std::setw(11) << "step" << std::setw(11) << "samples/s" << std::setw(9) << "speedup" << std::setw(7) << "eff."
       << std::setw(11) << "forward" << std::setw(11) << "backward" << std::setw(11) << "exposed" << std::setw(11)
@@ -113,7 +113,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"device", s.device.name},
                         {"device_file", s.device.origin},
                         {"device_figures", device_figures(s.device)},
-                        {"grounding", grounding_json(s.device)},
+                        {"grounding", grounding_json(s)},
                         {"cluster", scenario.cluster.name},
                         {"scaling", to_string(s.scaling)},
                         {"batch", s.batch},
@@ -128,7 +128,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
 std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results, bool search) {
   std::ostringstream out;
   out << "predict " << scenario.name << ": " << setup_line(scenario)
-      << "\n  grounding: " << grounding_text(scenario.setup.device) << '\n';
+      << "\n  grounding: " << grounding_text(scenario.setup) << '\n';
   if (scenario.setup.scaling == ScalingMode::weak) {
     out << "  global batch = " << scenario.setup.batch
         << " x accelerators for every layout, each replica of tensor x pipeline accelerators taking its share\n";
@@ -205,7 +205,7 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                         {"device", scenario.setup.device.name},
                         {"device_file", scenario.setup.device.origin},
                         {"device_figures", device_figures(scenario.setup.device)},
-                        {"grounding", grounding_json(scenario.setup.device)},
+                        {"grounding", grounding_json(scenario.setup)},
                         {"cluster", scenario.cluster.name},
                         {"scaling", to_string(scenario.setup.scaling)},
                         {"precision", to_string(scenario.setup.compute.precision)},

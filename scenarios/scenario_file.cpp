@@ -15,6 +15,7 @@
 #include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
+#include "scenarios/profile_file.hpp"
 
 namespace dtsim {
 namespace {
@@ -29,13 +30,16 @@ constexpr std::array<FieldSpec, 2> batch_fields{{
     ranged_field("size", FieldType::integer, "", "weak: samples per accelerator; strong: the global batch", 1, 1 << 24),
 }};
 
-constexpr std::array<FieldSpec, 3> framework_fields{{
+constexpr std::array<FieldSpec, 4> framework_fields{{
     choice_field("preset", "ddp",
-                 "ddp: PyTorch DDP, 25 MB buckets in reverse layer order, overlapped with backward; horovod: tensor "
+                 "ddp: PyTorch DDP, 25 MiB buckets (the first 1 MiB) in reverse layer order, overlapped with "
+                 "backward; horovod: tensor "
                  "fusion, 64 MB buffers started on a 5 ms cycle; none: one allreduce of all gradients after backward",
                  "ddp|horovod|none"),
     value_field("bucket", FieldType::size, "preset", "bucket (fusion buffer) size, overriding the preset's"),
     value_field("cycle", FieldType::duration, "preset", "horovod: cycle time, overriding the preset's 5 ms"),
+    value_field("first_bucket", FieldType::size, "preset",
+                "ddp: the first bucket's size, overriding the preset's 1 MiB (PyTorch's _DEFAULT_FIRST_BUCKET_BYTES)"),
 }};
 
 constexpr std::array<FieldSpec, 5> input_fields{{
@@ -72,7 +76,7 @@ constexpr std::array<FieldSpec, 7> parallel_fields{{
         "true|false"),
 }};
 
-constexpr std::array<FieldSpec, 20> scenario_fields{{
+constexpr std::array<FieldSpec, 21> scenario_fields{{
     value_field("name", FieldType::text, "scenario", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the scenario shows"),
     value_field("cluster", FieldType::text, "",
@@ -83,10 +87,18 @@ constexpr std::array<FieldSpec, 20> scenario_fields{{
                 "h100, rtx3090 and xeon-8380 still work), a path to a device file relative to the scenario, a device "
                 "object inline (the fields of a device file's \"device\"), or calibrated (the machine of "
                 "`calibration`)"),
-    value_field("model", FieldType::name_or_object, "",
-                "a built-in model (scenarios/models/NAME.json: resnet50, bert-large, gpt2-xl, llama-3-8b, ...; "
-                "`dtsim help model-file` lists them), a path to a model file relative to the scenario, or a model "
-                "object as a model file's (docs/models.md)"),
+    [] {
+      FieldSpec f = value_field("model", FieldType::name_or_object, "",
+                                "a built-in model (scenarios/models/NAME.json: resnet50, bert-large, gpt2-xl, "
+                                "llama-3-8b, ...; `dtsim help model-file` lists them), a path to a model file "
+                                "relative to the scenario, or a model object as a model file's (docs/models.md)");
+      f.required_when = "there is no profile";
+      return f;
+    }(),
+    value_field("profile", FieldType::text, "(none)",
+                "compute measured on one device instead of the device model: a torch.profiler trace (.json) or a CSV "
+                "of layer times (.csv), relative to the scenario (docs/profiles.md); its layers are the model, its "
+                "batch the only one predicted"),
     object_field("batch", true, "the batch and how it scales", batch_fields),
     choice_field("precision", "fp32",
                  "the layers' math: fp32, tf32, fp16, bf16 or fp8 (fp32 master weights but for fp32 and tf32; fp8 "
@@ -180,8 +192,21 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     throw ScenarioError(o.path_of("cluster") + ": " + e.what());
   }
   TrainingSetup& setup = sc.setup;
-  const nlohmann::json& model = o.name_or_object("model");
-  if (model.is_object()) {
+  if (o.has("profile")) {
+    if (o.has("model")) {
+      throw ScenarioError(o.path_of("model") + ": not with a profile (the profile's layers are the model)");
+    }
+    std::filesystem::path file(o.text("profile"));
+    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+    try {
+      setup.profile = load_profile_file(file.string());
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(o.path_of("profile") + ": " + e.what());
+    }
+    setup.model = model_of(*setup.profile);
+  } else if (!o.has("model")) {
+    throw ScenarioError(o.path_of("model") + ": required (or a profile)");
+  } else if (const nlohmann::json& model = o.name_or_object("model"); model.is_object()) {
     setup.model = parse_model(model, o.path_of("model"));  // errors name scenario.model.KEY
   } else {
     try {
@@ -226,6 +251,10 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   const JsonObject batch = o.object("batch");
   setup.scaling = batch.choice("mode") == "weak" ? ScalingMode::weak : ScalingMode::strong;
   setup.batch = static_cast<int>(batch.integer("size"));
+  if (setup.profile && (setup.scaling != ScalingMode::weak || setup.batch != setup.profile->batch)) {
+    throw ScenarioError(batch.path_of("size") + ": the profile was measured at " +
+                        std::to_string(setup.profile->batch) + " samples a step: weak scaling at that batch only");
+  }
   sc.precision_name = o.choice("precision");
   try {
     setup.compute.precision = precision_for(sc.precision_name, setup.device);
@@ -250,6 +279,15 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     }
     setup.bucket_bytes = static_cast<double>(framework.bytes("bucket"));
     if (setup.bucket_bytes <= 0) throw ScenarioError(framework.path_of("bucket") + ": expected a size > 0");
+  }
+  if (framework.has("first_bucket")) {
+    if (setup.framework != FrameworkPreset::ddp) {
+      throw ScenarioError(framework.path_of("first_bucket") + ": only for preset \"ddp\"");
+    }
+    setup.first_bucket_bytes = static_cast<double>(framework.bytes("first_bucket"));
+    if (setup.first_bucket_bytes <= 0) {
+      throw ScenarioError(framework.path_of("first_bucket") + ": expected a size > 0");
+    }
   }
   if (framework.has("cycle")) {
     if (setup.framework != FrameworkPreset::horovod) {

@@ -9,6 +9,7 @@
 #include "algorithms/hierarchical.hpp"
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
+#include "models/ddp_buckets.hpp"
 #include "sim/algorithm_choice.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/library_cost.hpp"
@@ -34,21 +35,26 @@ std::string memory_size(double bytes) {
 }  // namespace
 
 std::vector<GradientBucket> gradient_buckets(const TrainingSetup& setup) {
-  // buckets of gradients in reverse layer order, closed once they hold bucket_bytes (none: one bucket)
+  // whole layers' gradients in reverse layer order, bucketed as the framework does (none: one bucket)
   const Model& model = setup.model;
   const double value = gradient_bytes_per_param(setup.compute.precision);
-  const double limit = setup.framework == FrameworkPreset::none ? INFINITY : setup.bucket_bytes;
+  std::vector<std::uint64_t> bytes;
+  for (std::size_t l = model.layers.size(); l-- > 0;)
+    bytes.push_back(std::llround(model.layers[l].params * value));
+  const std::uint64_t limit = setup.framework == FrameworkPreset::none ? UINT64_MAX : std::llround(setup.bucket_bytes);
+  const std::uint64_t first = setup.framework == FrameworkPreset::ddp && setup.first_bucket_bytes > 0
+                                  ? std::llround(setup.first_bucket_bytes)
+                                  : limit;
   std::vector<GradientBucket> buckets;
-  double pending = 0;
   std::size_t upper = model.layers.size();  // one past the highest layer in no bucket yet
-  for (std::size_t l = model.layers.size(); l-- > 0;) {
-    pending += model.layers[l].params * value;
-    const bool last = l == 0;
-    if (pending > 0 && (pending >= limit || last)) {
-      buckets.push_back({static_cast<std::uint64_t>(std::llround(pending)), l, upper - 1});
-      pending = 0;
-      upper = l;
-    }
+  std::uint64_t held = 0;
+  for (const std::size_t count : ddp_bucket_counts(bytes, first, limit)) {
+    const std::size_t lower = upper - count;
+    for (std::size_t l = lower; l < upper; ++l)
+      held += bytes[model.layers.size() - 1 - l];
+    if (held > 0) buckets.push_back({held, lower, upper - 1});
+    held = 0;
+    upper = lower;
   }
   return buckets;
 }
@@ -58,11 +64,25 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
                              const NetworkCost* library) {
   TrainingProgram program;
   const Model& model = setup.model;
-  for (const Layer& layer : model.layers) {
-    program.forward_s.push_back(forward_seconds(layer, local_batch, setup.device, setup.compute));
-    program.backward_s.push_back(backward_seconds(layer, local_batch, setup.device, setup.compute));
+  if (setup.profile) {  // measured: the profile's times, at its own batch
+    const MeasuredProfile& profile = *setup.profile;
+    if (local_batch != profile.batch) {
+      throw std::invalid_argument("profile " + profile.source + ": measured at a batch of " +
+                                  std::to_string(profile.batch) + " per accelerator; this configuration runs " +
+                                  std::to_string(local_batch) + " (weak scaling at the profile's batch only)");
+    }
+    for (const MeasuredLayer& layer : profile.layers) {
+      program.forward_s.push_back(layer.forward_s);
+      program.backward_s.push_back(layer.backward_s);
+    }
+    program.optimizer_s = profile.optimizer_s + profile.overhead_s;
+  } else {
+    for (const Layer& layer : model.layers) {
+      program.forward_s.push_back(forward_seconds(layer, local_batch, setup.device, setup.compute));
+      program.backward_s.push_back(backward_seconds(layer, local_batch, setup.device, setup.compute));
+    }
+    program.optimizer_s = optimizer_seconds(model.params(), setup.device, setup.compute);
   }
-  program.optimizer_s = optimizer_seconds(model.params(), setup.device, setup.compute);
   program.steps = setup.steps;
   program.fusion_cycle_s = setup.fusion_cycle_s;
   program.overlap = setup.framework != FrameworkPreset::none;

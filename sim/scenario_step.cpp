@@ -51,6 +51,10 @@ std::string StepResult::layout_text() const {
 
 StepResult simulate_step(const TrainingSetup& setup, const ClusterSpec& cluster, const StepRequest& request) {
   if (request.layout) {
+    if (setup.profile) {
+      throw std::invalid_argument("profile " + setup.profile->source + ": a profile times the whole model on one " +
+                                  "device; layouts (tensor, pipeline, ZeRO) are not predicted from it");
+    }
     if (request.layout->accelerators() != request.accelerators) {
       throw std::invalid_argument("layout " + request.layout->describe() + " has " +
                                   std::to_string(request.layout->accelerators()) + " accelerators, not " +

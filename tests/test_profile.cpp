@@ -1,0 +1,185 @@
+// Measured profiles as compute input (issue 29): PyTorch DDP's bucket rule against what PyTorch itself did, the trace
+// and CSV importers on a trace recorded from real PyTorch (validation/pytorch/record_profile.py), their refusals, and
+// predict from a profile.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/ddp_buckets.hpp"
+#include "run_dtsim.hpp"
+#include "scenarios/json_reader.hpp"
+#include "scenarios/profile_file.hpp"
+
+namespace {
+
+using dtsim::test::run_dtsim;
+
+const std::string data_dir = std::string(DTSIM_SOURCE_DIR) + "/tests/data/pytorch/";
+const std::string mlp_trace = data_dir + "mlp-trace.json";
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in);
+  return nlohmann::json::parse(in);
+}
+
+// A copy of `document` written to a temporary file; returns its path.
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / ("dtsim-test-profile-" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string refusal(const std::string& path) {
+  try {
+    dtsim::load_profile_file(path);
+  } catch (const dtsim::ScenarioError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("DDP's bucket rule reproduces the buckets PyTorch built for the validation models") {
+  const nlohmann::json recorded = read_json(data_dir + "ddp-buckets.json");
+  REQUIRE(recorded["records"].size() == 6);  // 3 models x 2 caps
+  for (const nlohmann::json& r : recorded["records"]) {
+    INFO(r["model"].get<std::string>() << " at bucket_cap_mb " << r["bucket_cap_mb"].get<double>());
+    std::vector<std::uint64_t> bytes;  // every parameter's gradient, in the order PyTorch found them ready
+    std::vector<std::size_t> sizes;
+    for (const nlohmann::json& bucket : r["buckets"]) {
+      sizes.push_back(bucket.size());
+      for (const nlohmann::json& index : bucket)
+        bytes.push_back(r["param_bytes"][index.get<std::size_t>()]);
+    }
+    REQUIRE(bytes.size() == r["param_bytes"].size());
+    const auto counts = dtsim::ddp_bucket_counts(bytes, r["first_bucket_bytes"], r["bucket_cap_bytes"]);
+    CHECK(counts == sizes);
+    std::size_t next = 0;
+    for (std::size_t b = 0; b < counts.size() && b < r["bucket_bytes"].size(); ++b) {
+      std::uint64_t total = 0;
+      for (std::size_t i = next; i < next + counts[b]; ++i)
+        total += bytes[i];
+      CHECK(total == r["bucket_bytes"][b].get<std::uint64_t>());
+      next += counts[b];
+    }
+  }
+  // the constants are PyTorch's
+  CHECK(dtsim::ddp_first_bucket_bytes == recorded["records"][0]["first_bucket_bytes"].get<std::uint64_t>());
+  CHECK(dtsim::ddp_bucket_cap_bytes == 26214400);
+}
+
+TEST_CASE("a torch.profiler trace of an MLP's steps becomes its layers' times, parameters and gradient order") {
+  const dtsim::MeasuredProfile p = dtsim::load_profile_file(mlp_trace);
+  CHECK(p.batch == 16);
+  CHECK(p.steps == 3);
+  REQUIRE(p.layers.size() == 6);  // Flatten, Linear, ReLU, Linear, ReLU, Linear
+  const double params[] = {0, 784 * 1024 + 1024, 0, 1024 * 1024 + 1024, 0, 1024 * 10 + 10};
+  for (std::size_t l = 0; l < 6; ++l) {
+    CHECK(p.layers[l].name == std::to_string(l));
+    CHECK(p.layers[l].params == params[l]);
+  }
+  // backward reaches the layers in reverse; Flatten's output needs no gradient
+  CHECK(p.ready_order == std::vector<std::size_t>{5, 4, 3, 2, 1});
+  CHECK(p.layers[0].backward_s == 0);
+  // the matrix layers dominate, and backward costs them more than forward
+  CHECK(p.layers[3].forward_s > 10 * p.layers[4].forward_s);
+  CHECK(p.layers[3].backward_s > p.layers[3].forward_s);
+  CHECK(p.optimizer_s > 0);
+  CHECK(p.overhead_s >= 0);
+  // the parts add up to a step as the trace timed it (medians of parts against the median step)
+  std::vector<double> steps;
+  for (const nlohmann::json& e : read_json(mlp_trace)) {
+    if (e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0) steps.push_back(e["dur"].get<double>() * 1e-6);
+  }
+  REQUIRE(steps.size() == 3);
+  std::sort(steps.begin(), steps.end());
+  CHECK(p.step_s() == Approx(steps[1]).epsilon(0.05));
+}
+
+TEST_CASE("traces of another shape are refused with what is missing") {
+  const nlohmann::json trace = read_json(mlp_trace);
+  auto without = [&](const std::string& prefix) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (const nlohmann::json& e : trace) {
+      if (e["name"].get<std::string>().rfind(prefix, 0) != 0) kept.push_back(e);
+    }
+    return kept.dump();
+  };
+  CHECK_THAT(refusal(write_temp("nobackward.json", without("dtsim.backward:"))), Catch::Contains("no backward"));
+  CHECK_THAT(refusal(write_temp("noforward.json", without("dtsim.forward:"))), Catch::Contains("names no layer"));
+  CHECK_THAT(refusal(write_temp("nostep.json", without("ProfilerStep#"))), Catch::Contains("no complete step"));
+  CHECK_THAT(refusal(write_temp("nobatch.json", without("dtsim.batch="))), Catch::Contains("dtsim.batch=B"));
+  nlohmann::json overlapping = trace;
+  for (nlohmann::json& e : overlapping) {
+    if (e["name"] == "ProfilerStep#1") e["ts"] = e["ts"].get<double>() - 1000;
+  }
+  CHECK_THAT(refusal(write_temp("overlap.json", overlapping.dump())), Catch::Contains("overlapping steps"));
+  CHECK_THAT(refusal(write_temp("object.json", R"({"events": []})")), Catch::Contains("not a trace-event file"));
+  CHECK_THAT(refusal(write_temp("number.json", "3")), Catch::Contains("not a trace-event file"));
+  CHECK_THAT(refusal(write_temp("syntax.json", "[{")), Catch::Contains("not valid JSON"));
+  CHECK_THAT(refusal(write_temp("profile.txt", "x")), Catch::Contains("expected a .json trace"));
+  CHECK_THAT(refusal("/nonexistent/trace.json"), Catch::Contains("no such file"));
+}
+
+TEST_CASE("a CSV of layer times is read strictly") {
+  const std::string good =
+      "# batch=32\n# optimizer_ms=2\nlayer,params,forward_ms,backward_ms\nfc1,100,1.5,3\nfc2,10,0.5,1\n";
+  const dtsim::MeasuredProfile p = dtsim::load_profile_file(write_temp("good.csv", good));
+  CHECK(p.batch == 32);
+  REQUIRE(p.layers.size() == 2);
+  CHECK(p.layers[0].forward_s == Approx(1.5e-3));
+  CHECK(p.layers[1].backward_s == Approx(1e-3));
+  CHECK(p.optimizer_s == Approx(2e-3));
+  CHECK(p.overhead_s == 0);
+  CHECK(p.ready_order == std::vector<std::size_t>{1, 0});
+  CHECK_THAT(refusal(write_temp("nobatch.csv", "layer,params,forward_ms,backward_ms\nfc,1,1,1\n")),
+             Catch::Contains("# batch=B"));
+  CHECK_THAT(refusal(write_temp("header.csv", "# batch=2\nlayer,forward_ms\nfc,1\n")), Catch::Contains("header"));
+  CHECK_THAT(refusal(write_temp("negative.csv", "# batch=2\nlayer,params,forward_ms,backward_ms\nfc,1,-1,1\n")),
+             Catch::Contains(":3 (forward_ms): expected milliseconds"));
+  CHECK_THAT(refusal(write_temp("key.csv", "# batch=2\n# speed=3\nlayer,params,forward_ms,backward_ms\nfc,1,1,1\n")),
+             Catch::Contains("unknown setting 'speed'"));
+  CHECK_THAT(refusal(write_temp("twice.csv", "# batch=2\nlayer,params,forward_ms,backward_ms\na,1,1,1\na,1,1,1\n")),
+             Catch::Contains("appears twice"));
+}
+
+TEST_CASE("import-profile prints the layers and predict --profile predicts from the measured times") {
+  const auto imported = run_dtsim("import-profile " + mlp_trace + " --json");
+  REQUIRE(imported.exit_code == 0);
+  const nlohmann::json profile = nlohmann::json::parse(imported.output);
+  CHECK(profile["batch"] == 16);
+  CHECK(profile["layers"].size() == 6);
+  CHECK(profile["ddp_bucket_layers"] == nlohmann::json::array({3, 2}));  // fc3, ReLU, fc2 close the 1 MiB bucket
+  const auto predicted = run_dtsim("predict --profile " + mlp_trace + " --accelerators 1,4 --algorithm ring --json");
+  REQUIRE(predicted.exit_code == 0);
+  const nlohmann::json result = nlohmann::json::parse(predicted.output);
+  INFO(predicted.output.substr(0, 2000));
+  // one accelerator: exactly the measured step (its parts in sequence); four: slower by the exposed allreduce
+  const nlohmann::json& rows = result["results"];
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["step_time_s"].get<double>() == Approx(profile["step_s"].get<double>()).epsilon(1e-9));
+  CHECK(rows[1]["step_time_s"].get<double>() > rows[0]["step_time_s"].get<double>());
+  // the same profile as a CSV (written by import-profile) predicts the same
+  const std::string csv = std::filesystem::temp_directory_path() / "dtsim-test-profile-mlp.csv";
+  REQUIRE(run_dtsim("import-profile " + mlp_trace + " --csv " + csv).exit_code == 0);
+  const auto from_csv = run_dtsim("predict --profile " + csv + " --accelerators 1,4 --algorithm ring --json");
+  REQUIRE(from_csv.exit_code == 0);
+  const nlohmann::json again = nlohmann::json::parse(from_csv.output);
+  CHECK(again["results"][1]["step_time_s"].get<double>() ==
+        Approx(rows[1]["step_time_s"].get<double>()).epsilon(1e-3));  // (the CSV holds times to a microsecond)
+  // bad input: exit 2, one line naming the flag
+  const auto bad = run_dtsim("predict --profile /nonexistent.json");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("--profile: /nonexistent.json: cannot read the file"));
+  const auto both = run_dtsim("predict --profile " + mlp_trace + " --model resnet50");
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.output, Catch::Contains("not with --model"));
+  const auto other_batch = run_dtsim("predict --profile " + mlp_trace + " --batch 32 --accelerators 1");
+  CHECK(other_batch.exit_code == 2);
+  CHECK_THAT(other_batch.output, Catch::Contains("measured at a batch of 16"));
+}
