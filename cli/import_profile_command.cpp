@@ -65,14 +65,7 @@ int import_profile_command(std::span<char* const> args, std::ostream& out) {
   const std::vector<std::size_t> buckets = ddp_layer_buckets(p);
   if (flags.has("csv")) {
     try {
-      write_file_atomically(flags.get("csv"), [&](std::ostream& file) {
-        file << "# batch=" << p.batch << "\n# optimizer_ms=" << milliseconds(p.optimizer_s)
-             << "\n# overhead_ms=" << milliseconds(p.overhead_s) << "\nlayer,params,forward_ms,backward_ms\n";
-        for (const MeasuredLayer& l : p.layers) {
-          file << l.name << ',' << static_cast<long long>(l.params) << ',' << milliseconds(l.forward_s) << ','
-               << milliseconds(l.backward_s) << '\n';
-        }
-      });
+      write_file_atomically(flags.get("csv"), [&](std::ostream& file) { write_profile_csv(p, file); });
     } catch (const std::exception& e) {
       throw UsageError("--csv: " + std::string(e.what()));
     }

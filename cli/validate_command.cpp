@@ -17,6 +17,7 @@
 #include "scenarios/input_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
+#include "validation/framework_validation.hpp"
 #include "validation/published.hpp"
 #include "validation/published_collectives.hpp"
 #include "validation/published_report.hpp"
@@ -25,7 +26,7 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 10> validate_flags{{
+constexpr std::array<FlagSpec, 11> validate_flags{{
     {"quick", "", "",
      "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about 25 s); otherwise 4 and 8 ranks at 100 Mbit/s and "
      "1 Gbit/s, 64 KB to 64 MB"},
@@ -41,10 +42,80 @@ constexpr std::array<FlagSpec, 10> validate_flags{{
      "(validation/published/measurements.csv) and compare; no root needed"},
     {"split", "WHICH", "test", "--published: the rows to predict: test (no fit has seen them), fit, or all"},
     {"json", "", "", "--published: print one JSON object (every row, the summaries) instead of the tables"},
+    {"framework", "NAME", "",
+     "pytorch: real PyTorch DistributedDataParallel training (gloo) on the emulated cluster against dtsim's step "
+     "predictions, into pytorch-validation.md and .json (--quick: 2 and 4 ranks, the MLP, 1 Gbit/s; needs root and "
+     "python3-torch); with --repredict, a pytorch-validation.json predicted again"},
     {"repredict", "FILE", "",
      "predict the cases of an earlier validation.json again with the current model (same measurements, same "
      "ping-pong fits) and write validation.md and .json to --out-dir: deterministic, so CI gates the model with it"},
 }};
+
+// dtsim validate --framework pytorch [--quick | --repredict FILE] [--out-dir DIR] [--max-median-error F]
+int framework_validation(const Flags& flags, double limit, std::ostream& out) {
+  if (flags.get("framework") != "pytorch") {
+    throw UsageError("--framework: expected pytorch, got '" + flags.get("framework") + "'");
+  }
+  for (const char* other : {"measured", "ranks", "label", "published", "split", "json"}) {
+    flags.refuse_unless(other, false, "not with --framework");
+  }
+  const std::string dir = flags.get("out-dir");
+  if (!std::filesystem::is_directory(dir)) throw UsageError("--out-dir: " + dir + " is not a directory");
+  FrameworkResult result;
+  std::string command = "dtsim validate --framework pytorch";
+  if (flags.has("repredict")) {
+    flags.refuse_unless("quick", false, "not with --repredict (it shortens a real validation)");
+    const std::string path = flags.get("repredict");
+    nlohmann::json previous;
+    try {
+      previous = read_json_file(path);
+      result = repredict_framework(previous, std::filesystem::path(path).parent_path().string());
+    } catch (const ScenarioError& e) {  // names the file
+      throw UsageError("--repredict: " + std::string(e.what()));
+    } catch (const std::exception& e) {
+      throw UsageError("--repredict: " + path + ": " + e.what());
+    }
+    command = previous.value("command", command) + ", predictions redone by --repredict";
+  } else {
+    if (::geteuid() != 0) throw UsageError("--framework: needs root to create network namespaces (run it as root)");
+    if (::access("/usr/bin/python3", X_OK) != 0 ||
+        std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0) {
+      throw UsageError(
+          "--framework pytorch: /usr/bin/python3 cannot import torch (install python3-torch and "
+          "python3-torchvision: bash scripts/install-deps.sh --test)");
+    }
+    FrameworkPlan plan;
+    plan.bin_dir = executable_directory();
+    plan.script = std::string(DTSIM_DATA_DIR) + "/validation/emulated-run.sh";
+    plan.out_dir = dir;
+    if (flags.has("quick")) {
+      plan.ranks = {2, 4};
+      plan.rates_Mbps = {1000};
+      plan.models = {{"mlp", {16, 64}}};
+      command += " --quick";
+    }
+    const bool terminal = ::isatty(STDERR_FILENO) != 0;
+    const auto started = std::chrono::steady_clock::now();
+    result = run_framework_validation(plan, [&](const std::string& line) {
+      if (!terminal) return;
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      std::cerr << "\r\033[K[" << format_seconds(t) << "] " << line << std::flush;
+    });
+    if (terminal) std::cerr << "\r\033[K";
+  }
+  const nlohmann::json doc = framework_json(result, command);
+  write_file_atomically(dir + "/pytorch-validation.json", [&](std::ostream& f) { f << doc.dump(2) << '\n'; });
+  write_file_atomically(dir + "/pytorch-validation.md",
+                        [&](std::ostream& f) { f << framework_markdown(result, command); });
+  char summary[256];
+  std::snprintf(summary, sizeof summary,
+                "PyTorch DDP: %zu cases, step time median |error| %.1f%%, p90 %.1f%%; exposed communication within "
+                "%.1f points (median), %.1f at most\n  written to %s/pytorch-validation.md and .json\n",
+                result.cases.size(), 100 * result.median_abs_error, 100 * result.p90_abs_error,
+                100 * result.exposed_median_points, 100 * result.exposed_max_points, dir.c_str());
+  out << summary;
+  return result.median_abs_error > limit ? 1 : 0;
+}
 
 }  // namespace
 
@@ -72,6 +143,7 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
   flags.refuse_unless(
       "quick", !measured && !repredicting,
       std::string("not with ") + (measured ? "--measured" : "--repredict") + " (it shortens a real validation)");
+  if (flags.has("framework")) return framework_validation(flags, limit, out);
   const bool published = flags.has("published");
   flags.refuse_unless("split", published, "needs --published");
   flags.refuse_unless("json", published, "needs --published");

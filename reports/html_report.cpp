@@ -493,6 +493,8 @@ void add_result(const nlohmann::json& document, const std::string& source, Repor
     content.predicts.push_back(read_predict(document));
   } else if (document.is_object() && document.contains("points")) {
     content.trains.push_back(read_train(document));
+  } else if (is_framework_validation(document)) {
+    content.frameworks.push_back(read_framework_validation(document));
   } else if (is_published_validation(document)) {
     content.published.push_back(read_published_validation(document));
   } else if (document.is_object() && document.contains("cases")) {
@@ -542,6 +544,8 @@ std::string render_report_html(const ReportContent& content) {
     section_validation(out, t, colours);
   for (const PublishedReport& t : content.published)
     out << render_published_section(t, colours);
+  for (const FrameworkReport& t : content.frameworks)
+    out << render_framework_section(t, colours);
   out << "</body>\n</html>\n";
   return out.str();
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/framework_report.hpp"
 #include "reports/published_chart.hpp"
 
 namespace dtsim {
@@ -113,7 +114,8 @@ struct ReportContent {
   std::vector<CompareTable> compares;
   std::vector<TrainCurve> trains;
   std::vector<ValidationTable> validations;
-  std::vector<PublishedReport> published;  // validate --published --json
+  std::vector<PublishedReport> published;   // validate --published --json
+  std::vector<FrameworkReport> frameworks;  // validate --framework pytorch (pytorch-validation.json)
 };
 
 // Recognises the kind of result by its shape (compare: a list of runs; predict: "results"; train: "points";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <string_view>
@@ -289,7 +290,22 @@ MeasuredProfile load_csv(const std::string& path) {
   return p;
 }
 
+std::string milliseconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", seconds * 1e3);
+  return text;
+}
+
 }  // namespace
+
+void write_profile_csv(const MeasuredProfile& p, std::ostream& out) {
+  out << "# batch=" << p.batch << "\n# optimizer_ms=" << milliseconds(p.optimizer_s)
+      << "\n# overhead_ms=" << milliseconds(p.overhead_s) << "\nlayer,params,forward_ms,backward_ms\n";
+  for (const MeasuredLayer& l : p.layers) {
+    out << l.name << ',' << static_cast<long long>(l.params) << ',' << milliseconds(l.forward_s) << ','
+        << milliseconds(l.backward_s) << '\n';
+  }
+}
 
 MeasuredProfile load_profile_file(const std::string& path) {
   if (const std::string problem = input_file_problem(path); !problem.empty()) throw ScenarioError(problem);

@@ -14,6 +14,7 @@
 // Every problem is a ScenarioError naming the file (and the line, step or event) and what is accepted.
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "models/measured_profile.hpp"
@@ -21,5 +22,7 @@
 namespace dtsim {
 
 MeasuredProfile load_profile_file(const std::string& path);
+// The profile in the CSV form load_profile_file reads (times to a microsecond).
+void write_profile_csv(const MeasuredProfile& profile, std::ostream& out);
 
 }  // namespace dtsim

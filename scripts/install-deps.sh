@@ -19,6 +19,7 @@ packages=(
 if [[ ${1:-} == --test ]]; then
   packages+=(chromium fonts-dejavu-core)  # the report rendering test (headless Chromium, with a font for its text)
   packages+=(clang libclang-rt-14-dev)     # the sanitizer job: ASan/UBSan build and libFuzzer (scripts/sanitize.sh)
+  packages+=(python3-torch python3-torchvision)  # real PyTorch DDP training on the emulated cluster (validate --framework)
 elif [[ -n ${1:-} ]]; then
   echo "install-deps: unknown option $1 (accepted: --test)" >&2
   exit 2

@@ -12,6 +12,7 @@
 #include "run_dtsim.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/profile_file.hpp"
+#include "validation/framework_validation.hpp"
 
 namespace {
 
@@ -182,4 +183,79 @@ TEST_CASE("import-profile prints the layers and predict --profile predicts from 
   const auto other_batch = run_dtsim("predict --profile " + mlp_trace + " --batch 32 --accelerators 1");
   CHECK(other_batch.exit_code == 2);
   CHECK_THAT(other_batch.output, Catch::Contains("measured at a batch of 16"));
+}
+
+TEST_CASE("the committed PyTorch validation predicts again to the same numbers, from its profiles alone") {
+  const std::string reports = std::string(DTSIM_SOURCE_DIR) + "/reports";
+  const nlohmann::json committed = read_json(reports + "/pytorch-validation.json");
+  const dtsim::FrameworkResult again = dtsim::repredict_framework(committed, reports);
+  REQUIRE(again.cases.size() == committed["cases"].size());
+  REQUIRE(again.cases.size() >= 8);
+  for (std::size_t i = 0; i < again.cases.size(); ++i) {
+    CHECK(again.cases[i].predicted_s == Approx(committed["cases"][i]["predicted_s"].get<double>()).epsilon(1e-9));
+    CHECK(again.cases[i].buckets == committed["cases"][i]["buckets"].get<int>());
+  }
+  CHECK(again.median_abs_error == Approx(committed["median_abs_error"].get<double>()).epsilon(1e-9));
+  // the prediction of a case is the profile's compute plus what the network leaves exposed: never faster than the
+  // compute alone, and slower on a slower network
+  dtsim::FrameworkCase c;
+  const nlohmann::json& first = committed["cases"][0];
+  c.ranks = first["ranks"];
+  c.rate_bps = first["rate_bps"];
+  c.model = first["model"];
+  c.batch = first["batch"];
+  c.bucket_mb = first["bucket_mb"];
+  c.profile = first["profile"];
+  c.compute_s = first["compute_s"];
+  c.measured_s = first["measured_s"];
+  dtsim::FrameworkNetwork net = again.networks.front();
+  dtsim::predict_framework_case(c, net, reports);
+  CHECK(c.predicted_s >= c.compute_s);
+  const double at_rate = c.predicted_s;
+  net.cost.bandwidth_Bps /= 10;
+  dtsim::predict_framework_case(c, net, reports);
+  CHECK(c.predicted_s > at_rate);
+  net.cost.bandwidth_Bps *= 1e4;  // (a thousand times the measured rate: the step is the compute and the reductions)
+  dtsim::predict_framework_case(c, net, reports);
+  CHECK(c.predicted_s == Approx(c.compute_s).epsilon(0.05));
+  CHECK(c.predicted_s >= c.compute_s);
+}
+
+TEST_CASE("validate --framework refuses what it cannot run with one line and exit 2") {
+  const auto other = run_dtsim("validate --framework tensorflow");
+  CHECK(other.exit_code == 2);
+  CHECK_THAT(other.output, Catch::Contains("--framework: expected pytorch, got 'tensorflow'"));
+  const auto mixed = run_dtsim("validate --framework pytorch --published");
+  CHECK(mixed.exit_code == 2);
+  CHECK_THAT(mixed.output, Catch::Contains("--published: not with --framework"));
+  const auto not_torch = run_dtsim("validate --framework pytorch --repredict " + std::string(DTSIM_SOURCE_DIR) +
+                                   "/reports/validation.json --out-dir /tmp");
+  CHECK(not_torch.exit_code == 2);
+  CHECK_THAT(not_torch.output, Catch::Contains("not a pytorch-validation.json"));
+}
+
+TEST_CASE("report draws a PyTorch validation: predicted against measured steps and exposed communication") {
+  const std::string html = (std::filesystem::temp_directory_path() / "dtsim-test-profile-report.html").string();
+  const auto run = run_dtsim("report " + std::string(DTSIM_SOURCE_DIR) + "/reports/pytorch-validation.json -o " + html);
+  REQUIRE(run.exit_code == 0);
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK_THAT(page, Catch::Contains("PyTorch DDP on the emulated cluster against dtsim"));
+  const nlohmann::json committed = read_json(std::string(DTSIM_SOURCE_DIR) + "/reports/pytorch-validation.json");
+  // one point per case in each of the two charts' model series, one table row per case
+  std::size_t rows = 0;
+  for (std::size_t at = page.find("<tr><td>"); at != std::string::npos; at = page.find("<tr><td>", at + 1))
+    ++rows;
+  CHECK(rows == committed["cases"].size());
+  std::size_t series = 0;
+  for (std::size_t at = page.find("data-series=\"mlp\""); at != std::string::npos;
+       at = page.find("data-series=\"mlp\"", at + 1))
+    ++series;
+  CHECK(series == 2);
+  nlohmann::json broken = committed;
+  broken["cases"][1].erase("measured_s");
+  const std::string bad = write_temp("broken-validation.json", broken.dump());
+  const auto refused = run_dtsim("report " + bad + " -o " + html);
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output, Catch::Contains("cases[1].measured_s: missing"));
 }

@@ -14,6 +14,14 @@
 #             sendtime BYTES COMPLETE_S ARRIVED_S (ranks 0 and 1: when a send was complete, when it had arrived)
 #             twosends BYTES COMPLETE1_S COMPLETE2_S ARRIVED1_S ARRIVED2_S (rank 0 sends to rank 1, then to rank 2)
 #             case ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG
+# PyTorch mode (issue 29), with DTSIM_TORCH_CASES set to lines "MODEL BATCH BUCKET_MB" and ALGORITHMS empty: after the
+# microbenchmarks, each rank gets a CPU share of DTSIM_TORCH_SHARE cores (a cgroup's cpu quota), and for every
+# (MODEL, BATCH) the compute alone, a profile and, for every bucket size, DistributedDataParallel over gloo on all N
+# ranks are measured under that share (validation/pytorch/*.py, /usr/bin/python3):
+#             torch_share CORES|none          torch_reduce BYTES_PER_S (adding float32 arrays under the share)
+#             torch_compute MODEL BATCH SECONDS (one process, no DDP: the median step)
+#             torch_profile MODEL BATCH FILE (torch.profiler trace marked for dtsim import-profile, in OUT.d/)
+#             torch_step MODEL BATCH BUCKET_MB SECONDS (N ranks, DDP over gloo: rank 0's median step)
 set -euo pipefail
 bin=$(cd "$1" && pwd); n=$2; rate=$3; reps=$4; out=$5; algorithms=$6; shift 6; sizes=("$@")
 tag="dt$$"
@@ -22,8 +30,10 @@ bash "$(dirname "$0")/stale-cleanup.sh" "$$"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dtsim-validate-$$-XXXXXX")
 made=()
 
+cgroups=()
 cleanup() {
   for ns in "${made[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  for cg in "${cgroups[@]}"; do rmdir "$cg" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -100,6 +110,64 @@ run_mpi 2 300 "$bin/dtsim-mpi-pingpong" msgrate 9 8 16 64 |
 if (( n >= 3 )); then
   run_mpi 3 300 "$bin/dtsim-mpi-pingpong" twosends 5 262144 1048576 4194304 16777216 |
     while read -r bytes c1 c2 a1 a2; do echo "twosends $bytes $c1 $c2 $a1 $a2" >> "$out"; done
+fi
+if [[ -n ${DTSIM_TORCH_CASES:-} ]]; then
+  torch_dir=$(cd "$(dirname "$0")" && pwd)/pytorch
+  mkdir -p "$out.d"
+  # a cgroup per rank with a cpu quota of DTSIM_TORCH_SHARE cores (cgroup v2 cpu.max, or v1 cpu.cfs_quota_us); where no
+  # cpu controller can be written, no share (said in the output)
+  share=${DTSIM_TORCH_SHARE:-1}
+  # a 10 ms period: with the default 100 ms, a step of tens of milliseconds waits whole periods for its quota
+  quota=$(awk -v s="$share" 'BEGIN { printf "%d", s * 10000 }')
+  cg_base=""
+  if [[ -f /sys/fs/cgroup/cgroup.controllers ]] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || echo +cpu > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null && cg_base=/sys/fs/cgroup
+  elif [[ -w /sys/fs/cgroup/cpu ]]; then
+    cg_base=/sys/fs/cgroup/cpu
+  fi
+  for ((i = 0; i < n; i++)); do
+    cg=""
+    if [[ -n $cg_base ]] && mkdir "$cg_base/${tag}r$i" 2>/dev/null; then
+      cg="$cg_base/${tag}r$i"; cgroups+=("$cg")
+      if [[ -f $cg/cpu.max ]]; then echo "$quota 10000" > "$cg/cpu.max"
+      else echo 10000 > "$cg/cpu.cfs_period_us"; echo "$quota" > "$cg/cpu.cfs_quota_us"; fi
+    fi
+    rank_cg[i]=$cg
+  done
+  if [[ -n ${rank_cg[0]} ]]; then echo "torch_share $share" >> "$out"; else echo "torch_share none" >> "$out"; fi
+  in_rank() {  # rank, seconds allowed, command: run in the rank's namespace and cgroup
+    local r=$1 limit=$2; shift 2
+    # (joined before entering the namespace: ip netns exec mounts a sysfs of its own, without the cgroup tree)
+    CG="${rank_cg[r]}" sh -c '[ -z "$CG" ] || echo $$ > "$CG/cgroup.procs" || exit 1; exec "$@"' sh \
+      ip netns exec "${tag}n$r" timeout "$limit" "$@"
+  }
+  py=/usr/bin/python3
+  echo "torch_reduce $(in_rank 0 300 "$py" "$torch_dir/reduce_rate.py")" >> "$out"
+  while read -r model batch; do
+    [[ -n $model ]] || continue
+    echo "torch_compute $model $batch $(in_rank 0 600 "$py" "$torch_dir/ddp_step.py" "$model" "$batch")" >> "$out"
+    profile="$out.d/profile-$model-$batch.json"
+    in_rank 0 600 "$py" "$torch_dir/record_profile.py" "$model" "$batch" "$profile"
+    echo "torch_profile $model $batch $profile" >> "$out"
+  done < <(awk 'NF == 3 { print $1, $2 }' <<< "$DTSIM_TORCH_CASES" | sort -u)
+  port=29600
+  while read -r model batch bucket; do
+    [[ -n $model ]] || continue
+    port=$((port + 1))
+    pids=()
+    for ((r = n - 1; r >= 0; r--)); do  # rank 0 last, in the foreground: its median is the result
+      if ((r > 0)); then
+        in_rank "$r" 900 env RANK="$r" WORLD_SIZE="$n" MASTER_ADDR=10.77.0.1 MASTER_PORT="$port" GLOO_SOCKET_IFNAME=eth0 \
+          "$py" "$torch_dir/ddp_step.py" "$model" "$batch" --bucket-cap-mb "$bucket" > /dev/null &
+        pids+=($!)
+      fi
+    done
+    seconds=$(in_rank 0 900 env RANK=0 WORLD_SIZE="$n" MASTER_ADDR=10.77.0.1 MASTER_PORT="$port" GLOO_SOCKET_IFNAME=eth0 \
+      "$py" "$torch_dir/ddp_step.py" "$model" "$batch" --bucket-cap-mb "$bucket")
+    for pid in "${pids[@]}"; do wait "$pid"; done
+    echo "torch_step $model $batch $bucket $seconds" >> "$out"
+  done <<< "$DTSIM_TORCH_CASES"
 fi
 for algorithm in $algorithms; do
   for bytes in "${sizes[@]}"; do

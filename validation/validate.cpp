@@ -303,6 +303,17 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
 
 }  // namespace
 
+AlphaBetaGamma fit_emulated_network(std::istream& run_output) {
+  const RawRun raw = parse_raw(run_output);
+  const PingPongFit two = fit_pingpong(raw.pingpong, "ping-pong");
+  const bool all = !raw.pingpong_all.empty();
+  AlphaBetaGamma cost;
+  cost.alpha_s = two.alpha_s;
+  cost.bandwidth_Bps = all ? fit_pingpong(raw.pingpong_all, "ping-pong of all ranks").bandwidth_Bps : two.bandwidth_Bps;
+  cost.gap_s = fit_message_gap(raw.msgrate);
+  return cost;
+}
+
 ValidationResult validate_measured(const std::string& path, int ranks, const std::string& label) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(path + ": cannot read the file");

@@ -93,6 +93,10 @@ ValidationResult repredict(const nlohmann::json& previous);
 // "all sizes: median |error| 4.2%, p90 35.9%; sizes >= 1 MB: median 3.3%, p90 17.4%", for the command's last line.
 std::string error_summary(const ValidationResult& result);
 
+// alpha (ranks 0 and 1 alone), bandwidth (all ranks at once where measured) and the per-message gap from an emulated
+// run's ping-pong and message-rate lines, as run_validation fits them (its other lines are ignored).
+AlphaBetaGamma fit_emulated_network(std::istream& run_output);
+
 // Throws std::runtime_error when a run fails (the emulated cluster is torn down either way).
 ValidationResult run_validation(const ValidationPlan& plan, const std::function<void(const std::string&)>& progress);
 nlohmann::json validation_json(const ValidationPlan& plan, const ValidationResult& result, const std::string& command);

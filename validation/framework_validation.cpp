@@ -1,0 +1,307 @@
+#include "validation/framework_validation.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "models/ddp_buckets.hpp"
+#include "reports/output_file.hpp"
+#include "scenarios/profile_file.hpp"
+#include "sim/predict.hpp"
+#include "sim/scenario_step.hpp"
+#include "validation/validate.hpp"
+
+namespace dtsim {
+namespace {
+
+// The emulated cluster as dtsim sees it: one rank a node, each behind one link of the fitted bandwidth into a switch;
+// the two links of a route carry half the ping-pong's one-way latency each.
+ClusterSpec emulated_cluster(const FrameworkNetwork& net) {
+  ClusterSpec c;
+  c.name = "emulated (" + std::to_string(net.ranks) + " network namespaces)";
+  c.source = "the ping-pong and message-rate fits of the emulated run";
+  c.nodes = net.ranks;
+  c.node.accelerator = "cpu";
+  c.node.accelerators = 1;
+  c.node.intra_kind = IntraKind::pcie;
+  c.node.pcie = {1e12, 0, 0};
+  c.node.cpu_link = {1e12, 0, 0};
+  c.node.nics = 1;
+  c.node.nic = {net.cost.bandwidth_Bps, net.cost.alpha_s / 2, net.cost.gap_s};
+  c.node.reduce_Bps = net.reduce_Bps;
+  c.fabric.kind = FabricKind::star;
+  return c;
+}
+
+std::string profile_copy_name(const FrameworkNetwork& net, const std::string& model, int batch) {
+  return "profile-" + model + "-" + std::to_string(batch) + "-r" + std::to_string(net.ranks) + "-" +
+         std::to_string(static_cast<long>(net.rate_bps / 1e6)) + "mbit.csv";
+}
+
+std::string cases_text(const FrameworkPlan& plan) {
+  std::string lines;
+  for (const FrameworkModelCases& m : plan.models) {
+    for (const int batch : m.batches) {
+      for (const double bucket : plan.buckets_mb) {
+        char line[128];
+        std::snprintf(line, sizeof line, "%s %d %g\n", m.model.c_str(), batch, bucket);
+        lines += line;
+      }
+    }
+  }
+  return lines;
+}
+
+}  // namespace
+
+void predict_framework_case(FrameworkCase& c, const FrameworkNetwork& net, const std::string& base_dir) {
+  MeasuredProfile profile = load_profile_file(base_dir + "/" + c.profile);
+  // the profiler's own cost out: the profile's parts scaled to the step measured without it (same share, one rank)
+  const double scale = c.compute_s / profile.step_s();
+  for (MeasuredLayer& layer : profile.layers) {
+    layer.forward_s *= scale;
+    layer.backward_s *= scale;
+  }
+  profile.optimizer_s *= scale;
+  profile.overhead_s *= scale;
+  TrainingSetup setup;
+  setup.model = model_of(profile);
+  setup.device.name = "cpu (emulated rank)";
+  setup.device.kind = DeviceKind::cpu;
+  setup.device.memory_bytes = 1e12;  // (the measured run fitted)
+  setup.compute.precision = Precision::fp32;
+  setup.scaling = ScalingMode::weak;
+  setup.batch = profile.batch;
+  apply_preset(setup, FrameworkPreset::ddp);
+  setup.bucket_bytes = c.bucket_mb * 1048576.0;
+  setup.profile = profile;
+  StepRequest request;
+  request.accelerators = c.ranks;
+  request.algorithm = "ring";  // gloo's allreduce (gloo/allreduce.cc: the ring unless bcube is asked for)
+  request.backend = Backend::simgrid;
+  const StepResult result = simulate_step(setup, emulated_cluster(net), request);
+  const Prediction& p = *result.plain();
+  c.predicted_s = p.step.step_s;
+  c.predicted_exposed_s = p.step.exposed_comm_s;
+  c.buckets = static_cast<int>(gradient_buckets(setup).size());
+}
+
+void summarize_framework(FrameworkResult& result) {
+  std::vector<double> errors, points;
+  for (const FrameworkCase& c : result.cases) {
+    errors.push_back(std::fabs(c.error()));
+    points.push_back(std::fabs(c.predicted_exposed_fraction() - c.measured_exposed_fraction()));
+  }
+  result.median_abs_error = percentile(errors, 0.5);
+  result.p90_abs_error = percentile(errors, 0.9);
+  result.exposed_median_points = percentile(points, 0.5);
+  result.exposed_max_points = points.empty() ? 0.0 : *std::max_element(points.begin(), points.end());
+}
+
+FrameworkResult run_framework_validation(const FrameworkPlan& plan,
+                                         const std::function<void(const std::string&)>& progress) {
+  FrameworkResult result;
+  std::filesystem::create_directories(plan.out_dir + "/pytorch-profiles");
+  for (const double rate : plan.rates_Mbps) {
+    for (const int ranks : plan.ranks) {
+      progress(std::to_string(ranks) + " ranks at " + std::to_string(static_cast<long>(rate)) +
+               " Mbit/s: measuring (PyTorch DDP over gloo)");
+      const std::string out =
+          (std::filesystem::temp_directory_path() / ("dtsim-validate-torch-" + std::to_string(::getpid()) + ".txt"))
+              .string();
+      const double share = FrameworkPlan::cpu_share(ranks);
+      std::ostringstream command;
+      command << "DTSIM_TORCH_SHARE=" << share << " DTSIM_TORCH_CASES='" << cases_text(plan) << "' bash " << plan.script
+              << ' ' << plan.bin_dir << ' ' << ranks << ' ' << static_cast<long>(rate) << " 1 " << out << " '' > "
+              << out << ".log 2>&1";
+      const int status = std::system(command.str().c_str());
+      std::string log;
+      {
+        std::ifstream l(out + ".log");
+        std::getline(l, log, '\0');
+      }
+      if (status != 0) {
+        std::filesystem::remove(out);
+        std::filesystem::remove_all(out + ".d");
+        std::filesystem::remove(out + ".log");
+        throw std::runtime_error("emulated PyTorch run (" + std::to_string(ranks) + " ranks, " +
+                                 std::to_string(static_cast<long>(rate)) +
+                                 " Mbit/s) failed: " + log.substr(log.size() > 800 ? log.size() - 800 : 0));
+      }
+      FrameworkNetwork net;
+      net.ranks = ranks;
+      net.rate_bps = rate * 1e6;
+      {
+        std::ifstream in(out);
+        net.cost = fit_emulated_network(in);
+      }
+      std::map<std::string, double> compute;  // "model batch" -> seconds
+      std::map<std::string, std::string> profiles;
+      std::vector<FrameworkCase> cases;
+      std::ifstream in(out);
+      std::string line;
+      while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string kind, model, share_text;
+        fields >> kind;
+        int batch = 0;
+        if (kind == "torch_share") {
+          fields >> share_text;
+          net.cpu_share = share_text == "none" ? 0.0 : std::stod(share_text);
+        } else if (kind == "torch_reduce") {
+          fields >> net.reduce_Bps;
+        } else if (kind == "torch_compute") {
+          double seconds = 0;
+          fields >> model >> batch >> seconds;
+          compute[model + " " + std::to_string(batch)] = seconds;
+        } else if (kind == "torch_profile") {
+          std::string path;
+          fields >> model >> batch >> path;
+          const std::string kept = "pytorch-profiles/" + profile_copy_name(net, model, batch);
+          const MeasuredProfile profile = load_profile_file(path);  // kept as the CSV of its layers' times
+          write_file_atomically(plan.out_dir + "/" + kept, [&](std::ostream& f) { write_profile_csv(profile, f); });
+          profiles[model + " " + std::to_string(batch)] = kept;
+        } else if (kind == "torch_step") {
+          FrameworkCase c;
+          c.ranks = ranks;
+          c.rate_bps = net.rate_bps;
+          fields >> c.model >> c.batch >> c.bucket_mb >> c.measured_s;
+          cases.push_back(c);
+        }
+      }
+      std::filesystem::remove(out);
+      std::filesystem::remove_all(out + ".d");
+      std::filesystem::remove(out + ".log");
+      if (net.reduce_Bps <= 0 || cases.empty()) {
+        throw std::runtime_error("emulated PyTorch run (" + std::to_string(ranks) +
+                                 " ranks): no torch_reduce or torch_step lines in its output");
+      }
+      result.networks.push_back(net);
+      progress(std::to_string(ranks) + " ranks: predicting");
+      for (FrameworkCase& c : cases) {
+        const std::string key = c.model + " " + std::to_string(c.batch);
+        c.compute_s = compute.at(key);
+        c.profile = profiles.at(key);
+        predict_framework_case(c, net, plan.out_dir);
+        result.cases.push_back(c);
+      }
+    }
+  }
+  summarize_framework(result);
+  return result;
+}
+
+nlohmann::json framework_json(const FrameworkResult& result, const std::string& command) {
+  nlohmann::json networks = nlohmann::json::array();
+  for (const FrameworkNetwork& n : result.networks) {
+    networks.push_back({{"ranks", n.ranks},
+                        {"rate_bps", n.rate_bps},
+                        {"alpha_s", n.cost.alpha_s},
+                        {"bandwidth_Bps", n.cost.bandwidth_Bps},
+                        {"gap_s", n.cost.gap_s},
+                        {"reduce_Bps", n.reduce_Bps},
+                        {"cpu_share", n.cpu_share}});
+  }
+  nlohmann::json cases = nlohmann::json::array();
+  for (const FrameworkCase& c : result.cases) {
+    cases.push_back({{"ranks", c.ranks},
+                     {"rate_bps", c.rate_bps},
+                     {"model", c.model},
+                     {"batch", c.batch},
+                     {"bucket_mb", c.bucket_mb},
+                     {"profile", c.profile},
+                     {"compute_s", c.compute_s},
+                     {"measured_s", c.measured_s},
+                     {"predicted_s", c.predicted_s},
+                     {"error", c.error()},
+                     {"measured_exposed_fraction", c.measured_exposed_fraction()},
+                     {"predicted_exposed_fraction", c.predicted_exposed_fraction()},
+                     {"buckets", c.buckets}});
+  }
+  return {{"kind", "pytorch-validation"},
+          {"command", command},
+          {"median_abs_error", result.median_abs_error},
+          {"p90_abs_error", result.p90_abs_error},
+          {"exposed_median_points", result.exposed_median_points},
+          {"exposed_max_points", result.exposed_max_points},
+          {"networks", networks},
+          {"cases", cases}};
+}
+
+FrameworkResult repredict_framework(const nlohmann::json& previous, const std::string& base_dir) {
+  if (previous.value("kind", std::string()) != "pytorch-validation") {
+    throw std::invalid_argument("not a pytorch-validation.json (its \"kind\" is not pytorch-validation)");
+  }
+  FrameworkResult result;
+  for (const nlohmann::json& n : previous.at("networks")) {
+    FrameworkNetwork net;
+    net.ranks = n.at("ranks").get<int>();
+    net.rate_bps = n.at("rate_bps").get<double>();
+    net.cost.alpha_s = n.at("alpha_s").get<double>();
+    net.cost.bandwidth_Bps = n.at("bandwidth_Bps").get<double>();
+    net.cost.gap_s = n.at("gap_s").get<double>();
+    net.reduce_Bps = n.at("reduce_Bps").get<double>();
+    net.cpu_share = n.at("cpu_share").get<double>();
+    result.networks.push_back(net);
+  }
+  for (const nlohmann::json& j : previous.at("cases")) {
+    FrameworkCase c;
+    c.ranks = j.at("ranks").get<int>();
+    c.rate_bps = j.at("rate_bps").get<double>();
+    c.model = j.at("model").get<std::string>();
+    c.batch = j.at("batch").get<int>();
+    c.bucket_mb = j.at("bucket_mb").get<double>();
+    c.profile = j.at("profile").get<std::string>();
+    c.compute_s = j.at("compute_s").get<double>();
+    c.measured_s = j.at("measured_s").get<double>();
+    const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const FrameworkNetwork& n) {
+      return n.ranks == c.ranks && n.rate_bps == c.rate_bps;
+    });
+    if (net == result.networks.end()) throw std::invalid_argument("a case without its network");
+    predict_framework_case(c, *net, base_dir);
+    result.cases.push_back(c);
+  }
+  summarize_framework(result);
+  return result;
+}
+
+std::string framework_markdown(const FrameworkResult& result, const std::string& command) {
+  std::ostringstream out;
+  char line[512];
+  out << "# PyTorch DDP on the emulated cluster against dtsim\n\n`" << command << "`\n\n";
+  std::snprintf(line, sizeof line,
+                "Step time: median |error| %.1f%%, p90 %.1f%% over %zu cases; exposed communication (fraction of the "
+                "step): median |difference| %.1f points, largest %.1f points.\n\n",
+                100 * result.median_abs_error, 100 * result.p90_abs_error, result.cases.size(),
+                100 * result.exposed_median_points, 100 * result.exposed_max_points);
+  out << line;
+  out << "| ranks | rate | alpha | bandwidth | gap | reduce | CPU share a rank "
+         "|\n|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const FrameworkNetwork& n : result.networks) {
+    std::snprintf(line, sizeof line, "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.2f us | %.2f GB/s | %s |\n", n.ranks,
+                  n.rate_bps / 1e6, n.cost.alpha_s * 1e6, n.cost.bandwidth_Bps / 1e6, n.cost.gap_s * 1e6,
+                  n.reduce_Bps / 1e9, n.cpu_share > 0 ? std::to_string(n.cpu_share).substr(0, 4).c_str() : "none");
+    out << line;
+  }
+  out << "\n| ranks | rate | model | batch | bucket | buckets | compute alone | measured | predicted | error | exposed "
+         "measured | exposed predicted |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const FrameworkCase& c : result.cases) {
+    std::snprintf(line, sizeof line,
+                  "| %d | %.0f Mbit/s | %s | %d | %g MiB | %d | %.1f ms | %.1f ms | %.1f ms | %+.1f%% | %.0f%% | "
+                  "%.0f%% |\n",
+                  c.ranks, c.rate_bps / 1e6, c.model.c_str(), c.batch, c.bucket_mb, c.buckets, c.compute_s * 1e3,
+                  c.measured_s * 1e3, c.predicted_s * 1e3, 100 * c.error(), 100 * c.measured_exposed_fraction(),
+                  100 * c.predicted_exposed_fraction());
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace dtsim

@@ -1,0 +1,58 @@
+"""One rank of the real-training validation: PyTorch DistributedDataParallel over gloo, or, with WORLD_SIZE 1, the same
+step without DDP (compute alone). Prints the median step time in seconds (rank 0) after warm-up.
+
+  RANK=r WORLD_SIZE=n MASTER_ADDR=a MASTER_PORT=p /usr/bin/python3 validation/pytorch/ddp_step.py MODEL BATCH
+      [--bucket-cap-mb M] [--warmup W] [--steps S]
+
+A step is zero_grad, forward, loss, backward (DDP allreduces its buckets as their gradients become ready, and waits for
+the last at the end of backward), and the optimizer (SGD with momentum), timed on rank 0 with time.perf_counter."""
+import argparse
+import datetime
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", choices=sorted(models.BUILDERS))
+    parser.add_argument("batch", type=int)
+    parser.add_argument("--bucket-cap-mb", type=float, default=25)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=8)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    torch.manual_seed(0)
+    model, make_batch, loss_fn = models.BUILDERS[args.model]()
+    if world > 1:
+        dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=300))
+        model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_cap_mb)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    inputs, targets = make_batch(args.batch)
+    times = []
+    for i in range(args.warmup + args.steps):
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        loss_fn(model(inputs), targets).backward()
+        optimizer.step()
+        if i >= args.warmup:
+            times.append(time.perf_counter() - start)
+    if world > 1:
+        dist.barrier()
+        dist.destroy_process_group()
+    if rank == 0:
+        print(f"{statistics.median(times):.9f}")
+
+
+if __name__ == "__main__":
+    main()
