@@ -2,6 +2,7 @@
 // reports/validation.json.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "scenarios/input_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
+#include "sim/executor.hpp"
 #include "validation/framework_validation.hpp"
 #include "validation/published.hpp"
 #include "validation/published_collectives.hpp"
@@ -35,13 +37,15 @@ constexpr std::array<FlagSpec, 11> validate_flags{{
      "exit 1 when the median absolute error over sizes >= 1 MB exceeds this (a number in (0, 100])"},
     {"measured", "FILE", "",
      "instead of running: predict measurements made elsewhere (dtsim-nccl-run's output), no root needed"},
-    {"ranks", "P", "", "--measured: the ranks (GPUs) the measurements used"},
+    {"ranks", "P", "",
+     "--measured: the ranks (GPUs) the measurements used; --framework: the rank counts to run, e.g. 2,4 (2 to 16)"},
     {"label", "TEXT", "", "--measured: the machine, for the report"},
     {"published", "", "",
      "instead of running: predict the published measurements of real training runs "
      "(validation/published/measurements.csv) and compare; no root needed"},
     {"split", "WHICH", "test", "--published: the rows to predict: test (no fit has seen them), fit, or all"},
-    {"json", "", "", "--published: print one JSON object (every row, the summaries) instead of the tables"},
+    {"json", "", "",
+     "--published or --framework: print one JSON object (every row or case, the summaries) instead of the tables"},
     {"framework", "NAME", "",
      "pytorch: real PyTorch DistributedDataParallel training (gloo) on the emulated cluster against dtsim's step "
      "predictions, into pytorch-validation.md and .json (--quick: 2 and 4 ranks, the MLP, 1 Gbit/s; needs root and "
@@ -56,7 +60,7 @@ int framework_validation(const Flags& flags, double limit, std::ostream& out) {
   if (flags.get("framework") != "pytorch") {
     throw UsageError("--framework: expected pytorch, got '" + flags.get("framework") + "'");
   }
-  for (const char* other : {"measured", "ranks", "label", "published", "split", "json"}) {
+  for (const char* other : {"measured", "label", "published", "split"}) {
     flags.refuse_unless(other, false, "not with --framework");
   }
   const std::string dir = flags.get("out-dir");
@@ -65,6 +69,7 @@ int framework_validation(const Flags& flags, double limit, std::ostream& out) {
   std::string command = "dtsim validate --framework pytorch";
   if (flags.has("repredict")) {
     flags.refuse_unless("quick", false, "not with --repredict (it shortens a real validation)");
+    flags.refuse_unless("ranks", false, "not with --repredict (the measurements chose their rank counts)");
     const std::string path = flags.get("repredict");
     nlohmann::json previous;
     try {
@@ -77,13 +82,6 @@ int framework_validation(const Flags& flags, double limit, std::ostream& out) {
     }
     command = previous.value("command", command) + ", predictions redone by --repredict";
   } else {
-    if (::geteuid() != 0) throw UsageError("--framework: needs root to create network namespaces (run it as root)");
-    if (::access("/usr/bin/python3", X_OK) != 0 ||
-        std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0) {
-      throw UsageError(
-          "--framework pytorch: /usr/bin/python3 cannot import torch (install python3-torch and "
-          "python3-torchvision: bash scripts/install-deps.sh --test)");
-    }
     FrameworkPlan plan;
     plan.bin_dir = executable_directory();
     plan.script = std::string(DTSIM_DATA_DIR) + "/validation/emulated-run.sh";
@@ -93,6 +91,33 @@ int framework_validation(const Flags& flags, double limit, std::ostream& out) {
       plan.rates_Mbps = {1000};
       plan.models = {{"mlp", {16, 64}}};
       command += " --quick";
+    }
+    if (flags.has("ranks")) {
+      plan.ranks.clear();
+      for (const std::string& value : split(flags.get("ranks"))) {
+        try {
+          plan.ranks.push_back(static_cast<int>(parse_integer(value, 2, 16)));
+        } catch (const std::invalid_argument&) {
+          throw UsageError("--ranks: expected rank counts from 2 to 16, e.g. 2,4, got '" + value + "'");
+        }
+      }
+      command += " --ranks " + flags.get("ranks");
+    }
+    // every rank a Python process with PyTorch loaded: refused up front where this machine cannot hold them
+    constexpr std::uint64_t rank_bytes = 600ULL << 20;  // measured RSS of a ResNet-18 rank: about 400 MB
+    const int most = *std::max_element(plan.ranks.begin(), plan.ranks.end());
+    if (const std::uint64_t available = available_memory_bytes();
+        available > 0 && static_cast<std::uint64_t>(most) * rank_bytes > available) {
+      throw UsageError("--ranks: " + std::to_string(most) + " ranks need about " +
+                       format_bytes(static_cast<std::uint64_t>(most) * rank_bytes) + " of memory (600 MiB a rank); " +
+                       "this machine has " + format_bytes(available) + " available");
+    }
+    if (::geteuid() != 0) throw UsageError("--framework: needs root to create network namespaces (run it as root)");
+    if (::access("/usr/bin/python3", X_OK) != 0 ||
+        std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0) {
+      throw UsageError(
+          "--framework pytorch: /usr/bin/python3 cannot import torch (install python3-torch and "
+          "python3-torchvision: bash scripts/install-deps.sh --test)");
     }
     const bool terminal = ::isatty(STDERR_FILENO) != 0;
     const auto started = std::chrono::steady_clock::now();
@@ -107,6 +132,10 @@ int framework_validation(const Flags& flags, double limit, std::ostream& out) {
   write_file_atomically(dir + "/pytorch-validation.json", [&](std::ostream& f) { f << doc.dump(2) << '\n'; });
   write_file_atomically(dir + "/pytorch-validation.md",
                         [&](std::ostream& f) { f << framework_markdown(result, command); });
+  if (flags.has("json")) {
+    out << doc.dump(2) << '\n';
+    return result.median_abs_error > limit ? 1 : 0;
+  }
   char summary[256];
   std::snprintf(summary, sizeof summary,
                 "PyTorch DDP: %zu cases, step time median |error| %.1f%%, p90 %.1f%%; exposed communication within "
@@ -134,6 +163,7 @@ const char* validate_usage() {
 int validate_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(validate_flags, args);
   const double limit = flags.number("max-median-error", 0, 100, true);
+  if (flags.has("framework")) return framework_validation(flags, limit, out);
   // three modes: --repredict, --measured, or a real validation (root); each refuses the flags of the others
   const bool repredicting = flags.has("repredict");
   const bool measured = flags.has("measured");
@@ -143,7 +173,6 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
   flags.refuse_unless(
       "quick", !measured && !repredicting,
       std::string("not with ") + (measured ? "--measured" : "--repredict") + " (it shortens a real validation)");
-  if (flags.has("framework")) return framework_validation(flags, limit, out);
   const bool published = flags.has("published");
   flags.refuse_unless("split", published, "needs --published");
   flags.refuse_unless("json", published, "needs --published");

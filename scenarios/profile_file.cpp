@@ -55,8 +55,7 @@ struct StepTimes {
   double overhead_s = 0;
 };
 
-std::vector<Event> trace_events(const std::string& path) {
-  const nlohmann::json document = read_json_file(path);
+std::vector<Event> trace_events(const nlohmann::json& document, const std::string& path) {
   const nlohmann::json* list = &document;
   if (document.is_object()) {
     const auto it = document.find("traceEvents");
@@ -167,8 +166,10 @@ StepTimes read_step(const std::string& where, const Event& step, std::span<const
   return t;
 }
 
-MeasuredProfile load_trace(const std::string& path) {
-  const std::vector<Event> events = trace_events(path);
+}  // namespace
+
+MeasuredProfile read_profile_trace(const nlohmann::json& document, const std::string& path) {
+  const std::vector<Event> events = trace_events(document, path);
   std::vector<const Event*> steps;
   for (const Event& e : events) {
     if (starts_with(e.name, step_prefix)) steps.push_back(&e);
@@ -218,6 +219,8 @@ MeasuredProfile load_trace(const std::string& path) {
   return p;
 }
 
+namespace {
+
 double csv_milliseconds(const std::string& text, const std::string& where) {
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -227,9 +230,9 @@ double csv_milliseconds(const std::string& text, const std::string& where) {
   return value * 1e-3;
 }
 
-MeasuredProfile load_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot read the file");
+}  // namespace
+
+MeasuredProfile read_profile_csv(std::istream& in, const std::string& path) {
   static const std::vector<std::string> columns{"layer", "params", "forward_ms", "backward_ms"};
   MeasuredProfile p;
   p.source = path;
@@ -241,7 +244,9 @@ MeasuredProfile load_csv(const std::string& path) {
     const std::string at = path + ":" + std::to_string(number);
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     if (line[0] == '#') {
-      const std::string setting = line.substr(line.find_first_not_of("# \t"));
+      const std::size_t first = line.find_first_not_of("# \t");
+      if (first == std::string::npos) throw ScenarioError(at + ": an empty setting (expected # key=value)");
+      const std::string setting = line.substr(first);
       const std::size_t eq = setting.find('=');
       const std::string key = setting.substr(0, eq);
       const std::string value = eq == std::string::npos ? "" : setting.substr(eq + 1);
@@ -290,6 +295,8 @@ MeasuredProfile load_csv(const std::string& path) {
   return p;
 }
 
+namespace {
+
 std::string milliseconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f", seconds * 1e3);
@@ -310,8 +317,12 @@ void write_profile_csv(const MeasuredProfile& p, std::ostream& out) {
 MeasuredProfile load_profile_file(const std::string& path) {
   if (const std::string problem = input_file_problem(path); !problem.empty()) throw ScenarioError(problem);
   const std::string_view name(path);
-  if (name.ends_with(".json")) return load_trace(path);
-  if (name.ends_with(".csv")) return load_csv(path);
+  if (name.ends_with(".json")) return read_profile_trace(read_json_file(path), path);
+  if (name.ends_with(".csv")) {
+    std::ifstream in(path);
+    if (!in) throw ScenarioError(path + ": cannot read the file");
+    return read_profile_csv(in, path);
+  }
   throw ScenarioError(path +
                       ": expected a .json trace (torch.profiler's export_chrome_trace) or a .csv of layer times");
 }

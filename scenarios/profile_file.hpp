@@ -14,6 +14,8 @@
 // Every problem is a ScenarioError naming the file (and the line, step or event) and what is accepted.
 #pragma once
 
+#include <istream>
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <string>
 
@@ -22,6 +24,9 @@
 namespace dtsim {
 
 MeasuredProfile load_profile_file(const std::string& path);
+// The two forms from what is already read (`path` names it in errors).
+MeasuredProfile read_profile_trace(const nlohmann::json& document, const std::string& path);
+MeasuredProfile read_profile_csv(std::istream& in, const std::string& path);
 // The profile in the CSV form load_profile_file reads (times to a microsecond).
 void write_profile_csv(const MeasuredProfile& profile, std::ostream& out);
 

@@ -259,3 +259,13 @@ TEST_CASE("report draws a PyTorch validation: predicted against measured steps a
   CHECK(refused.exit_code == 2);
   CHECK_THAT(refused.output, Catch::Contains("cases[1].measured_s: missing"));
 }
+
+TEST_CASE("validate --framework pytorch refuses rank counts the emulated cluster cannot host, before running") {
+  const auto many = run_dtsim("validate --framework pytorch --ranks 2,64 --out-dir /tmp");
+  CHECK(many.exit_code == 2);
+  CHECK_THAT(many.output, Catch::Contains("--ranks: expected rank counts from 2 to 16, e.g. 2,4, got '64'"));
+  const auto again = run_dtsim("validate --framework pytorch --ranks 2 --repredict " + std::string(DTSIM_SOURCE_DIR) +
+                               "/reports/pytorch-validation.json --out-dir /tmp");
+  CHECK(again.exit_code == 2);
+  CHECK_THAT(again.output, Catch::Contains("--ranks: not with --repredict"));
+}
