@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "reports/format.hpp"
+#include "reports/framework_report.hpp"
 #include "reports/output_file.hpp"
 #include "scenarios/collective_table.hpp"
 #include "scenarios/input_file.hpp"
@@ -136,13 +137,10 @@ int framework_validation(const Flags& flags, double limit, std::ostream& out) {
     out << doc.dump(2) << '\n';
     return result.median_abs_error > limit ? 1 : 0;
   }
-  char summary[256];
-  std::snprintf(summary, sizeof summary,
-                "PyTorch DDP: %zu cases, step time median |error| %.1f%%, p90 %.1f%%; exposed communication within "
-                "%.1f points (median), %.1f at most\n  written to %s/pytorch-validation.md and .json\n",
-                result.cases.size(), 100 * result.median_abs_error, 100 * result.p90_abs_error,
-                100 * result.exposed_median_points, 100 * result.exposed_max_points, dir.c_str());
-  out << summary;
+  out << "PyTorch DDP validation. "
+      << framework_summary(result.median_abs_error, result.p90_abs_error, result.cases.size(),
+                           result.exposed_median_points, result.exposed_max_points)
+      << "\n  written to " << dir << "/pytorch-validation.md and .json\n";
   return result.median_abs_error > limit ? 1 : 0;
 }
 

@@ -11,6 +11,17 @@
 
 namespace dtsim {
 
+std::string framework_summary(double median_abs_error, double p90_abs_error, std::size_t cases,
+                              double exposed_median_points, double exposed_max_points) {
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "Step time: median |error| %.1f%%, p90 %.1f%% over %zu cases; exposed communication (fraction of the "
+                "step): median |difference| %.1f points, largest %.1f points.",
+                100 * median_abs_error, 100 * p90_abs_error, cases, 100 * exposed_median_points,
+                100 * exposed_max_points);
+  return line;
+}
+
 bool is_framework_validation(const nlohmann::json& document) {
   return document.is_object() && document.contains("kind") && document["kind"] == "pytorch-validation";
 }
@@ -51,12 +62,10 @@ std::string render_framework_section(const FrameworkReport& report, SeriesColour
   char line[512];
   out << "<section class=\"framework\">\n<h2>PyTorch DDP on the emulated cluster against dtsim</h2>\n<p><code>"
       << escape_xml(report.command) << "</code></p>\n";
-  std::snprintf(line, sizeof line,
-                "<p>Step time: median |error| %.1f%%, p90 %.1f%% over %zu cases; exposed communication (fraction of "
-                "the step): median |difference| %.1f points, largest %.1f points.</p>\n",
-                100 * report.median_abs_error, 100 * report.p90_abs_error, report.cases.size(),
-                100 * report.exposed_median_points, 100 * report.exposed_max_points);
-  out << line;
+  out << "<p>"
+      << framework_summary(report.median_abs_error, report.p90_abs_error, report.cases.size(),
+                           report.exposed_median_points, report.exposed_max_points)
+      << "</p>\n";
   LinePlot steps;
   steps.title = "Step time: predicted against measured";
   steps.x = {"measured step (s)", true, {}, {}};

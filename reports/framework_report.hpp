@@ -34,6 +34,11 @@ struct FrameworkReport {
   std::vector<FrameworkReportCase> cases;
 };
 
+// "Step time: median |error| 5.1%, p90 18.7% over 72 cases; exposed communication (fraction of the step): median
+// |difference| 2.0 points, largest 24.0 points." (the errors as fractions), for the report, the markdown and the CLI.
+std::string framework_summary(double median_abs_error, double p90_abs_error, std::size_t cases,
+                              double exposed_median_points, double exposed_max_points);
+
 // Whether a document is a pytorch-validation.json ("kind": "pytorch-validation").
 bool is_framework_validation(const nlohmann::json& document);
 // Throws ResultFileError naming the JSON path.

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "models/ddp_buckets.hpp"
+#include "reports/framework_report.hpp"
 #include "reports/output_file.hpp"
 #include "scenarios/profile_file.hpp"
 #include "sim/predict.hpp"
@@ -276,12 +277,9 @@ std::string framework_markdown(const FrameworkResult& result, const std::string&
   std::ostringstream out;
   char line[512];
   out << "# PyTorch DDP on the emulated cluster against dtsim\n\n`" << command << "`\n\n";
-  std::snprintf(line, sizeof line,
-                "Step time: median |error| %.1f%%, p90 %.1f%% over %zu cases; exposed communication (fraction of the "
-                "step): median |difference| %.1f points, largest %.1f points.\n\n",
-                100 * result.median_abs_error, 100 * result.p90_abs_error, result.cases.size(),
-                100 * result.exposed_median_points, 100 * result.exposed_max_points);
-  out << line;
+  out << framework_summary(result.median_abs_error, result.p90_abs_error, result.cases.size(),
+                           result.exposed_median_points, result.exposed_max_points)
+      << "\n\n";
   out << "| ranks | rate | alpha | bandwidth | gap | reduce | CPU share a rank "
          "|\n|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const FrameworkNetwork& n : result.networks) {
