@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 
 #include "algorithms/hierarchical.hpp"
@@ -47,14 +48,12 @@ std::vector<GradientBucket> gradient_buckets(const TrainingSetup& setup) {
                                   : limit;
   std::vector<GradientBucket> buckets;
   std::size_t upper = model.layers.size();  // one past the highest layer in no bucket yet
-  std::uint64_t held = 0;
+  auto next = bytes.begin();                // the bucket's first gradient, in reverse layer order
   for (const std::size_t count : ddp_bucket_counts(bytes, first, limit)) {
-    const std::size_t lower = upper - count;
-    for (std::size_t l = lower; l < upper; ++l)
-      held += bytes[model.layers.size() - 1 - l];
-    if (held > 0) buckets.push_back({held, lower, upper - 1});
-    held = 0;
-    upper = lower;
+    const std::uint64_t held = std::accumulate(next, next + static_cast<std::ptrdiff_t>(count), std::uint64_t{0});
+    next += static_cast<std::ptrdiff_t>(count);
+    if (held > 0) buckets.push_back({held, upper - count, upper - 1});
+    upper -= count;
   }
   return buckets;
 }

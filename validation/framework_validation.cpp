@@ -11,7 +11,6 @@
 #include <map>
 #include <sstream>
 
-#include "models/ddp_buckets.hpp"
 #include "reports/framework_report.hpp"
 #include "reports/output_file.hpp"
 #include "scenarios/profile_file.hpp"
