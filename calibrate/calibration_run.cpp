@@ -102,6 +102,10 @@ nlohmann::json run_calibration(const CalibrateOptions& o) {
                             {"per_sample_s", kernel.slope},
                             {"r_squared", kernel.r_squared},
                             {"residuals", kernel.residuals}};
+  progress("compute: SGD kernel step-time distribution");
+  constexpr int distribution_batch = 128;
+  c["compute"]["step_times"] = {{"batch", distribution_batch},
+                                {"seconds", measure_step_times(distribution_batch, o.quick ? 100 : 500)}};
   progress("memory: triad");
   c["memory"]["triad_Bps"] = measure_triad_Bps(std::size_t{1} << 24, t);
   progress("reduction: summing float arrays");

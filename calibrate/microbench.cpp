@@ -64,6 +64,27 @@ std::vector<Sample> measure_kernel_steps(const std::vector<int>& batches, double
   return samples;
 }
 
+std::vector<double> measure_step_times(int batch, int steps) {
+  const Mlp mlp({784, 95, 10}, 1);
+  std::vector<float> inputs(static_cast<std::size_t>(batch) * 784);
+  std::vector<std::uint8_t> labels(static_cast<std::size_t>(batch));
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    inputs[i] = static_cast<float>((i * 2654435761U) % 256) / 255.0F;
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    labels[i] = static_cast<std::uint8_t>(i % 10);
+  std::vector<float> gradient(mlp.parameter_count());
+  Mlp::Workspace w;
+  sink = static_cast<float>(mlp.accumulate_gradient(inputs.data(), labels.data(), batch, gradient, w));  // warm-up
+  std::vector<double> times;
+  times.reserve(static_cast<std::size_t>(steps));
+  for (int s = 0; s < steps; ++s) {
+    const auto start = std::chrono::steady_clock::now();
+    sink = static_cast<float>(mlp.accumulate_gradient(inputs.data(), labels.data(), batch, gradient, w));
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return times;
+}
+
 double measure_triad_Bps(std::size_t elements, double min_seconds) {
   std::vector<float> a(elements, 0.0F);
   const std::vector<float> b(elements, 1.0F);

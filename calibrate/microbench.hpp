@@ -23,6 +23,9 @@ struct GemmMeasurement {
 GemmMeasurement measure_gemm(int m, int n, int k, double min_seconds);
 // (batch, seconds) of one 784-95-10 training step per batch size.
 std::vector<Sample> measure_kernel_steps(const std::vector<int>& batches, double min_seconds);
+// Seconds of each of `steps` consecutive SGD kernel steps at `batch` (after a warm-up step): the step-time
+// distribution of this machine, as variability's empirical jitter reads it.
+std::vector<double> measure_step_times(int batch, int steps);
 // a = b + s c over `elements` floats: bytes moved (3 x 4 per element) per second.
 double measure_triad_Bps(std::size_t elements, double min_seconds);
 // a += b over `elements` floats: bytes of the reduced buffer per second.

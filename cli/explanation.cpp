@@ -97,6 +97,27 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
     w.request.algorithm = other;
     out.push_back(w);
   }
+  const Variability& v = setup.variability;
+  if (v.jitter.active() && !as_is.layout) {  // re-simulated without it: what jitter costs at this size
+    WhatIf w = same("no compute jitter (now " + v.jitter.describe() + ")");
+    w.setup.variability.jitter = ComputeJitter{};
+    out.push_back(w);
+  }
+  if (v.slow.active() && !as_is.layout) {
+    WhatIf w = same("no slow nodes (now x" + format_fixed(v.slow.slowdown, 2) + ")");
+    w.setup.variability.slow = SlowNodes{};
+    out.push_back(w);
+  }
+  if (v.background_load > 0 && as_is.accelerators > 1) {
+    WhatIf w = same("no background traffic (now " + format_fixed(100 * v.background_load, 0) +
+                    "% of NIC and fabric bandwidth)");
+    const double back = 1 / (1 - v.background_load);
+    w.cluster.node.nic.bandwidth_Bps *= back;
+    w.cluster.fabric.link.bandwidth_Bps *= back;
+    w.cluster.fabric.global_link.bandwidth_Bps *= back;
+    w.setup.variability.background_load = 0;
+    out.push_back(w);
+  }
   if (as_is.accelerators > 1) {
     WhatIf w = same("doubling NIC and fabric bandwidth");
     w.cluster.node.nic.bandwidth_Bps *= 2;
@@ -199,6 +220,8 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
   return out;
 }
 
+constexpr int explain_samples = 100;
+
 Claim simulate_claim(const WhatIf& w, const StepResult& as_is) {
   Claim c;
   c.what = w.what;
@@ -238,6 +261,9 @@ Explanation explain_scenario(const Scenario& sc, const std::string& algorithm, c
     StepRequest r;
     r.accelerators = a;
     r.algorithm = algorithm;
+    // jitter or slow nodes chosen at random: every size is a mean over samples (predict's default count and seed)
+    const Variability& v = sc.setup.variability;
+    if (!sc.parallel && (v.jitter.active() || v.slow.fraction > 0)) r.sampling.samples = explain_samples;
     try {
       r.layout = scenario_layout(sc, a);
     } catch (const std::invalid_argument& err) {

@@ -12,9 +12,11 @@
 #include "cli/scenario_overrides.hpp"
 #include "cli/sweep.hpp"
 #include "reports/csv_table.hpp"
+#include "reports/format.hpp"
 #include "reports/predict_report.hpp"
 #include "reports/progress.hpp"
 #include "reports/result_csv.hpp"
+#include "reports/run_report.hpp"
 #include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
@@ -24,13 +26,26 @@
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
 #include "sim/scenario_step.hpp"
+#include "sim/topology.hpp"
 
 namespace dtsim::cli {
 namespace {
 
 constexpr const char* default_scenario = "scenarios/training/resnet50-v100.json";
 
-constexpr std::array<FlagSpec, 7> predict_own_flags{{
+constexpr std::array<FlagSpec, 13> predict_own_flags{{
+    {"run", "DURATION", "",
+     "a whole run of this much wall time (s, min, h, d, e.g. 30d): expected interruptions, checkpoint interval, "
+     "goodput and samples trained, from the scenario's failures and checkpoint (docs/goodput.md)"},
+    {"samples-to-train", "N", "", "a whole run that trains N samples: its expected wall time and goodput"},
+    {"tokens", "N", "", "a whole run that trains N tokens (a language model: N / its sequence length samples)"},
+    {"samples", "N", "0 (100 with jitter)",
+     "Monte Carlo under the scenario's variability: N samples of each step (1 to 1000000), reported as mean, p50, p90, "
+     "p99 and a histogram (JSON); samples/s, speedup and efficiency then follow the mean (docs/variability.md)"},
+    {"seed", "S", "1", "the samples' seed (0 to 2^63): the same seed gives the same output, byte for byte"},
+    {"sampler", "fast|exact", "fast",
+     "fast: each bucket's reduction simulated once, the samples drawn over the step's structure; exact: the whole "
+     "step simulated again per sample, every rank drawing its times"},
     {"resume", "FILE", "",
      "append each finished configuration to FILE as a JSON line; rerun the same command to skip those already there "
      "(also under mpirun -n K, which splits the configurations over K processes; not with --search or --trace)"},
@@ -172,6 +187,82 @@ std::vector<std::string> csv_row(const ScenarioVariants& variants, std::size_t v
   return row;
 }
 
+// --run, --samples-to-train, --tokens: what the run is, or nothing.
+struct RunRequest {
+  bool asked = false;
+  double wall_s = 0;
+  double samples = 0;
+  std::string text;
+};
+
+RunRequest run_request(const Flags& flags, const Scenario& scenario) {
+  RunRequest r;
+  int given = 0;
+  for (const char* flag : {"run", "samples-to-train", "tokens"})
+    given += flags.has(flag) ? 1 : 0;
+  if (given == 0) return r;
+  if (given > 1) throw UsageError("--run, --samples-to-train, --tokens: give one of them");
+  r.asked = true;
+  if (flags.has("run")) {
+    r.wall_s = flags.parse("run", [](const std::string& v) { return parse_long_seconds(v, 1); });
+    r.text = flags.get("run") + " of wall time";
+  } else {
+    const std::string flag = flags.has("tokens") ? "tokens" : "samples-to-train";
+    const double n = flags.number(flag, 0, 1e21, true);
+    if (flag == "tokens") {
+      const int per_sample = scenario.setup.model.tokens_per_sample;
+      if (per_sample <= 0) {
+        throw UsageError("--tokens: " + scenario.setup.model.name +
+                         " trains on samples that are not token sequences; use --samples-to-train");
+      }
+      r.samples = n / per_sample;
+      r.text =
+          format_count(n) + " tokens (" + format_count(r.samples) + " samples of " + std::to_string(per_sample) + ")";
+    } else {
+      r.samples = n;
+      r.text = format_count(n) + " samples";
+    }
+  }
+  return r;
+}
+
+// The run on each configuration that fits.
+std::vector<RunRow> run_rows(const Scenario& sc, const std::vector<Prediction>& results, const RunRequest& request,
+                             const StepSampling& sampling) {
+  const MemoryUse state = memory_use(sc.setup, sc.setup.scaling == ScalingMode::weak ? sc.setup.batch : 1);
+  const double checkpoint_bytes = state.weights_bytes + state.optimizer_bytes;  // one replica's model state
+  std::vector<RunRow> rows;
+  for (const Prediction& p : results) {
+    if (!p.fits || p.samples_per_s <= 0) continue;
+    ClusterSpec spec = sc.cluster;
+    spec.nodes = p.nodes;
+    ComponentCounts counts;
+    counts.gpus = p.accelerators;
+    counts.nodes = p.nodes;
+    counts.nics = static_cast<double>(p.nodes) * spec.node.nics;
+    counts.links = counts.nics;
+    counts.switches = Topology(spec).fabric_switches();
+    RunLength length;
+    if (request.wall_s > 0) {
+      length.wall_s = request.wall_s;
+    } else {
+      length.work_s = request.samples / p.samples_per_s;
+    }
+    RunRow row;
+    row.accelerators = p.accelerators;
+    row.what = p.algorithm;
+    row.samples_per_s = p.samples_per_s;
+    try {
+      row.outlook = run_outlook(sc.run, counts, checkpoint_bytes, p.nodes, length, sampling.samples, sampling.seed);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::to_string(p.accelerators) + " accelerators, the whole run: " + e.what());
+    }
+    row.useful_samples = row.outlook.run.work_s * p.samples_per_s;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 }  // namespace
 
 const char* predict_usage() {
@@ -220,6 +311,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   }
   const Flags flags(predict_all_flags, args);
   const bool csv = csv_output(flags);
+  for (const char* flag : {"run", "samples-to-train", "tokens"})
+    flags.refuse_unless(flag, !csv, "not with --csv (the run is in the text and --json output)");
   const TraceRequest trace = parse_trace_request(flags);
   Scenario scenario;
   try {
@@ -269,6 +362,15 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     // each layout's executor is chosen by its size (sim/scenario_step), and one algorithm is simulated
     flags.refuse_unless("backend", false, "not with " + why + " (each layout's executor is chosen by its size)");
     flags.refuse_unless("rank-classes", false, "not with " + why + " (each layout's executor is chosen by its size)");
+    for (const char* flag : {"samples", "seed", "sampler", "run", "samples-to-train", "tokens"})
+      flags.refuse_unless(flag, false,
+                          "not with " + why + " (the Monte Carlo samples data-parallel steps only, so far)");
+    if (scenario.setup.variability.per_rank()) {
+      throw UsageError(where +
+                       ": variability.jitter and variability.slow_nodes: data-parallel scenarios only, so far "
+                       "(not with " +
+                       why + "; background_load applies to every layout)");
+    }
     if (flags.has("algorithm") && algorithms.size() > 1) {
       throw UsageError("--algorithm: one algorithm with " + why + ", got " + std::to_string(algorithms.size()));
     }
@@ -305,6 +407,13 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     throw UsageError("--trace: needs --backend simgrid or auto");
   }
   const bool rank_classes = flags.choice("rank-classes", {"on", "off"}) == "on";
+  StepSampling sampling;
+  const bool jitter = std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& sc) {
+    return sc.setup.variability.jitter.active() || sc.setup.variability.slow.fraction > 0;
+  });
+  sampling.samples = flags.has("samples") ? static_cast<int>(flags.integer("samples", 1, 1000000)) : jitter ? 100 : 0;
+  sampling.seed = static_cast<std::uint64_t>(flags.has("seed") ? flags.integer("seed", 0, INT64_MAX) : 1);
+  sampling.sampler = flags.choice("sampler", {"fast", "exact"}) == "exact" ? Sampler::exact : Sampler::fast;
   if (flags.has("rank-classes") && backend_choice == "simgrid") {
     throw UsageError("--rank-classes: only the flow backend simulates classes of ranks (got --backend simgrid)");
   }
@@ -351,6 +460,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
         request.trace = record_this ? &traced[v] : nullptr;
         Prediction p;
         try {
+          request.sampling = sampling;
           p = *simulate_step(sc.setup, sc.cluster, request).plain();
         } catch (const OptionError& e) {
           throw UsageError(where + ": " + algorithm + " on " + std::to_string(a) + " accelerators: " + e.what());
@@ -370,7 +480,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   CsvTable table(csv_columns(variants, predict_csv_columns()));
   for (std::size_t v = 0; v < scenarios.size(); ++v) {
     const Scenario& sc = scenarios[v];
-    const Prediction baseline = predict_step(sc.setup, sc.cluster, 1, algorithms.front());
+    const Prediction baseline = predict_step(sc.setup, sc.cluster, 1, algorithms.front(), nullptr, Backend::simgrid,
+                                             std::nullopt, true, sampling);
     bool traced_ran = false;  // (a configuration that does not fit is not run)
     double links_run_s = 0;
     std::vector<Prediction> results;
@@ -393,6 +504,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
         results.push_back(p);
       }
     }
+    const RunRequest run = run_request(flags, sc);
+    const std::vector<RunRow> runs = run.asked ? run_rows(sc, results, run, sampling) : std::vector<RunRow>{};
     const std::string traced_what = std::to_string(largest) + " accelerators (" + algorithms.front() + ")";
     if (flags.has("trace")) {
       if (!traced_ran)
@@ -408,6 +521,16 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
                         {"busiest", links_json(traced[v].links, 20)},
                         {"groups", link_groups_json(traced[v].links, 20)}};
       }
+      if (run.asked) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const RunRow& r : runs) {
+          nlohmann::json j = run_json(r);
+          j["accelerators"] = r.accelerators;
+          j["algorithm"] = r.what;
+          list.push_back(std::move(j));
+        }
+        doc["run"] = {{"length", run.text}, {"results", list}};
+      }
       docs.push_back(std::move(doc));
     } else if (csv) {
       for (const Prediction& p : results)
@@ -418,6 +541,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
         text += "\nLinks at " + traced_what + " over " + std::to_string(sc.setup.steps) + " simulated steps:\n";
         text += links_text(traced[v].links, 5, links_run_s);
       }
+      if (run.asked) text += run_text(runs, run.text);
       texts.push_back(std::move(text));
     }
   }

@@ -38,8 +38,13 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Backend, {{Backend::simgrid, "simgrid"},
                                        {Backend::flow, "flow"},
                                        {Backend::analytical, "analytical"}})
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkClassLoad, link_class, links, utilisation)
+NLOHMANN_JSON_SERIALIZE_ENUM(Sampler, {{Sampler::fast, "fast"}, {Sampler::exact, "exact"}})
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HistogramBin, from_s, to_s, count)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepDistribution, samples, seed, sampler, mean_s, p50_s, p90_s, p99_s, min_s, max_s,
+                                   histogram)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Prediction, accelerators, nodes, algorithm, local_batch, global_batch, memory, fits,
-                                   step, samples_per_s, speedup, efficiency, bottleneck, backend, most_utilised_links)
+                                   step, samples_per_s, speedup, efficiency, bottleneck, backend, most_utilised_links,
+                                   distribution)
 
 namespace cli {
 namespace {

@@ -36,6 +36,7 @@ struct Calibration {
   double reduce_Bps = 0;              // summing float arrays, bytes of the reduced buffer per second
   double kernel_overhead_s = 0;       // SGD kernel step time = overhead + per_sample x batch
   double kernel_per_sample_s = 0;
+  std::vector<double> step_times_s;  // consecutive SGD kernel steps at one batch (empty: not measured)
 };
 
 // The calibrated machine as a device of the compute model: its best GEMM rate as peak with efficiency 1, its triad

@@ -56,9 +56,10 @@ struct Layer {
 
 struct Model {
   std::string name;
-  std::string source;      // architecture reference
-  std::string input;       // e.g. "3x224x224 image"
-  double input_bytes = 0;  // one decoded sample as the first layer reads it (fp32)
+  std::string source;         // architecture reference
+  std::string input;          // e.g. "3x224x224 image"
+  double input_bytes = 0;     // one decoded sample as the first layer reads it (fp32)
+  int tokens_per_sample = 0;  // a language model's sequence length (0: its samples are not token sequences)
   std::vector<Layer> layers;
 
   double params() const;

@@ -9,6 +9,7 @@
 #include "models/alpha_beta.hpp"
 #include "models/calibration.hpp"
 #include "models/mlp.hpp"
+#include "models/variability.hpp"
 
 namespace dtsim {
 
@@ -49,6 +50,8 @@ struct TrainConfig {
   double seconds_per_sample = 1e-6;
   double step_overhead_s = 0;
   std::vector<double> slowdown;              // per worker, default 1 (a straggler: 2 or more)
+  ComputeJitter jitter;                      // per worker and step, drawn from `seed` (models/variability.hpp)
+  int backup_workers = 0;                    // sync_ps: steps on the first workers - b gradients, drops the rest
   AlphaBetaGamma network;                    // the star between workers (and the server)
   std::vector<FactorRange> network_factors;  // from a calibration: piecewise corrections by message size
 };

@@ -10,6 +10,7 @@
 #include "models/compute_model.hpp"
 #include "models/measured_profile.hpp"
 #include "models/model_zoo.hpp"
+#include "models/variability.hpp"
 
 namespace dtsim {
 
@@ -46,6 +47,9 @@ struct TrainingSetup {
   // Compute measured on one device (a scenario's "profile"): its layers' times replace the device model's, at the
   // batch it was measured at only; `model` is then model_of(*profile).
   std::optional<MeasuredProfile> profile;
+  // Jitter, slow nodes and background traffic (a scenario's "variability"); the background load is already applied
+  // to the cluster's bandwidths, the rest applies per rank in the step (sim/step_sampler.hpp).
+  Variability variability;
 };
 
 // Framework presets: DDP 25 MB buckets in reverse layer order, overlapped; Horovod tensor fusion 64 MB with a 5 ms

@@ -56,6 +56,7 @@ Model transformer_model(const TransformerSpec& t) {
     emb.params = static_cast<double>(t.vocab) * h;
     tables = 1;
     m.input = std::to_string(t.sequence) + " tokens";
+    m.tokens_per_sample = t.sequence;
     m.input_bytes = s * float_bytes * (t.token_types > 0 ? 2 : 1);  // token ids (and segment ids)
   }
   if (learned) {

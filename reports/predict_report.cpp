@@ -27,6 +27,10 @@ std::string setup_line(const Scenario& sc) {
       << to_string(s.compute.runtime) << " runtime";
   if (s.compute.recompute != Recompute::none) out << ", " << to_string(s.compute.recompute) << " recomputation";
   if (s.input.enabled) out << ", input pipeline on";
+  if (s.variability.background_load > 0) {
+    out << "\n  background traffic takes " << format_fixed(100 * s.variability.background_load, 0)
+        << "% of NIC and fabric bandwidth (the NIC above is what is left)";
+  }
   return out.str();
 }
 
@@ -35,6 +39,62 @@ nlohmann::json memory_json(const MemoryUse& m, double capacity_bytes) {
   return {{"weights_bytes", m.weights_bytes},     {"gradient_bytes", m.gradient_bytes},
           {"optimizer_bytes", m.optimizer_bytes}, {"activation_bytes", m.activation_bytes},
           {"total_bytes", m.total_bytes()},       {"capacity_bytes", capacity_bytes}};
+}
+
+nlohmann::json variability_json(const Variability& v) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const int n : v.slow.nodes)
+    nodes.push_back(n);
+  return {{"jitter",
+           {{"distribution", to_string(v.jitter.distribution)},
+            {"sigma", v.jitter.sigma},
+            {"per", to_string(v.jitter.scope)},
+            {"empirical_factors", v.jitter.factors.size()}}},
+          {"slow_nodes", {{"fraction", v.slow.fraction}, {"nodes", nodes}, {"slowdown", v.slow.slowdown}}},
+          {"background_load", v.background_load}};
+}
+
+nlohmann::json distribution_json(const StepDistribution& d) {
+  nlohmann::json bins = nlohmann::json::array();
+  for (const HistogramBin& b : d.histogram)
+    bins.push_back({{"from_s", b.from_s}, {"to_s", b.to_s}, {"count", b.count}});
+  return {{"samples", d.samples}, {"seed", d.seed},   {"sampler", d.sampler == Sampler::fast ? "fast" : "exact"},
+          {"mean_s", d.mean_s},   {"p50_s", d.p50_s}, {"p90_s", d.p90_s},
+          {"p99_s", d.p99_s},     {"min_s", d.min_s}, {"max_s", d.max_s},
+          {"histogram", bins}};
+}
+
+// The sampled steps, when there are: per configuration the distribution and what variability costs.
+std::string distribution_text(const Scenario& scenario, const std::vector<Prediction>& results) {
+  const auto sampled = std::find_if(results.begin(), results.end(),
+                                    [](const Prediction& p) { return p.fits && p.distribution.samples > 0; });
+  if (sampled == results.end()) return "";
+  const Variability& v = scenario.setup.variability;
+  std::ostringstream out;
+  out << "\nStep time under variability (" << sampled->distribution.samples << " samples, seed "
+      << sampled->distribution.seed << ", " << (sampled->distribution.sampler == Sampler::fast ? "fast" : "exact")
+      << " sampler; jitter " << v.jitter.describe();
+  if (v.slow.active()) {
+    out << "; slow nodes x" << format_fixed(v.slow.slowdown, 2) << ": ";
+    if (!v.slow.nodes.empty()) out << v.slow.nodes.size() << " named";
+    if (v.slow.fraction > 0)
+      out << (v.slow.nodes.empty() ? "" : " and ") << format_fixed(100 * v.slow.fraction, 1) << "%";
+  }
+  out << "):\n";
+  out << std::left << std::setw(6) << "accel" << std::setw(15) << "algorithm" << std::setw(11) << "no jitter"
+      << std::setw(11) << "mean" << std::setw(11) << "p50" << std::setw(11) << "p90" << std::setw(11) << "p99"
+      << "variability costs\n";
+  for (const Prediction& p : results) {
+    if (!p.fits || p.distribution.samples == 0) continue;
+    const StepDistribution& d = p.distribution;
+    out << std::setw(6) << p.accelerators << std::setw(15) << p.algorithm << std::setw(11)
+        << format_seconds(p.step.step_s) << std::setw(11) << format_seconds(d.mean_s) << std::setw(11)
+        << format_seconds(d.p50_s) << std::setw(11) << format_seconds(d.p90_s) << std::setw(11)
+        << format_seconds(d.p99_s) << format_fixed(100 * (d.mean_s / p.step.step_s - 1), 1) << "% of the step\n";
+  }
+  out << "samples/s, speedup and efficiency above follow the mean; \"no jitter\" is the step with slow nodes but "
+         "without jitter\n";
+  return out.str();
 }
 
 }  // namespace
@@ -63,6 +123,7 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
   }
   out << "\nstep = input + forward + backward + exposed communication + optimizer on the slowest accelerator; "
          "speedup and efficiency against one accelerator\n";
+  out << distribution_text(scenario, results);
   const auto flow = std::find_if(results.begin(), results.end(),
                                  [](const Prediction& p) { return p.fits && p.backend == Backend::flow; });
   if (flow != results.end()) {
@@ -106,6 +167,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                      {"backend", to_string(p.backend)},
                      {"sim_wall_s", p.step.wall_s},
                      {"sim_rank_classes", p.step.rank_classes}};
+    if (p.distribution.samples > 0) r["step_distribution"] = distribution_json(p.distribution);
     list.push_back(r);
   }
   return nlohmann::json{{"scenario", scenario.name},
@@ -122,6 +184,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"optimizer", to_string(s.compute.optimizer)},
                         {"runtime", to_string(s.compute.runtime)},
                         {"recompute", to_string(s.compute.recompute)},
+                        {"variability", variability_json(s.variability)},
                         {"results", list}};
 }
 

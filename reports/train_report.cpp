@@ -36,10 +36,14 @@ std::string train_text(const TrainScenario& scenario, const TrainReport& report)
   out << " on Fashion-MNIST, " << c.workers << " workers, " << to_string(c.mode);
   if (c.mode == TrainMode::allreduce) out << " (" << c.algorithm << ")";
   if (c.mode == TrainMode::ssp) out << " (bound " << c.staleness_bound << ")";
+  if (c.backup_workers > 0) out << " (" << c.backup_workers << " backup workers)";
   out << ", batch " << c.batch << ", learning rate " << c.sgd.learning_rate << ", momentum " << c.sgd.momentum
       << "\n  network: star, " << format_bits_per_s(c.network.bandwidth_Bps) << ", latency "
       << format_seconds(c.network.alpha_s) << "; compute: " << scenario.compute_source;
   if (scenario.compute_source == "model") out << " (" << scenario.device << ")";
+  if (c.jitter.active()) out << ", jitter " << c.jitter.describe();
+  const auto stragglers = std::count_if(c.slowdown.begin(), c.slowdown.end(), [](double s) { return s != 1; });
+  if (stragglers > 0) out << ", " << stragglers << " straggler" << (stragglers > 1 ? "s" : "");
   out << "\n\n  epoch   simulated time   train loss   test accuracy\n";
   for (const EvalPoint& p : report.points) {
     std::string time = format_seconds(p.time_s);
@@ -59,6 +63,7 @@ std::string train_text(const TrainScenario& scenario, const TrainReport& report)
   for (std::size_t s = 0; s < report.staleness_histogram.size(); ++s) {
     if (report.staleness_histogram[s] > 0) out << ' ' << s << ':' << report.staleness_histogram[s];
   }
+  if (c.backup_workers > 0) out << "; " << report.dropped_gradients << " late gradients dropped";
   out << "\n  simulation took " << format_seconds(report.wall_s) << " wall\n";
   return out.str();
 }
@@ -83,6 +88,9 @@ nlohmann::json train_json(const TrainScenario& scenario, const TrainReport& repo
                         {"updates", report.updates},
                         {"staleness_histogram", report.staleness_histogram},
                         {"mean_staleness", mean_staleness(report)},
+                        {"backup_workers", c.backup_workers},
+                        {"dropped_gradients", report.dropped_gradients},
+                        {"jitter", {{"distribution", to_string(c.jitter.distribution)}, {"sigma", c.jitter.sigma}}},
                         {"sim_wall_s", report.wall_s}};
 }
 

@@ -22,10 +22,19 @@ constexpr std::array<FieldSpec, 6> kernel_fields{{
     value_field("residuals", FieldType::raw, "", "measured minus fitted seconds, per sample"),
 }};
 
-constexpr std::array<FieldSpec, 3> compute_fields{{
+constexpr std::array<FieldSpec, 2> step_time_fields{{
+    ranged_field("batch", FieldType::integer, "", "the batch the steps ran at", 1, 1 << 24),
+    value_field("seconds", FieldType::raw, "", "each step's time, in the order measured (at least 2)"),
+}};
+
+constexpr std::array<FieldSpec, 4> compute_fields{{
     value_field("gemm", FieldType::raw, "", "the GEMM shapes and their FLOP/s"),
     ranged_field("gemm_flops_per_s", FieldType::number, "", "the best GEMM rate", tiny, unbounded),
     object_field("kernel", true, "the SGD kernel's step time against batch size", kernel_fields),
+    object_field("step_times", false,
+                 "consecutive SGD kernel steps at one batch, each timed: the machine's step-time distribution "
+                 "(a scenario's empirical jitter; absent in calibrations before it was measured)",
+                 step_time_fields),
 }};
 
 constexpr std::array<FieldSpec, 1> memory_fields{{
@@ -99,6 +108,20 @@ Calibration parse_calibration(const nlohmann::json& document) {
   const JsonObject kernel = compute.object("kernel");
   out.kernel_overhead_s = kernel.number("overhead_s");
   out.kernel_per_sample_s = kernel.number("per_sample_s");
+  if (compute.has("step_times")) {
+    const JsonObject steps = compute.object("step_times");
+    const nlohmann::json& seconds = steps.json("seconds");
+    if (!seconds.is_array() || seconds.size() < 2) {
+      throw ScenarioError(steps.path_of("seconds") + ": expected a list of at least 2 step times in seconds");
+    }
+    for (std::size_t i = 0; i < seconds.size(); ++i) {
+      if (!seconds[i].is_number() || !(seconds[i].get<double>() > 0)) {
+        throw ScenarioError(steps.path_of("seconds") + "[" + std::to_string(i) +
+                            "]: expected a positive number of seconds, got " + seconds[i].dump());
+      }
+      out.step_times_s.push_back(seconds[i].get<double>());
+    }
+  }
   out.memory_Bps = c.object("memory").number("triad_Bps");
   out.reduce_Bps = c.object("reduction").number("Bps");
   if (c.has("network")) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -16,6 +17,7 @@
 #include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
 #include "scenarios/profile_file.hpp"
+#include "scenarios/units.hpp"
 
 namespace dtsim {
 namespace {
@@ -76,7 +78,72 @@ constexpr std::array<FieldSpec, 7> parallel_fields{{
         "true|false"),
 }};
 
-constexpr std::array<FieldSpec, 21> scenario_fields{{
+constexpr std::array<FieldSpec, 4> jitter_fields{{
+    choice_field("distribution", "none",
+                 "how a rank's compute time varies: none; normal (time x (1 + sigma Z), at least 0.05x); lognormal "
+                 "(time x exp(sigma Z - sigma^2/2): mean 1, a long right tail); empirical (time x a measured step time "
+                 "over the measurements' mean, drawn uniformly from `times`, or from the calibration's SGD steps)",
+                 "none|normal|lognormal|empirical"),
+    ranged_field("sigma", FieldType::number, "0",
+                 "normal: standard deviation over the mean; lognormal: of the log (0.02 = 2%); > 0 for both", 0, 1),
+    choice_field("per", "step",
+                 "step: one draw per rank and step scales all its computes; kernel: one draw per compute (a layer's "
+                 "forward or backward, the optimizer)",
+                 "step|kernel"),
+    value_field("times", FieldType::raw, "(the calibration's)",
+                "empirical: measured step times in seconds, a list of at least 2 positive numbers (absent: the "
+                "`calibration` file's SGD step times, from dtsim calibrate)"),
+}};
+
+constexpr std::array<FieldSpec, 3> slow_node_fields{{
+    ranged_field("fraction", FieldType::number, "0",
+                 "the share of nodes that are slow (rounded to a count, at least one when > 0), chosen per sample "
+                 "from the seed",
+                 0, 1),
+    ranged_field("nodes", FieldType::integer_list, "(none)", "slow nodes by index, from 0", 0, 1 << 24),
+    ranged_field("slowdown", FieldType::number, "1", "how many times longer a slow node's computes take", 1, 1000),
+}};
+
+constexpr std::array<FieldSpec, 3> variability_fields{{
+    object_field("jitter", false, "compute time that varies from rank to rank and step to step", jitter_fields),
+    object_field("slow_nodes", false, "nodes slower than the rest (stragglers)", slow_node_fields),
+    ranged_field("background_load", FieldType::number, "0",
+                 "the share of NIC and fabric link bandwidth that other jobs' traffic takes (the job gets the rest)", 0,
+                 0.99),
+}};
+
+constexpr std::array<FieldSpec, 5> failure_fields{{
+    value_field("gpu", FieldType::text, "1.262e-5/h",
+                "failures per hour (/h, /day or /year) of one accelerator (default: Llama 3's GPU, HBM, SRAM, GPU "
+                "processor, thermal and SDC interruptions, 268 in 54 days on 16,384 H100s; docs/goodput.md)"),
+    value_field("node", FieldType::text, "4.107e-5/h",
+                "of one node: host hardware, maintenance and the job's software (Llama 3: 109 on 2,048 servers)"),
+    value_field("nic", FieldType::text, "3.297e-7/h", "of one NIC (Llama 3: 7 on 16,384 NICs)"),
+    value_field("link", FieldType::text, "1.648e-6/h",
+                "of one NIC's link and switch port (Llama 3: 35 network switch and cable interruptions)"),
+    value_field("switch", FieldType::text, "0/h",
+                "of one fabric switch (0: Llama 3's switch failures are counted on links)"),
+}};
+
+constexpr std::array<FieldSpec, 5> checkpoint_fields{{
+    value_field(
+        "overhead", FieldType::duration, "0.5s",
+        "what every checkpoint costs besides writing its bytes: the pause to snapshot the state (ByteCheckpoint "
+        "2024: 0.34 to 0.59 s blocking on 1,488 to 8,960 GPUs)"),
+    value_field("write_bandwidth_per_node", FieldType::bandwidth, "2GBps",
+                "how fast each node writes its share of a checkpoint (NVIDIA DGX SuperPOD H100 storage guidance, "
+                "\"good\": 2 GB/s single-node write)"),
+    value_field("storage_bandwidth", FieldType::bandwidth, "2TBps",
+                "the most the storage system takes from all nodes together (Llama 3's Tectonic: 2 TB/s sustainable)"),
+    value_field("restart", FieldType::text, "10min",
+                "from a failure to training again: detection, rescheduling, loading the checkpoint (s, min, h, d; "
+                "Kokolis et al. 2024: 5 to 20 min)"),
+    value_field("interval", FieldType::text, "optimal",
+                "work between checkpoints (s, min, h, d), or optimal: the interval that minimises the expected wall "
+                "time"),
+}};
+
+constexpr std::array<FieldSpec, 24> scenario_fields{{
     value_field("name", FieldType::text, "scenario", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the scenario shows"),
     value_field("cluster", FieldType::text, "",
@@ -137,6 +204,14 @@ constexpr std::array<FieldSpec, 21> scenario_fields{{
                  "model parallelism: data x tensor x pipeline with optional ZeRO sharding (absent: plain data "
                  "parallelism); the data-parallel degree is accelerators / (tensor x pipeline)",
                  parallel_fields),
+    object_field("variability", false,
+                 "jitter, slow nodes and background traffic (absent: every rank computes its mean times on an idle "
+                 "fabric); predict --samples draws the step's distribution (docs/variability.md)",
+                 variability_fields),
+    object_field("failures", false,
+                 "component failure rates, for predict --run, --samples-to-train or --tokens (docs/goodput.md)",
+                 failure_fields),
+    object_field("checkpoint", false, "checkpoint writes and restarts, for the same run estimates", checkpoint_fields),
 }};
 
 constexpr std::array<FieldSpec, 1> document_fields{{
@@ -153,6 +228,99 @@ std::vector<std::string> split_names(const std::string& text) {
     start = comma + 1;
   }
   return out;
+}
+
+Variability read_variability(const JsonObject& v, const std::optional<Calibration>& calibration) {
+  Variability out;
+  const JsonObject jitter = v.object("jitter");
+  const std::string distribution = jitter.choice("distribution");
+  ComputeJitter& j = out.jitter;
+  j.distribution = distribution == "normal"      ? JitterDistribution::normal
+                   : distribution == "lognormal" ? JitterDistribution::lognormal
+                   : distribution == "empirical" ? JitterDistribution::empirical
+                                                 : JitterDistribution::none;
+  j.sigma = jitter.number("sigma");
+  j.scope = jitter.choice("per") == "kernel" ? JitterScope::kernel : JitterScope::step;
+  const bool sigma_used =
+      j.distribution == JitterDistribution::normal || j.distribution == JitterDistribution::lognormal;
+  if (sigma_used && j.sigma <= 0)
+    throw ScenarioError(jitter.path_of("sigma") + ": " + distribution + " needs sigma > 0");
+  if (!sigma_used && jitter.has("sigma")) {
+    throw ScenarioError(jitter.path_of("sigma") + ": only for distribution normal or lognormal");
+  }
+  if (j.distribution != JitterDistribution::empirical && jitter.has("times")) {
+    throw ScenarioError(jitter.path_of("times") + ": only for distribution empirical");
+  }
+  if (j.distribution == JitterDistribution::empirical) {
+    std::vector<double> times;
+    if (jitter.has("times")) {
+      const nlohmann::json& list = jitter.json("times");
+      if (!list.is_array() || list.size() < 2) {
+        throw ScenarioError(jitter.path_of("times") + ": expected a list of at least 2 step times in seconds");
+      }
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (!list[i].is_number() || !(list[i].get<double>() > 0) || !std::isfinite(list[i].get<double>())) {
+          throw ScenarioError(jitter.path_of("times") + "[" + std::to_string(i) +
+                              "]: expected a positive number of seconds, got " + list[i].dump());
+        }
+        times.push_back(list[i].get<double>());
+      }
+    } else if (calibration && calibration->step_times_s.size() >= 2) {
+      times = calibration->step_times_s;
+    } else {
+      throw ScenarioError(jitter.path_of("times") +
+                          ": empirical needs measured step times here, or a calibration file that has them (dtsim "
+                          "calibrate records them)");
+    }
+    j.factors = empirical_factors(times);
+  }
+  const JsonObject slow = v.object("slow_nodes");
+  out.slow.fraction = slow.number("fraction");
+  if (slow.has("nodes")) {
+    for (const long long n : slow.integer_list("nodes"))
+      out.slow.nodes.push_back(static_cast<int>(n));
+  }
+  out.slow.slowdown = slow.number("slowdown");
+  if ((out.slow.fraction > 0 || !out.slow.nodes.empty()) && out.slow.slowdown == 1) {
+    throw ScenarioError(slow.path_of("slowdown") + ": slow nodes need a slowdown > 1");
+  }
+  if (out.slow.slowdown != 1 && out.slow.fraction == 0 && out.slow.nodes.empty()) {
+    throw ScenarioError(slow.path_of("slowdown") + ": which nodes? give fraction or nodes");
+  }
+  out.background_load = v.number("background_load");
+  return out;
+}
+
+RunSettings read_run_settings(const JsonObject& failures, const JsonObject& checkpoint) {
+  RunSettings run;
+  const auto rate = [&](std::string_view key) {
+    try {
+      return parse_rate_per_h(failures.text(key));
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(failures.path_of(key) + ": " + e.what());
+    }
+  };
+  run.rates.gpu_per_h = rate("gpu");
+  run.rates.node_per_h = rate("node");
+  run.rates.nic_per_h = rate("nic");
+  run.rates.link_per_h = rate("link");
+  run.rates.switch_per_h = rate("switch");
+  run.write_Bps_per_node = checkpoint.bandwidth_Bps("write_bandwidth_per_node");
+  run.storage_Bps = checkpoint.bandwidth_Bps("storage_bandwidth");
+  run.overhead_s = checkpoint.seconds("overhead");
+  try {
+    run.restart_s = parse_long_seconds(checkpoint.text("restart"));
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(checkpoint.path_of("restart") + ": " + e.what());
+  }
+  if (const std::string interval = checkpoint.text("interval"); interval != "optimal") {
+    try {
+      run.interval_s = parse_long_seconds(interval, 1);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(checkpoint.path_of("interval") + ": " + e.what() + ", or optimal");
+    }
+  }
+  return run;
 }
 
 }  // namespace
@@ -305,6 +473,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     setup.input.prefetch = static_cast<int>(in.integer("prefetch"));
   }
   setup.steps = static_cast<int>(o.integer("steps"));
+  setup.variability = read_variability(o.object("variability"), calibration);
+  sc.run = read_run_settings(o.object("failures"), o.object("checkpoint"));
+  if (setup.variability.background_load > 0) apply_background_load(sc.cluster, setup.variability.background_load);
   for (long long a : o.integer_list("accelerators"))
     sc.accelerators.push_back(static_cast<int>(a));
   const std::string algorithms = o.text("algorithms");

@@ -44,7 +44,16 @@ constexpr std::array<FieldSpec, 2> straggler_fields{{
     ranged_field("slowdown", FieldType::number, "", "its compute time factor", 1, 1e6),
 }};
 
-constexpr std::array<FieldSpec, 23> train_fields{{
+constexpr std::array<FieldSpec, 2> train_jitter_fields{{
+    choice_field("distribution", "none",
+                 "how a worker's step compute varies: none, normal (time x (1 + sigma Z), at least 0.05x) or lognormal "
+                 "(time x exp(sigma Z - sigma^2/2))",
+                 "none|normal|lognormal"),
+    ranged_field("sigma", FieldType::number, "0", "normal: standard deviation over the mean; lognormal: of the log", 0,
+                 1),
+}};
+
+constexpr std::array<FieldSpec, 25> train_fields{{
     value_field("name", FieldType::text, "train", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the run shows"),
     value_field("data", FieldType::text, "/usr/share/datasets/fashion-mnist",
@@ -75,6 +84,13 @@ constexpr std::array<FieldSpec, 23> train_fields{{
     object_field("compute", false, "the simulated compute time of a worker's step", compute_fields),
     object_field("network", false, "the star network between workers and servers", network_fields),
     object_list_field("stragglers", "workers whose compute takes `slowdown` times as long", straggler_fields),
+    object_field("jitter", false,
+                 "each worker's step compute drawn anew every step from the seed (docs/variability.md)",
+                 train_jitter_fields),
+    ranged_field("backup_workers", FieldType::integer, "0",
+                 "sync-ps: the server steps on the first workers - b gradients of each step and drops the b late ones "
+                 "(Chen et al. 2016, backup workers)",
+                 0, 4095),
     value_field("calibration", FieldType::text, "(none)",
                 "a calibration file (dtsim calibrate), relative to this file: compute source calibrated uses its SGD "
                 "kernel fit; its network fits set the star's latency and bandwidth (unless given) and correct them "
@@ -199,6 +215,26 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
                           "], got " + std::to_string(worker));
     }
     c.slowdown[static_cast<std::size_t>(worker)] = s.number("slowdown");
+  }
+  const JsonObject jitter = o.object("jitter");
+  const std::string distribution = jitter.choice("distribution");
+  c.jitter.distribution = distribution == "normal"      ? JitterDistribution::normal
+                          : distribution == "lognormal" ? JitterDistribution::lognormal
+                                                        : JitterDistribution::none;
+  c.jitter.sigma = jitter.number("sigma");
+  if (c.jitter.active() && c.jitter.sigma <= 0) {
+    throw ScenarioError(jitter.path_of("sigma") + ": " + distribution + " needs sigma > 0");
+  }
+  if (!c.jitter.active() && jitter.has("sigma")) {
+    throw ScenarioError(jitter.path_of("sigma") + ": only with distribution normal or lognormal");
+  }
+  c.backup_workers = static_cast<int>(o.integer("backup_workers"));
+  if (c.backup_workers > 0 && c.mode != TrainMode::sync_ps) {
+    throw ScenarioError(o.path_of("backup_workers") + ": only for mode \"sync-ps\"");
+  }
+  if (c.backup_workers >= c.workers) {
+    throw ScenarioError(o.path_of("backup_workers") + ": expected fewer than the " + std::to_string(c.workers) +
+                        " workers");
   }
   return sc;
 }

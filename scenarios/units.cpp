@@ -186,6 +186,29 @@ double parse_seconds(std::string_view text, double min, double max) {
   return seconds;
 }
 
+double parse_long_seconds(std::string_view text, double min, double max) {
+  static constexpr std::array<Unit, 4> long_units{{{"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}}};
+  double value = 0;
+  std::string_view unit_name;
+  const Unit* unit = split_number(text, value, unit_name) ? find_unit(unit_name, long_units) : nullptr;
+  const std::string what =
+      "a duration in [" + seconds_text(min) + ", " + seconds_text(max) + "] like 30d or 10min (units s, min, h, d)";
+  if (unit == nullptr) refuse(what, text);
+  const double seconds = value * unit->scale;
+  if (!(seconds >= min && seconds <= max)) refuse(what, text);
+  return seconds;
+}
+
+double parse_rate_per_h(std::string_view text) {
+  static constexpr std::array<Unit, 3> per_units{{{"/h", 1}, {"/day", 1.0 / 24}, {"/year", 1.0 / (24 * 365.25)}}};
+  const std::string what = "a rate like 1.2e-5/h (per /h, /day or /year), >= 0 and finite";
+  const std::size_t length = number_length(text);
+  double value = 0;
+  const Unit* unit = length == 0 ? nullptr : find_unit(text.substr(length), per_units);
+  if (unit == nullptr || !read_double(text, length, value) || !std::isfinite(value) || value < 0) refuse(what, text);
+  return value * unit->scale;
+}
+
 long long parse_integer(std::string_view text, long long min, long long max) {
   long long value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

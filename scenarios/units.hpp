@@ -24,6 +24,12 @@ inline constexpr double max_duration_s = 1e9;
 std::uint64_t parse_bytes(std::string_view text, std::uint64_t min = 0, std::uint64_t max = max_size_bytes);
 double parse_bandwidth_Bps(std::string_view text, double min = min_bandwidth_Bps, double max = max_bandwidth_Bps);
 double parse_seconds(std::string_view text, double min = 0, double max = max_duration_s);
+// A long duration (a run, a restart): s, min, h, d (days), e.g. "30d", "10min"; in [min, max].
+double parse_long_seconds(std::string_view text, double min = 0, double max = max_duration_s);
+// A rate of events: per hour, day or year, e.g. "1.2e-5/h", "0.3/day", "2/year"; returns events per hour, >= 0. The
+// unit is required (a bare number is refused).
+double parse_rate_per_h(std::string_view text);
+
 // A whole number in [min, max].
 long long parse_integer(std::string_view text, long long min, long long max);
 // A plain decimal number (optionally with an exponent, no unit) in [min, max], or in (min, max] when

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "algorithms/schedule.hpp"
+#include "models/variability.hpp"
 
 namespace dtsim {
 
@@ -80,11 +81,12 @@ struct TrainingProgram {
   // reduction units, unit reduce_channels x ranks + h running on endpoint helper_endpoints[h] (a switch); rank 0
   // starts them with each of its buckets. Empty: none.
   std::vector<int> helper_endpoints;
-  bool overlap = true;        // false: the allreduces start only after the whole backward pass
-  double fusion_cycle_s = 0;  // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
-  double batch_s = 0;         // input pipeline: seconds to produce one local batch (0: no pipeline)
-  int prefetch = 2;           // batches the pipeline may prepare ahead, >= 1
-  int steps = 3;              // simulated steps; the last one is reported (earlier ones fill the pipeline)
+  bool overlap = true;                  // false: the allreduces start only after the whole backward pass
+  double fusion_cycle_s = 0;            // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
+  double batch_s = 0;                   // input pipeline: seconds to produce one local batch (0: no pipeline)
+  int prefetch = 2;                     // batches the pipeline may prepare ahead, >= 1
+  int steps = 3;                        // simulated steps; the last one is reported (earlier ones fill the pipeline)
+  const ComputeNoise* noise = nullptr;  // per-rank variability (StepProgram::noise); null: none
 };
 
 struct TrainingResult {

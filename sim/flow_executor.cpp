@@ -1657,6 +1657,8 @@ StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, Ru
   }
   if (program.reduce_channels > 1 || !program.helper_units.empty()) {
     // (channel and helper units are driven by ranks: classes of units would leave them unstarted)
+  } else if (program.noise != nullptr) {
+    // (ranks that draw their own times do not run alike: every rank is simulated)
   } else if (program.units == program.ranks && program.stages.size() == 1) {
     if (auto lumped = lump(program.units, program.segments, options)) {
       lumping::LumpedEngine engine(*lumped, options);
@@ -1703,7 +1705,8 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
     o.segment_rounds = true;
     FlowEngine engine(training_units(program, ranks), buckets, o);
     result = drive_training(program, engine, ranks, "flow executor");
-  } else if (auto lumped = lump(ranks, buckets, options)) {  // every class's ranks run the same steps
+  } else if (auto lumped = program.noise == nullptr ? lump(ranks, buckets, options) : std::nullopt) {
+    // every class's ranks run the same steps (not with per-rank variability)
     lumping::LumpedEngine engine(*lumped, options);
     result = drive_training(program, engine, static_cast<int>(lumped->classes()), "flow executor (classes of ranks)");
     result.rank_classes = lumped->classes();

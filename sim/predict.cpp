@@ -228,13 +228,40 @@ struct DataParallelNetwork {
   }
 };
 
+// Each bucket's reduction alone on the step's network and executor, as the step runs it (a library's channels on
+// their units; buckets of one size and shape timed once).
+std::vector<double> bucket_times(const TrainingProgram& program, const SimGridOptions& sg, const FlowOptions& fo,
+                                 Backend backend) {
+  SimGridOptions s = sg;
+  FlowOptions f = fo;
+  if (program.reduce_channels > 1 || !program.helper_endpoints.empty()) {
+    s.accelerator_of = training_unit_accelerators(program, sg.accelerator_of);
+    f.accelerator_of = s.accelerator_of;
+    f.segment_rounds = true;
+  }
+  std::vector<double> times;
+  for (std::size_t b = 0; b < program.buckets.size(); ++b) {
+    const Schedule& bucket = program.buckets[b];
+    const auto same = std::find_if(program.buckets.begin(), program.buckets.begin() + static_cast<std::ptrdiff_t>(b),
+                                   [&](const Schedule& earlier) {
+                                     return earlier.bytes == bucket.bytes && earlier.ops.size() == bucket.ops.size();
+                                   });
+    if (same != program.buckets.begin() + static_cast<std::ptrdiff_t>(b)) {
+      times.push_back(times[static_cast<std::size_t>(same - program.buckets.begin())]);
+      continue;
+    }
+    times.push_back(backend == Backend::simgrid ? run_simgrid(bucket, s).time_s : run_flow(bucket, f).time_s);
+  }
+  return times;
+}
+
 }  // namespace
 
 FlowOptions flow_options(const SimGridOptions& sg) { return FlowOptions(static_cast<const NetworkCost&>(sg)); }
 
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace, Backend backend,
-                        std::optional<std::uint64_t> available_bytes, bool rank_classes) {
+                        std::optional<std::uint64_t> available_bytes, bool rank_classes, const StepSampling& sampling) {
   if (accelerators < 1) throw std::invalid_argument("accelerators must be >= 1");
   if (trace != nullptr && backend != Backend::simgrid) throw std::invalid_argument("a trace needs the SimGrid backend");
   Prediction p;
@@ -268,15 +295,44 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   const AlgorithmOptions& options = net.options;
   const MemoryBudget budget{backend != Backend::simgrid ? RunMemory::flow : RunMemory::simgrid,
                             available_bytes ? *available_bytes : available_memory_bytes()};
-  const TrainingProgram program =
-      make_program(setup, accelerators, p.local_batch, algorithm, options, per_node, budget, &sg);
-  if (backend != Backend::simgrid) {
-    FlowOptions fo = flow_options(sg);
-    fo.lump_ranks = rank_classes;
-    fo.contention = backend == Backend::flow;
-    p.step = run_flow_training(program, accelerators, fo);
-  } else {
-    p.step = run_simgrid_training(program, accelerators, sg, trace != nullptr ? &trace->run : nullptr);
+  TrainingProgram program = make_program(setup, accelerators, p.local_batch, algorithm, options, per_node, budget, &sg);
+  FlowOptions fo = flow_options(sg);
+  fo.lump_ranks = rank_classes;
+  fo.contention = backend == Backend::flow;
+  SamplingRequest request;
+  request.samples = sampling.samples;
+  request.seed = sampling.seed;
+  request.sampler = sampling.sampler;
+  request.variability = &setup.variability;
+  request.ranks_per_node = per_node;
+  ComputeNoise slow;  // the run without jitter: slow nodes only (sample 0's, when chosen by fraction)
+  slow.seed = sampling.seed;
+  slow.rank_scale = sample_rank_scale(request, accelerators, 0);
+  if (!slow.rank_scale.empty()) program.noise = &slow;
+  const auto run = [&](RunTrace* into) {
+    return backend != Backend::simgrid ? run_flow_training(program, accelerators, fo)
+                                       : run_simgrid_training(program, accelerators, sg, into);
+  };
+  p.step = run(trace != nullptr ? &trace->run : nullptr);
+  if (sampling.samples > 0) {
+    std::vector<double> steps;
+    if (sampling.sampler == Sampler::exact) {  // the whole step again per sample, every rank drawing its times
+      ComputeNoise noise;
+      noise.jitter = &setup.variability.jitter;
+      noise.seed = sampling.seed;
+      program.noise = &noise;
+      for (int s = 0; s < sampling.samples; ++s) {
+        noise.sample = static_cast<std::uint64_t>(s);
+        noise.rank_scale = sample_rank_scale(request, accelerators, noise.sample);
+        steps.push_back(run(nullptr).step_s);
+      }
+    } else {
+      steps = sample_steps_fast(program, accelerators, bucket_times(program, sg, fo, backend), request);
+    }
+    program.noise = nullptr;
+    p.distribution = summarize_steps(std::move(steps));
+    p.distribution.seed = sampling.seed;
+    p.distribution.sampler = sampling.sampler;
   }
   // (a library's channels: units of their own on the ranks' accelerators; switch helpers on their switches)
   const std::vector<int> unit_accelerators = training_unit_accelerators(program, sg.accelerator_of);
@@ -286,7 +342,7 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
       run_s = std::max(run_s, span.end_s);
     trace->links = cluster_link_usage(trace->run, topology, unit_accelerators, run_s);
   }
-  p.samples_per_s = p.global_batch / p.step.step_s;
+  p.samples_per_s = p.global_batch / (p.distribution.samples > 0 ? p.distribution.mean_s : p.step.step_s);
   p.most_utilised_links =
       most_utilised_link_class(step_link_bytes(program.buckets, topology, unit_accelerators), topology, p.step.step_s);
   p.bottleneck = name_bottleneck(p);

@@ -16,6 +16,7 @@
 #include "sim/link_load.hpp"
 #include "sim/link_usage.hpp"
 #include "sim/simgrid_executor.hpp"
+#include "sim/step_sampler.hpp"
 
 namespace dtsim {
 
@@ -67,6 +68,9 @@ struct Prediction {
   // the class of the link the step's allreduces load most over the step's time (from the schedules and routes;
   // empty on one accelerator, where nothing is sent, and where the schedules are too large to count)
   LinkClassLoad most_utilised_links;
+  // Sampled under the setup's variability (samples 0: not sampled); samples_per_s, speedup and efficiency then
+  // follow its mean, `step` stays the run without jitter (slow nodes in)
+  StepDistribution distribution;
 };
 
 // What a recorded step did: every rank's timeline over the simulated steps, and the links it loaded, busiest first.
@@ -82,10 +86,18 @@ FlowOptions flow_options(const SimGridOptions& sg);
 // std::invalid_argument when a strong-scaling batch does not split evenly, InsufficientMemory (before simulating)
 // when the run would need more than `available_bytes` (default: this machine's available memory; 0: unchecked).
 // `trace`: record the simulated steps (SimGrid only). `backend`: the executor of the step. `rank_classes`: the flow
-// executor simulates one rank per class of ranks that run alike (FlowOptions::lump_ranks).
+// executor simulates one rank per class of ranks that run alike (FlowOptions::lump_ranks). Slow nodes of the setup's
+// variability slow their ranks' computes (sample 0's choice); `sampling` (samples > 0): the step is also sampled under
+// its jitter and slow nodes (sim/step_sampler.hpp) into Prediction::distribution.
+struct StepSampling {
+  int samples = 0;
+  std::uint64_t seed = 1;
+  Sampler sampler = Sampler::fast;
+};
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace = nullptr, Backend backend = Backend::simgrid,
-                        std::optional<std::uint64_t> available_bytes = std::nullopt, bool rank_classes = true);
+                        std::optional<std::uint64_t> available_bytes = std::nullopt, bool rank_classes = true,
+                        const StepSampling& sampling = {});
 // The last gradient bucket's allreduce simulated alone on the configuration's network and executor. That bucket is
 // complete only when backward ends, so its allreduce cannot overlap backward: at least this much of every step's
 // communication is exposed, whatever the batch. Throws std::invalid_argument below 2 accelerators.

@@ -15,7 +15,7 @@ bool StepResult::fits() const {
 }
 
 double StepResult::step_s() const {
-  if (const Prediction* p = plain()) return p->step.step_s;
+  if (const Prediction* p = plain()) return p->distribution.samples > 0 ? p->distribution.mean_s : p->step.step_s;
   return parallel()->step_s;
 }
 
@@ -60,11 +60,15 @@ StepResult simulate_step(const TrainingSetup& setup, const ClusterSpec& cluster,
                                   std::to_string(request.layout->accelerators()) + " accelerators, not " +
                                   std::to_string(request.accelerators));
     }
+    if (setup.variability.per_rank() || request.sampling.samples > 0) {
+      throw std::invalid_argument("jitter, slow nodes and sampling: data-parallel steps only, so far (not " +
+                                  request.layout->describe() + ")");
+    }
     return StepResult(predict_parallel(setup, cluster, *request.layout, request.algorithm, request.record_pipeline));
   }
   const Backend backend = request.backend.value_or(auto_backend(request.accelerators));
   return StepResult(predict_step(setup, cluster, request.accelerators, request.algorithm, request.trace, backend,
-                                 std::nullopt, request.rank_classes));
+                                 std::nullopt, request.rank_classes, request.sampling));
 }
 
 LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, const StepRequest& request,

@@ -24,6 +24,7 @@ struct StepRequest {
   bool rank_classes = true;              // plain, flow executor: one rank simulated per class of ranks
   StepTrace* trace = nullptr;            // plain: record the step (SimGrid only)
   bool record_pipeline = false;          // layout: record the pipeline's spans
+  StepSampling sampling;                 // plain: Monte Carlo of the step under the setup's variability
 };
 
 // What simulate_step found, with the quantities explain compares read the same way for both kinds.
@@ -36,7 +37,7 @@ public:
   const ParallelPrediction* parallel() const { return std::get_if<ParallelPrediction>(&result_); }
   int accelerators() const;
   bool fits() const;
-  double step_s() const;  // 0 when it does not fit
+  double step_s() const;  // 0 when it does not fit; sampled (StepRequest::sampling): the mean
   double samples_per_s() const;
   int global_batch() const;
   double exposed_comm_s() const;  // data-parallel communication the step waits for (not hidden by backward)

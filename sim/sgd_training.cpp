@@ -86,6 +86,7 @@ struct Worker {
   std::vector<float> inputs;
   std::vector<std::uint8_t> labels;
   Mlp::Workspace workspace;
+  std::uint64_t computes = 0;  // steps computed so far (the key of its jitter draw)
 
   Worker(const TrainConfig& c, int batch)
       : model(c.layers, c.seed),
@@ -114,6 +115,10 @@ struct Worker {
     const TrainConfig& c = run.config;
     double seconds = c.seconds_per_sample < 0 ? measured : c.seconds_per_sample * batch + c.step_overhead_s;
     if (static_cast<std::size_t>(rank) < c.slowdown.size()) seconds *= c.slowdown[static_cast<std::size_t>(rank)];
+    if (c.jitter.active()) {  // the worker's step-th draw (counters: the same whatever the order of events)
+      seconds *= jitter_factor(c.jitter, c.seed, 0x747261696eULL, static_cast<std::uint64_t>(rank), computes, 0);
+    }
+    ++computes;
     return seconds;
   }
 };
@@ -397,17 +402,23 @@ private:
       return;
     }
     if (cfg.mode == TrainMode::sync_ps) {
+      if (ws.version < version_) {  // backup workers: a late gradient of a step already taken, dropped
+        ++run_.report.dropped_gradients;
+        send(w, false);
+        return;
+      }
       for (std::size_t i = 0; i < sum_.size(); ++i)
         sum_[i] += gradient[i];
       waiting_.push_back(w);
-      if (++gathered_ < w_count_) return;
-      sgd_.step(model_.parameters(), sum_, cfg.batch, cfg.sgd, run_.learning_rate(epoch_now()));
+      const int needed = w_count_ - cfg.backup_workers;
+      if (++gathered_ < needed) return;
+      sgd_.step(model_.parameters(), sum_, needed * run_.worker_batch, cfg.sgd, run_.learning_rate(epoch_now()));
       std::fill(sum_.begin(), sum_.end(), 0.0F);
       gathered_ = 0;
       ++version_;
-      run_.report.updates += static_cast<std::uint64_t>(w_count_);
+      run_.report.updates += static_cast<std::uint64_t>(needed);
       run_.report.staleness_histogram.resize(1);
-      run_.report.staleness_histogram[0] += static_cast<std::uint64_t>(w_count_);
+      run_.report.staleness_histogram[0] += static_cast<std::uint64_t>(needed);
       for (const int waiting : waiting_)
         send(waiting, false);
       waiting_.clear();

@@ -31,6 +31,7 @@ struct TrainReport {
   double epochs_to_target = -1;
   std::vector<std::uint64_t> staleness_histogram;  // [s]: updates applied s versions after their weights were pulled
   std::uint64_t updates = 0;
+  std::uint64_t dropped_gradients = 0;  // sync-ps with backup workers: late gradients the server dropped
   std::vector<float> final_parameters;  // worker 0's (allreduce) or the server's
   double wall_s = 0;
   RunTrace trace;  // recorded runs: every rank's gradient, allreduce or push/pull intervals and every message

@@ -56,6 +56,7 @@ struct RankRun {
   bool gather_busy = false;
   double loaded = 0;          // when the loader finished its last batch
   std::vector<double> taken;  // when the step of each batch took it (the loader reuses a slot after `prefetch`)
+  double step_factor = 1;     // this step's scale of every compute (the rank's slowdown times its step's jitter draw)
   RankStep current;
   RankStep last;
 };
@@ -175,6 +176,10 @@ private:
     const StageStep& st = stage(rank);
     rr.step_start = start;
     rr.current = RankStep{};
+    if (p_.noise != nullptr) {
+      const int r = driven_.rank[static_cast<std::size_t>(rank)];
+      rr.step_factor = p_.noise->scale(r) * p_.noise->step_factor(r, rr.step);
+    }
     rr.op = 0;
     rr.in_op = false;
     rr.forwards = rr.backwards = 0;
@@ -227,7 +232,8 @@ private:
           const std::size_t l = o.forward ? rr.layer : layers - 1 - rr.layer;
           if (!gathered(rank, o, l)) return;
           const LayerStep& ls = st.layers[l];
-          const double c = o.forward ? ls.forward_s : ls.backward_s;
+          double c = o.forward ? ls.forward_s : ls.backward_s;
+          if (p_.noise != nullptr) c *= rr.step_factor * kernel_factor(rank, (rr.op * layers + l) * 2 + o.forward);
           rr.t += c;
           rr.current.compute_s += c;
           ++rr.layer;
@@ -265,9 +271,12 @@ private:
         rr.current.exposed_s = rr.reduce_free_at - rr.t;
         rr.t = rr.reduce_free_at;
       }
-      const double optimizer_end = rr.t + st.optimizer_s;
+      const double optimizer_s = p_.noise == nullptr
+                                     ? st.optimizer_s
+                                     : st.optimizer_s * rr.step_factor * kernel_factor(rank, optimizer_kernel);
+      const double optimizer_end = rr.t + optimizer_s;
       span(rank, SpanKind::optimizer, 0, rr.t, optimizer_end);
-      rr.current.optimizer_s = st.optimizer_s;
+      rr.current.optimizer_s = optimizer_s;
       rr.t = optimizer_end;
       rr.current.step_s = rr.t - rr.step_start;
       rr.last = rr.current;
@@ -277,6 +286,12 @@ private:
       }
       begin_step(rank, rr.t);
     }
+  }
+
+  static constexpr std::uint64_t optimizer_kernel = ~std::uint64_t{0};
+  double kernel_factor(int rank, std::uint64_t kernel) const {
+    return p_.noise->kernel_factor(driven_.rank[static_cast<std::size_t>(rank)],
+                                   runs_[static_cast<std::size_t>(rank)].step, kernel);
   }
 
   // The activations (forward) or gradients (backward) the op needs have arrived; false: the rank waits for them.
@@ -487,6 +502,7 @@ StepProgram data_parallel_step(const TrainingProgram& t, int ranks) {
   p.batch_s = t.batch_s;
   p.prefetch = t.prefetch;
   p.steps = t.steps;
+  p.noise = t.noise;
   return p;
 }
 
@@ -505,6 +521,13 @@ TrainingResult training_result(const TrainingProgram& program, const StepRun& ru
   result.exposed_comm_s = run.slowest.exposed_s;
   result.optimizer_s = program.optimizer_s;
   result.comm_s = run.slowest.reduce_s;
+  if (program.noise != nullptr) {  // the slowest rank's own computes, forward and backward in the program's ratio
+    const double planned = result.forward_s + result.backward_s;
+    const double ratio = planned > 0 ? run.slowest.compute_s / planned : 1.0;
+    result.forward_s *= ratio;
+    result.backward_s *= ratio;
+    result.optimizer_s = run.slowest.optimizer_s;
+  }
   return result;
 }
 

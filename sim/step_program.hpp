@@ -27,6 +27,7 @@
 
 #include "algorithms/schedule.hpp"
 #include "models/parallel.hpp"
+#include "models/variability.hpp"
 
 namespace dtsim {
 
@@ -92,6 +93,9 @@ struct StepProgram {
   int prefetch = 2;             // batches the pipeline may prepare ahead, >= 1
   int steps = 3;                // simulated steps; the last one is reported (earlier ones fill the pipeline)
   bool gather_prefetch = true;  // ZeRO-3: gathers run ahead of the layers that need them (false: on demand)
+  // Variability (models/variability.hpp): each rank's computes scaled by its slowdown and its jitter draws; null:
+  // every rank computes exactly the stage's times. The caller keeps it alive.
+  const ComputeNoise* noise = nullptr;
 
   // Gives stream `stream` units (stream_base, units); call once per used stream, before laying segments.
   void use_stream(Stream stream);

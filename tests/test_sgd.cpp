@@ -308,3 +308,58 @@ TEST_CASE("a training run's memory estimate counts every worker's replica and th
   CHECK(wide.memory_bytes > small.memory_bytes + 16 * 4 * 4 * 784 * 4096.0);
   CHECK(wide.flops > small.flops);
 }
+
+TEST_CASE("a slow worker slows synchronous training; an asynchronous server barely notices; backup workers drop it") {
+  // compute-bound: 1 ms of compute per 8-sample gradient on a fast network, a quarter epoch
+  TrainConfig c;
+  c.workers = 8;
+  c.batch = 64;
+  c.epochs = 0.25;
+  c.eval_every_epochs = 0.25;
+  c.seconds_per_sample = 1.25e-4;
+  c.network.bandwidth_Bps = 100e9;
+  c.network.alpha_s = 1e-6;
+  const auto finish_s = [&](TrainMode mode, double slowdown, int backup) {
+    TrainConfig k = c;
+    k.mode = mode;
+    k.backup_workers = backup;
+    if (slowdown > 1) {
+      k.slowdown.assign(8, 1.0);
+      k.slowdown[3] = slowdown;
+    }
+    const TrainReport r = run_sgd_training(k, train_set(), test_set(), false, TrainBackend::flow);
+    REQUIRE(!r.points.empty());
+    return std::pair{r.points.back().time_s, r.dropped_gradients};
+  };
+  const double sync_even = finish_s(TrainMode::allreduce, 1, 0).first;
+  const double sync_slow = finish_s(TrainMode::allreduce, 2, 0).first;
+  const double async_even = finish_s(TrainMode::async_ps, 1, 0).first;
+  const double async_slow = finish_s(TrainMode::async_ps, 2, 0).first;
+  CHECK(sync_slow / sync_even > 1.8);    // every step waits for the slow worker
+  CHECK(async_slow / async_even < 1.1);  // the others keep pushing: 7.5 workers' worth of gradients
+  const auto [ps_slow, none_dropped] = finish_s(TrainMode::sync_ps, 3, 0);
+  const auto [ps_backup, dropped] = finish_s(TrainMode::sync_ps, 3, 1);
+  CHECK(none_dropped == 0);
+  CHECK(dropped > 0);
+  CHECK(ps_backup < 0.6 * ps_slow);  // the server no longer waits for the 3x worker
+}
+
+TEST_CASE("per-step jitter in training: reproducible from the seed, and it slows synchronous steps") {
+  TrainConfig c;
+  c.workers = 8;
+  c.batch = 64;
+  c.epochs = 0.1;
+  c.eval_every_epochs = 0.1;
+  c.seconds_per_sample = 1.25e-4;
+  c.network.bandwidth_Bps = 100e9;
+  const TrainReport plain = run_sgd_training(c, train_set(), test_set(), false, TrainBackend::flow);
+  c.jitter.distribution = JitterDistribution::normal;
+  c.jitter.sigma = 0.1;
+  const TrainReport a = run_sgd_training(c, train_set(), test_set(), false, TrainBackend::flow);
+  const TrainReport b = run_sgd_training(c, train_set(), test_set(), false, TrainBackend::flow);
+  REQUIRE(!a.points.empty());
+  CHECK(a.points.back().time_s == b.points.back().time_s);
+  CHECK(a.final_parameters == b.final_parameters);
+  // the slowest of 8 draws of 10%: about 1 + 0.1 x 1.42 per step
+  CHECK(a.points.back().time_s > 1.08 * plain.points.back().time_s);
+}

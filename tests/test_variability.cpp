@@ -1,0 +1,236 @@
+// Variability (issue 30): jitter and slow nodes as per-rank inputs of the one step program, the Monte Carlo samplers
+// against order statistics and against each other, reproducible draws, and the refusals.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/variability.hpp"
+#include "run_dtsim.hpp"
+#include "scenarios/json_reader.hpp"
+#include "scenarios/scenario_file.hpp"
+#include "scenarios/units.hpp"
+#include "sim/predict.hpp"
+#include "sim/step_sampler.hpp"
+
+namespace {
+
+using dtsim::test::run_dtsim;
+
+const std::string default_scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/resnet50-v100.json";
+
+dtsim::Scenario scenario_with(const nlohmann::json& variability) {
+  std::ifstream in(default_scenario);
+  nlohmann::json doc = nlohmann::json::parse(in);
+  doc["scenario"].erase("input");
+  if (!variability.is_null()) doc["scenario"]["variability"] = variability;
+  return dtsim::parse_scenario(doc, std::string(DTSIM_SOURCE_DIR) + "/scenarios/training", DTSIM_SOURCE_DIR);
+}
+
+std::string write_scenario(const std::string& name, const nlohmann::json& variability) {
+  std::ifstream in(default_scenario);
+  nlohmann::json doc = nlohmann::json::parse(in);
+  doc["scenario"]["variability"] = variability;
+  doc["scenario"]["cluster"] = "v100-nvlink-edr";
+  doc["scenario"]["accelerators"] = {1, 8};
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / ("dtsim-test-variability-" + name);
+  std::ofstream(path) << doc.dump();
+  return path.string();
+}
+
+// A program of one compute of `compute_s` per rank and one bucket of gradients reduced in `reduce_s` after it.
+dtsim::TrainingProgram one_bucket_program(double compute_s) {
+  dtsim::TrainingProgram p;
+  p.forward_s = {0.0};
+  p.backward_s = {compute_s};
+  p.bucket_ready_after = {0};
+  p.buckets.emplace_back();
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("with iid normal jitter the sampled step is the expected largest of P draws (order statistics)") {
+  for (const int ranks : {8, 64, 512}) {
+    INFO(ranks << " ranks");
+    const double compute_s = 0.1;
+    const double reduce_s = 0.02;
+    const dtsim::TrainingProgram program = one_bucket_program(compute_s);
+    dtsim::Variability v;
+    v.jitter.distribution = dtsim::JitterDistribution::normal;
+    v.jitter.sigma = 0.05;
+    dtsim::SamplingRequest request;
+    request.samples = 2000;
+    request.seed = 11;
+    request.variability = &v;
+    const std::vector<double> steps = dtsim::sample_steps_fast(program, ranks, {reduce_s}, request);
+    const dtsim::StepDistribution d = dtsim::summarize_steps(steps);
+    // every rank waits for the slowest to release the bucket, then for the reduction
+    const double expected = compute_s * (1 + v.jitter.sigma * dtsim::expected_max_standard_normal(ranks)) + reduce_s;
+    CHECK(d.mean_s == Approx(expected).epsilon(0.02));
+    CHECK(d.mean_s > compute_s + reduce_s);  // the slowest of P draws is slower than the mean draw
+    CHECK(d.p50_s <= d.p90_s);
+    CHECK(d.p90_s <= d.p99_s);
+  }
+  // the numerical order statistics themselves: E[max of 2 standard normals] = 1/sqrt(pi)
+  CHECK(dtsim::expected_max_standard_normal(2) == Approx(1 / std::sqrt(M_PI)).epsilon(1e-6));
+  CHECK(dtsim::expected_max_standard_normal(1) == Approx(0).margin(1e-9));
+}
+
+TEST_CASE("without jitter every sample is the step simulated without it, exactly") {
+  const dtsim::Scenario sc = scenario_with(nullptr);
+  for (const dtsim::Backend backend : {dtsim::Backend::simgrid, dtsim::Backend::flow}) {
+    const dtsim::Prediction plain = dtsim::predict_step(sc.setup, sc.cluster, 16, "ring", nullptr, backend);
+    dtsim::StepSampling sampling;
+    sampling.samples = 5;
+    const dtsim::Prediction sampled =
+        dtsim::predict_step(sc.setup, sc.cluster, 16, "ring", nullptr, backend, std::nullopt, true, sampling);
+    CHECK(sampled.step.step_s == plain.step.step_s);
+    REQUIRE(sampled.distribution.samples == 5);
+    CHECK(sampled.distribution.min_s == Approx(plain.step.step_s).epsilon(1e-9));
+    CHECK(sampled.distribution.max_s == Approx(plain.step.step_s).epsilon(1e-9));
+    CHECK(sampled.samples_per_s == Approx(plain.samples_per_s).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("the fast sampler matches the exact one (every rank's step simulated again) within 2%") {
+  const dtsim::Scenario sc = scenario_with({{"jitter", {{"distribution", "normal"}, {"sigma", 0.05}}}});
+  for (const std::string algorithm : {"ring", "tree", "ps"}) {
+    INFO(algorithm);
+    dtsim::StepSampling sampling;
+    sampling.samples = 40;
+    sampling.seed = 3;
+    sampling.sampler = dtsim::Sampler::exact;
+    const dtsim::Prediction exact = dtsim::predict_step(sc.setup, sc.cluster, 16, algorithm, nullptr,
+                                                        dtsim::Backend::flow, std::nullopt, true, sampling);
+    sampling.sampler = dtsim::Sampler::fast;
+    const dtsim::Prediction fast = dtsim::predict_step(sc.setup, sc.cluster, 16, algorithm, nullptr,
+                                                       dtsim::Backend::flow, std::nullopt, true, sampling);
+    CHECK(fast.distribution.mean_s == Approx(exact.distribution.mean_s).epsilon(0.02));
+    CHECK(fast.distribution.p90_s == Approx(exact.distribution.p90_s).epsilon(0.03));
+    CHECK(exact.distribution.mean_s > exact.step.step_s);  // jitter costs a synchronous step time
+  }
+}
+
+TEST_CASE("per-rank noise without jitter or slow nodes leaves the step as it was (classes of ranks or not)") {
+  const dtsim::Scenario sc = scenario_with(nullptr);
+  dtsim::Scenario slow1 = sc;
+  slow1.setup.variability.slow.nodes = {0};
+  slow1.setup.variability.slow.slowdown = 1.0;  // inactive: exactly the plain step
+  const dtsim::Prediction a = dtsim::predict_step(sc.setup, sc.cluster, 32, "ring", nullptr, dtsim::Backend::flow);
+  const dtsim::Prediction b =
+      dtsim::predict_step(slow1.setup, slow1.cluster, 32, "ring", nullptr, dtsim::Backend::flow);
+  CHECK(a.step.step_s == b.step.step_s);
+}
+
+TEST_CASE("a slow node slows every synchronous step by its share of compute") {
+  const dtsim::Scenario sc = scenario_with(nullptr);
+  const dtsim::Scenario slow = scenario_with({{"slow_nodes", {{"nodes", {1}}, {"slowdown", 1.5}}}});
+  for (const dtsim::Backend backend : {dtsim::Backend::simgrid, dtsim::Backend::flow}) {
+    const dtsim::Prediction even = dtsim::predict_step(sc.setup, sc.cluster, 16, "ring", nullptr, backend);
+    const dtsim::Prediction straggling = dtsim::predict_step(slow.setup, slow.cluster, 16, "ring", nullptr, backend);
+    const double compute = even.step.forward_s + even.step.backward_s + even.step.optimizer_s;
+    // the slow node's ranks compute 1.5x as long and everyone waits for their last bucket
+    CHECK(straggling.step.step_s > even.step.step_s + 0.4 * compute);
+    CHECK(straggling.step.step_s < even.step.step_s + 0.5 * compute + 1e-9);
+    // a node outside the configuration (4 GPUs: node 0 only) changes nothing
+    const dtsim::Prediction small = dtsim::predict_step(slow.setup, slow.cluster, 4, "ring", nullptr, backend);
+    CHECK(small.step.step_s == dtsim::predict_step(sc.setup, sc.cluster, 4, "ring", nullptr, backend).step.step_s);
+  }
+}
+
+TEST_CASE("draws are counters: the same seed gives the same numbers, another seed others") {
+  dtsim::ComputeJitter j;
+  j.distribution = dtsim::JitterDistribution::lognormal;
+  j.sigma = 0.1;
+  CHECK(dtsim::jitter_factor(j, 5, 1, 2, 3, 4) == dtsim::jitter_factor(j, 5, 1, 2, 3, 4));
+  CHECK(dtsim::jitter_factor(j, 5, 1, 2, 3, 4) != dtsim::jitter_factor(j, 6, 1, 2, 3, 4));
+  double sum = 0;  // lognormal factors have mean 1
+  for (int i = 0; i < 20000; ++i)
+    sum += dtsim::jitter_factor(j, 9, 0, static_cast<std::uint64_t>(i), 0, 0);
+  CHECK(sum / 20000 == Approx(1.0).epsilon(0.005));
+  const std::vector<double> scale = dtsim::rank_slowdowns({0.25, {}, 2.0}, 32, 4, 1, 0);
+  CHECK(std::count(scale.begin(), scale.end(), 2.0) == 8);  // 2 of the 8 nodes, 4 ranks each
+  CHECK(scale == dtsim::rank_slowdowns({0.25, {}, 2.0}, 32, 4, 1, 0));
+}
+
+TEST_CASE("predict --samples: the same seed prints the same bytes, and the distribution is in the JSON") {
+  const std::string file = write_scenario("normal.json", {{"jitter", {{"distribution", "normal"}, {"sigma", 0.03}}}});
+  const std::string command = "predict " + file + " --algorithm ring,tree --samples 30 --seed ";
+  const auto a = run_dtsim(command + "4");
+  const auto b = run_dtsim(command + "4");
+  const auto c = run_dtsim(command + "5");
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.output == b.output);
+  CHECK(a.output != c.output);
+  // the JSON too, but for what each simulation cost in wall time (sim_wall_s)
+  const auto without_wall_time = [](const std::string& text) {
+    nlohmann::json doc = nlohmann::json::parse(text);
+    for (nlohmann::json& r : doc["results"])
+      r.erase("sim_wall_s");
+    return doc;
+  };
+  const auto json_a = run_dtsim(command + "4 --json");
+  const auto json_b = run_dtsim(command + "4 --json");
+  REQUIRE(json_a.exit_code == 0);
+  CHECK(without_wall_time(json_a.output) == without_wall_time(json_b.output));
+  const nlohmann::json doc = nlohmann::json::parse(json_a.output);
+  const nlohmann::json& eight = doc["results"][1];
+  REQUIRE(eight["accelerators"] == 8);
+  const nlohmann::json& d = eight["step_distribution"];
+  CHECK(d["samples"] == 30);
+  CHECK(d["seed"] == 4);
+  CHECK(d["mean_s"].get<double>() > eight["step_time_s"].get<double>());
+  CHECK(d["p99_s"].get<double>() >= d["p50_s"].get<double>());
+  int counted = 0;
+  for (const nlohmann::json& bin : d["histogram"])
+    counted += bin["count"].get<int>();
+  CHECK(counted == 30);
+  CHECK(a.output.find("p99") != std::string::npos);
+}
+
+TEST_CASE("impossible variability is refused with exit 2 naming the field") {
+  struct Case {
+    nlohmann::json variability;
+    std::string names;
+  };
+  const std::vector<Case> cases = {
+      {{{"jitter", {{"distribution", "normal"}, {"sigma", -0.1}}}}, "scenario.variability.jitter.sigma"},
+      {{{"jitter", {{"distribution", "normal"}}}}, "scenario.variability.jitter.sigma"},
+      {{{"jitter", {{"distribution", "empirical"}, {"times", nlohmann::json::array()}}}},
+       "scenario.variability.jitter.times"},
+      {{{"jitter", {{"distribution", "empirical"}, {"times", {0.1, -1}}}}}, "scenario.variability.jitter.times[1]"},
+      {{{"slow_nodes", {{"fraction", 1.5}, {"slowdown", 2}}}}, "scenario.variability.slow_nodes.fraction"},
+      {{{"slow_nodes", {{"nodes", {2}}}}}, "scenario.variability.slow_nodes.slowdown"},
+      {{{"background_load", 1}}, "scenario.variability.background_load"},
+      {{{"jitter", {{"distribution", "gamma"}}}}, "scenario.variability.jitter.distribution"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.variability.dump());
+    const auto r = run_dtsim("predict " + write_scenario("bad.json", c.variability));
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find(c.names) != std::string::npos);
+  }
+  const std::string ok = write_scenario("ok.json", {{"jitter", {{"distribution", "normal"}, {"sigma", 0.01}}}});
+  for (const std::string flags : {"--samples 0", "--samples x", "--seed -1", "--sampler slow"}) {
+    const auto r = run_dtsim("predict " + ok + " " + flags);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find(flags.substr(0, flags.find(' '))) != std::string::npos);
+  }
+  CHECK_THROWS_AS(dtsim::parse_rate_per_h("0.5"), std::invalid_argument);
+  CHECK(dtsim::parse_rate_per_h("24/day") == Approx(1.0));
+  CHECK(dtsim::parse_long_seconds("2h") == Approx(7200));
+}
+
+TEST_CASE("background load leaves the job the rest of the fabric's bandwidth") {
+  const dtsim::Scenario idle = scenario_with(nullptr);
+  const dtsim::Scenario busy = scenario_with({{"background_load", 0.5}});
+  CHECK(busy.cluster.node.nic.bandwidth_Bps == Approx(idle.cluster.node.nic.bandwidth_Bps * 0.5));
+  CHECK(busy.cluster.node.intra.bandwidth_Bps == idle.cluster.node.intra.bandwidth_Bps);  // NVLink is the job's
+  const dtsim::Prediction a = dtsim::predict_step(idle.setup, idle.cluster, 16, "ring");
+  const dtsim::Prediction b = dtsim::predict_step(busy.setup, busy.cluster, 16, "ring");
+  CHECK(b.step.comm_s > 1.5 * a.step.comm_s);
+}
