@@ -17,6 +17,7 @@ int validate_command(std::span<char* const> args, std::ostream& out);
 int explain_command(std::span<char* const> args, std::ostream& out);
 int report_command(std::span<char* const> args, std::ostream& out);
 int import_profile_command(std::span<char* const> args, std::ostream& out);
+int draw_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
 const char* compare_usage();
@@ -35,5 +36,6 @@ const char* validate_usage();
 const char* explain_usage();
 const char* report_usage();
 const char* import_profile_usage();
+const char* draw_usage();
 
 }  // namespace dtsim::cli

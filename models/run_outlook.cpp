@@ -7,8 +7,8 @@
 
 namespace dtsim {
 
-RunOutlook run_outlook(const RunSettings& settings, const ComponentCounts& counts, double checkpoint_bytes, int nodes,
-                       const RunLength& length, int samples, std::uint64_t seed) {
+RunOutlook run_outlook(const FailureSettings& settings, const ComponentCounts& counts, double checkpoint_bytes,
+                       int nodes, const RunLength& length, int samples, std::uint64_t seed) {
   if (nodes < 1) throw std::invalid_argument("run: needs at least one node");
   if ((length.work_s > 0) == (length.wall_s > 0)) {
     throw std::invalid_argument("run: give either the useful work or the wall time, and > 0");

@@ -11,7 +11,7 @@
 namespace dtsim {
 
 // A run's failure and checkpoint settings. Defaults and their sources: docs/goodput.md.
-struct RunSettings {
+struct FailureSettings {
   FailureRates rates;  // per component (models/goodput.hpp: fitted to Llama 3's interruptions)
   // Each node writes its share of a checkpoint at this rate (NVIDIA DGX SuperPOD H100 reference architecture,
   // storage guidance "good": 2 GB/s single-node write)
@@ -49,7 +49,7 @@ struct RunOutlook {
 // The run of `length` on a configuration of these components and this much state to checkpoint, written by `nodes`
 // nodes. `samples` > 0: also that many Monte Carlo runs (seed). Throws std::invalid_argument for a length that is
 // neither work nor wall time, and what expected_run and sample_runs refuse.
-RunOutlook run_outlook(const RunSettings& settings, const ComponentCounts& counts, double checkpoint_bytes, int nodes,
-                       const RunLength& length, int samples = 0, std::uint64_t seed = 1);
+RunOutlook run_outlook(const FailureSettings& settings, const ComponentCounts& counts, double checkpoint_bytes,
+                       int nodes, const RunLength& length, int samples = 0, std::uint64_t seed = 1);
 
 }  // namespace dtsim

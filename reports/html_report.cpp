@@ -79,6 +79,19 @@ PredictTable read_predict(const nlohmann::json& doc) {
     row.input_stall_s = number(b, "input_stall_s", bp);
     row.optimizer_s = number(b, "optimizer_s", bp);
     row.bottleneck = text(r, "bottleneck", p);
+    if (r.contains("step_distribution")) {
+      const nlohmann::json& d = member(r, "step_distribution", p);
+      const std::string dp = p + ".step_distribution";
+      row.samples = static_cast<int>(positive(d, "samples", dp));
+      row.mean_s = number(d, "mean_s", dp);
+      row.p99_s = number(d, "p99_s", dp);
+      const nlohmann::json& bins = list(d, "histogram", dp);
+      for (std::size_t bin = 0; bin < bins.size(); ++bin) {
+        const std::string bp2 = at(dp + ".histogram", bin);
+        row.histogram.emplace_back(0.5 * (number(bins[bin], "from_s", bp2) + number(bins[bin], "to_s", bp2)),
+                                   static_cast<int>(count(bins[bin], "count", bp2)));
+      }
+    }
     t.rows.push_back(row);
   }
   if (doc.contains("links")) {
@@ -270,17 +283,44 @@ void section_predict(std::ostringstream& out, const PredictTable& t, SeriesColou
       bars.values.push_back({r.forward_s, r.backward_s, r.exposed_comm_s, r.input_stall_s, r.optimizer_s});
     }
     out << render_stacked_bars(bars);
+    // predict --samples: the sampled steps of the largest size, as a histogram
+    const PredictRow* sampled = nullptr;
+    for (const PredictRow& r : t.rows) {
+      if (r.algorithm == a && r.fits && !r.histogram.empty()) sampled = &r;
+    }
+    if (sampled != nullptr) {
+      StackedBars histogram;
+      histogram.title = "Sampled step times: " + a + " on " + std::to_string(sampled->accelerators) + " (" +
+                        std::to_string(sampled->samples) + " samples, mean " + format_seconds(sampled->mean_s) +
+                        ", p99 " + format_seconds(sampled->p99_s) + ")";
+      histogram.x_label = "step time (bin centre)";
+      histogram.y = axis("samples", false);
+      histogram.parts = {"samples"};
+      histogram.part_colours = {colours.colour(a)};
+      for (const auto& [centre, n] : sampled->histogram) {
+        histogram.categories.push_back(format_seconds(centre));
+        histogram.values.push_back({static_cast<double>(n)});
+      }
+      out << render_stacked_bars(histogram);
+    }
   }
   out << "</div>\n";
-  out << "<table><thead><tr><th>accelerators</th><th>algorithm</th><th>step</th><th>samples/s</th><th>speedup</th>"
-         "<th>efficiency</th><th>bottleneck</th></tr></thead><tbody>\n";
+  const bool any_sampled = std::any_of(t.rows.begin(), t.rows.end(), [](const PredictRow& r) { return r.samples > 0; });
+  out << "<table><thead><tr><th>accelerators</th><th>algorithm</th><th>step</th>"
+      << (any_sampled ? "<th>sampled mean</th><th>sampled p99</th>" : "")
+      << "<th>samples/s</th><th>speedup</th><th>efficiency</th><th>bottleneck</th></tr></thead><tbody>\n";
   for (const PredictRow& r : t.rows) {
     out << "<tr><td>" << r.accelerators << "</td><td>" << html(r.algorithm) << "</td>";
     if (!r.fits) {
-      out << "<td colspan=\"4\">does not fit in memory</td>";
+      out << "<td colspan=\"" << (any_sampled ? 6 : 4) << "\">does not fit in memory</td>";
     } else {
-      out << "<td>" << html(format_seconds(r.step_s)) << "</td><td>" << fixed(r.samples_per_s, "%.0f") << "</td><td>"
-          << fixed(r.speedup, "%.2fx") << "</td><td>" << format_percent(r.efficiency) << "</td>";
+      out << "<td>" << html(format_seconds(r.step_s)) << "</td>";
+      if (any_sampled) {
+        out << "<td>" << (r.samples > 0 ? html(format_seconds(r.mean_s)) : "") << "</td><td>"
+            << (r.samples > 0 ? html(format_seconds(r.p99_s)) : "") << "</td>";
+      }
+      out << "<td>" << fixed(r.samples_per_s, "%.0f") << "</td><td>" << fixed(r.speedup, "%.2fx") << "</td><td>"
+          << format_percent(r.efficiency) << "</td>";
     }
     out << "<td class=\"words\">" << html(r.bottleneck) << "</td></tr>\n";
   }

@@ -47,6 +47,11 @@ struct PredictRow {
   double input_stall_s = 0;
   double optimizer_s = 0;
   std::string bottleneck;
+  // predict --samples: the sampled step (samples 0: not sampled)
+  int samples = 0;
+  double mean_s = 0;
+  double p99_s = 0;
+  std::vector<std::pair<double, int>> histogram;  // (bin centre in seconds, samples in it)
 };
 
 struct PredictTable {

@@ -291,8 +291,8 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
   return out;
 }
 
-RunSettings read_run_settings(const JsonObject& failures, const JsonObject& checkpoint) {
-  RunSettings run;
+FailureSettings read_run_settings(const JsonObject& failures, const JsonObject& checkpoint) {
+  FailureSettings run;
   const auto rate = [&](std::string_view key) {
     try {
       return parse_rate_per_h(failures.text(key));

@@ -26,7 +26,7 @@ struct Scenario {
   std::string precision_name;            // as the scenario gives it ("mixed" resolves per device)
   std::optional<double> efficiency;      // the scenario's "efficiency", applied to setup.device
   std::optional<double> kernel_launch_s;
-  RunSettings run;  // failures and checkpoints, for estimates of a whole run
+  FailureSettings run;  // failures and checkpoints, for estimates of a whole run
 };
 
 // A cluster named as a scenario names it: built-in (data_dir/scenarios/clusters/NAME.json) or a path to a .json file,

@@ -1,0 +1,152 @@
+// Pictures of schedules (issue 31): the arrows drawn are exactly the Schedule's transfers and the last round's buffers
+// show the collective's postcondition, for every algorithm and collective of the registry (read back from the SVG's
+// data attributes, no golden files); the lecture's own examples; the refusals.
+#include <catch2/catch.hpp>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "algorithms/collectives.hpp"
+#include "algorithms/registry.hpp"
+#include "algorithms/schedule_rounds.hpp"
+#include "reports/schedule_drawing.hpp"
+#include "run_dtsim.hpp"
+
+namespace {
+
+using dtsim::test::run_dtsim;
+
+struct Arrow {
+  int round, src, dst;
+  std::uint32_t span;
+  auto operator<=>(const Arrow&) const = default;
+};
+
+std::vector<Arrow> arrows_in(const std::string& svg) {
+  static const std::regex transfer(
+      R"re(<g class="transfer" data-round="(\d+)" data-src="(\d+)" data-dst="(\d+)" data-span="(\d+)")re");
+  std::vector<Arrow> out;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), transfer); it != std::sregex_iterator(); ++it) {
+    out.push_back({std::stoi((*it)[1]), std::stoi((*it)[2]), std::stoi((*it)[3]),
+                   static_cast<std::uint32_t>(std::stoul((*it)[4]))});
+  }
+  return out;
+}
+
+// (state, rank, chunk) -> contributions held, and the value shown if any
+std::map<std::tuple<int, int, int>, std::pair<int, std::string>> chunks_in(const std::string& svg) {
+  static const std::regex chunk(
+      R"re(<rect class="chunk" data-state="(\d+)" data-rank="(\d+)" data-chunk="(\d+)" data-held="(\d+)"(?: data-value="([^"]*)")?)re");
+  std::map<std::tuple<int, int, int>, std::pair<int, std::string>> out;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), chunk); it != std::sregex_iterator(); ++it) {
+    out[{std::stoi((*it)[1]), std::stoi((*it)[2]), std::stoi((*it)[3])}] = {std::stoi((*it)[4]), (*it)[5]};
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the arrows drawn are the schedule's transfers, and the last round shows the postcondition") {
+  int drawn = 0;
+  for (const dtsim::AlgorithmInfo& info : dtsim::algorithms()) {
+    for (const int ranks : {2, 5, 8}) {
+      dtsim::AlgorithmOptions options;
+      dtsim::Schedule schedule;
+      try {
+        schedule = info.build(ranks, 4096, options);
+      } catch (const std::exception&) {
+        continue;  // (an algorithm that needs options or other rank counts: its refusal is tested elsewhere)
+      }
+      INFO(info.name << " " << dtsim::to_string(info.collective) << " on " << ranks << " ranks");
+      const dtsim::Schedule expanded = schedule.compact() ? dtsim::expand(schedule) : schedule;
+      const dtsim::ScheduleRounds rounds = dtsim::schedule_rounds(expanded);
+      dtsim::DrawingRequest request;
+      request.layout = dtsim::layout_for(std::string(info.name), expanded.ranks);
+      const std::string svg = dtsim::schedule_svg(expanded, rounds, request);
+      // every send of the schedule is one arrow from its rank to its peer with its span, and nothing else
+      std::multiset<std::tuple<int, int, std::uint32_t>> sends, drawn_arrows;
+      for (int r = 0; r < expanded.ranks; ++r) {
+        for (const dtsim::Op& op : expanded.rank_ops(r)) {
+          if (op.kind() == dtsim::OpKind::send) sends.insert({r, op.peer(), op.span()});
+        }
+      }
+      int last_round = -1;
+      for (const Arrow& a : arrows_in(svg)) {
+        drawn_arrows.insert({a.src, a.dst, a.span});
+        CHECK(a.round >= last_round);  // panels in round order
+        last_round = a.round;
+      }
+      CHECK(drawn_arrows == sends);
+      // the last state: each participant's chunks hold what the collective promises
+      const auto chunks = chunks_in(svg);
+      const int end = rounds.rounds;
+      for (int r = 0; r < expanded.participants; ++r) {
+        for (std::size_t c = 0; c < expanded.chunks.size(); ++c) {
+          const dtsim::ExpectedChunk want = dtsim::expected_chunk(expanded, r, static_cast<std::uint32_t>(c));
+          if (want.kind == dtsim::ExpectedChunk::Kind::anything) continue;
+          const auto found = chunks.find({end, r, static_cast<int>(c)});
+          REQUIRE(found != chunks.end());
+          CHECK(found->second.first ==
+                (want.kind == dtsim::ExpectedChunk::Kind::sum_of_all ? expanded.participants : 1));
+        }
+      }
+      ++drawn;
+    }
+  }
+  CHECK(drawn > 40);
+}
+
+TEST_CASE("the lecture's examples: 1..7 reach 28 through a tree (8 and 13 first), 1..4 reach 10 by butterfly") {
+  // the lecture's tree: 1, 2 and 5 make 8; 3, 4 and 6 make 13; with 7, 28; then 28 broadcast in two steps. As
+  // dtsim's binary tree, rank 0 the root holding 7, its children 5 and 6, their leaves 1, 2 and 3, 4.
+  const auto tree =
+      run_dtsim("draw --algorithm pipelined-tree --ranks 7 --bytes 4B --values 7,5,6,1,2,3,4 --times off");
+  REQUIRE(tree.exit_code == 0);
+  const auto chunks = chunks_in(tree.output);
+  CHECK(chunks.at({1, 1, 0}).second == "8");  // after round 1
+  CHECK(chunks.at({1, 2, 0}).second == "13");
+  CHECK(chunks.at({2, 0, 0}).second == "28");                         // after round 2: the root
+  CHECK(tree.output.find("data-rounds=\"4\"") != std::string::npos);  // two rounds up, two down
+  for (int r = 0; r < 7; ++r)
+    CHECK(chunks.at({4, r, 0}).second == "28");
+  const auto butterfly = run_dtsim("draw --algorithm butterfly --ranks 4 --bytes 4B --values 1,2,3,4 --times off");
+  REQUIRE(butterfly.exit_code == 0);
+  const auto b = chunks_in(butterfly.output);
+  CHECK(butterfly.output.find("data-rounds=\"2\"") != std::string::npos);
+  CHECK(b.at({1, 0, 0}).second == "3");
+  CHECK(b.at({1, 1, 0}).second == "3");
+  CHECK(b.at({1, 2, 0}).second == "7");
+  CHECK(b.at({1, 3, 0}).second == "7");
+  for (int r = 0; r < 4; ++r)
+    CHECK(b.at({2, r, 0}).second == "10");
+  CHECK(butterfly.output.find("data-layout=\"hypercube\"") != std::string::npos);
+}
+
+TEST_CASE("draw: rounds are timed on SimGrid; bad input exits 2 naming the flag") {
+  const auto timed = run_dtsim("draw --algorithm ring --ranks 4 --bytes 1MB --bandwidth 10Gbps");
+  REQUIRE(timed.exit_code == 0);
+  CHECK(timed.output.find("class=\"when\">from 0 s to") != std::string::npos);
+  struct Case {
+    std::string args, names;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--ranks 100", "--summary"},
+           {"--ranks 4 --values 1,2,3", "--values"},
+           {"--ranks 4 --values 1,2,x,4", "--values"},
+           {"--algorithm hierarchical --ranks 6 --ranks-per-node 4", "--ranks-per-node"},
+           {"--algorithm nope", "--algorithm"},
+           {"--ranks 4 -o picture.png", "--output"},
+           {"--ranks 1", "--ranks"},
+       }) {
+    INFO(c.args);
+    const auto r = run_dtsim("draw " + c.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find(c.names) != std::string::npos);
+  }
+  const auto summary = run_dtsim("draw --algorithm ring --ranks 128 --summary");
+  CHECK(summary.exit_code == 0);
+  CHECK(summary.output.find("bytes moved per round") != std::string::npos);
+}
