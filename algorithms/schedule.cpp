@@ -184,6 +184,32 @@ std::uint64_t expanded_op_count(const Schedule& s) {
 
 void check_expanded_size(const Schedule& s) { check_op_count(s, expanded_op_count(s)); }
 
+Schedule with_arrivals(const Schedule& s, std::span<const double> arrival_flops) {
+  if (arrival_flops.size() != static_cast<std::size_t>(s.ranks)) {
+    throw std::invalid_argument("with_arrivals: one arrival per rank");
+  }
+  Schedule out = s;
+  out.ops.clear();
+  out.ops.reserve(s.ops.size() + static_cast<std::size_t>(s.ranks));
+  out.rank_begin.assign(1, 0);
+  for (int r = 0; r < s.ranks; ++r) {
+    out.compute_flops.push_back(arrival_flops[static_cast<std::size_t>(r)]);
+    Op arrival = Op::compute(static_cast<std::uint32_t>(out.compute_flops.size() - 1));
+    arrival.mark_step_start();
+    out.ops.push_back(arrival);
+    const auto ops = s.rank_ops(r);
+    out.ops.insert(out.ops.end(), ops.begin(), ops.end());
+    out.rank_begin.push_back(out.ops.size());
+  }
+  // a repeat's step moved by one op for its rank and every rank before it
+  for (StepRepeat& repeat : out.repeats) {
+    const auto rank = std::upper_bound(s.rank_begin.begin(), s.rank_begin.end(), repeat.op) - s.rank_begin.begin();
+    repeat.op += static_cast<std::uint64_t>(rank);
+    repeat.lockstep = false;  // (ranks that arrive apart do not repeat their steps together)
+  }
+  return out;
+}
+
 Schedule expand(const Schedule& s) {
   if (!s.compact()) return s;
   const std::uint64_t total = expanded_op_count(s);

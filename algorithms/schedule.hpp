@@ -192,6 +192,11 @@ void check_expanded_size(const Schedule& s);
 // check_expanded_size does.
 Schedule expand(const Schedule& s);
 
+// `s` with each rank first computing arrival_flops[r] flops, in a step of its own, before its first op: the ranks
+// arrive at the collective at different times (a Compute op the executors time at their compute speed). Compact
+// schedules stay compact.
+Schedule with_arrivals(const Schedule& s, std::span<const double> arrival_flops);
+
 // Builds a Schedule rank by rank: begin_rank(r) for r = 0..ranks-1 in order, then steps of ops.
 class ScheduleBuilder {
 public:

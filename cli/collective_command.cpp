@@ -7,6 +7,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/verifier.hpp"
 #include "cli/collective_runs.hpp"
+#include "cli/collective_sampling.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "cli/output_flags.hpp"
@@ -49,7 +50,8 @@ constexpr std::array<FlagSpec, 5> collective_own_flags{{
 const std::vector<FlagSpec>& collective_flags() {
   static const std::vector<FlagSpec> flags = [] {
     const std::vector<FlagSpec> schedule = schedule_flags(), run = run_flags();
-    return concat_flags({schedule, collective_own_flags, csv_flags, trace_flags, cluster_flags, run});
+    return concat_flags(
+        {schedule, collective_own_flags, collective_sampling_flags, csv_flags, trace_flags, cluster_flags, run});
   }();
   return flags;
 }
@@ -134,6 +136,8 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
                      std::to_string(request.bytes));
   }
   const bool csv = csv_output(flags);
+  const ArrivalSampling arrivals = parse_arrival_sampling(flags);
+  if (csv && arrivals.samples > 0) throw UsageError("--samples: not with --csv (in the text and --json output)");
   const TraceRequest trace = parse_trace_request(flags);
   if (!trace.path.empty()) {
     if (settings.backend != "simgrid") throw UsageError("--trace: needs --backend simgrid");
@@ -175,6 +179,9 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   run.chosen_by = choice.chosen_by;
   run.weighed = choice.weighed;
   run.verified = verified;
+  add_arrival_samples(run, *choice.algorithm, ranks, request.bytes, options, choice.settings,
+                      cluster ? &*cluster : nullptr, arrivals);
+  run.arrival = arrivals.text;
   if (!trace.path.empty()) {
     write_trace_file(trace, run.result.trace, schedule.ranks, run.links,
                      run.algorithm + " " + run.collective + ", " + std::to_string(run.ranks) + " ranks, " +

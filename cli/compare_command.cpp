@@ -11,6 +11,7 @@
 
 #include "algorithms/parameter_server.hpp"
 #include "cli/collective_runs.hpp"
+#include "cli/collective_sampling.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_flags.hpp"
 #include "cli/sweep.hpp"
@@ -43,7 +44,7 @@ constexpr std::array<FlagSpec, 7> compare_own_flags{{
 const std::vector<FlagSpec>& compare_flags() {
   static const std::vector<FlagSpec> flags = [] {
     const std::vector<FlagSpec> run = run_flags();
-    return concat_flags({compare_own_flags, csv_flags, cluster_flags, run});
+    return concat_flags({compare_own_flags, collective_sampling_flags, csv_flags, cluster_flags, run});
   }();
   return flags;
 }
@@ -127,6 +128,18 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     }
   }
 
+  // --samples: each configuration's time is the mean over ranks arriving apart (its distribution in the JSON)
+  const ArrivalSampling arrivals = parse_arrival_sampling(flags);
+  const auto timed_call = [&](const AlgorithmInfo& algorithm, int p, std::uint64_t bytes, const RunSettings& s,
+                              const ClusterInstance* cluster) {
+    CollectiveRun run = run_call(algorithm, p, bytes, settings.algorithm, s, cluster);
+    add_arrival_samples(run, algorithm, p, bytes, settings.algorithm, s, cluster, arrivals);
+    if (run.distribution.samples > 0) {
+      run.arrival = arrivals.text;
+      run.result.time_s = run.distribution.mean_s;
+    }
+    return run;
+  };
   // runs[(p * sizes + b) * algorithms + a], one configuration each, split over the processes of an MPI job
   Sweep sweep(flags.has("resume") ? flags.get("resume") : "", sweep_signature("compare", args));
   const std::size_t per_rank_count = sizes.size() * chosen.size();
@@ -137,8 +150,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
       ranks.size() * per_rank_count,
       [&](std::size_t c) {
         const auto [i, bytes, algorithm] = configuration(c);
-        return to_record(run_call(*algorithm, ranks[i], bytes, settings.algorithm, settings,
-                                  clusters.empty() ? nullptr : &clusters[i]));
+        return to_record(timed_call(*algorithm, ranks[i], bytes, settings, clusters.empty() ? nullptr : &clusters[i]));
       },
       [&](std::size_t c) {
         const auto [i, bytes, algorithm] = configuration(c);
@@ -163,8 +175,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
       const bool compared =
           a < chosen.size() && (choice.settings.protocol_automatic || at(p, b, a).protocol == choice.settings.protocol);
       CollectiveRun run =
-          compared ? at(p, b, a)
-                   : run_call(*choice.algorithm, ranks[p], sizes[b], settings.algorithm, choice.settings, cluster);
+          compared ? at(p, b, a) : timed_call(*choice.algorithm, ranks[p], sizes[b], choice.settings, cluster);
       run.chosen_by = choice.chosen_by;
       run.weighed = choice.weighed;
       choices.push_back(std::move(run));
@@ -243,6 +254,10 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
         << " (--servers, --ps-placement)";
   }
   out << "\ncells: time (bus bandwidth); * the fastest, = within 0.5% of it (a tie)\n";
+  if (arrivals.samples > 0) {
+    out << "times: the mean of " << arrivals.samples << " runs with the ranks arriving " << arrivals.text
+        << " apart (seed " << arrivals.seed << "; --json has each one's p50, p90, p99 and histogram)\n";
+  }
   if (const auto in_library =
           std::find_if(runs.begin(), runs.end(), [](const CollectiveRun& r) { return r.protocol != Protocol::none; });
       in_library != runs.end()) {

@@ -154,11 +154,10 @@ std::string explanation_text(const Scenario& sc, const Explanation& e) {
   if (const Prediction* p = e.sizes.back().result.plain(); p != nullptr && p->distribution.samples > 0) {
     const Variability& v = sc.setup.variability;
     const double cost = p->distribution.mean_s / p->step.step_s - 1;
-    out << "  Variability at " << accelerators_text(e.claims_at) << ": " << v.jitter.describe() << " jitter";
-    if (v.slow.fraction > 0) out << ", " << format_fixed(100 * v.slow.fraction, 1) << "% of nodes slow";
-    out << " costs " << percent(cost) << " of the step (" << format_seconds(p->distribution.mean_s)
-        << " on average over " << p->distribution.samples << " samples against " << format_seconds(p->step.step_s)
-        << " without it; p99 " << format_seconds(p->distribution.p99_s) << "): every synchronous step waits for the "
+    out << "  Variability at " << accelerators_text(e.claims_at) << " (" << describe(v) << ") costs " << percent(cost)
+        << " of the step (" << format_seconds(p->distribution.mean_s) << " on average over " << p->distribution.samples
+        << " samples against " << format_seconds(p->step.step_s) << " without it; p99 "
+        << format_seconds(p->distribution.p99_s) << "): every synchronous step waits for the "
         << "slowest of " << p->accelerators << " draws.\n";
   }
   if (!e.claims.empty()) {

@@ -108,6 +108,16 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
     w.setup.variability.slow = SlowNodes{};
     out.push_back(w);
   }
+  if (!v.devices.empty() && !as_is.layout) {
+    WhatIf w = same("every node a " + setup.device.name + " (now " + describe(v) + ")");
+    w.setup.variability.devices.clear();
+    out.push_back(w);
+  }
+  if (v.bursts.active() && !as_is.layout && as_is.accelerators > 1) {
+    WhatIf w = same("no bursts of other traffic");
+    w.setup.variability.bursts = TrafficBursts{};
+    out.push_back(w);
+  }
   if (v.background_load > 0 && as_is.accelerators > 1) {
     WhatIf w = same("no background traffic (now " + format_fixed(100 * v.background_load, 0) +
                     "% of NIC and fabric bandwidth)");
@@ -263,7 +273,7 @@ Explanation explain_scenario(const Scenario& sc, const std::string& algorithm, c
     r.algorithm = algorithm;
     // jitter or slow nodes chosen at random: every size is a mean over samples (predict's default count and seed)
     const Variability& v = sc.setup.variability;
-    if (!sc.parallel && (v.jitter.active() || v.slow.fraction > 0)) r.sampling.samples = explain_samples;
+    if (!sc.parallel && v.random()) r.sampling.samples = explain_samples;
     try {
       r.layout = scenario_layout(sc, a);
     } catch (const std::invalid_argument& err) {

@@ -408,9 +408,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   }
   const bool rank_classes = flags.choice("rank-classes", {"on", "off"}) == "on";
   StepSampling sampling;
-  const bool jitter = std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& sc) {
-    return sc.setup.variability.jitter.active() || sc.setup.variability.slow.fraction > 0;
-  });
+  const bool jitter =
+      std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& sc) { return sc.setup.variability.random(); });
   sampling.samples = flags.has("samples") ? static_cast<int>(flags.integer("samples", 1, 1000000)) : jitter ? 100 : 0;
   sampling.seed = static_cast<std::uint64_t>(flags.has("seed") ? flags.integer("seed", 0, INT64_MAX) : 1);
   sampling.sampler = flags.choice("sampler", {"fast", "exact"}) == "exact" ? Sampler::exact : Sampler::fast;

@@ -28,9 +28,13 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Protocol, {{Protocol::none, "none"},
                                         {Protocol::simple, "simple"},
                                         {Protocol::ll128, "ll128"},
                                         {Protocol::ll, "ll"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Sampler, {{Sampler::fast, "fast"}, {Sampler::exact, "exact"}})
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HistogramBin, from_s, to_s, count)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepDistribution, samples, seed, sampler, mean_s, p50_s, p90_s, p99_s, min_s, max_s,
+                                   histogram)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveRun, algorithm, collective, ranks, helper_ranks, bytes, backend,
                                    network_model, cost, cluster, library, protocol, channels, result, closed_form_s,
-                                   verified, links_recorded, links)
+                                   verified, links_recorded, links, distribution, arrival)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryUse, weights_bytes, gradient_bytes, optimizer_bytes, activation_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, step_s, input_stall_s, forward_s, backward_s, exposed_comm_s,
                                    optimizer_s, comm_s, wall_s, rank_classes)
@@ -38,10 +42,6 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Backend, {{Backend::simgrid, "simgrid"},
                                        {Backend::flow, "flow"},
                                        {Backend::analytical, "analytical"}})
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkClassLoad, link_class, links, utilisation)
-NLOHMANN_JSON_SERIALIZE_ENUM(Sampler, {{Sampler::fast, "fast"}, {Sampler::exact, "exact"}})
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HistogramBin, from_s, to_s, count)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepDistribution, samples, seed, sampler, mean_s, p50_s, p90_s, p99_s, min_s, max_s,
-                                   histogram)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Prediction, accelerators, nodes, algorithm, local_batch, global_batch, memory, fits,
                                    step, samples_per_s, speedup, efficiency, bottleneck, backend, most_utilised_links,
                                    distribution)

@@ -52,6 +52,44 @@ std::string ComputeJitter::describe() const {
   return text;
 }
 
+namespace {
+std::string which_nodes(double fraction, std::size_t named) {
+  char text[64];
+  if (fraction > 0) {
+    std::snprintf(text, sizeof text, "%.3g%% of the nodes", 100 * fraction);
+  } else {
+    std::snprintf(text, sizeof text, "%zu named node%s", named, named == 1 ? "" : "s");
+  }
+  return text;
+}
+}  // namespace
+
+std::string describe(const Variability& v) {
+  std::vector<std::string> parts;
+  char text[128];
+  if (v.jitter.active()) parts.push_back("jitter " + v.jitter.describe());
+  if (v.slow.active()) {
+    std::snprintf(text, sizeof text, "slow nodes x%.3g on ", v.slow.slowdown);
+    parts.push_back(text + which_nodes(v.slow.fraction, v.slow.nodes.size()));
+  }
+  for (const DeviceGroup& g : v.devices)
+    parts.push_back(g.device.name + " on " + which_nodes(g.fraction, g.nodes.size()));
+  if (v.bursts.active()) {
+    std::snprintf(text, sizeof text, "bursts of %.3g%% of the fabric every %.3g s for %.3g s", 100 * v.bursts.load,
+                  v.bursts.period_s, v.bursts.duration_s);
+    parts.push_back(text);
+  }
+  if (v.background_load > 0) {
+    std::snprintf(text, sizeof text, "background load %.3g%%", 100 * v.background_load);
+    parts.push_back(text);
+  }
+  if (parts.empty()) return "none";
+  std::string out = parts.front();
+  for (std::size_t i = 1; i < parts.size(); ++i)
+    out += "; " + parts[i];
+  return out;
+}
+
 std::vector<double> empirical_factors(const std::vector<double>& step_times_s) {
   if (step_times_s.empty()) throw std::invalid_argument("an empirical distribution needs at least one time");
   for (const double t : step_times_s) {
@@ -126,7 +164,7 @@ double ComputeNoise::kernel_factor(int rank, int step, std::uint64_t kernel) con
 }
 
 std::vector<double> rank_slowdowns(const SlowNodes& slow, int ranks, int ranks_per_node, std::uint64_t seed,
-                                   std::uint64_t sample) {
+                                   std::uint64_t sample, std::uint64_t stream) {
   std::vector<double> scale(static_cast<std::size_t>(ranks), 1.0);
   if (!slow.active()) return scale;
   const int nodes = (ranks + ranks_per_node - 1) / ranks_per_node;
@@ -141,8 +179,8 @@ std::vector<double> rank_slowdowns(const SlowNodes& slow, int ranks, int ranks_p
     std::vector<int> order(static_cast<std::size_t>(nodes));
     std::iota(order.begin(), order.end(), 0);
     for (int i = nodes - 1; i > 0; --i) {
-      const auto j =
-          static_cast<int>(counter_uniform(seed ^ slow_stream, sample, static_cast<std::uint64_t>(i), 0, 0) * (i + 1));
+      const auto j = static_cast<int>(
+          counter_uniform(seed ^ slow_stream, sample, static_cast<std::uint64_t>(i), stream, 0) * (i + 1));
       std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(std::min(j, i))]);
     }
     chosen.insert(chosen.end(), order.begin(), order.begin() + std::min(count, nodes));

@@ -8,11 +8,13 @@
 // standard leaves to each library).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "models/cluster.hpp"
+#include "models/devices.hpp"
 
 namespace dtsim {
 
@@ -48,15 +50,46 @@ struct SlowNodes {
   bool active() const { return slowdown != 1 && (fraction > 0 || !nodes.empty()); }
 };
 
+// Nodes of another device than the scenario's (a cluster of mixed generations): named ones, or a fraction chosen per
+// sample. Their ranks are slower (or faster) by the ratio of the step's compute on their device to the scenario's.
+struct DeviceGroup {
+  Device device;
+  std::string precision;  // the scenario's precision name, resolved for this device ("mixed": fp16 or bf16)
+  double fraction = 0;
+  std::vector<int> nodes;
+};
+
+// Periodic bursts of other jobs' traffic: every `period_s` for `duration_s`, taking `load` of the fabric; a reduction
+// that starts inside a burst takes 1 / (1 - load) as long (fast sampler, at a random phase per sample).
+struct TrafficBursts {
+  double load = 0;
+  double period_s = 0;
+  double duration_s = 0;
+  bool active() const { return load > 0 && period_s > 0 && duration_s > 0; }
+};
+
 struct Variability {
   ComputeJitter jitter;
   SlowNodes slow;
+  std::vector<DeviceGroup> devices;
+  TrafficBursts bursts;
   // The share of the fabric's bandwidth (NICs and switch links) that other jobs use; the job gets the rest.
   double background_load = 0;
-  bool any() const { return jitter.active() || slow.active() || background_load > 0; }
-  // Ranks stop running alike (jitter or a slow node): classes of ranks no longer hold.
-  bool per_rank() const { return jitter.active() || slow.active(); }
+  bool any() const {
+    return jitter.active() || slow.active() || !devices.empty() || bursts.active() || background_load > 0;
+  }
+  // Ranks stop running alike (jitter, a slow node, another device): classes of ranks no longer hold.
+  bool per_rank() const { return jitter.active() || slow.active() || !devices.empty(); }
+  // Something is drawn per sample (a jitter, slow nodes or devices chosen by fraction, bursts).
+  bool random() const {
+    return jitter.active() || slow.fraction > 0 || bursts.active() ||
+           std::any_of(devices.begin(), devices.end(), [](const DeviceGroup& g) { return g.fraction > 0; });
+  }
 };
+
+// Every part that is active, e.g. "jitter normal 2% per step; slow nodes x1.5 (1 named); v100 on 1 named node;
+// bursts of 50% every 100 ms for 50 ms; background load 30%"; "none".
+std::string describe(const Variability& v);
 
 // The empirical jitter of measured step times: each over their mean. Throws std::invalid_argument for an empty list
 // or a time that is not positive and finite.
@@ -92,9 +125,10 @@ struct ComputeNoise {
 };
 
 // Each rank's fixed slowdown: those of the slow nodes (named, or a fraction chosen by `seed` and `sample`), 1 for
-// the others. Throws std::invalid_argument naming a node beyond the cluster.
+// the others. Throws std::invalid_argument naming a node beyond the cluster. `stream` keeps the choices of several
+// groups apart.
 std::vector<double> rank_slowdowns(const SlowNodes& slow, int ranks, int ranks_per_node, std::uint64_t seed,
-                                   std::uint64_t sample);
+                                   std::uint64_t sample, std::uint64_t stream = 0);
 
 // Order statistics: the expected largest of n independent draws of a standard normal (numerically integrated).
 double expected_max_standard_normal(int n);

@@ -49,6 +49,12 @@ std::string collective_text(const CollectiveRun& run) {
   if (!run.network_model.empty()) out << " (" << run.network_model << ')';
   out << '\n';
   out << "  time       " << format_seconds(run.result.time_s) << '\n';
+  if (run.distribution.samples > 0) {
+    const StepDistribution& d = run.distribution;
+    out << "  arriving   " << run.arrival << " apart, " << d.samples << " samples (seed " << d.seed << "): mean "
+        << format_seconds(d.mean_s) << ", p50 " << format_seconds(d.p50_s) << ", p90 " << format_seconds(d.p90_s)
+        << ", p99 " << format_seconds(d.p99_s) << '\n';
+  }
   out << "  algbw      " << format_rate_Bps(algbw_Bps(run)) << '\n';
   out << "  busbw      " << format_rate_Bps(busbw_Bps(run)) << '\n';
   out << "  messages   " << run.result.messages << " carrying " << format_bytes(run.result.bytes_sent) << '\n';
@@ -170,6 +176,16 @@ nlohmann::json collective_json(const CollectiveRun& run) {
           {{"algorithm", w.algorithm}, {"protocol", to_string(w.protocol)}, {"estimate_s", w.estimate_s}});
     j["chosen_by"] = run.chosen_by;
     j["weighed"] = weighed;
+  }
+  if (run.distribution.samples > 0) {
+    const StepDistribution& d = run.distribution;
+    nlohmann::json bins = nlohmann::json::array();
+    for (const HistogramBin& b : d.histogram)
+      bins.push_back({{"from_s", b.from_s}, {"to_s", b.to_s}, {"count", b.count}});
+    j["time_distribution"] = {{"arrival", run.arrival}, {"samples", d.samples}, {"seed", d.seed},
+                              {"mean_s", d.mean_s},     {"p50_s", d.p50_s},     {"p90_s", d.p90_s},
+                              {"p99_s", d.p99_s},       {"min_s", d.min_s},     {"max_s", d.max_s},
+                              {"histogram", bins}};
   }
   if (run.protocol != Protocol::none) {
     j["library"] = run.library;

@@ -8,6 +8,7 @@
 
 #include "models/alpha_beta.hpp"
 #include "sim/executor.hpp"
+#include "sim/step_sampler.hpp"
 
 namespace dtsim {
 
@@ -38,6 +39,9 @@ struct CollectiveRun {
   bool verified = false;         // the symbolic verifier ran and passed
   bool links_recorded = false;   // the run was recorded: `links` lists every link it loaded, most utilised first
   std::vector<LinkUsage> links;  // (the trace itself is in result.trace)
+  // --samples with --arrival: the time with the ranks arriving apart (samples 0: not sampled)
+  StepDistribution distribution;
+  std::string arrival;  // how they arrived, e.g. "normal:20us"
 };
 
 double algbw_Bps(const CollectiveRun& run);

@@ -64,6 +64,8 @@ nlohmann::json distribution_json(const StepDistribution& d) {
           {"histogram", bins}};
 }
 
+double cost_percent(double fraction) { return std::abs(fraction) < 0.0005 ? 0.0 : 100 * fraction; }
+
 // The sampled steps, when there are: per configuration the distribution and what variability costs.
 std::string distribution_text(const Scenario& scenario, const std::vector<Prediction>& results) {
   const auto sampled = std::find_if(results.begin(), results.end(),
@@ -73,27 +75,21 @@ std::string distribution_text(const Scenario& scenario, const std::vector<Predic
   std::ostringstream out;
   out << "\nStep time under variability (" << sampled->distribution.samples << " samples, seed "
       << sampled->distribution.seed << ", " << (sampled->distribution.sampler == Sampler::fast ? "fast" : "exact")
-      << " sampler; jitter " << v.jitter.describe();
-  if (v.slow.active()) {
-    out << "; slow nodes x" << format_fixed(v.slow.slowdown, 2) << ": ";
-    if (!v.slow.nodes.empty()) out << v.slow.nodes.size() << " named";
-    if (v.slow.fraction > 0)
-      out << (v.slow.nodes.empty() ? "" : " and ") << format_fixed(100 * v.slow.fraction, 1) << "%";
-  }
+      << " sampler; " << describe(v);
   out << "):\n";
-  out << std::left << std::setw(6) << "accel" << std::setw(15) << "algorithm" << std::setw(11) << "no jitter"
+  out << std::left << std::setw(6) << "accel" << std::setw(15) << "algorithm" << std::setw(14) << "as simulated"
       << std::setw(11) << "mean" << std::setw(11) << "p50" << std::setw(11) << "p90" << std::setw(11) << "p99"
       << "variability costs\n";
   for (const Prediction& p : results) {
     if (!p.fits || p.distribution.samples == 0) continue;
     const StepDistribution& d = p.distribution;
-    out << std::setw(6) << p.accelerators << std::setw(15) << p.algorithm << std::setw(11)
+    out << std::setw(6) << p.accelerators << std::setw(15) << p.algorithm << std::setw(14)
         << format_seconds(p.step.step_s) << std::setw(11) << format_seconds(d.mean_s) << std::setw(11)
         << format_seconds(d.p50_s) << std::setw(11) << format_seconds(d.p90_s) << std::setw(11)
-        << format_seconds(d.p99_s) << format_fixed(100 * (d.mean_s / p.step.step_s - 1), 1) << "% of the step\n";
+        << format_seconds(d.p99_s) << format_fixed(cost_percent(d.mean_s / p.step.step_s - 1), 1) << "% of the step\n";
   }
-  out << "samples/s, speedup and efficiency above follow the mean; \"no jitter\" is the step with slow nodes but "
-         "without jitter\n";
+  out << "samples/s, speedup and efficiency above follow the mean; \"as simulated\": the step above, without what is "
+         "drawn per sample (named slow nodes and devices in)\n";
   return out.str();
 }
 

@@ -104,12 +104,35 @@ constexpr std::array<FieldSpec, 3> slow_node_fields{{
     ranged_field("slowdown", FieldType::number, "1", "how many times longer a slow node's computes take", 1, 1000),
 }};
 
-constexpr std::array<FieldSpec, 3> variability_fields{{
+constexpr std::array<FieldSpec, 3> device_group_fields{{
+    value_field("device", FieldType::text, "",
+                "the nodes' accelerator: a built-in device or a path to a device file, relative to the scenario"),
+    ranged_field("fraction", FieldType::number, "0",
+                 "the share of nodes that have it (rounded to a count, at least one when > 0), chosen per sample", 0,
+                 1),
+    ranged_field("nodes", FieldType::integer_list, "(none)", "the nodes that have it, by index from 0", 0, 1 << 24),
+}};
+
+constexpr std::array<FieldSpec, 3> burst_fields{{
+    ranged_field("load", FieldType::number, "", "the share of NIC and fabric bandwidth a burst takes", 0, 0.99),
+    value_field("period", FieldType::duration, "", "a burst starts this often"),
+    value_field("duration", FieldType::duration, "", "and lasts this long (at most the period)"),
+}};
+
+constexpr std::array<FieldSpec, 5> variability_fields{{
     object_field("jitter", false, "compute time that varies from rank to rank and step to step", jitter_fields),
     object_field("slow_nodes", false, "nodes slower than the rest (stragglers)", slow_node_fields),
     ranged_field("background_load", FieldType::number, "0",
                  "the share of NIC and fabric link bandwidth that other jobs' traffic takes (the job gets the rest)", 0,
                  0.99),
+    object_list_field("devices",
+                      "nodes of another accelerator than the scenario's (a mixed cluster): their ranks compute at "
+                      "their device's speed",
+                      device_group_fields),
+    object_field("bursts", false,
+                 "periodic bursts of other jobs' traffic: a gradient reduction that starts inside one takes 1 / (1 - "
+                 "load) as long (the fast sampler, at a random phase per sample)",
+                 burst_fields),
 }};
 
 constexpr std::array<FieldSpec, 5> failure_fields{{
@@ -230,8 +253,40 @@ std::vector<std::string> split_names(const std::string& text) {
   return out;
 }
 
-Variability read_variability(const JsonObject& v, const std::optional<Calibration>& calibration) {
+Variability read_variability(const JsonObject& v, const std::optional<Calibration>& calibration,
+                             const std::string& precision, const std::string& base_dir, const std::string& data_dir,
+                             bool profile) {
   Variability out;
+  for (const JsonObject& g : v.objects("devices")) {
+    if (profile) throw ScenarioError(g.path_of("device") + ": not with a profile (its times are one device's)");
+    DeviceGroup group;
+    try {
+      group.device = load_named_device(g.text("device"), base_dir, data_dir);
+      precision_for(precision, group.device);
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(g.path_of("device") + ": " + e.what());
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(g.path_of("device") + ": " + e.what());
+    }
+    group.precision = precision;
+    group.fraction = g.number("fraction");
+    if (g.has("nodes")) {
+      for (const long long n : g.integer_list("nodes"))
+        group.nodes.push_back(static_cast<int>(n));
+    }
+    if ((group.fraction > 0) == !group.nodes.empty()) {
+      throw ScenarioError(g.path_of("nodes") + ": give either nodes or a fraction > 0");
+    }
+    out.devices.push_back(std::move(group));
+  }
+  if (v.has("bursts")) {
+    const JsonObject b = v.object("bursts");
+    out.bursts = {b.number("load"), b.seconds("period"), b.seconds("duration")};
+    if (out.bursts.period_s <= 0 || out.bursts.duration_s <= 0 || out.bursts.duration_s > out.bursts.period_s) {
+      throw ScenarioError(b.path_of("duration") + ": expected 0 < duration <= period");
+    }
+    if (out.bursts.load <= 0) throw ScenarioError(b.path_of("load") + ": expected a load > 0");
+  }
   const JsonObject jitter = v.object("jitter");
   const std::string distribution = jitter.choice("distribution");
   ComputeJitter& j = out.jitter;
@@ -473,7 +528,8 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     setup.input.prefetch = static_cast<int>(in.integer("prefetch"));
   }
   setup.steps = static_cast<int>(o.integer("steps"));
-  setup.variability = read_variability(o.object("variability"), calibration);
+  setup.variability = read_variability(o.object("variability"), calibration, sc.precision_name, base_dir, data_dir,
+                                       setup.profile.has_value());
   sc.run = read_run_settings(o.object("failures"), o.object("checkpoint"));
   if (setup.variability.background_load > 0) apply_background_load(sc.cluster, setup.variability.background_load);
   for (long long a : o.integer_list("accelerators"))

@@ -228,6 +228,17 @@ struct DataParallelNetwork {
   }
 };
 
+// One step's computes on `device` (forward, backward, optimizer) at the setup's settings, in precision `precision`
+// resolved for it (empty: the setup's own).
+double step_compute_s(const TrainingSetup& setup, int local_batch, const Device& device, const std::string& precision) {
+  ComputeSettings c = setup.compute;
+  if (!precision.empty()) c.precision = precision_for(precision, device);
+  double total = 0;
+  for (const Layer& layer : setup.model.layers)
+    total += forward_seconds(layer, local_batch, device, c) + backward_seconds(layer, local_batch, device, c);
+  return total + optimizer_seconds(setup.model.params(), device, c);
+}
+
 // Each bucket's reduction alone on the step's network and executor, as the step runs it (a library's channels on
 // their units; buckets of one size and shape timed once).
 std::vector<double> bucket_times(const TrainingProgram& program, const SimGridOptions& sg, const FlowOptions& fo,
@@ -305,6 +316,13 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   request.sampler = sampling.sampler;
   request.variability = &setup.variability;
   request.ranks_per_node = per_node;
+  for (const DeviceGroup& group : setup.variability.devices) {  // each group's compute time over the scenario's
+    request.device_slowdowns.push_back(step_compute_s(setup, p.local_batch, group.device, group.precision) /
+                                       step_compute_s(setup, p.local_batch, setup.device, ""));
+  }
+  if (sampling.samples > 0 && sampling.sampler == Sampler::exact && setup.variability.bursts.active()) {
+    throw std::invalid_argument("variability.bursts: only the fast sampler draws bursts of traffic (--sampler fast)");
+  }
   ComputeNoise slow;  // the run without jitter: slow nodes only (sample 0's, when chosen by fraction)
   slow.seed = sampling.seed;
   slow.rank_scale = sample_rank_scale(request, accelerators, 0);
@@ -346,6 +364,19 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   p.most_utilised_links =
       most_utilised_link_class(step_link_bytes(program.buckets, topology, unit_accelerators), topology, p.step.step_s);
   p.bottleneck = name_bottleneck(p);
+  if (!slow.rank_scale.empty()) {  // (the run without draws: named slow nodes and devices)
+    const auto [least, most] = std::minmax_element(slow.rank_scale.begin(), slow.rank_scale.end());
+    if (*most > *least) {
+      const auto slower =
+          std::count_if(slow.rank_scale.begin(), slow.rank_scale.end(), [&](double s) { return s > *least; });
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "; stragglers: %lld ranks compute up to %.2fx as long as the fastest, and every synchronous step "
+                    "waits for them (the others' wait counts as exposed communication)",
+                    static_cast<long long>(slower), *most / *least);
+      p.bottleneck += text;
+    }
+  }
   return p;
 }
 

@@ -63,10 +63,13 @@ public:
     ready_.resize(buckets);
     noise_.jitter = jitter_;
     noise_.seed = request.seed;
+    if (request.variability != nullptr && request.variability->bursts.active()) bursts_ = &request.variability->bursts;
   }
 
   double sample(std::uint64_t sample) {
     noise_.sample = sample;
+    if (bursts_ != nullptr)
+      phase_s_ = counter_uniform(request_.seed ^ burst_stream, sample, 0, 0, 0) * bursts_->period_s;
     noise_.rank_scale = sample_rank_scale(request_, ranks_, sample);
     std::fill(end_.begin(), end_.end(), 0.0);
     std::fill(loaded_.begin(), loaded_.end(), 0.0);
@@ -107,7 +110,7 @@ public:
       for (std::size_t b = 0; b < buckets; ++b) {
         double at = std::max(reduced, ready_[b]);
         if (p_.fusion_cycle_s > 0) at = std::ceil(at / p_.fusion_cycle_s) * p_.fusion_cycle_s;
-        reduced = at + bucket_s_[b];
+        reduced = at + bucket_s_[b] * burst_factor(at);
       }
       slowest = 0;
       for (std::size_t i = 0; i < end_.size(); ++i) {
@@ -120,6 +123,12 @@ public:
   }
 
 private:
+  // A reduction starting at `at` (on the sample's clock) inside a burst of other traffic takes 1 / (1 - load) as long.
+  double burst_factor(double at) const {
+    if (bursts_ == nullptr) return 1.0;
+    return std::fmod(at + phase_s_, bursts_->period_s) < bursts_->duration_s ? 1.0 / (1.0 - bursts_->load) : 1.0;
+  }
+
   // A stretch's time on rank r in `step` (before the step factor): per-kernel jitter drawn per layer with the
   // driver's keys, or once for the stretch (normal: the sum of independent normal kernels is normal).
   double timed(const Stretch& s, int r, int step, bool forward, std::size_t index) {
@@ -144,6 +153,9 @@ private:
   }
 
   static constexpr std::uint64_t stretch_stream = 0x73747265746368ULL;  // ("stretch")
+  static constexpr std::uint64_t burst_stream = 0x6275727374ULL;        // ("burst")
+  const TrafficBursts* bursts_ = nullptr;
+  double phase_s_ = 0;
   const TrainingProgram& p_;
   int ranks_;
   const std::vector<double>& bucket_s_;
@@ -186,8 +198,22 @@ StepDistribution summarize_steps(std::vector<double> step_s, int bins) {
 }
 
 std::vector<double> sample_rank_scale(const SamplingRequest& request, int ranks, std::uint64_t sample) {
-  if (request.variability == nullptr || !request.variability->slow.active()) return {};
-  return rank_slowdowns(request.variability->slow, ranks, request.ranks_per_node, request.seed, sample);
+  const Variability* v = request.variability;
+  if (v == nullptr || (!v->slow.active() && v->devices.empty())) return {};
+  std::vector<double> scale = rank_slowdowns(v->slow, ranks, request.ranks_per_node, request.seed, sample);
+  if (request.device_slowdowns.size() != v->devices.size()) {
+    throw std::logic_error("step sampler: device groups without their slowdowns");
+  }
+  for (std::size_t g = 0; g < v->devices.size(); ++g) {  // a node of another device: its ratio (factors multiply)
+    const DeviceGroup& group = v->devices[g];
+    const SlowNodes nodes{group.fraction, group.nodes, request.device_slowdowns[g]};
+    if (!nodes.active()) continue;
+    const std::vector<double> device =
+        rank_slowdowns(nodes, ranks, request.ranks_per_node, request.seed, sample, g + 1);
+    for (std::size_t r = 0; r < scale.size(); ++r)
+      scale[r] *= device[r];
+  }
+  return scale;
 }
 
 std::vector<double> sample_steps_fast(const TrainingProgram& program, int ranks, const std::vector<double>& bucket_s,

@@ -57,6 +57,8 @@ struct SamplingRequest {
   Sampler sampler = Sampler::fast;
   const Variability* variability = nullptr;  // jitter and slow nodes (the background load is in the network)
   int ranks_per_node = 1;                    // where slow nodes put their ranks
+  // per variability->devices group: its ranks' compute time over the scenario device's (sim/predict.cpp fills it)
+  std::vector<double> device_slowdowns;
 };
 
 // Fast sampler: `samples` steps of `program` over `ranks` ranks (one per program rank), each bucket's reduction

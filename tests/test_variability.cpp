@@ -8,11 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.hpp"
+#include "algorithms/verifier.hpp"
 #include "models/variability.hpp"
 #include "run_dtsim.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
+#include "sim/analytical_executor.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/predict.hpp"
 #include "sim/step_sampler.hpp"
 
@@ -233,4 +237,91 @@ TEST_CASE("background load leaves the job the rest of the fabric's bandwidth") {
   const dtsim::Prediction a = dtsim::predict_step(idle.setup, idle.cluster, 16, "ring");
   const dtsim::Prediction b = dtsim::predict_step(busy.setup, busy.cluster, 16, "ring");
   CHECK(b.step.comm_s > 1.5 * a.step.comm_s);
+}
+
+TEST_CASE("a node of a slower device paces a synchronous step; a faster one does not speed it up") {
+  const dtsim::Scenario plain = scenario_with(nullptr);  // V100 nodes
+  const dtsim::Scenario slower =
+      scenario_with({{"devices", nlohmann::json::array({{{"device", "p100-sxm2-16gb"}, {"nodes", {1}}}})}});
+  const dtsim::Scenario faster =
+      scenario_with({{"devices", nlohmann::json::array({{{"device", "h100-sxm5-80gb"}, {"nodes", {1}}}})}});
+  const double even = dtsim::predict_step(plain.setup, plain.cluster, 16, "ring").step.step_s;
+  const dtsim::Prediction p100 = dtsim::predict_step(slower.setup, slower.cluster, 16, "ring");
+  const dtsim::Prediction h100 = dtsim::predict_step(faster.setup, faster.cluster, 16, "ring");
+  CHECK(p100.step.step_s > 1.3 * even);  // a P100 takes far longer than a V100 for ResNet-50
+  CHECK(p100.bottleneck.find("stragglers") != std::string::npos);
+  CHECK(h100.step.step_s == Approx(even).epsilon(0.02));  // the V100s still set the pace
+  // the same node count, but 4 GPUs (node 0 only): no P100 in it
+  CHECK(dtsim::predict_step(slower.setup, slower.cluster, 4, "ring").step.step_s ==
+        dtsim::predict_step(plain.setup, plain.cluster, 4, "ring").step.step_s);
+  const auto r = run_dtsim(
+      "predict " + write_scenario("device-bad.json", {{"devices", nlohmann::json::array({{{"device", "v999"}}})}}));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("scenario.variability.devices[0].device") != std::string::npos);
+}
+
+TEST_CASE("bursts of other traffic lengthen the reductions that start inside them") {
+  const dtsim::Scenario idle = scenario_with(nullptr);
+  const dtsim::Scenario always = scenario_with({{"bursts", {{"load", 0.5}, {"period", "1s"}, {"duration", "1s"}}}});
+  const dtsim::Scenario rare = scenario_with({{"bursts", {{"load", 0.5}, {"period", "100s"}, {"duration", "1us"}}}});
+  dtsim::StepSampling sampling;
+  sampling.samples = 20;
+  const auto mean = [&](const dtsim::Scenario& sc) {
+    return dtsim::predict_step(sc.setup, sc.cluster, 32, "ring", nullptr, dtsim::Backend::flow, std::nullopt, true,
+                               sampling)
+        .distribution.mean_s;
+  };
+  const dtsim::Prediction plain = dtsim::predict_step(idle.setup, idle.cluster, 32, "ring", nullptr,
+                                                      dtsim::Backend::flow, std::nullopt, true, sampling);
+  CHECK(mean(always) > plain.distribution.mean_s + 0.5 * plain.step.exposed_comm_s);
+  CHECK(mean(rare) == Approx(plain.distribution.mean_s).epsilon(1e-9));
+  sampling.sampler = dtsim::Sampler::exact;
+  CHECK_THROWS_AS(dtsim::predict_step(always.setup, always.cluster, 32, "ring", nullptr, dtsim::Backend::flow,
+                                      std::nullopt, true, sampling),
+                  std::invalid_argument);
+}
+
+TEST_CASE("collective and compare --samples: ranks arriving apart, reproducible, never faster than together") {
+  const std::string command = "collective --algorithm ring --ranks 16 --bytes 1MB --backend flow --json";
+  const auto together = run_dtsim(command);
+  const auto a = run_dtsim(command + " --samples 30 --arrival normal:20us --seed 3");
+  const auto b = run_dtsim(command + " --samples 30 --arrival normal:20us --seed 3");
+  REQUIRE(together.exit_code == 0);
+  REQUIRE(a.exit_code == 0);
+  const nlohmann::json ja = nlohmann::json::parse(a.output), jb = nlohmann::json::parse(b.output);
+  const nlohmann::json& d = ja["time_distribution"];
+  CHECK(d == jb["time_distribution"]);
+  CHECK(d["samples"] == 30);
+  const double base = nlohmann::json::parse(together.output)["time_s"].get<double>();
+  CHECK(d["min_s"].get<double>() >= base);  // a late rank never speeds the ring up
+  CHECK(d["mean_s"].get<double>() > base);
+  CHECK(d["max_s"].get<double>() < base + 5 * 20e-6 + 1e-9);  // nor delays it by more than the latest arrival
+  const auto compared = run_dtsim(
+      "compare --algorithms ring,butterfly --ranks 16 --bytes 1KB --backend analytical --samples 10 --arrival "
+      "uniform:50us");
+  CHECK(compared.exit_code == 0);
+  CHECK(compared.output.find("the mean of 10 runs") != std::string::npos);
+  for (const std::string bad : {"--samples 10", "--arrival normal:1us", "--samples 5 --arrival gamma:1us",
+                                "--samples 5 --arrival normal", "--samples 0 --arrival normal:1us"}) {
+    INFO(bad);
+    const auto r = run_dtsim("collective --ranks 4 " + bad);
+    CHECK(r.exit_code == 2);
+    CHECK((r.output.find("--samples") != std::string::npos || r.output.find("--arrival") != std::string::npos));
+  }
+}
+
+TEST_CASE("with_arrivals: a late rank starts the collective late, and the schedule still verifies") {
+  const dtsim::Schedule ring = dtsim::find_algorithm("ring").build(8, 1 << 20, {});
+  REQUIRE(ring.compact());
+  std::vector<double> flops(8, 0.0);
+  flops[3] = 1e-4 * dtsim::NetworkCost{}.compute_flops_per_s;  // rank 3 arrives 100 us late
+  const dtsim::Schedule late = dtsim::with_arrivals(ring, flops);
+  CHECK(dtsim::verify(late).ok);
+  dtsim::FlowOptions o;
+  const double on_time = dtsim::run_flow(ring, o).time_s;
+  const double delayed = dtsim::run_flow(late, o).time_s;
+  CHECK(delayed > on_time + 0.5e-4);
+  CHECK(delayed <= on_time + 1e-4 + 1e-9);
+  CHECK(dtsim::run_analytical(dtsim::expand(late), dtsim::AnalyticalOptions{}).time_s ==
+        Approx(dtsim::run_analytical(late, dtsim::AnalyticalOptions{}).time_s));
 }
