@@ -12,15 +12,26 @@
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "models/compute_model.hpp"
 #include "reports/format.hpp"
 #include "reports/output_file.hpp"
 #include "reports/schedule_drawing.hpp"
+#include "reports/step_drawing.hpp"
+#include "scenarios/json_reader.hpp"
+#include "scenarios/scenario_file.hpp"
 #include "scenarios/units.hpp"
+#include "sim/predict.hpp"
 
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 10> draw_own_flags{{
+constexpr std::array<FlagSpec, 12> draw_own_flags{{
+    {"scenario", "FILE", "",
+     "draw a training step instead: the scenario's step on --accelerators (SimGrid), per rank class a compute row "
+     "(forward, backward layer by layer, optimizer) and a row of its buckets' allreduces, exposed communication "
+     "marked"},
+    {"accelerators", "N", "the scenario's largest up to 64",
+     "--scenario: the accelerators of the step drawn (1 to 64)"},
     {"nodes", "N", "from the file", "--cluster: number of nodes (ranks = nodes x accelerators per node)"},
     {"collective", "NAME", "allreduce",
      "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
@@ -91,12 +102,87 @@ const char* draw_usage() {
   return text.c_str();
 }
 
+namespace {
+
+// --scenario: one training step of the scenario, per rank class, from SimGrid's trace.
+int draw_step(const Flags& flags, std::ostream& out) {
+  for (const char* flag : {"collective", "ranks", "bytes", "root", "values", "summary", "times", "cluster", "nodes"})
+    flags.refuse_unless(flag, false, "not with --scenario (the step's own network and sizes are drawn)");
+  const std::string file = flags.get("scenario");
+  Scenario sc;
+  try {
+    sc = load_scenario_file(file, DTSIM_DATA_DIR);
+  } catch (const ScenarioError& e) {
+    throw UsageError(e.what());
+  }
+  if (sc.parallel) throw UsageError("--scenario: data-parallel scenarios only, so far (this one has \"parallel\")");
+  int accelerators = 0;
+  for (const int a : sc.accelerators) {
+    if (a <= max_drawn_ranks) accelerators = std::max(accelerators, a);
+  }
+  if (flags.has("accelerators")) accelerators = static_cast<int>(flags.integer("accelerators", 1, max_drawn_ranks));
+  if (accelerators < 1) {
+    throw UsageError("--accelerators: the scenario predicts none up to " + std::to_string(max_drawn_ranks) +
+                     "; give one");
+  }
+  check_batch_splits(sc, {accelerators}, "--accelerators");
+  const std::string algorithm = flags.has("algorithm") ? flags.get("algorithm") : sc.algorithms.front();
+  StepTrace trace;
+  Prediction p;
+  try {
+    p = predict_step(sc.setup, sc.cluster, accelerators, algorithm, &trace, Backend::simgrid);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--scenario: " + std::to_string(accelerators) + " accelerators: " + e.what());
+  }
+  if (!p.fits) throw UsageError("--accelerators: " + p.bottleneck);
+  StepDrawing d;
+  d.title = sc.name + ": " + sc.setup.model.name + ", " + algorithm + " allreduce on " + std::to_string(accelerators) +
+            " accelerators, step " + format_seconds(p.step.step_s) + " (exposed communication " +
+            format_seconds(p.step.exposed_comm_s) + ")";
+  d.exposed_s = p.step.exposed_comm_s;
+  // rank 0, standing for the ranks that run alike, and the slowest rank (the one whose optimizer ends last) when it
+  // ends later than rank 0 by more than a millionth
+  int slowest = 0;
+  double latest = -1, rank0 = 0;
+  for (const SpanRecord& s : trace.run.spans) {
+    if (s.kind != SpanKind::optimizer) continue;
+    if (s.rank == 0) rank0 = std::max(rank0, s.end_s);
+    if (s.end_s > latest) {
+      latest = s.end_s;
+      slowest = s.rank;
+    }
+  }
+  const bool apart = slowest != 0 && latest - rank0 > 1e-6 * latest;
+  d.ranks.push_back(0);
+  d.rank_notes.push_back(apart ? "rank 0" : "rank 0 (all " + std::to_string(accelerators) + " alike)");
+  if (apart) {
+    d.ranks.push_back(slowest);
+    d.rank_notes.push_back("rank " + std::to_string(slowest) + " (the slowest)");
+  }
+  for (auto l = sc.setup.model.layers.rbegin(); l != sc.setup.model.layers.rend(); ++l)
+    d.backward_layer_s.push_back(backward_seconds(*l, p.local_batch, sc.setup.device, sc.setup.compute));
+  const std::string drawing = step_svg(trace.run, d);
+  const std::string path = flags.has("output") ? flags.get("output") : "";
+  if (path.empty()) {
+    out << drawing;
+    return 0;
+  }
+  if (!path.ends_with(".svg")) throw UsageError("--output: --scenario draws an SVG (FILE.svg), got '" + path + "'");
+  write_file_atomically(path, [&](std::ostream& f) { f << drawing; });
+  std::cerr << "wrote " << path << ": " << sc.name << "'s step on " << accelerators << " accelerators\n";
+  return 0;
+}
+
+}  // namespace
+
 int draw_command(std::span<char* const> args, std::ostream& out) {
   std::vector<char*> rest;  // -o spelled --output
   static char output_flag[] = "--output";
   for (char* a : args)
     rest.push_back(std::string_view(a) == "-o" ? output_flag : a);
   const Flags flags(draw_flags(), rest);
+  if (flags.has("scenario")) return draw_step(flags, out);
+  flags.refuse_unless("accelerators", false, "only with --scenario");
   const Collective collective = flags.parse("collective", [](const std::string& v) { return parse_collective(v); });
   const AlgorithmInfo& algorithm = flags.parse("algorithm", [collective](const std::string& v) -> const AlgorithmInfo& {
     return find_algorithm(v, collective);

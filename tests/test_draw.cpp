@@ -125,7 +125,7 @@ TEST_CASE("the lecture's examples: 1..7 reach 28 through a tree (8 and 13 first)
   CHECK(butterfly.output.find("data-layout=\"hypercube\"") != std::string::npos);
 }
 
-TEST_CASE("draw: rounds are timed on SimGrid; bad input exits 2 naming the flag") {
+TEST_CASE("draw: rounds are timed on SimGrid, bad input exits 2 naming the flag") {
   const auto timed = run_dtsim("draw --algorithm ring --ranks 4 --bytes 1MB --bandwidth 10Gbps");
   REQUIRE(timed.exit_code == 0);
   CHECK(timed.output.find("class=\"when\">from 0 s to") != std::string::npos);
@@ -149,4 +149,34 @@ TEST_CASE("draw: rounds are timed on SimGrid; bad input exits 2 naming the flag"
   const auto summary = run_dtsim("draw --algorithm ring --ranks 128 --summary");
   CHECK(summary.exit_code == 0);
   CHECK(summary.output.find("bytes moved per round") != std::string::npos);
+}
+
+TEST_CASE("draw --scenario: a training step per rank class, its buckets' allreduces and the exposed wait") {
+  const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/vgg16-pcie-horovod.json";
+  const auto r = run_dtsim("draw --scenario " + scenario + " --accelerators 8");
+  REQUIRE(r.exit_code == 0);
+  static const std::regex span(R"re(<rect class="span" data-rank="(\d+)" data-kind="([a-z_]+)")re");
+  std::map<std::string, int> kinds;
+  std::set<int> ranks;
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), span); it != std::sregex_iterator(); ++it) {
+    ++kinds[(*it)[2]];
+    ranks.insert(std::stoi((*it)[1]));
+  }
+  CHECK(ranks.count(0) == 1);
+  CHECK(kinds["forward"] == 3 * static_cast<int>(ranks.size()));  // three simulated steps per drawn rank
+  CHECK(kinds["backward"] == kinds["forward"]);
+  CHECK(kinds["optimizer"] == kinds["forward"]);
+  CHECK(kinds["allreduce"] > 0);
+  // the exposed wait drawn is the one the prediction measured
+  static const std::regex exposed(R"re(data-exposed-s="([^"]+)")re");
+  static const std::regex wait(R"re(<rect class="exposed" data-rank="0" data-start="([^"]+)" data-end="([^"]+)")re");
+  std::smatch e, w;
+  REQUIRE(std::regex_search(r.output, e, exposed));
+  REQUIRE(std::regex_search(r.output, w, wait));
+  CHECK(std::stod(w[2]) - std::stod(w[1]) == Approx(std::stod(e[1])).epsilon(1e-6));
+  CHECK(std::stod(e[1]) > 0);  // VGG-16's gradients are ready only at the end of backward
+  const auto bad = run_dtsim("draw --scenario " + scenario + " --accelerators 128");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("--accelerators") != std::string::npos);
+  CHECK(run_dtsim("draw --scenario " + scenario + " --ranks 4").exit_code == 2);
 }

@@ -309,7 +309,7 @@ TEST_CASE("a training run's memory estimate counts every worker's replica and th
   CHECK(wide.flops > small.flops);
 }
 
-TEST_CASE("a slow worker slows synchronous training; an asynchronous server barely notices; backup workers drop it") {
+TEST_CASE("a slow worker slows synchronous training, an asynchronous server barely notices, backup workers drop it") {
   // compute-bound: 1 ms of compute per 8-sample gradient on a fast network, a quarter epoch
   TrainConfig c;
   c.workers = 8;

@@ -10,6 +10,7 @@
 
 #include "algorithms/registry.hpp"
 #include "algorithms/verifier.hpp"
+#include "calibrate/microbench.hpp"
 #include "models/variability.hpp"
 #include "run_dtsim.hpp"
 #include "scenarios/json_reader.hpp"
@@ -239,7 +240,7 @@ TEST_CASE("background load leaves the job the rest of the fabric's bandwidth") {
   CHECK(b.step.comm_s > 1.5 * a.step.comm_s);
 }
 
-TEST_CASE("a node of a slower device paces a synchronous step; a faster one does not speed it up") {
+TEST_CASE("a node of a slower device paces a synchronous step, a faster one does not speed it up") {
   const dtsim::Scenario plain = scenario_with(nullptr);  // V100 nodes
   const dtsim::Scenario slower =
       scenario_with({{"devices", nlohmann::json::array({{{"device", "p100-sxm2-16gb"}, {"nodes", {1}}}})}});
@@ -324,4 +325,73 @@ TEST_CASE("with_arrivals: a late rank starts the collective late, and the schedu
   CHECK(delayed <= on_time + 1e-4 + 1e-9);
   CHECK(dtsim::run_analytical(dtsim::expand(late), dtsim::AnalyticalOptions{}).time_s ==
         Approx(dtsim::run_analytical(late, dtsim::AnalyticalOptions{}).time_s));
+}
+
+TEST_CASE("calibrate's step times become an empirical jitter, and a run's failure rates need units") {
+  const std::vector<double> times = dtsim::measure_step_times(16, 20);
+  REQUIRE(times.size() == 20);
+  for (const double t : times)
+    CHECK(t > 0);
+  // a calibration file that has them, and a scenario that draws from them
+  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/scenarios/calibrations/epyc-2core-2026-11-22.json");
+  nlohmann::json calibration = nlohmann::json::parse(in);
+  calibration["calibration"]["compute"]["step_times"] = {{"batch", 16}, {"seconds", times}};
+  const auto dir = std::filesystem::temp_directory_path();
+  std::ofstream(dir / "dtsim-test-variability-calibration.json") << calibration.dump();
+  const std::string file = write_scenario("empirical.json", {{"jitter", {{"distribution", "empirical"}}}});
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(file));
+  doc["scenario"]["calibration"] = "dtsim-test-variability-calibration.json";
+  std::ofstream(file) << doc.dump();
+  const dtsim::Scenario sc = dtsim::load_scenario_file(file, DTSIM_SOURCE_DIR);
+  REQUIRE(sc.setup.variability.jitter.factors.size() == 20);
+  double mean = 0;
+  for (const double f : sc.setup.variability.jitter.factors)
+    mean += f / 20;
+  CHECK(mean == Approx(1.0));
+  // without step times in the calibration: refused, naming the field
+  doc["scenario"]["calibration"] = "../calibrations/epyc-2core-2026-11-22.json";
+  doc["scenario"].erase("calibration");
+  std::ofstream(file) << doc.dump();
+  const auto refused = run_dtsim("predict " + file);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("scenario.variability.jitter.times") != std::string::npos);
+  // failure rates take a unit
+  nlohmann::json failing = nlohmann::json::parse(std::ifstream(write_scenario("rates.json", nullptr)));
+  failing["scenario"].erase("variability");
+  failing["scenario"]["failures"] = {{"gpu", "0.5"}};
+  const std::string rates = (dir / "dtsim-test-variability-rates.json").string();
+  std::ofstream(rates) << failing.dump();
+  const auto unitless = run_dtsim("predict " + rates + " --run 30d");
+  CHECK(unitless.exit_code == 2);
+  CHECK(unitless.output.find("scenario.failures.gpu") != std::string::npos);
+}
+
+TEST_CASE("predict --run: interruptions, the checkpoint interval beside Young's and Daly's, goodput") {
+  const auto r = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
+                           "/scenarios/training/gpt2-xl-dgx-h100.json --algorithm ring --accelerators 1,32 "
+                           "--run 30d --json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.output);
+  const nlohmann::json& runs = doc["run"]["results"];
+  REQUIRE(runs.size() == 2);
+  for (const nlohmann::json& run : runs) {
+    INFO(run.dump());
+    CHECK(run["wall_s"].get<double>() == Approx(30 * 86400.0).epsilon(1e-9));  // the budget filled
+    CHECK(run["goodput"].get<double>() > 0.9);
+    CHECK(run["goodput"].get<double>() < 1.0);
+    CHECK(run["expected_interruptions"].get<double>() ==
+          Approx(run["wall_s"].get<double>() / run["mtbf_s"].get<double>()));
+    // the numeric optimum lies near Daly's estimate when checkpoints are short against the MTBF
+    CHECK(run["interval_s"].get<double>() == Approx(run["daly_interval_s"].get<double>()).epsilon(0.05));
+  }
+  // 32 GPUs on 4 nodes fail about 9 times as often as one GPU on one node (the node's own failures weigh most)
+  const double ratio = runs[1]["failures_per_h"].get<double>() / runs[0]["failures_per_h"].get<double>();
+  CHECK(ratio > 4);
+  CHECK(ratio < 32);
+  const auto tokens = run_dtsim("predict --run 30d --tokens 1e9");
+  CHECK(tokens.exit_code == 2);
+  CHECK(tokens.output.find("give one of them") != std::string::npos);
+  const auto cnn = run_dtsim("predict --tokens 1e9");
+  CHECK(cnn.exit_code == 2);
+  CHECK(cnn.output.find("--samples-to-train") != std::string::npos);
 }
