@@ -18,6 +18,7 @@ int explain_command(std::span<char* const> args, std::ostream& out);
 int report_command(std::span<char* const> args, std::ostream& out);
 int import_profile_command(std::span<char* const> args, std::ostream& out);
 int draw_command(std::span<char* const> args, std::ostream& out);
+int lesson_command(std::span<char* const> args, std::ostream& out);
 const char* collective_usage();
 const char* verify_usage();
 const char* compare_usage();
@@ -37,5 +38,6 @@ const char* explain_usage();
 const char* report_usage();
 const char* import_profile_usage();
 const char* draw_usage();
+const char* lesson_usage();
 
 }  // namespace dtsim::cli

@@ -30,6 +30,7 @@ constexpr const char* usage =
     "  collective   simulate one collective (default: ring allreduce of 100 MB on 8 ranks) and print its time,\n"
     "               algorithm bandwidth and bus bandwidth\n"
     "  compare      time allreduce algorithms over rank counts and sizes; mark winners and crossovers\n"
+    "  lesson       one HTML page that walks why scaling stops being linear, every number simulated for it\n"
     "  draw         a collective's schedule as pictures, round by round (SVG, or HTML to step through)\n"
     "  verify       prove a schedule correct: sends meet receives, no deadlock, each contribution reduced once\n"
     "  cluster FILE build a cluster file's network and print its size, diameter and bisection bandwidth\n"
@@ -58,16 +59,17 @@ const char* help_text(std::string_view topic) {
   if (topic == "model-file") return model_file_help();
   if (topic == "import-profile") return import_profile_usage();
   if (topic == "draw") return draw_usage();
+  if (topic == "lesson") return lesson_usage();
   if (topic == "help") return usage;
   return nullptr;
 }
 
 constexpr const char* commands =
-    "predict, explain, report, train, import-profile, calibrate, validate, collective, compare, draw, verify, cluster, "
-    "help";
+    "predict, explain, report, train, import-profile, calibrate, validate, collective, compare, draw, lesson, verify, "
+    "cluster, help";
 constexpr const char* topics =
-    "predict, explain, report, train, import-profile, calibrate, validate, collective, compare, draw, verify, cluster, "
-    "cluster-file, "
+    "predict, explain, report, train, import-profile, calibrate, validate, collective, compare, draw, lesson, verify, "
+    "cluster, cluster-file, "
     "scenario-file, device-file, model-file, train-file, calibration-file";
 
 }  // namespace
@@ -125,6 +127,7 @@ int main(int argc, char** argv) {
     if (command == "report") return report_command(rest, std::cout);
     if (command == "import-profile") return import_profile_command(rest, std::cout);
     if (command == "draw") return draw_command(rest, std::cout);
+    if (command == "lesson") return lesson_command(rest, std::cout);
     std::cerr << "dtsim: unknown command '" << command << "' (accepted: " << commands << ")\n";
     return 2;
   } catch (const UsageError& e) {

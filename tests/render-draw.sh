@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `dtsim draw -o FILE.html` in headless Chromium: renders without console messages with its text inside its pictures
-# (render-report.sh --page), and its steps advance: played (#play), the page ends showing its last round.
+# `dtsim draw -o FILE.html` and `dtsim lesson` in headless Chromium: each renders without console messages with its
+# text inside its pictures (render-report.sh --page), and its steps advance: a drawing played (#play) ends showing its
+# last round, the lesson stepped with its next button (#last) its last section.
 # usage: render-draw.sh CHROMIUM DTSIM OUT_DIR
 set -euo pipefail
 chromium=$1 dtsim=$2 out=$3
@@ -23,3 +24,17 @@ for page in tree ring; do
   fi
   echo "render-draw: $page.html played through its $((rounds - 1)) rounds"
 done
+"$dtsim" lesson --quick -o "$out/lesson.html"
+bash "$here/render-report.sh" "$chromium" --page "$out/lesson.html" "$out"
+sections=$(grep -c '<section' "$out/lesson.html")
+profile=$(mktemp -d)
+timeout 120 "$chromium" --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir="$profile" \
+  --proxy-server=127.0.0.1:9 --virtual-time-budget=5000 --dump-dom "file://$(realpath "$out/lesson.html")#last" \
+  > "$out/lesson.stepped.html" 2>/dev/null
+rm -rf "$profile"
+shown=$(grep -o 'data-shown="[0-9]*"' "$out/lesson.stepped.html" || true)
+if [[ $shown != "data-shown=\"$((sections - 1))\"" ]]; then
+  echo "render-draw: lesson.html stepped to ${shown:-nothing}, expected its last section ($((sections - 1)))"
+  exit 1
+fi
+echo "render-draw: lesson.html stepped through its $sections sections"

@@ -2,6 +2,8 @@
 // show the collective's postcondition, for every algorithm and collective of the registry (read back from the SVG's
 // data attributes, no golden files); the lecture's own examples; the refusals.
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -179,4 +181,27 @@ TEST_CASE("draw --scenario: a training step per rank class, its buckets' allredu
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("--accelerators") != std::string::npos);
   CHECK(run_dtsim("draw --scenario " + scenario + " --ranks 4").exit_code == 2);
+}
+
+TEST_CASE("dtsim lesson: seven sections of simulated numbers, each claim beside its re-simulated what-if") {
+  const std::string page = (std::filesystem::temp_directory_path() / "dtsim-test-lesson.html").string();
+  const auto r = run_dtsim("lesson --quick -o " + page);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto count = [&](const std::string& what) {
+    int n = 0;
+    for (std::size_t at = html.find(what); at != std::string::npos; at = html.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(count("<section") == 7);
+  CHECK(count("class=\"whatif\"") >= 6);
+  CHECK(count("<svg") >= 3);  // the ring against the tree, and the two drawings
+  CHECK(html.find("The ring wins from <b>") != std::string::npos);
+  CHECK(html.find("versions stale on average") != std::string::npos);
+  CHECK(html.find("http") == html.find("http://www.w3.org"));  // nothing fetched: only SVG's namespace
+  const auto bad = run_dtsim("lesson -o lesson.pdf");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("--output") != std::string::npos);
 }
