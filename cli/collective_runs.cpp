@@ -285,7 +285,9 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     run.network_model = "CM02";
     run.result = run_flow(schedule, fo);
   } else {
-    run.result = run_analytical(schedule, AnalyticalOptions(network_cost(settings, cluster)));
+    AnalyticalOptions ao(network_cost(settings, cluster));
+    ao.record_trace = settings.record;
+    run.result = run_analytical(schedule, ao);
   }
   if (cluster != nullptr) {
     run.cluster = cluster->description;

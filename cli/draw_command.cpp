@@ -45,7 +45,9 @@ constexpr std::array<FlagSpec, 12> draw_own_flags{{
      "FILE.svg: every round in a grid; FILE.html: one round at a time, previous, next and play (also -o FILE); "
      "written atomically"},
     {"summary", "", "", "draw the rounds as a chart of bytes moved per round instead of rank by rank (large P)"},
-    {"times", "ON|OFF", "on", "time each round on SimGrid over the network flags' star (or --cluster)"},
+    {"times", "ON|OFF", "on",
+     "time each round on --backend simgrid (auto: every message) or analytical (no contention) over the network "
+     "flags' star (or --cluster)"},
 }};
 
 const std::vector<FlagSpec>& draw_flags() {
@@ -230,13 +232,19 @@ int draw_command(std::span<char* const> args, std::ostream& out) {
     throw UsageError("--output: expected a FILE.svg or FILE.html, got '" + path + "'");
   }
   if (flags.choice("times", {"on", "off"}) == "on" && !summary) {
-    settings.backend = "simgrid";
+    if (settings.backend == "flow") {
+      throw UsageError(
+          "--backend: a drawing's rounds are timed on simgrid or analytical (the flow executor records "
+          "no transfers)");
+    }
+    if (settings.backend == "auto") settings.backend = "simgrid";
     settings.record = true;
     const CollectiveRun run = run_schedule(schedule, settings, cluster ? &*cluster : nullptr);
     request.times = round_times(rounds, run.result.trace);
-    request.timed_by = "SimGrid on " + (cluster ? cluster->description
-                                                : "a star of " + format_bits_per_s(settings.cost.bandwidth_Bps) +
-                                                      " links, " + format_seconds(settings.cost.alpha_s) + " latency");
+    request.timed_by = std::string(settings.backend == "simgrid" ? "SimGrid" : "the analytical executor") + " on " +
+                       (cluster ? cluster->description
+                                : "a star of " + format_bits_per_s(settings.cost.bandwidth_Bps) + " links, " +
+                                      format_seconds(settings.cost.alpha_s) + " latency");
   }
   const std::string drawing = summary ? schedule_summary_svg(schedule, rounds, request)
                               : html  ? schedule_html(schedule, rounds, request)

@@ -51,11 +51,13 @@ public:
     const double transfer_s = latency_s * f.latency_factor + bytes / rate_Bps;
     if (library_.active) {  // eager: it moved when sent, and its receiver sees it a hop's latency after it lands
       const double end = clock_[src] + transfer_s;
+      record(src, dst, send, clock_[src], end);
       step_end_[src] = std::max(step_end_[src], end);
       step_end_[dst] = std::max(step_end_[dst], end + library_.hop_latency_s[hop]);
       return;
     }
     const double end = std::max(clock_[src], clock_[dst]) + transfer_s;
+    record(src, dst, send, end - transfer_s, end);
     step_end_[src] = std::max(step_end_[src], end);
     step_end_[dst] = std::max(step_end_[dst], end);
   }
@@ -96,10 +98,17 @@ public:
     out.time_s = clock_.empty() ? 0.0 : *std::max_element(clock_.begin(), clock_.end());
     out.messages = messages_;
     out.bytes_sent = bytes_sent_;
+    out.trace = trace_;
     return out;
   }
 
 private:
+  void record(std::size_t src, std::size_t dst, const Op& send, double start_s, double end_s) {
+    if (!o_.record_trace) return;
+    trace_.transfers.push_back(
+        {static_cast<std::int32_t>(src), static_cast<std::int32_t>(dst), s_.span_bytes(send.span()), start_s, end_s});
+  }
+
   // Latency and narrowest bandwidth of the route of every (sender, receiver) pair the schedule uses.
   void route_pairs() {
     const auto p = static_cast<std::size_t>(s_.ranks);
@@ -124,6 +133,7 @@ private:
   std::uint64_t messages_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::unordered_map<std::size_t, LinkSpec> routes_;  // src * P + dst -> route; empty on the star
+  RunTrace trace_;                                    // (record_trace)
 };
 
 }  // namespace

@@ -24,6 +24,7 @@ namespace dtsim {
 struct AnalyticalOptions : NetworkCost {
   AnalyticalOptions() = default;
   explicit AnalyticalOptions(NetworkCost network) : NetworkCost(std::move(network)) {}
+  bool record_trace = false;  // record every transfer's start and end in ExecutionResult::trace
 };
 
 // A compact schedule is expanded first. Throws std::invalid_argument for a malformed schedule (or one whose expanded

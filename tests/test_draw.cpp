@@ -131,6 +131,21 @@ TEST_CASE("draw: rounds are timed on SimGrid, bad input exits 2 naming the flag"
   const auto timed = run_dtsim("draw --algorithm ring --ranks 4 --bytes 1MB --bandwidth 10Gbps");
   REQUIRE(timed.exit_code == 0);
   CHECK(timed.output.find("class=\"when\">from 0 s to") != std::string::npos);
+  // on the star a ring shares no link: the analytical executor times every round as SimGrid does
+  const auto analytical =
+      run_dtsim("draw --algorithm ring --ranks 4 --bytes 1MB --bandwidth 10Gbps --backend analytical");
+  REQUIRE(analytical.exit_code == 0);
+  static const std::regex when(R"re(class="when">([^<]*)<)re");
+  std::vector<std::string> a, b;
+  for (auto it = std::sregex_iterator(timed.output.begin(), timed.output.end(), when); it != std::sregex_iterator();
+       ++it)
+    a.push_back((*it)[1]);
+  for (auto it = std::sregex_iterator(analytical.output.begin(), analytical.output.end(), when);
+       it != std::sregex_iterator(); ++it)
+    b.push_back((*it)[1]);
+  CHECK(a.size() == 6);
+  CHECK(a == b);
+  CHECK(run_dtsim("draw --algorithm ring --ranks 4 --backend flow").exit_code == 2);
   struct Case {
     std::string args, names;
   };
