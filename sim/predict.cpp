@@ -365,15 +365,16 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
       most_utilised_link_class(step_link_bytes(program.buckets, topology, unit_accelerators), topology, p.step.step_s);
   p.bottleneck = name_bottleneck(p);
   if (!slow.rank_scale.empty()) {  // (the run without draws: named slow nodes and devices)
-    const auto [least, most] = std::minmax_element(slow.rank_scale.begin(), slow.rank_scale.end());
-    if (*most > *least) {
+    const double least = *std::min_element(slow.rank_scale.begin(), slow.rank_scale.end());
+    const double most = *std::max_element(slow.rank_scale.begin(), slow.rank_scale.end());
+    if (most > least) {
       const auto slower =
-          std::count_if(slow.rank_scale.begin(), slow.rank_scale.end(), [&](double s) { return s > *least; });
+          std::count_if(slow.rank_scale.begin(), slow.rank_scale.end(), [least](double s) { return s > least; });
       char text[160];
       std::snprintf(text, sizeof text,
                     "; stragglers: %lld ranks compute up to %.2fx as long as the fastest, and every synchronous step "
                     "waits for them (the others' wait counts as exposed communication)",
-                    static_cast<long long>(slower), *most / *least);
+                    static_cast<long long>(slower), most / least);
       p.bottleneck += text;
     }
   }
