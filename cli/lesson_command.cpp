@@ -16,6 +16,7 @@
 #include "reports/output_file.hpp"
 #include "reports/schedule_drawing.hpp"
 #include "reports/svg_plot.hpp"
+#include "reports/train_report.hpp"
 #include "scenarios/idx_reader.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
@@ -203,14 +204,6 @@ std::string staleness(bool quick) {
   const Dataset test = fashion_mnist_test(sync.data_directory);
   const TrainReport s = run_sgd_training(sync.config, train, test, false, TrainBackend::flow);
   const TrainReport a = run_sgd_training(async.config, train, test, false, TrainBackend::flow);
-  const auto mean_staleness = [](const TrainReport& r) {
-    double sum = 0, n = 0;
-    for (std::size_t k = 0; k < r.staleness_histogram.size(); ++k) {
-      sum += static_cast<double>(k) * static_cast<double>(r.staleness_histogram[k]);
-      n += static_cast<double>(r.staleness_histogram[k]);
-    }
-    return n > 0 ? sum / n : 0.0;
-  };
   std::ostringstream out;
   out << "<p>An asynchronous parameter server applies each gradient as it arrives: no worker waits, but a gradient "
          "is computed on weights several updates old. Trained here for real (the MLP on Fashion-MNIST, "

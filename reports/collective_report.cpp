@@ -1,4 +1,5 @@
 #include "reports/collective_report.hpp"
+#include "reports/distribution_json.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -178,14 +179,8 @@ nlohmann::json collective_json(const CollectiveRun& run) {
     j["weighed"] = weighed;
   }
   if (run.distribution.samples > 0) {
-    const StepDistribution& d = run.distribution;
-    nlohmann::json bins = nlohmann::json::array();
-    for (const HistogramBin& b : d.histogram)
-      bins.push_back({{"from_s", b.from_s}, {"to_s", b.to_s}, {"count", b.count}});
-    j["time_distribution"] = {{"arrival", run.arrival}, {"samples", d.samples}, {"seed", d.seed},
-                              {"mean_s", d.mean_s},     {"p50_s", d.p50_s},     {"p90_s", d.p90_s},
-                              {"p99_s", d.p99_s},       {"min_s", d.min_s},     {"max_s", d.max_s},
-                              {"histogram", bins}};
+    j["time_distribution"] = step_distribution_json(run.distribution);
+    j["time_distribution"]["arrival"] = run.arrival;
   }
   if (run.protocol != Protocol::none) {
     j["library"] = run.library;

@@ -1,5 +1,6 @@
 #include "reports/predict_report.hpp"
 #include <algorithm>
+#include "reports/distribution_json.hpp"
 #include "reports/grounding.hpp"
 
 #include <cmath>
@@ -52,16 +53,6 @@ nlohmann::json variability_json(const Variability& v) {
             {"empirical_factors", v.jitter.factors.size()}}},
           {"slow_nodes", {{"fraction", v.slow.fraction}, {"nodes", nodes}, {"slowdown", v.slow.slowdown}}},
           {"background_load", v.background_load}};
-}
-
-nlohmann::json distribution_json(const StepDistribution& d) {
-  nlohmann::json bins = nlohmann::json::array();
-  for (const HistogramBin& b : d.histogram)
-    bins.push_back({{"from_s", b.from_s}, {"to_s", b.to_s}, {"count", b.count}});
-  return {{"samples", d.samples}, {"seed", d.seed},   {"sampler", d.sampler == Sampler::fast ? "fast" : "exact"},
-          {"mean_s", d.mean_s},   {"p50_s", d.p50_s}, {"p90_s", d.p90_s},
-          {"p99_s", d.p99_s},     {"min_s", d.min_s}, {"max_s", d.max_s},
-          {"histogram", bins}};
 }
 
 double cost_percent(double fraction) { return std::abs(fraction) < 0.0005 ? 0.0 : 100 * fraction; }
@@ -163,7 +154,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                      {"backend", to_string(p.backend)},
                      {"sim_wall_s", p.step.wall_s},
                      {"sim_rank_classes", p.step.rank_classes}};
-    if (p.distribution.samples > 0) r["step_distribution"] = distribution_json(p.distribution);
+    if (p.distribution.samples > 0) r["step_distribution"] = step_distribution_json(p.distribution);
     list.push_back(r);
   }
   return nlohmann::json{{"scenario", scenario.name},

@@ -6,17 +6,9 @@
 #include <sstream>
 
 #include "reports/format.hpp"
+#include "sim/step_sampler.hpp"
 
 namespace dtsim {
-namespace {
-
-double percentile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
-  return values[std::clamp<std::size_t>(k, 1, values.size()) - 1];
-}
-
-}  // namespace
 
 std::string format_long_duration(double seconds) {
   if (!std::isfinite(seconds)) return "never";
@@ -48,7 +40,7 @@ std::string run_text(const std::vector<RunRow>& rows, const std::string& length_
     std::string wall = format_long_duration(o.run.wall_s);
     if (!o.sampled_wall_s.empty()) {
       sampled = true;
-      wall += " (p90 " + format_long_duration(percentile(o.sampled_wall_s, 0.9)) + ")";
+      wall += " (p90 " + format_long_duration(summarize_steps(o.sampled_wall_s).p90_s) + ")";
     }
     out << std::setw(6) << r.accelerators << std::setw(15) << r.what << std::setw(10) << format_long_duration(o.mtbf_s)
         << std::setw(19) << checkpoint << std::setw(10) << format_long_duration(std::min(o.interval_s, o.run.work_s))
@@ -86,10 +78,8 @@ nlohmann::json run_json(const RunRow& row) {
                    {"lost_s", o.run.lost_s},
                    {"useful_samples", row.useful_samples}};
   if (!o.sampled_wall_s.empty()) {
-    j["sampled_wall_s"] = {{"samples", o.sampled_wall_s.size()},
-                           {"p50_s", percentile(o.sampled_wall_s, 0.5)},
-                           {"p90_s", percentile(o.sampled_wall_s, 0.9)},
-                           {"p99_s", percentile(o.sampled_wall_s, 0.99)}};
+    const StepDistribution d = summarize_steps(o.sampled_wall_s);
+    j["sampled_wall_s"] = {{"samples", d.samples}, {"p50_s", d.p50_s}, {"p90_s", d.p90_s}, {"p99_s", d.p99_s}};
   }
   return j;
 }

@@ -15,6 +15,8 @@ std::string number(const char* format, double v) {
   return text;
 }
 
+}  // namespace
+
 double mean_staleness(const TrainReport& r) {
   double sum = 0;
   double count = 0;
@@ -24,8 +26,6 @@ double mean_staleness(const TrainReport& r) {
   }
   return count > 0 ? sum / count : 0;
 }
-
-}  // namespace
 
 std::string train_text(const TrainScenario& scenario, const TrainReport& report) {
   const TrainConfig& c = scenario.config;

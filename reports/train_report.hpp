@@ -12,6 +12,8 @@ namespace dtsim {
 
 std::string train_text(const TrainScenario& scenario, const TrainReport& report);
 nlohmann::json train_json(const TrainScenario& scenario, const TrainReport& report);
+// How many versions old the applied gradients were, on average (0 when none was stale or none was applied).
+double mean_staleness(const TrainReport& report);
 // One row per evaluation point: epoch,time_s,train_loss,test_accuracy.
 std::string train_csv(const TrainReport& report);
 
