@@ -44,42 +44,54 @@ GemmMeasurement measure_gemm(int m, int n, int k, double min_seconds) {
   return GemmMeasurement{m, n, k, 2.0 * m * n * k / seconds};
 }
 
+namespace {
+
+// One training step of the 784-95-10 MLP on a fixed synthetic batch: what the kernel measurements time.
+class KernelStep {
+public:
+  explicit KernelStep(int batch)
+      : mlp_({784, 95, 10}, 1),
+        batch_(batch),
+        inputs_(static_cast<std::size_t>(batch) * 784),
+        labels_(static_cast<std::size_t>(batch)),
+        gradient_(mlp_.parameter_count()) {
+    for (std::size_t i = 0; i < inputs_.size(); ++i)
+      inputs_[i] = static_cast<float>((i * 2654435761U) % 256) / 255.0F;
+    for (std::size_t i = 0; i < labels_.size(); ++i)
+      labels_[i] = static_cast<std::uint8_t>(i % 10);
+  }
+  void operator()() {
+    sink = static_cast<float>(mlp_.accumulate_gradient(inputs_.data(), labels_.data(), batch_, gradient_, w_));
+  }
+
+private:
+  Mlp mlp_;
+  int batch_;
+  std::vector<float> inputs_;
+  std::vector<std::uint8_t> labels_;
+  std::vector<float> gradient_;
+  Mlp::Workspace w_;
+};
+
+}  // namespace
+
 std::vector<Sample> measure_kernel_steps(const std::vector<int>& batches, double min_seconds) {
-  const Mlp mlp({784, 95, 10}, 1);
   std::vector<Sample> samples;
   for (int batch : batches) {
-    std::vector<float> inputs(static_cast<std::size_t>(batch) * 784);
-    std::vector<std::uint8_t> labels(static_cast<std::size_t>(batch));
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      inputs[i] = static_cast<float>((i * 2654435761U) % 256) / 255.0F;
-    for (std::size_t i = 0; i < labels.size(); ++i)
-      labels[i] = static_cast<std::uint8_t>(i % 10);
-    std::vector<float> gradient(mlp.parameter_count());
-    Mlp::Workspace w;
-    const double seconds = best_seconds(
-        [&] { sink = static_cast<float>(mlp.accumulate_gradient(inputs.data(), labels.data(), batch, gradient, w)); },
-        min_seconds);
-    samples.push_back(Sample{static_cast<double>(batch), seconds});
+    KernelStep step(batch);
+    samples.push_back(Sample{static_cast<double>(batch), best_seconds([&] { step(); }, min_seconds)});
   }
   return samples;
 }
 
 std::vector<double> measure_step_times(int batch, int steps) {
-  const Mlp mlp({784, 95, 10}, 1);
-  std::vector<float> inputs(static_cast<std::size_t>(batch) * 784);
-  std::vector<std::uint8_t> labels(static_cast<std::size_t>(batch));
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    inputs[i] = static_cast<float>((i * 2654435761U) % 256) / 255.0F;
-  for (std::size_t i = 0; i < labels.size(); ++i)
-    labels[i] = static_cast<std::uint8_t>(i % 10);
-  std::vector<float> gradient(mlp.parameter_count());
-  Mlp::Workspace w;
-  sink = static_cast<float>(mlp.accumulate_gradient(inputs.data(), labels.data(), batch, gradient, w));  // warm-up
+  KernelStep step(batch);
+  step();  // warm-up
   std::vector<double> times;
   times.reserve(static_cast<std::size_t>(steps));
   for (int s = 0; s < steps; ++s) {
     const auto start = std::chrono::steady_clock::now();
-    sink = static_cast<float>(mlp.accumulate_gradient(inputs.data(), labels.data(), batch, gradient, w));
+    step();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return times;
