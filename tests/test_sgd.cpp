@@ -310,12 +310,12 @@ TEST_CASE("a training run's memory estimate counts every worker's replica and th
 }
 
 TEST_CASE("a slow worker slows synchronous training, an asynchronous server barely notices, backup workers drop it") {
-  // compute-bound: 1 ms of compute per 8-sample gradient on a fast network, a quarter epoch
+  // compute-bound: 1 ms of compute per 8-sample gradient on a fast network, a tenth of an epoch
   TrainConfig c;
   c.workers = 8;
   c.batch = 64;
-  c.epochs = 0.25;
-  c.eval_every_epochs = 0.25;
+  c.epochs = 0.1;
+  c.eval_every_epochs = 0.1;
   c.seconds_per_sample = 1.25e-4;
   c.network.bandwidth_Bps = 100e9;
   c.network.alpha_s = 1e-6;
