@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/golden_section.hpp"
+
 namespace dtsim {
 
 namespace {
@@ -144,30 +146,11 @@ double optimal_interval_s(double mtbf_s, const CheckpointCost& cost) {
   // The overhead (e^((tau + delta)/M) - 1) / tau falls then rises in tau (its derivative's sign is that of
   // e^((tau + delta)/M) (tau/M - 1) + 1, increasing in tau), so a golden-section search finds its one minimum.
   const double young_s = std::sqrt(2 * cost.write_s * mtbf_s);
-  double lo = std::log(std::min({1.0, mtbf_s / 1000, young_s / 1000}));
-  double hi = std::log(100 * mtbf_s);
-  const double inv_phi = (std::sqrt(5.0) - 1) / 2;
+  const double lo = std::log(std::min({1.0, mtbf_s / 1000, young_s / 1000}));
+  const double hi = std::log(100 * mtbf_s);
   auto f = [&](double log_tau) { return log_overhead(std::exp(log_tau), mtbf_s, cost.write_s); };
-  double a = hi - inv_phi * (hi - lo);
-  double b = lo + inv_phi * (hi - lo);
-  double fa = f(a);
-  double fb = f(b);
-  for (int i = 0; i < 200 && hi - lo > 1e-13; ++i) {
-    if (fa <= fb) {
-      hi = b;
-      b = a;
-      fb = fa;
-      a = hi - inv_phi * (hi - lo);
-      fa = f(a);
-    } else {
-      lo = a;
-      a = b;
-      fa = fb;
-      b = lo + inv_phi * (hi - lo);
-      fb = f(b);
-    }
-  }
-  return std::exp((lo + hi) / 2);
+  const GoldenBracket g = golden_section(f, lo, hi, 200, 1e-13);
+  return std::exp((g.lo + g.hi) / 2);
 }
 
 std::vector<double> sample_runs(double work_s, double mtbf_s, double interval_s, const CheckpointCost& cost,

@@ -11,11 +11,7 @@
 namespace dtsim {
 namespace {
 
-std::string fixed(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f", x);
-  return text;
-}
+std::string fixed(double x) { return format_fixed(x, 2); }
 
 std::string exact(double x) {
   char text[32];

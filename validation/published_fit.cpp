@@ -6,12 +6,12 @@
 #include <functional>
 #include <stdexcept>
 
+#include "models/golden_section.hpp"
 #include "validation/validate.hpp"
 
 namespace dtsim {
 namespace {
 
-constexpr double golden = 0.6180339887498949;
 constexpr int golden_steps = 18;
 constexpr double lowest_efficiency = 0.02;
 constexpr double shortest_knee_s = 1e-7;
@@ -19,28 +19,7 @@ constexpr double longest_knee_s = 1e-3;
 
 // The minimum of `f` over [lo, hi] by golden-section search (f unimodal enough; deterministic either way).
 double golden_search(const std::function<double(double)>& f, double lo, double hi) {
-  double a = lo;
-  double b = hi;
-  double x1 = b - golden * (b - a);
-  double x2 = a + golden * (b - a);
-  double f1 = f(x1);
-  double f2 = f(x2);
-  for (int i = 0; i < golden_steps; ++i) {
-    if (f1 <= f2) {
-      b = x2;
-      x2 = x1;
-      f2 = f1;
-      x1 = b - golden * (b - a);
-      f1 = f(x1);
-    } else {
-      a = x1;
-      x1 = x2;
-      f1 = f2;
-      x2 = a + golden * (b - a);
-      f2 = f(x2);
-    }
-  }
-  return f1 <= f2 ? x1 : x2;
+  return golden_section(f, lo, hi, golden_steps).best();
 }
 
 using LogParams = std::array<double, 3>;  // log efficiency, log tensor_efficiency, log memory_efficiency
