@@ -298,7 +298,7 @@ private:
 // A schedule the engine runs, and how its transfers are timed.
 struct Segment {
   const Schedule* schedule = nullptr;
-  std::uint64_t padded_chunk_bytes = 0;     // > 0: every chunk is timed at this size (FlowOptions::pad_chunks_within)
+  std::uint64_t padded_chunk_bytes = 0;     // > 0: every chunk is timed at this size (FlowOptions::pad_chunks_*)
   bool even = false;                        // every chunk is timed alike, so a rotated step moves what it moved before
   std::vector<std::uint64_t> chunk_prefix;  // bytes of chunks 0 .. c-1, for compact schedules
   SegmentLibraryCost library;               // the collective library's costs in the schedule's protocol
@@ -452,7 +452,7 @@ private:
       for (const Chunk& c : s.chunks)
         segment.chunk_prefix.push_back(segment.chunk_prefix.back() + c.size_bytes);
     }
-    segment.padded_chunk_bytes = lumping::padded_chunk_bytes(s, o_.pad_chunks_within);
+    segment.padded_chunk_bytes = lumping::padded_chunk_bytes(s, o_);
     if (segment.padded_chunk_bytes > 0) segment.even = true;
     segment.library = segment_library_cost(o_, s);
     return segment;

@@ -36,6 +36,10 @@ struct FlowOptions : NetworkCost {
   // evenly over the ranks) are all timed at the largest size, so that the steps of a ring repeat exactly and are
   // simulated once. Times err by at most this fraction, upwards; 0 times every chunk at its own size.
   double pad_chunks_within = 1e-3;
+  // And chunks that differ by at most this many bytes (one element, of up to 8 bytes): on 8192 ranks a 25 MB bucket's
+  // chunks are 800 elements, one more is 0.125%. A step's time then errs upwards by at most this many bytes' time on
+  // its route (under rounds, which end with the round's slowest flow, a largest chunk's, much less). 0: off.
+  std::uint64_t pad_chunks_bytes = 8;
   // Skip repeated steps (lockstep points) and periods of a periodic regime instead of simulating them again; the
   // result is the same (tests/test_flow.cpp compares), false only to check that.
   bool skip_repeats = true;

@@ -118,8 +118,8 @@ bool chunks_timed_alike(const Schedule& s, std::span<const std::uint64_t> timed)
   return true;
 }
 
-std::vector<std::uint64_t> timed_bytes_by_span(const Schedule& s, double pad_within) {
-  const std::uint64_t padded = padded_chunk_bytes(s, pad_within);
+std::vector<std::uint64_t> timed_bytes_by_span(const Schedule& s, const FlowOptions& o) {
+  const std::uint64_t padded = padded_chunk_bytes(s, o);
   std::vector<std::uint64_t> bytes(s.spans.size());
   for (std::uint32_t i = 0; i < s.spans.size(); ++i)
     bytes[i] = timed_span_bytes(s, i, padded);
@@ -153,7 +153,7 @@ public:
 
   std::optional<Lumping> find(std::size_t max_classes) {
     for (const Schedule* s : segments_) {
-      timed_.push_back(timed_bytes_by_span(*s, o_.pad_chunks_within));
+      timed_.push_back(timed_bytes_by_span(*s, o_));
       if (s->compact() && !chunks_timed_alike(*s, timed_.back())) return std::nullopt;
     }
     make_groups();
@@ -670,17 +670,17 @@ private:
 
 }  // namespace
 
-std::uint64_t padded_chunk_bytes(const Schedule& s, double pad_within) {
+std::uint64_t padded_chunk_bytes(const Schedule& s, const FlowOptions& o) {
   std::uint64_t smallest = std::numeric_limits<std::uint64_t>::max(), largest = 0;
   for (const Chunk& c : s.chunks) {
     smallest = std::min(smallest, c.size_bytes);
     largest = std::max(largest, c.size_bytes);
   }
-  if (smallest < largest && smallest > 0 &&
-      static_cast<double>(largest - smallest) <= pad_within * static_cast<double>(largest)) {
-    return largest;
-  }
-  return 0;
+  if (smallest >= largest) return 0;
+  const std::uint64_t difference = largest - smallest;
+  const bool within_fraction =
+      smallest > 0 && static_cast<double>(difference) <= o.pad_chunks_within * static_cast<double>(largest);
+  return within_fraction || difference <= o.pad_chunks_bytes ? largest : 0;
 }
 
 std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options,

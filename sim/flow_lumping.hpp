@@ -37,8 +37,9 @@
 
 namespace dtsim::lumping {
 
-// The size every chunk of `schedule` is timed at (FlowOptions::pad_chunks_within), or 0 to time each at its own.
-std::uint64_t padded_chunk_bytes(const Schedule& schedule, double pad_within);
+// The size every chunk of `schedule` is timed at (FlowOptions::pad_chunks_within and pad_chunks_bytes), or 0 to time
+// each at its own.
+std::uint64_t padded_chunk_bytes(const Schedule& schedule, const FlowOptions& options);
 // The bytes a span is timed at: its chunks at `padded` bytes each (padded_chunk_bytes), or its own size when 0.
 inline std::uint64_t timed_span_bytes(const Schedule& schedule, std::uint32_t span, std::uint64_t padded) {
   return padded > 0 ? schedule.spans[span].chunk_count * padded : schedule.span_bytes(span);

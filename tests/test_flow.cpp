@@ -89,6 +89,7 @@ TEST_CASE("flow and SimGrid executors agree on a star for every allreduce algori
   FlowOptions fo;
   fo.cost = sg.cost;
   fo.pad_chunks_within = 0;  // every chunk timed at its own size, as SimGrid does
+  fo.pad_chunks_bytes = 0;
   for (const std::string& algorithm : allreduce_algorithms) {
     for (int ranks : {2, 7, 16}) {
       for (std::uint64_t bytes : {1000ULL, 1000000ULL, 64000000ULL}) {
@@ -138,7 +139,9 @@ TEST_CASE("padding uneven chunks to the largest errs upwards by at most the padd
   const Schedule s = build("ring", 64, 1000003, 1, true);
   FlowOptions exact;
   exact.pad_chunks_within = 0;
+  exact.pad_chunks_bytes = 0;
   FlowOptions padded;
+  padded.pad_chunks_bytes = 0;  // the fraction alone
   const ExecutionResult a = run_flow(s, exact);
   const ExecutionResult b = run_flow(s, padded);
   CHECK(b.time_s >= a.time_s * (1 - 1e-12));
@@ -147,6 +150,31 @@ TEST_CASE("padding uneven chunks to the largest errs upwards by at most the padd
   CHECK(a.skipped_steps == 0);          // exact, ranks drift apart by a byte's time and never end a step together
   CHECK(b.bytes_sent == a.bytes_sent);  // padding changes the timing, not what is sent
   CHECK(rel_diff(a.time_s, run_simgrid(expand(s), SimGridOptions{}).time_s) < 1e-6);
+}
+
+TEST_CASE("chunks one element apart are padded whatever their fraction, within a few bytes' time a step") {
+  // 1000 ranks and 4-byte elements: chunks of 100 and 101 elements, 1% apart (above pad_chunks_within), 4 bytes apart
+  AlgorithmOptions options;
+  options.element_bytes = 4;
+  const std::uint64_t bytes = 4ULL * (100 * 1000 + 7);
+  const Schedule s = find_algorithm("ring").build(1000, bytes, options);
+  FlowOptions exact;
+  exact.pad_chunks_within = 0;
+  exact.pad_chunks_bytes = 0;
+  FlowOptions padded;  // the defaults
+  const ExecutionResult a = run_flow(s, exact);
+  const ExecutionResult b = run_flow(s, padded);
+  CHECK(a.skipped_steps == 0);
+  CHECK(b.skipped_steps > 1900);  // of 1998 steps
+  CHECK(b.bytes_sent == a.bytes_sent);
+  CHECK(b.time_s >= a.time_s * (1 - 1e-12));
+  // at most 4 bytes more a step, each at the link's bandwidth, and their reduction
+  const double bound = 1998 * 4 / padded.cost.bandwidth_Bps + 999 * 4 / padded.cost.reduce_Bps;
+  CHECK(b.time_s - a.time_s <= bound * (1 + 1e-9));
+  // without the byte rule the fraction alone does not pad them
+  FlowOptions fraction_only;
+  fraction_only.pad_chunks_bytes = 0;
+  CHECK(run_flow(s, fraction_only).skipped_steps == 0);
 }
 
 TEST_CASE("builders give one schedule whatever the executor: the compact ring expands to the ring written out") {

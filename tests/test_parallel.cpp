@@ -174,6 +174,7 @@ TEST_CASE("the flow engine without contention is the analytical executor: each m
     FlowOptions alone(static_cast<const NetworkCost&>(an));
     alone.contention = false;
     alone.pad_chunks_within = 0;  // every chunk timed at its own size, as the analytical executor does
+    alone.pad_chunks_bytes = 0;
     FlowOptions shared = alone;
     shared.contention = true;
     const double analytical = run_analytical(s, an).time_s;

@@ -123,6 +123,7 @@ TEST_CASE("a throwaway allreduce registered at run time works everywhere with no
         FlowOptions fo;
         fo.cost = cost;
         fo.pad_chunks_within = 0;
+        fo.pad_chunks_bytes = 0;
         SimGridOptions sg;
         sg.cost = cost;
         const ExecutionResult flow = run_flow(s, fo), simgrid = run_simgrid(s, sg);
