@@ -23,7 +23,7 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr const char* default_scenario = "scenarios/training/resnet50-v100.json";
+constexpr const char* explain_default_scenario = "scenarios/training/resnet50-v100.json";
 
 constexpr std::array<FlagSpec, 2> explain_own_flags{{
     {"algorithm", "NAME", "the scenario's first", "the allreduce algorithm to explain"},
@@ -314,12 +314,12 @@ const char* explain_usage() {
           "(algorithms, network, batch, buckets, layout\nchanges), each claim re-simulated as dtsim predict "
           "simulates. List-valued --batch, --model, --device or\n--precision explain each variant and compare "
           "them. Without SCENARIO: ") +
-      default_scenario + ".\n\n" + flags_help(explain_flags);
+      explain_default_scenario + ".\n\n" + flags_help(explain_flags);
   return text.c_str();
 }
 
 int explain_command(std::span<char* const> args, std::ostream& out) {
-  std::string path = std::string(DTSIM_DATA_DIR) + "/" + default_scenario;
+  std::string path = std::string(DTSIM_DATA_DIR) + "/" + explain_default_scenario;
   if (!args.empty() && !std::string_view(args[0]).starts_with("--")) {
     path = args[0];
     args = args.subspan(1);

@@ -90,7 +90,7 @@ constexpr double nvls_latency_us = 25.0;
 constexpr double nvls_tree_net_us = 20.9;
 constexpr double nvls_collnet_net_us = 18.0;  // hwLat[NET][NVLS][Simple]
 constexpr double nvls_tree_max_GBps[4][2] = {{0, 0}, {0, 0}, {57.7, 45.5}, {96.0, 80.0}};
-int floor_log2(int n) {
+int nccl_floor_log2(int n) {
   int l = 0;
   while ((2 << l) <= n)
     ++l;
@@ -136,7 +136,8 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     // the base latency: hwLat[NVLINK][NVLS][Simple]), and its bandwidth the NVLink share times nvlsEfficiency; the NVLS
     // tree adds 20.9 us a level of its trees between nodes, each way
     c.base_latency_s = nvls_latency_us * us;
-    if (algorithm == LibraryAlgorithm::nvls_tree) c.base_latency_s += 2 * floor_log2(nodes) * nvls_tree_net_us * us;
+    if (algorithm == LibraryAlgorithm::nvls_tree)
+      c.base_latency_s += 2 * nccl_floor_log2(nodes) * nvls_tree_net_us * us;
     const double share = nvlink_share[static_cast<int>(generation)] * nvls_efficiency(generation);
     c.wire_fraction = {share, 1, net_share};
     return c;
@@ -236,7 +237,7 @@ double estimate_nvls_allreduce_seconds(const CollectiveLibrary& library, const N
 
 double estimate_pat_seconds(const CollectiveLibrary& library, const PatCall& call) {
   const ProtocolCost c = library.cost(Protocol::simple, LibraryAlgorithm::pat, call.ranks);
-  const double steps = floor_log2(call.ranks);
+  const double steps = nccl_floor_log2(call.ranks);
   const double bus = call.nic_Bps * c.wire_fraction[static_cast<std::size_t>(HopClass::net)];
   const double move_s = bus > 0 ? call.bytes / bus : std::numeric_limits<double>::infinity();
   return library.launch_s + c.base_latency_s + steps * c.hop_latency_s[static_cast<std::size_t>(HopClass::net)] +

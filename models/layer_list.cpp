@@ -5,7 +5,7 @@
 namespace dtsim {
 namespace {
 
-constexpr double float_bytes = 4;
+constexpr double fp32_bytes = 4;
 
 int out_size(int in, int kernel, int stride, int pad) { return (in + 2 * pad - kernel) / stride + 1; }
 
@@ -20,7 +20,7 @@ Model layer_list_model(const LayerListSpec& spec) {
   m.name = spec.name;
   m.source = spec.source;
   m.input = spec.input_description.empty() ? shape_text(spec.input) + " values" : spec.input_description;
-  m.input_bytes = spec.input.elements() * float_bytes;
+  m.input_bytes = spec.input.elements() * fp32_bytes;
   std::map<std::string, FeatureShape, std::less<>> outputs;
   FeatureShape previous = spec.input;
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
@@ -59,7 +59,7 @@ Model layer_list_model(const LayerListSpec& spec) {
         layer.kind = LayerKind::conv;
         layer.params = weights + (l.bias ? l.out : 0) + (l.batch_norm ? 2.0 * l.out : 0);
         layer.forward_flops = 2.0 * weights * out.h * out.w;
-        layer.activation_bytes = out.elements() * float_bytes * (l.batch_norm ? 2 : 1);  // conv (and BN) output
+        layer.activation_bytes = out.elements() * fp32_bytes * (l.batch_norm ? 2 : 1);  // conv (and BN) output
         layer.kernels = l.batch_norm ? 3 : 2;  // the convolution, its norm (or bias) and its activation
         break;
       }
@@ -74,7 +74,7 @@ Model layer_list_model(const LayerListSpec& spec) {
         out = FeatureShape{in.c, out_size(in.h, kh, stride, l.pad_h), out_size(in.w, kw, stride, l.pad_w)};
         layer.kind = LayerKind::pool;
         layer.forward_flops = out.elements() * kh * kw;
-        layer.activation_bytes = out.elements() * float_bytes;
+        layer.activation_bytes = out.elements() * fp32_bytes;
         layer.backward_flop_factor = 1;
         break;
       }
@@ -84,7 +84,7 @@ Model layer_list_model(const LayerListSpec& spec) {
         layer.kind = LayerKind::linear;
         layer.params = n * l.out + (l.bias ? l.out : 0);
         layer.forward_flops = 2.0 * n * l.out;
-        layer.activation_bytes = static_cast<double>(l.out) * float_bytes;
+        layer.activation_bytes = static_cast<double>(l.out) * fp32_bytes;
         break;
       }
       case ListLayerType::custom: {
@@ -94,7 +94,7 @@ Model layer_list_model(const LayerListSpec& spec) {
         break;
       }
     }
-    if (l.type != ListLayerType::custom) layer.checkpoint_bytes = in.elements() * float_bytes;
+    if (l.type != ListLayerType::custom) layer.checkpoint_bytes = in.elements() * fp32_bytes;
     outputs.emplace(l.name, out);
     previous = out;
     m.layers.push_back(std::move(layer));

@@ -13,7 +13,7 @@ using Named = std::pair<std::string_view, std::string_view>;
 // compare's default six (ring, tree, butterfly, rabenseifner, ps, direct) take Okabe and Ito's blue, orange, bluish
 // green, vermillion, reddish purple and black; the others the rest. Only the rarely used pipelined tree is a second
 // blue (ring and direct, or ring and rabenseifner, looked alike in two blues).
-constexpr std::array<Named, 13> algorithms{{
+constexpr std::array<Named, 13> algorithm_colours{{
     {"ring", "#0072B2"},            // Okabe-Ito blue
     {"tree", "#E69F00"},            // orange
     {"butterfly", "#009E73"},       // bluish green
@@ -56,7 +56,9 @@ std::optional<std::string_view> find(std::span<const Named> table, std::string_v
 
 }  // namespace
 
-std::optional<std::string_view> algorithm_colour(std::string_view algorithm) { return find(algorithms, algorithm); }
+std::optional<std::string_view> algorithm_colour(std::string_view algorithm) {
+  return find(algorithm_colours, algorithm);
+}
 
 std::optional<std::string_view> step_part_colour(std::string_view part) { return find(step_parts, part); }
 

@@ -10,7 +10,6 @@
 namespace dtsim {
 namespace {
 
-constexpr double unbounded = std::numeric_limits<double>::infinity();
 constexpr double tiny = 1e-300;
 
 constexpr std::array<FieldSpec, 6> kernel_fields{{
@@ -27,7 +26,7 @@ constexpr std::array<FieldSpec, 2> step_time_fields{{
     value_field("seconds", FieldType::raw, "", "each step's time, in the order measured (at least 2)"),
 }};
 
-constexpr std::array<FieldSpec, 4> compute_fields{{
+constexpr std::array<FieldSpec, 4> calibration_compute_fields{{
     value_field("gemm", FieldType::raw, "", "the GEMM shapes and their FLOP/s"),
     ranged_field("gemm_flops_per_s", FieldType::number, "", "the best GEMM rate", tiny, unbounded),
     object_field("kernel", true, "the SGD kernel's step time against batch size", kernel_fields),
@@ -59,7 +58,7 @@ constexpr std::array<FieldSpec, 2> message_rate_fields{{
                  "the per-message gap g fitted to them: what each further message of a step costs", 0, unbounded),
 }};
 
-constexpr std::array<FieldSpec, 4> network_fields{{
+constexpr std::array<FieldSpec, 4> calibration_network_fields{{
     value_field("source", FieldType::text, "", "what was measured"),
     value_field("samples", FieldType::raw, "", "[bytes, seconds] pairs"),
     object_list_field("ranges", "the piecewise fits, by ascending min_bytes", range_fields),
@@ -73,21 +72,21 @@ constexpr std::array<FieldSpec, 9> calibration_fields{{
     value_field("date", FieldType::text, "", "when it was measured (UTC)"),
     value_field("quick", FieldType::raw, "false", "whether --quick was used"),
     value_field("versions", FieldType::raw, "", "dtsim, Eigen, SimGrid and MPI versions"),
-    object_field("compute", true, "compute rates", compute_fields),
+    object_field("compute", true, "compute rates", calibration_compute_fields),
     object_field("memory", true, "memory bandwidth", memory_fields),
     object_field("reduction", true, "reduction rate", reduction_fields),
-    object_field("network", false, "network fits (absent when not measured)", network_fields),
+    object_field("network", false, "network fits (absent when not measured)", calibration_network_fields),
     value_field("note", FieldType::text, "(none)", "free text"),
 }};
 
-constexpr std::array<FieldSpec, 1> document_fields{{
+constexpr std::array<FieldSpec, 1> calibration_document_fields{{
     object_field("calibration", true, "the calibration", calibration_fields),
 }};
 
 }  // namespace
 
 Calibration parse_calibration(const nlohmann::json& document) {
-  const JsonObject root(document, "", document_fields);
+  const JsonObject root(document, "", calibration_document_fields);
   const JsonObject c = root.object("calibration");
   Calibration out;
   const auto machine = document["calibration"].find("machine");

@@ -145,7 +145,7 @@ constexpr std::array<FieldSpec, 7> cluster_fields{{
                  library_fields),
 }};
 
-constexpr std::array<FieldSpec, 1> document_fields{{
+constexpr std::array<FieldSpec, 1> cluster_document_fields{{
     object_field("cluster", true, "the cluster", cluster_fields),
 }};
 
@@ -278,7 +278,7 @@ FabricSpec read_fabric(const JsonObject& f, const JsonObject& cluster, const Nod
 }  // namespace
 
 ClusterSpec parse_cluster(const nlohmann::json& document) {
-  const JsonObject root(document, "", document_fields);
+  const JsonObject root(document, "", cluster_document_fields);
   const JsonObject c = root.object("cluster");
   // errors name paths from "cluster", as users read them
   ClusterSpec spec;

@@ -84,7 +84,7 @@ constexpr std::array<FieldSpec, 13> device_fields{{
                  fit_fields),
 }};
 
-constexpr std::array<FieldSpec, 1> document_fields{{
+constexpr std::array<FieldSpec, 1> device_document_fields{{
     object_field("device", true, "the device", device_fields),
 }};
 
@@ -142,7 +142,7 @@ Device read_device(const nlohmann::json& value, const std::string& path) {
 }
 
 Device parse_device(const nlohmann::json& document) {
-  const JsonObject root(document, "", document_fields);
+  const JsonObject root(document, "", device_document_fields);
   root.object("device");  // the document's own checks: an object, present
   return read_device(document.at("device"), "device");
 }

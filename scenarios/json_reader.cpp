@@ -13,7 +13,7 @@
 namespace dtsim {
 namespace {
 
-std::string number_text(double v) {
+std::string json_number_text(double v) {
   if (std::fabs(v) < 1e15 && v == std::floor(v)) return std::to_string(static_cast<long long>(v));
   std::ostringstream out;
   out << v;
@@ -24,9 +24,9 @@ std::string range_text(const FieldSpec& f, bool whole) {
   const bool low = std::isfinite(f.min);
   const bool high = std::isfinite(f.max);
   const std::string what = whole ? "a whole number" : "a number";
-  if (low && high) return what + " in [" + number_text(f.min) + ", " + number_text(f.max) + "]";
-  if (low) return what + " >= " + number_text(f.min);
-  if (high) return what + " <= " + number_text(f.max);
+  if (low && high) return what + " in [" + json_number_text(f.min) + ", " + json_number_text(f.max) + "]";
+  if (low) return what + " >= " + json_number_text(f.min);
+  if (high) return what + " <= " + json_number_text(f.max);
   return what;
 }
 

@@ -35,6 +35,9 @@ enum class FieldType : std::uint8_t {
   raw              // any JSON value, kept for reference and not interpreted (raw samples, residuals)
 };
 
+// An open end of a field's range (FieldSpec::max).
+inline constexpr double unbounded = std::numeric_limits<double>::infinity();
+
 struct FieldSpec {
   std::string_view key;
   FieldType type = FieldType::text;

@@ -17,7 +17,6 @@ namespace dtsim {
 namespace {
 
 constexpr double max_size = 1 << 24;
-constexpr double unbounded = std::numeric_limits<double>::infinity();
 constexpr std::string_view kinds = "transformer|layers";
 
 constexpr std::array<FieldSpec, 3> moe_fields{{
@@ -342,7 +341,7 @@ Model read_layer_list(const JsonObject& o) {
   }
 }
 
-constexpr std::array<FieldSpec, 1> document_fields{{
+constexpr std::array<FieldSpec, 1> model_document_fields{{
     value_field("model", FieldType::name_or_object, "", "the model (transformer or layers)"),
 }};
 
@@ -354,7 +353,7 @@ Model parse_model(const nlohmann::json& value, const std::string& path) {
 }
 
 Model parse_model_document(const nlohmann::json& document) {
-  const JsonObject root(document, "", document_fields);
+  const JsonObject root(document, "", model_document_fields);
   const nlohmann::json& model = root.name_or_object("model");
   if (!model.is_object()) throw ScenarioError("model: expected an object, got " + model.dump().substr(0, 60));
   return parse_model(model, "model");

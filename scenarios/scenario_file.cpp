@@ -22,8 +22,6 @@
 namespace dtsim {
 namespace {
 
-constexpr double unbounded = std::numeric_limits<double>::infinity();
-
 constexpr std::array<FieldSpec, 2> batch_fields{{
     choice_field("mode", "weak",
                  "weak: the batch per accelerator stays fixed as accelerators are added; strong: the global batch "
@@ -237,7 +235,7 @@ constexpr std::array<FieldSpec, 24> scenario_fields{{
     object_field("checkpoint", false, "checkpoint writes and restarts, for the same run estimates", checkpoint_fields),
 }};
 
-constexpr std::array<FieldSpec, 1> document_fields{{
+constexpr std::array<FieldSpec, 1> scenario_document_fields{{
     object_field("scenario", true, "the scenario", scenario_fields),
 }};
 
@@ -403,7 +401,7 @@ void apply_device_overrides(Scenario& scenario) {
 }
 
 Scenario parse_scenario(const nlohmann::json& document, const std::string& base_dir, const std::string& data_dir) {
-  const JsonObject root(document, "", document_fields);
+  const JsonObject root(document, "", scenario_document_fields);
   const JsonObject o = root.object("scenario");
   Scenario sc;
   sc.name = o.text("name");

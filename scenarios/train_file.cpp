@@ -18,8 +18,6 @@
 namespace dtsim {
 namespace {
 
-constexpr double unbounded = std::numeric_limits<double>::infinity();
-
 constexpr std::array<FieldSpec, 3> compute_fields{{
     choice_field("source", "model",
                  "model: FLOPs of a step over the device's peak x efficiency, plus its per-layer overheads "
@@ -100,7 +98,7 @@ constexpr std::array<FieldSpec, 25> train_fields{{
                  0, unbounded),
 }};
 
-constexpr std::array<FieldSpec, 1> document_fields{{
+constexpr std::array<FieldSpec, 1> train_document_fields{{
     object_field("train", true, "the training run", train_fields),
 }};
 
@@ -108,7 +106,7 @@ constexpr std::array<FieldSpec, 1> document_fields{{
 
 TrainScenario parse_train_scenario(const nlohmann::json& document, const std::string& base_dir,
                                    const std::string& data_dir) {
-  const JsonObject root(document, "", document_fields);
+  const JsonObject root(document, "", train_document_fields);
   const JsonObject o = root.object("train");
   TrainScenario sc;
   TrainConfig& c = sc.config;

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "algorithms/step_walker.hpp"
+#include "sim/engine_constants.hpp"
 #include "sim/flow_lumping.hpp"
 #include "sim/library_cost.hpp"
 #include "sim/open_index.hpp"
@@ -19,11 +20,9 @@
 namespace dtsim {
 namespace {
 
-constexpr double infinity = std::numeric_limits<double>::infinity();
-constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
-
-// Two times this close are one instant (SimGrid's own timing precision is coarser).
-double tolerance(double now) { return 1e-12 * std::max(1.0, now); }
+using engine::infinity;
+using engine::none;
+using engine::tolerance;
 
 // A route: the resources (link directions) it crosses, its latency and its narrowest link.
 struct Route {

@@ -9,14 +9,15 @@
 #include <unordered_map>
 
 #include "algorithms/transfer_matching.hpp"
+#include "sim/engine_constants.hpp"
 #include "sim/open_index.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim::lumping {
 namespace {
 
-constexpr double infinity = std::numeric_limits<double>::infinity();
-constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+using engine::infinity;
+using engine::none;
 
 std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
   x += 0x9E3779B97F4A7C15ULL;

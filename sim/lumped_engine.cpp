@@ -7,17 +7,16 @@
 #include <queue>
 
 #include "models/calibration.hpp"
+#include "sim/engine_constants.hpp"
 #include "sim/flow_lumping.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim::lumping {
 namespace {
 
-constexpr double infinity = std::numeric_limits<double>::infinity();
-constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
-
-// Two times this close are one instant (as in the flow executor).
-double tolerance(double now) { return 1e-12 * std::max(1.0, now); }
+using engine::infinity;
+using engine::none;
+using engine::tolerance;
 
 }  // namespace
 

@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine_constants.hpp"
+
 namespace dtsim {
 namespace {
 
-constexpr double infinity = std::numeric_limits<double>::infinity();
+using engine::infinity;
 
-enum class Wait : std::uint8_t { none, tensor, receive_forward, receive_backward, gather, reduce, finished };
+enum class Wait : std::uint8_t { nothing, tensor, receive_forward, receive_backward, gather, reduce, finished };
 
 struct SendStream {  // the releases of the sends still to start, and whether one is on the network
   std::deque<double> pending;
@@ -31,7 +33,7 @@ struct RankRun {
   std::size_t layer = 0;  // layers done in the current op
   bool in_op = false;
   double op_start = 0;
-  Wait wait = Wait::none;
+  Wait wait = Wait::nothing;
   double wait_start = 0;
   int forwards = 0;  // forward and backward ops entered this step
   int backwards = 0;
@@ -167,7 +169,7 @@ private:
   void resume(int rank, Wait was) {
     RankRun& rr = runs_[static_cast<std::size_t>(rank)];
     if (rr.wait != was) return;
-    rr.wait = Wait::none;
+    rr.wait = Wait::nothing;
     advance(rank);
   }
 
@@ -217,7 +219,7 @@ private:
     const StageStep& st = stage(rank);
     const std::vector<PipeOp>& order = orders_[stage_index(rank)];
     const std::size_t buckets = st.bucket_segment.size();
-    while (rr.wait == Wait::none) {
+    while (rr.wait == Wait::nothing) {
       if (rr.op < order.size()) {
         const PipeOp o = order[rr.op];
         if (!rr.in_op) {

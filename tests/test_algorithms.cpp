@@ -6,14 +6,13 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/verifier.hpp"
 #include "models/alpha_beta.hpp"
+#include "rel_diff.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/simgrid_executor.hpp"
 
 using namespace dtsim;
 
 namespace {
-
-double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
 double analytical_time(const std::string& name, int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost) {
   AnalyticalOptions an;

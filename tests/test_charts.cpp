@@ -116,7 +116,7 @@ nlohmann::json predict_row(int accelerators, const char* algorithm, double speed
 }
 
 // ring at 98% efficiency and direct well below, on 1 to 32 accelerators
-nlohmann::json predict_result() {
+nlohmann::json chart_predict_result() {
   nlohmann::json results = nlohmann::json::array({predict_row(1, "none", 1.0)});
   for (int a : {2, 4, 8, 16, 32}) {
     results.push_back(predict_row(a, "ring", 0.98 * a));
@@ -126,7 +126,7 @@ nlohmann::json predict_result() {
           {"cluster", "c"},  {"scaling", "weak"},   {"results", results}};
 }
 
-nlohmann::json compare_result() {
+nlohmann::json chart_compare_result() {
   nlohmann::json runs = nlohmann::json::array();
   for (int ranks : {8, 64}) {
     for (std::uint64_t bytes : {1000ULL, 1000000ULL, 100000000ULL}) {
@@ -157,8 +157,8 @@ nlohmann::json train_result(const std::string& name) {
 
 std::string full_report() {
   ReportContent content;
-  add_result(predict_result(), "predict.json", content);
-  add_result(compare_result(), "compare.json", content);
+  add_result(chart_predict_result(), "predict.json", content);
+  add_result(chart_compare_result(), "compare.json", content);
   add_result(train_result("a training run with a rather long name"), "train.json", content);
   return render_report_html(content);
 }

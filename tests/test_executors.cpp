@@ -5,6 +5,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
 #include "models/alpha_beta.hpp"
+#include "rel_diff.hpp"
 #include "schedule_helpers.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
@@ -13,8 +14,6 @@
 using namespace dtsim;
 
 namespace {
-
-double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
 AlphaBetaGamma make_cost(double alpha_s, double bandwidth_Bps, double reduce_Bps) {
   AlphaBetaGamma cost;

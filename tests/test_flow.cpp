@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/step_walker.hpp"
 #include "algorithms/verifier.hpp"
+#include "rel_diff.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
@@ -19,8 +20,6 @@
 using namespace dtsim;
 
 namespace {
-
-double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
 const std::vector<std::string> allreduce_algorithms{
     "ring", "tree", "pipelined-tree", "dbtree", "butterfly", "rabenseifner", "ps", "direct", "hierarchical"};

@@ -12,6 +12,7 @@
 #include "algorithms/ring.hpp"
 #include "algorithms/verifier.hpp"
 #include "cluster_helpers.hpp"
+#include "rel_diff.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
@@ -22,8 +23,6 @@
 using namespace dtsim;
 
 namespace {
-
-double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
 using test::a100_nodes;
 

@@ -12,6 +12,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/verifier.hpp"
 #include "cluster_helpers.hpp"
+#include "rel_diff.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/algorithm_choice.hpp"
 #include "sim/analytical_executor.hpp"
@@ -23,8 +24,6 @@
 using namespace dtsim;
 
 namespace {
-
-double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
 ClusterSpec h100(int nodes, bool nvls = true) {
   ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.json");

@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/verifier.hpp"
 #include "cli/algorithm_flags.hpp"
+#include "rel_diff.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/simgrid_executor.hpp"
@@ -17,8 +18,6 @@
 using namespace dtsim;
 
 namespace {
-
-double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
 // --test-rounds K: the buffer moves in K chunks, one step each.
 constexpr OptionSpec rounds_option{.name = "test-rounds",

@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/sharp.hpp"
 #include "algorithms/verifier.hpp"
+#include "rel_diff.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/algorithm_choice.hpp"
 #include "sim/analytical_executor.hpp"
@@ -21,8 +22,6 @@
 using namespace dtsim;
 
 namespace {
-
-double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
 // `nodes` nodes of `per_node` GPUs (NVSwitch when several) and as many 200 Gbit/s NICs, on a fat-tree of radix 8
 // (4 ports a leaf, 3 levels for 64 ports) whose switches reduce unless told otherwise

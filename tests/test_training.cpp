@@ -17,7 +17,7 @@ using namespace dtsim;
 
 namespace {
 
-ClusterSpec builtin(const std::string& name) {
+ClusterSpec builtin_cluster(const std::string& name) {
   return load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/" + name + ".json");
 }
 
@@ -34,7 +34,7 @@ TrainingSetup setup_for(const std::string& model, const std::string& device, int
 
 TEST_CASE("one accelerator's step is the sum of its layer times and the optimizer") {
   const TrainingSetup s = setup_for("resnet50", "v100", 32);
-  const Prediction p = predict_step(s, builtin("v100-nvlink-edr"), 1, "ring");
+  const Prediction p = predict_step(s, builtin_cluster("v100-nvlink-edr"), 1, "ring");
   double sum = 0;
   for (const Layer& layer : s.model.layers) {
     sum += forward_seconds(layer, 32, s.device, s.compute) + backward_seconds(layer, 32, s.device, s.compute);
@@ -46,7 +46,7 @@ TEST_CASE("one accelerator's step is the sum of its layer times and the optimize
 }
 
 TEST_CASE("with infinite bandwidth and zero latency weak scaling is linear") {
-  ClusterSpec c = builtin("v100-nvlink-edr");
+  ClusterSpec c = builtin_cluster("v100-nvlink-edr");
   for (LinkSpec* link : {&c.node.intra, &c.node.pcie, &c.node.cpu_link, &c.node.nic, &c.fabric.link}) {
     *link = LinkSpec{1e18, 0.0};
   }
@@ -63,7 +63,7 @@ TEST_CASE("with infinite bandwidth and zero latency weak scaling is linear") {
 }
 
 TEST_CASE("without overlap the exposed communication is the allreduce, and overlap shortens the step") {
-  const ClusterSpec c = builtin("v100-nvlink-edr");
+  const ClusterSpec c = builtin_cluster("v100-nvlink-edr");
   TrainingSetup s = setup_for("resnet50", "v100", 32);
   apply_preset(s, FrameworkPreset::none);
   const Prediction serial = predict_step(s, c, 16, "ring");
@@ -96,19 +96,19 @@ TEST_CASE("an input pipeline slower than compute caps throughput at its rate") {
   s.input.decode_samples_per_s_per_core = 100;  // 4 cores: 400 images/s per node, far below 4 V100s
   s.input.cores = 4;
   s.steps = 4;
-  const Prediction p = predict_step(s, builtin("v100-nvlink-edr"), 4, "ring");
+  const Prediction p = predict_step(s, builtin_cluster("v100-nvlink-edr"), 4, "ring");
   CHECK(p.samples_per_s == Approx(400).epsilon(1e-3));
   CHECK(p.step.input_stall_s > 0);
   CHECK_THAT(p.bottleneck, Catch::StartsWith("input pipeline"));
   s.input.decode_samples_per_s_per_core = 1e6;  // a fast pipeline is hidden by prefetching
-  const Prediction fast = predict_step(s, builtin("v100-nvlink-edr"), 4, "ring");
+  const Prediction fast = predict_step(s, builtin_cluster("v100-nvlink-edr"), 4, "ring");
   CHECK(fast.step.input_stall_s == Approx(0).margin(1e-12));
 }
 
 TEST_CASE("strong scaling of the 784-95-10 MLP at a global batch of 20 gets slower with more accelerators") {
   TrainingSetup s = setup_for("mlp-784-95-10", "xeon-8380", 20);
   s.scaling = ScalingMode::strong;
-  const ClusterSpec c = builtin("cpu-10gbe");
+  const ClusterSpec c = builtin_cluster("cpu-10gbe");
   double previous = 0;
   std::vector<double> rates;
   for (int n : {1, 2, 4, 5, 10, 20}) {
@@ -126,7 +126,7 @@ TEST_CASE("strong scaling of the 784-95-10 MLP at a global batch of 20 gets slow
 TEST_CASE("a configuration that does not fit in memory is reported with what it lacks, not simulated") {
   TrainingSetup s = setup_for("gpt2-xl", "v100", 8);
   s.compute.optimizer = Optimizer::adam;
-  const Prediction p = predict_step(s, builtin("v100-nvlink-edr"), 4, "ring");
+  const Prediction p = predict_step(s, builtin_cluster("v100-nvlink-edr"), 4, "ring");
   CHECK_FALSE(p.fits);
   CHECK(p.step.step_s == 0);
   CHECK_THAT(p.bottleneck, Catch::StartsWith("memory: needs"));
@@ -142,7 +142,7 @@ TEST_CASE("docs/predict.md carries the scenario field reference the loader uses"
 }
 
 TEST_CASE("the flow executor times training steps as SimGrid does: overlap, fusion, input pipeline, every algorithm") {
-  ClusterSpec cluster = builtin("v100-nvlink-edr");
+  ClusterSpec cluster = builtin_cluster("v100-nvlink-edr");
   TrainingSetup s = setup_for("resnet50", "v100", 32);
   s.input.enabled = true;
   s.input.storage_Bps = 2e9;
@@ -169,7 +169,7 @@ TEST_CASE("the flow executor times training steps as SimGrid does: overlap, fusi
 
 TEST_CASE("a configuration beyond the memory available is refused before it is simulated, with the estimate") {
   const TrainingSetup s = setup_for("resnet50", "v100", 32);
-  const ClusterSpec c = builtin("v100-nvlink-edr");
+  const ClusterSpec c = builtin_cluster("v100-nvlink-edr");
   // ps with one server per node: its schedules grow as accelerators x servers
   std::string small, large;
   try {
