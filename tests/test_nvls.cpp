@@ -80,9 +80,9 @@ TEST_CASE("nvls on an H100 node: the switch endpoint carries (1 + 1/P) n each wa
   const SimGridOptions sg(network);
   const double flow = run_flow(s, fo).time_s;
   CHECK(rel_diff(run_simgrid(s, sg).time_s, flow) < 1e-5);  // (SimGrid's max-min precision)
-  FlowOptions ring_options = fo;
-  ring_options.accelerator_of.pop_back();
-  const double ring = run_flow(find_algorithm("ring").build(8, bytes, AlgorithmOptions{}), ring_options).time_s;
+  FlowOptions ring_flow = fo;
+  ring_flow.accelerator_of.pop_back();
+  const double ring = run_flow(find_algorithm("ring").build(8, bytes, AlgorithmOptions{}), ring_flow).time_s;
   CHECK(flow < ring / 1.3);
   CHECK(flow > 1.125 * bytes / topology.spec().node.intra.bandwidth_Bps);
 }

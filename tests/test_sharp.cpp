@@ -149,9 +149,9 @@ TEST_CASE("sharp on a fat-tree: helpers on the leaves above their ranks and a co
   const double flow = run_flow(s, fo).time_s;
   CHECK(rel_diff(run_simgrid(s, SimGridOptions(laid.network)).time_s, flow) < 1e-5);
   CHECK(rel_diff(run_analytical(s, AnalyticalOptions(laid.network)).time_s, flow) < 1e-6);
-  FlowOptions ring_options = fo;
-  ring_options.accelerator_of.resize(nodes);
-  const double ring = run_flow(find_algorithm("ring").build(nodes, bytes, AlgorithmOptions{}), ring_options).time_s;
+  FlowOptions ring_flow = fo;
+  ring_flow.accelerator_of.resize(nodes);
+  const double ring = run_flow(find_algorithm("ring").build(nodes, bytes, AlgorithmOptions{}), ring_flow).time_s;
   const double nic_s = static_cast<double>(bytes) / laid.topology->spec().node.nic.bandwidth_Bps;
   CHECK(flow > nic_s);
   CHECK(flow < 1.1 * nic_s);
