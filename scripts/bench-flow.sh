@@ -9,6 +9,7 @@
 # quarter of the GPUs, and direct, on V100 NVLink nodes, with --rank-classes on and off (off only up to LUMP_OFF_MAX
 # GPUs, default 1024), and the whole predict sweep of the default scenario (every algorithm in one command).
 # usage: scripts/bench-flow.sh [RANKS...] (default 64 256 1024 4096 16384 65536)
+# DTSIM=PATH runs another dtsim binary (an older build, for a side-by-side comparison); default build/dtsim.
 # Prints a Markdown table (wall seconds and peak resident memory of each, their simulated times), then how wall time
 # and memory grow with ranks: the exponent b of a least-squares fit wall = a * ranks^b over the rows of each network.
 set -euo pipefail
@@ -20,7 +21,9 @@ cluster_max=${CLUSTER_MAX:-65536}
 sweep_max=${SWEEP_MAX:-4096}
 sweep_algorithms=${SWEEP_ALGORITHMS:-ring,tree,butterfly,ps}
 lump_off_max=${LUMP_OFF_MAX:-1024}
-[[ -x build/dtsim ]] || bash scripts/build.sh >/dev/null
+dtsim=${DTSIM:-./build/dtsim}
+[[ -n ${DTSIM:-} || -x build/dtsim ]] || bash scripts/build.sh >/dev/null
+[[ -x $dtsim ]] || { echo "bench-flow.sh: DTSIM=$dtsim is not an executable" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -34,9 +37,9 @@ for p in "${ranks[@]}"; do
       (( p % 8 == 0 && p <= cluster_max )) || continue
       args=(--cluster scenarios/clusters/dgx-a100.json --nodes "$((p / 8))")
     fi
-    ./build/dtsim collective --algorithm ring "${args[@]}" --bytes 100MB --backend flow --json >"$tmp/flow.json"
+    "$dtsim" collective --algorithm ring "${args[@]}" --bytes 100MB --backend flow --json >"$tmp/flow.json"
     if (( p <= simgrid_max )); then
-      ./build/dtsim collective --algorithm ring "${args[@]}" --bytes 100MB --backend simgrid --json >"$tmp/sg.json"
+      "$dtsim" collective --algorithm ring "${args[@]}" --bytes 100MB --backend simgrid --json >"$tmp/sg.json"
     else
       echo '{}' >"$tmp/sg.json"
     fi
@@ -81,7 +84,7 @@ echo "| 100,000-accelerator run | nodes | GPUs | whole command wall (s) | flow w
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for nodes in 1024 4096 12500; do
   start=$(date +%s.%N)
-  ./build/dtsim collective --cluster scenarios/clusters/dgx-h100.json --nodes "$nodes" --algorithm hierarchical \
+  "$dtsim" collective --cluster scenarios/clusters/dgx-h100.json --nodes "$nodes" --algorithm hierarchical \
     --inter rabenseifner --ranks-per-node 8 --bytes 100MB --backend flow --json >"$tmp/big.json"
   python3 - "$tmp/big.json" "$nodes" "$start" "$(date +%s.%N)" <<'PY'
 import json, sys
@@ -101,9 +104,9 @@ for p in 256 1024 4096; do
     args=(collective --cluster scenarios/clusters/v100-nvlink-edr.json --nodes "$((p / 4))" --algorithm "$a" --bytes 25MB
           --backend flow --json)
     [[ $a == ps ]] && args+=(--servers "$((p / 4))" --ps-placement colocated)
-    ./build/dtsim "${args[@]}" >"$tmp/on.json"
+    "$dtsim" "${args[@]}" >"$tmp/on.json"
     if (( p <= lump_off_max )); then
-      ./build/dtsim "${args[@]}" --rank-classes off >"$tmp/off.json"
+      "$dtsim" "${args[@]}" --rank-classes off >"$tmp/off.json"
     else
       echo '{}' >"$tmp/off.json"
     fi
@@ -134,12 +137,12 @@ echo
 echo "| algorithm | wall (s) | peak RSS (MB) | slowest count | its wall (s) | step at the largest count (s) |"
 echo "|---|---:|---:|---:|---:|---:|"
 start=$(date +%s.%N)
-/usr/bin/time -f "%M" -o "$tmp/rss" ./build/dtsim predict --accelerators "$counts" >/dev/null
+/usr/bin/time -f "%M" -o "$tmp/rss" "$dtsim" predict --accelerators "$counts" >/dev/null
 echo "| every algorithm of the scenario, one command | $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$(date +%s.%N)") | $(( $(cat "$tmp/rss") / 1000 )) | | | |"
 IFS=, read -r -a algorithms <<<"$sweep_algorithms"
 for a in "${algorithms[@]}"; do
   start=$(date +%s.%N)
-  if /usr/bin/time -f "%M" -o "$tmp/rss" timeout 600 ./build/dtsim predict --accelerators "$counts" --algorithm "$a" \
+  if /usr/bin/time -f "%M" -o "$tmp/rss" timeout 600 "$dtsim" predict --accelerators "$counts" --algorithm "$a" \
        --json >"$tmp/sweep.json"; then
     python3 - "$tmp/sweep.json" "$a" "$start" "$(date +%s.%N)" "$(cat "$tmp/rss")" <<'PY'
 import json, sys

@@ -20,8 +20,8 @@ public:
         library_(segment_library_cost(o, s)),
         clock_(static_cast<std::size_t>(s.ranks), library_.start_s),
         step_end_(static_cast<std::size_t>(s.ranks), library_.start_s) {
-    if (o.topology != nullptr) route_pairs();
-    has_gaps_ = o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology);
+    if (!o.topology->paths_are_cheap()) route_pairs();
+    has_gaps_ = has_message_gaps(*o.topology);
   }
 
   std::uint32_t on_send_posted(std::size_t, const Op& send) {
@@ -34,14 +34,9 @@ public:
     // Both sides have posted their current steps, so their clocks hold the post times.
     const auto bytes = static_cast<double>(s_.span_bytes(send.span()));
     const FactorRange f = factors_for(o_.factors, bytes);
-    double latency_s = o_.cost.alpha_s;
-    double rate_Bps = o_.cost.bandwidth_Bps;
-    if (!routes_.empty()) {
-      const LinkSpec& path = routes_.at(src * clock_.size() + dst);
-      latency_s = path.latency_s;
-      rate_Bps = path.bandwidth_Bps;
-    }
-    rate_Bps *= f.bandwidth_factor;
+    const LinkSpec route = path(src, dst);
+    const double latency_s = route.latency_s;
+    double rate_Bps = route.bandwidth_Bps * f.bandwidth_factor;
     const auto hop =
         library_.active ? static_cast<std::size_t>(hop_class(o_, static_cast<int>(src), static_cast<int>(dst))) : 0;
     if (library_.active) {  // the protocol's share of the wire, at most its cap
@@ -66,7 +61,6 @@ public:
     double compute_s = 0.0;
     std::uint64_t reduce_bytes = 0;
     StepGaps gaps;
-    const std::size_t p = clock_.size();
     for (const Op& op : step) {
       if (op.kind() == OpKind::compute) compute_s += s_.compute_flops[op.compute_index()] / o_.compute_flops_per_s;
       if (op.kind() == OpKind::recv_reduce) reduce_bytes += s_.span_bytes(op.span());
@@ -74,9 +68,9 @@ public:
       if (!has_gaps_ || op.kind() == OpKind::compute) continue;
       const auto peer = static_cast<std::size_t>(op.peer());
       if (op.kind() == OpKind::send) {
-        gaps.add_send(routes_.empty() ? o_.cost.gap_s : routes_.at(r * p + peer).message_gap_s);
+        gaps.add_send(path(r, peer).message_gap_s);
       } else {
-        gaps.add_recv(routes_.empty() ? o_.cost.gap_s : routes_.at(peer * p + r).message_gap_s);
+        gaps.add_recv(path(peer, r).message_gap_s);
       }
     }
     double busy_s = std::max(compute_s, gaps.seconds());  // computing and injecting run side by side
@@ -109,7 +103,8 @@ private:
         {static_cast<std::int32_t>(src), static_cast<std::int32_t>(dst), s_.span_bytes(send.span()), start_s, end_s});
   }
 
-  // Latency and narrowest bandwidth of the route of every (sender, receiver) pair the schedule uses.
+  // Latency, narrowest bandwidth and gap of the route of every (sender, receiver) pair the schedule uses, where the
+  // topology's paths are not cheap to find each time (Topology::paths_are_cheap).
   void route_pairs() {
     const auto p = static_cast<std::size_t>(s_.ranks);
     route_schedule_pairs(*o_.topology, o_.accelerator_of, s_, [&](int src, int dst, const std::vector<RouteHop>& hops) {
@@ -124,6 +119,13 @@ private:
     });
   }
 
+  LinkSpec path(std::size_t src, std::size_t dst) const {
+    if (routes_.empty()) {
+      return o_.topology->path(o_.accelerator_of[src], o_.accelerator_of[dst]);
+    }
+    return routes_.at(src * clock_.size() + dst);
+  }
+
   const Schedule& s_;
   const AnalyticalOptions& o_;
   SegmentLibraryCost library_;    // the collective library's costs in the schedule's protocol
@@ -132,7 +134,7 @@ private:
   bool has_gaps_ = false;         // some route has a per-message gap
   std::uint64_t messages_ = 0;
   std::uint64_t bytes_sent_ = 0;
-  std::unordered_map<std::size_t, LinkSpec> routes_;  // src * P + dst -> route; empty on the star
+  std::unordered_map<std::size_t, LinkSpec> routes_;  // src * P + dst -> route; empty where paths are cheap
   RunTrace trace_;                                    // (record_trace)
 };
 
@@ -149,7 +151,9 @@ ExecutionResult run_analytical(const Schedule& schedule, const AnalyticalOptions
                                 " are placed on the cluster");
   }
   const auto started = std::chrono::steady_clock::now();
-  ClockHandler handler(schedule, options);  // (a cluster's reduce rates: position_reduce_Bps)
+  AnalyticalOptions placed = options;
+  const std::unique_ptr<Topology> star = place_on_star(placed, schedule.ranks);
+  ClockHandler handler(schedule, placed);  // (the endpoints' reduce rates: position_reduce_Bps)
   const WalkOutcome outcome = walk_schedule(schedule, handler);
   if (!outcome.error.empty()) throw std::runtime_error("analytical executor: " + outcome.error);
   ExecutionResult result = handler.result();

@@ -333,7 +333,7 @@ public:
     for (const Schedule* s : schedules)
       segments_.push_back(make_segment(*s));
     build_resources(schedules);
-    has_gaps_ = o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology);
+    has_gaps_ = has_message_gaps(*o.topology);
     segment_busy_.assign(segments_.size(), 0);
     segment_seen_at_.assign(segments_.size(), 0);
     held_in_segment_.resize(segments_.size());
@@ -484,36 +484,29 @@ private:
   }
 
   void build_resources(std::span<const Schedule* const> schedules) {
-    if (o_.topology == nullptr) {  // the star: host h's uplink is resource 2h, its downlink 2h + 1
-      std::size_t hosts = ranks_.size();
-      for (const int h : o_.accelerator_of)  // (positions that share a host: NetworkCost::accelerator_of)
-        hosts = std::max(hosts, static_cast<std::size_t>(h) + 1);
-      res_.assign(2 * hosts, Resource{o_.cost.bandwidth_Bps});
-    } else {
-      const Topology& t = *o_.topology;
-      res_.resize(2 * t.links().size());
-      for (std::size_t l = 0; l < t.links().size(); ++l)
-        res_[2 * l].capacity = res_[2 * l + 1].capacity = t.links()[l].spec.bandwidth_Bps;
-      for (const Schedule* s : schedules) {
-        route_schedule_pairs(t, o_.accelerator_of, *s, [&](int src, int dst, const std::vector<RouteHop>& hops) {
-          const std::uint64_t key = pair_key(src, dst);
-          if (route_of_.find(key) != none) return;
-          Route route;
-          route.first = static_cast<std::uint32_t>(route_resources_.size());
-          for (const RouteHop& hop : hops) {
-            const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
-            route_resources_.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
-            route.latency_s += link.latency_s;
-            route.narrowest_Bps = std::min(route.narrowest_Bps, link.bandwidth_Bps);
-          }
-          route.gap_s = route_gap_s(t, hops);
-          route.count = static_cast<std::uint32_t>(hops.size());
-          route_of_.insert(key, static_cast<std::uint32_t>(routes_.size()));
-          routes_.push_back(route);
-        });
-      }
-      if (o_.prune_links) drop_shadowed_resources();
+    const Topology& t = *o_.topology;
+    res_.resize(2 * t.links().size());
+    for (std::size_t l = 0; l < t.links().size(); ++l)
+      res_[2 * l].capacity = res_[2 * l + 1].capacity = t.links()[l].spec.bandwidth_Bps;
+    for (const Schedule* s : schedules) {
+      route_schedule_pairs(t, o_.accelerator_of, *s, [&](int src, int dst, const std::vector<RouteHop>& hops) {
+        const std::uint64_t key = pair_key(src, dst);
+        if (route_of_.find(key) != none) return;
+        Route route;
+        route.first = static_cast<std::uint32_t>(route_resources_.size());
+        for (const RouteHop& hop : hops) {
+          const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
+          route_resources_.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
+          route.latency_s += link.latency_s;
+          route.narrowest_Bps = std::min(route.narrowest_Bps, link.bandwidth_Bps);
+        }
+        route.gap_s = route_gap_s(t, hops);
+        route.count = static_cast<std::uint32_t>(hops.size());
+        route_of_.insert(key, static_cast<std::uint32_t>(routes_.size()));
+        routes_.push_back(route);
+      });
     }
+    if (o_.prune_links) drop_shadowed_resources();
     on_resource_.resize(res_.size());
     for (const Route& r : routes_)
       max_hops_ = std::max<std::size_t>(max_hops_, r.count);
@@ -610,26 +603,10 @@ private:
     return static_cast<std::uint64_t>(src) * ranks_.size() + static_cast<std::uint64_t>(dst);
   }
 
-  // The route of a transfer from src to dst (on the star, made on first use).
-  std::uint32_t route(int src, int dst) {
-    const std::uint64_t key = pair_key(src, dst);
-    if (const std::uint32_t id = route_of_.find(key); id != none) return id;
-    if (o_.topology != nullptr) throw std::logic_error("flow executor: no route for a pair the schedule uses");
-    Route r;
-    r.first = static_cast<std::uint32_t>(route_resources_.size());
-    const auto host = [&](int position) {
-      return static_cast<std::uint32_t>(
-          o_.accelerator_of.empty() ? position : o_.accelerator_of[static_cast<std::size_t>(position)]);
-    };
-    route_resources_.push_back(2 * host(src));
-    route_resources_.push_back(2 * host(dst) + 1);
-    r.count = 2;
-    r.latency_s = o_.cost.alpha_s;  // alpha/2 on each of the two links
-    r.narrowest_Bps = o_.cost.bandwidth_Bps;
-    r.gap_s = o_.cost.gap_s;
-    const auto id = static_cast<std::uint32_t>(routes_.size());
-    route_of_.insert(key, id);
-    routes_.push_back(r);
+  // The route of a transfer from src to dst (every pair a schedule uses was routed as the engine was built).
+  std::uint32_t route(int src, int dst) const {
+    const std::uint32_t id = route_of_.find(pair_key(src, dst));
+    if (id == none) throw std::logic_error("flow executor: no route for a pair the schedule uses");
     return id;
   }
 
@@ -1427,8 +1404,7 @@ private:
 std::optional<lumping::Lumping> lump_with(int ranks, std::span<const Schedule* const> segments,
                                           const FlowOptions& options, std::size_t most,
                                           const lumping::UnitHints& hints) {
-  if (!options.lump_ranks || !options.contention || ranks < 4) return std::nullopt;         // (lumped: always shared)
-  if (options.topology == nullptr && !options.accelerator_of.empty()) return std::nullopt;  // (a host per position)
+  if (!options.lump_ranks || !options.contention || ranks < 4) return std::nullopt;  // (lumped: always shared)
   std::optional<lumping::Lumping> lumped = lumping::find_classes(ranks, segments, options, most, hints);
   if (lumped && lumped->classes() >= static_cast<std::size_t>(ranks)) return std::nullopt;  // (nothing to gain)
   return lumped;
@@ -1579,6 +1555,19 @@ void check_placement(int ranks, const FlowOptions& options, const char* what) {
   }
 }
 
+// The options an engine runs: the caller's, on the star's Topology where they name no cluster (place_on_star),
+// which lives as long as they do.
+struct PlacedOptions {
+  FlowOptions options;
+  std::unique_ptr<Topology> star;
+};
+
+PlacedOptions placed(const FlowOptions& options, int positions) {
+  PlacedOptions p{options, nullptr};
+  p.star = place_on_star(p.options, positions);
+  return p;
+}
+
 }  // namespace
 
 namespace {
@@ -1586,8 +1575,8 @@ namespace {
 // The flow engine with its own copy of the options it reads by reference.
 class OwnedFlowNetwork final : public Network {
 public:
-  OwnedFlowNetwork(int units, std::span<const Schedule* const> segments, FlowOptions options)
-      : options_(std::move(options)), engine_(units, segments, options_) {}
+  OwnedFlowNetwork(int units, std::span<const Schedule* const> segments, const FlowOptions& options)
+      : placed_(placed(options, units)), engine_(units, segments, placed_.options) {}
   double now() const override { return engine_.now(); }
   void start_segment(int unit, std::size_t segment, double release_s) override {
     engine_.start_segment(unit, segment, release_s);
@@ -1596,7 +1585,7 @@ public:
   std::size_t inside_segments() const override { return engine_.inside_segments(); }
 
 private:
-  FlowOptions options_;
+  PlacedOptions placed_;
   FlowEngine engine_;
 };
 
@@ -1619,10 +1608,12 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   }
   check_placement(schedule.ranks, options, "the schedule");
   const auto started = std::chrono::steady_clock::now();
+  const PlacedOptions on = placed(options, schedule.ranks);
+  const FlowOptions& o = on.options;
   const Schedule* const segments[] = {&schedule};
   ExecutionResult result;
-  if (auto lumped = lump(schedule.ranks, segments, options)) {
-    lumping::LumpedEngine engine(*lumped, options);
+  if (auto lumped = lump(schedule.ranks, segments, o)) {
+    lumping::LumpedEngine engine(*lumped, o);
     const std::vector<double> finish = run_once(engine, lumped->classes(), "classes of ranks");
     for (const std::uint32_t c : lumped->class_of)
       result.rank_finish_s.push_back(finish[c]);
@@ -1631,7 +1622,7 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
     result.event_batches = engine.batches();
     result.rank_classes = lumped->classes();
   } else {
-    FlowEngine engine(schedule.ranks, segments, options);
+    FlowEngine engine(schedule.ranks, segments, o);
     result.rank_finish_s = run_once(engine, static_cast<std::size_t>(schedule.ranks), "ranks");
     result.messages = engine.messages();
     result.bytes_sent = engine.bytes_sent();
@@ -1654,13 +1645,15 @@ StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, Ru
       throw std::invalid_argument("training step: " + problem);
     }
   }
+  const PlacedOptions on = placed(options, program.units);
+  const FlowOptions& placed_options = on.options;
   if (program.reduce_channels > 1 || !program.helper_units.empty()) {
     // (channel and helper units are driven by ranks: classes of units would leave them unstarted)
   } else if (program.noise != nullptr) {
     // (ranks that draw their own times do not run alike: every rank is simulated)
   } else if (program.units == program.ranks && program.stages.size() == 1) {
-    if (auto lumped = lump(program.units, program.segments, options)) {
-      lumping::LumpedEngine engine(*lumped, options);
+    if (auto lumped = lump(program.units, program.segments, placed_options)) {
+      lumping::LumpedEngine engine(*lumped, placed_options);
       DrivenRanks driven;  // (one stream: a class of units is a class of ranks)
       for (std::size_t c = 0; c < lumped->classes(); ++c) {
         driven.rank.push_back(static_cast<int>(lumped->representative[c]));
@@ -1671,11 +1664,11 @@ StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, Ru
       }
       return drive_step(program, engine, driven, "flow executor (classes of ranks)", trace);
     }
-  } else if (auto lumped = lump_step(program, options)) {
-    lumping::LumpedEngine engine(lumped->lumping, options);
+  } else if (auto lumped = lump_step(program, placed_options)) {
+    lumping::LumpedEngine engine(lumped->lumping, placed_options);
     return drive_step(program, engine, lumped->driven, "flow executor (classes of ranks)", trace);
   }
-  FlowOptions o = options;
+  FlowOptions o = placed_options;
   if (program.units != program.ranks) o.segment_rounds = true;
   FlowEngine engine(program.units, program.segments, o);
   return drive_step(program, engine, "flow executor", trace);
@@ -1696,21 +1689,23 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
     buckets.push_back(&bucket);
   }
   const auto started = std::chrono::steady_clock::now();
+  const PlacedOptions on = placed(options, ranks);
+  const FlowOptions& placed_options = on.options;
   TrainingResult result;
   if (program.reduce_channels > 1 || !program.helper_endpoints.empty()) {
     // a library's channels and switch helpers: units of their own, on their ranks' accelerators and on switches
-    FlowOptions o = options;
-    o.accelerator_of = training_unit_accelerators(program, options.accelerator_of);
+    FlowOptions o = placed_options;
+    o.accelerator_of = training_unit_accelerators(program, placed_options.accelerator_of);
     o.segment_rounds = true;
     FlowEngine engine(training_units(program, ranks), buckets, o);
     result = drive_training(program, engine, ranks, "flow executor");
-  } else if (auto lumped = program.noise == nullptr ? lump(ranks, buckets, options) : std::nullopt) {
+  } else if (auto lumped = program.noise == nullptr ? lump(ranks, buckets, placed_options) : std::nullopt) {
     // every class's ranks run the same steps (not with per-rank variability)
-    lumping::LumpedEngine engine(*lumped, options);
+    lumping::LumpedEngine engine(*lumped, placed_options);
     result = drive_training(program, engine, static_cast<int>(lumped->classes()), "flow executor (classes of ranks)");
     result.rank_classes = lumped->classes();
   } else {
-    FlowEngine engine(ranks, buckets, options);
+    FlowEngine engine(ranks, buckets, placed_options);
     result = drive_training(program, engine, ranks, "flow executor");
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

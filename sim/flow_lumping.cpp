@@ -149,7 +149,7 @@ public:
       : o_(o),
         segments_(segments),
         n_(static_cast<std::size_t>(ranks)),
-        has_gaps_(o.topology == nullptr ? o.cost.gap_s > 0 : has_message_gaps(*o.topology)),
+        has_gaps_(has_message_gaps(*o.topology)),
         hints_(hints) {}
 
   std::optional<Lumping> find(std::size_t max_classes) {
@@ -158,7 +158,7 @@ public:
       if (s->compact() && !chunks_timed_alike(*s, timed_.back())) return std::nullopt;
     }
     make_groups();
-    resources_ = o_.topology != nullptr ? 2 * o_.topology->links().size() : 2 * n_;
+    resources_ = 2 * o_.topology->links().size();
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       // unmatched transfers: the full executor reports the deadlock
       const Schedule& shape = *segments_[groups_[gi].segments.front()];
@@ -228,14 +228,13 @@ private:
     std::uint64_t key = 0;  // latency and narrowest link
   };
 
-  // A route's latency (every hop's) and narrowest link; on the star alpha and the hosts' bandwidth.
+  // A route's latency (every hop's) and narrowest link.
   struct RouteFigures {
     double latency_s = 0;
     double narrowest_Bps = infinity;
     double gap_s = 0;  // per-message gap (route_gap_s)
   };
   RouteFigures figures(std::span<const std::span<const std::uint32_t>> parts) const {
-    if (o_.topology == nullptr) return {o_.cost.alpha_s, o_.cost.bandwidth_Bps, o_.cost.gap_s};
     RouteFigures f;
     RouteGap gap;
     for (const auto& part : parts) {
@@ -255,16 +254,14 @@ private:
     for (auto& p : g.piece)
       p.resize(m);
     g.fixed_key.resize(m);
-    // by sender's place (its accelerator on a cluster, its position on the star): its route to the receiver
-    const std::size_t places = o_.topology != nullptr ? static_cast<std::size_t>(o_.topology->endpoints()) : n_;
+    // by sender's place (its endpoint): its route to the receiver
+    const std::size_t places = static_cast<std::size_t>(o_.topology->endpoints());
     std::vector<RouteInfo> route_from(places);
     std::vector<int> sources;
     std::vector<std::uint32_t> links;
     std::vector<std::uint32_t> last_first(places, none);  // by sender's place: its first piece last time
     std::uint32_t last_middle = none, last_last = none;
-    auto place = [&](std::uint32_t position) {
-      return o_.topology != nullptr ? static_cast<std::uint32_t>(o_.accelerator_of[position]) : position;
-    };
+    auto place = [&](std::uint32_t position) { return static_cast<std::uint32_t>(o_.accelerator_of[position]); };
     auto store = [&](std::uint32_t src, std::uint32_t inside_src, std::uint32_t inside_dst) {
       RouteInfo& r = route_from[src];
       const auto count = static_cast<std::uint32_t>(links.size());
@@ -284,26 +281,22 @@ private:
       std::sort(sources.begin(), sources.end());  // (units on one accelerator share its routes)
       sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
       last_last = none;
-      if (o_.topology == nullptr) {  // the star: src's uplink, dst's downlink
-        for (const int src : sources) {
-          links = {2 * static_cast<std::uint32_t>(src), 2 * dst + 1};
-          store(static_cast<std::uint32_t>(src), 1, 1);
-        }
-      } else if (!sources.empty()) {
+      if (!sources.empty()) {
         const Topology& t = *o_.topology;
+        auto link_class = [&](const RouteHop& hop) { return t.links()[static_cast<std::size_t>(hop.link)].link_class; };
         auto inside_node = [&](const RouteHop& hop) {
-          const LinkClass c = t.links()[static_cast<std::size_t>(hop.link)].link_class;
-          return c != LinkClass::fabric && c != LinkClass::global;
+          return link_class(hop) != LinkClass::fabric && link_class(hop) != LinkClass::global;
         };
         t.routes_to(o_.accelerator_of[dst], sources, [&](int source, const std::vector<RouteHop>& hops) {
           links.clear();
           for (const RouteHop& hop : hops)
             links.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
+          // the sender's side: its node's links up to and with its NIC's; the receiver's likewise, from the end
           std::uint32_t inside_src = 0, inside_dst = 0;
           while (inside_src < hops.size() && inside_node(hops[inside_src]))
-            ++inside_src;
+            if (link_class(hops[inside_src++]) == LinkClass::nic) break;
           while (inside_dst + inside_src < hops.size() && inside_node(hops[hops.size() - 1 - inside_dst]))
-            ++inside_dst;
+            if (link_class(hops[hops.size() - 1 - inside_dst++]) == LinkClass::nic) break;
           store(static_cast<std::uint32_t>(source), inside_src, inside_dst);
         });
       }
@@ -322,9 +315,7 @@ private:
     }
   }
 
-  double capacity(std::size_t resource) const {
-    return o_.topology != nullptr ? o_.topology->links()[resource / 2].spec.bandwidth_Bps : o_.cost.bandwidth_Bps;
-  }
+  double capacity(std::size_t resource) const { return o_.topology->links()[resource / 2].spec.bandwidth_Bps; }
 
   // What a rank does apart from its messages: per segment and step, the flops it computes and the bytes it reduces.
   void static_rank_keys() {
@@ -376,13 +367,9 @@ private:
     std::uint32_t rank_classes = dense_ids(rank_key_, rank_class_, order);
     std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> link_init(resources_);
     for (std::size_t e = 0; e < resources_; ++e) {
-      if (o_.topology != nullptr) {
-        const TopologyLink& link = o_.topology->links()[e / 2];
-        link_init[e] = {bits_of(link.spec.bandwidth_Bps), bits_of(link.spec.latency_s),
-                        static_cast<std::uint64_t>(link.link_class)};
-      } else {
-        link_init[e] = {bits_of(o_.cost.bandwidth_Bps), e % 2, 0};
-      }
+      const TopologyLink& link = o_.topology->links()[e / 2];
+      link_init[e] = {bits_of(link.spec.bandwidth_Bps), bits_of(link.spec.latency_s),
+                      static_cast<std::uint64_t>(link.link_class)};
     }
     std::uint32_t link_classes = dense_ids(link_init, link_class_, order);
     using Key = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>;

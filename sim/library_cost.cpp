@@ -21,7 +21,6 @@ int accelerator_at(const NetworkCost& cost, int position) {
 // The nodes one call spans: the most of any group of positions that exchange messages (a Schedule laid over several
 // groups, e.g. every stage's tensor-parallel ring at once, is several calls).
 int nodes_spanned(const NetworkCost& cost, const Schedule& s) {
-  if (cost.topology == nullptr) return s.ranks;  // the star: a host per position
   std::vector<int> group(static_cast<std::size_t>(s.ranks));
   std::iota(group.begin(), group.end(), 0);
   auto root = [&](int r) {
@@ -47,7 +46,6 @@ int nodes_spanned(const NetworkCost& cost, const Schedule& s) {
 }  // namespace
 
 HopClass hop_class(const NetworkCost& cost, int src, int dst) {
-  if (cost.topology == nullptr) return HopClass::net;
   const Topology& t = *cost.topology;
   if (t.node_of(accelerator_at(cost, src)) != t.node_of(accelerator_at(cost, dst))) return HopClass::net;
   return t.spec().node.intra_kind == IntraKind::pcie ? HopClass::pci : HopClass::nvlink;
@@ -122,14 +120,10 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
     for (std::size_t h = 0; h < 3; ++h)
       call.hop_share[h] = messages[h] / total;
   }
-  if (cost.topology == nullptr) {
-    call.bandwidth_Bps = cost.cost.bandwidth_Bps;
-  } else {
-    const NodeSpec& node = cost.topology->spec().node;
-    call.bandwidth_Bps = call.hop == HopClass::net   ? node.nic.bandwidth_Bps
-                         : call.hop == HopClass::pci ? node.pcie.bandwidth_Bps
-                                                     : node.intra.bandwidth_Bps;
-  }
+  const NodeSpec& node = cost.topology->spec().node;
+  call.bandwidth_Bps = call.hop == HopClass::net   ? node.nic.bandwidth_Bps
+                       : call.hop == HopClass::pci ? node.pcie.bandwidth_Bps
+                                                   : node.intra.bandwidth_Bps;
   return call;
 }
 

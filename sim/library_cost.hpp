@@ -22,8 +22,11 @@ struct SegmentLibraryCost {
   std::array<double, 3> hop_latency_s{};       // by HopClass: how long after a message lands its receiver sees it
 };
 
-// The hardware a message between positions `src` and `dst` of a schedule crosses: the network between nodes (and on
-// the star), NVLink or PCIe inside one, by the node's interconnect.
+// A collective library runs on a cluster (NetworkCost::library comes from the cluster file): the functions below that
+// read where positions run need cost.topology, as every engine has it (place_on_star on the star, where no library is).
+
+// The hardware a message between positions `src` and `dst` of a schedule crosses: the network between nodes (and
+// between the star's hosts), NVLink or PCIe inside one, by the node's interconnect.
 HopClass hop_class(const NetworkCost& cost, int src, int dst);
 
 // The family of NCCL's tables an algorithm's Schedule belongs to (trees or rings).

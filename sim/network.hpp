@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "models/alpha_beta.hpp"
@@ -26,13 +27,14 @@
 namespace dtsim {
 
 struct NetworkCost {
-  // The star: every position has one link to one switch (alpha split over its up and down direction), reductions at
-  // cost.reduce_Bps. Unused for transfers when `topology` is set.
+  // The star's alpha-beta-gamma costs: where no topology is given, every engine runs Topology::star with a link per
+  // host of alpha/2 latency (a route crosses two), the bandwidth and the per-message gap, reductions at
+  // cost.reduce_Bps (place_on_star). Unused for transfers when `topology` is set.
   AlphaBetaGamma cost;
   double compute_flops_per_s = 1e12;  // speed of a Schedule's Compute ops
-  // A cluster instead of the star: routes, links and the node's reduce rate; position p runs on accelerator
-  // accelerator_of[p] (one entry per position of the schedules run). On the star, accelerator_of may put several
-  // positions on one host, sharing its link (a parameter server's units); empty: a host per position.
+  // The network the positions run on: routes, links and reduce rates; position p runs on endpoint accelerator_of[p]
+  // (one entry per position of the schedules run; several may share one, sharing its links: a parameter server's
+  // units, a library's channels). Null: the star above, accelerator_of empty for a host per position.
   const Topology* topology = nullptr;
   std::vector<int> accelerator_of;
   std::vector<FactorRange> factors;  // calibrated latency and bandwidth factors by message size
@@ -42,10 +44,16 @@ struct NetworkCost {
   CollectiveLibrary library;
 };
 
-// How fast position `position` adds up data: its endpoint's rate on a cluster (Topology::reduce_Bps: a switch
-// endpoint reduces in flight), the star's cost.reduce_Bps otherwise.
+// The one place the star becomes a topology: where `network` names none, builds Topology::star from its cost with a
+// host per position (or per host accelerator_of names), points network.topology at it and fills accelerator_of (a
+// host per position where empty); returns it, to be kept alive while `network` is used. Where network names a
+// topology, changes nothing and returns null. Every engine calls it as it starts, so none has a path of its own for
+// the star.
+std::unique_ptr<Topology> place_on_star(NetworkCost& network, int positions);
+
+// How fast position `position` adds up data: its endpoint's rate (Topology::reduce_Bps: a switch endpoint reduces in
+// flight; the star's hosts at cost.reduce_Bps). Needs a placed network (place_on_star).
 inline double position_reduce_Bps(const NetworkCost& network, int position) {
-  if (network.topology == nullptr) return network.cost.reduce_Bps;
   return network.topology->reduce_Bps(network.accelerator_of[static_cast<std::size_t>(position)]);
 }
 

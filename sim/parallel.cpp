@@ -19,6 +19,7 @@
 #include "sim/algorithm_choice.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/library_cost.hpp"
+#include "sim/percent_text.hpp"
 #include "sim/predict.hpp"
 #include "sim/simgrid_executor.hpp"
 #include "sim/step_program.hpp"
@@ -30,12 +31,6 @@ namespace {
 
 // The accelerator of (replica d, stage p, tensor rank t): tensor ranks fill a node first, then stages, then replicas.
 int accelerator_of(const ParallelLayout& l, int d, int p, int t) { return (d * l.pipeline + p) * l.tensor + t; }
-
-std::string percent(double part, double whole) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
-  return text;
-}
 
 // The network of a layout's data-parallel synchronisation: rank g * D + d is replica d of group g (stage p, tensor
 // rank t: g = p T + t), placed where the layout puts it, and the algorithm's options for groups of D ranks.

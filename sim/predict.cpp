@@ -14,6 +14,7 @@
 #include "sim/algorithm_choice.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/library_cost.hpp"
+#include "sim/percent_text.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim {
@@ -164,12 +165,6 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
 }
 
 namespace {
-
-std::string percent(double part, double whole) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
-  return text;
-}
 
 // "; most utilised: the nic links (8 at 81% of their capacity)", or nothing where no link class is known.
 std::string links_clause(const LinkClassLoad& links) {

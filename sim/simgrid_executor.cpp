@@ -323,12 +323,10 @@ std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> sched
     link(out_peers, mb.out, [&](int peer) { return self + ">" + std::to_string(peer); });
     link(in_peers, mb.in, [&](int peer) { return std::to_string(peer) + ">" + self; });
   }
-  if (o.topology == nullptr ? o.cost.gap_s <= 0 : !has_message_gaps(*o.topology)) return mailboxes;
+  if (!has_message_gaps(*o.topology)) return mailboxes;
   auto gap = [&](int src, int dst) {
-    if (o.topology == nullptr) return o.cost.gap_s;
     const auto& at = o.accelerator_of;
-    return route_gap_s(*o.topology,
-                       o.topology->route(at[static_cast<std::size_t>(src)], at[static_cast<std::size_t>(dst)]));
+    return o.topology->path(at[static_cast<std::size_t>(src)], at[static_cast<std::size_t>(dst)]).message_gap_s;
   };
   for (RankMailboxes& mb : mailboxes) {
     for (const auto& [peer, mailbox] : mb.out)
@@ -339,19 +337,21 @@ std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> sched
   return mailboxes;
 }
 
+// The star (Topology::star) as SimGrid's own star zone: a host per endpoint, its link its route up and down.
 void build_star(int ranks, const SimGridOptions& o, std::vector<sg4::Host*>& hosts) {
+  const Topology& star = *o.topology;
   auto* zone = sg4::create_star_zone("star");
   hosts.reserve(static_cast<std::size_t>(ranks));
-  std::vector<sg4::Host*> host_of;  // positions on one host (NetworkCost::accelerator_of) share its link
+  std::vector<sg4::Host*> host_of(static_cast<std::size_t>(star.endpoints()), nullptr);
   for (int r = 0; r < ranks; ++r) {
-    const int h = o.accelerator_of.empty() ? r : o.accelerator_of[static_cast<std::size_t>(r)];
-    if (static_cast<std::size_t>(h) >= host_of.size()) host_of.resize(static_cast<std::size_t>(h) + 1, nullptr);
-    sg4::Host*& host = host_of[static_cast<std::size_t>(h)];
+    const int h = o.accelerator_of[static_cast<std::size_t>(r)];
+    sg4::Host*& host = host_of[static_cast<std::size_t>(h)];  // positions on one host share its link
     if (host == nullptr) {
       const std::string id = std::to_string(h);
-      host = zone->create_host("h" + id, o.cost.reduce_Bps)->seal();
+      const LinkSpec& spec = star.links()[static_cast<std::size_t>(h)].spec;
+      host = zone->create_host("h" + id, star.reduce_Bps(h))->seal();
       const sg4::Link* link =
-          zone->create_split_duplex_link("l" + id, o.cost.bandwidth_Bps)->set_latency(o.cost.alpha_s / 2.0)->seal();
+          zone->create_split_duplex_link("l" + id, spec.bandwidth_Bps)->set_latency(spec.latency_s)->seal();
       zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                       {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
     }
@@ -360,9 +360,6 @@ void build_star(int ranks, const SimGridOptions& o, std::vector<sg4::Host*>& hos
   zone->seal();
 }
 
-// The cluster as a SimGrid full zone: one host per accelerator a position runs on (positions on the same accelerator,
-// the streams of a training step's rank, share it), one split-duplex link per topology link that some route crosses,
-// and an explicit route for every (sender, receiver) pair of accelerators the schedules use.
 void build_cluster(std::span<const Schedule* const> schedules, int ranks, const SimGridOptions& o,
                    std::vector<sg4::Host*>& hosts) {
   const Topology& topology = *o.topology;
@@ -488,10 +485,10 @@ void configure_engine(const SimGridOptions& o) {
 
 std::vector<sg4::Host*> build_platform(std::span<const Schedule* const> schedules, int ranks, const SimGridOptions& o) {
   std::vector<sg4::Host*> hosts;
-  if (o.topology != nullptr) {
-    build_cluster(schedules, ranks, o, hosts);
-  } else {
+  if (o.topology->is_star()) {
     build_star(ranks, o, hosts);
+  } else {
+    build_cluster(schedules, ranks, o, hosts);
   }
   if (!o.factors.empty()) {
     auto* model = sg4::Engine::get_instance()->get_netzone_root()->get_network_model();
@@ -506,8 +503,10 @@ std::vector<sg4::Host*> build_platform(std::span<const Schedule* const> schedule
   return hosts;
 }
 
-ExecutionResult simulate(const Schedule& s, const SimGridOptions& o, int result_fd) {
+ExecutionResult simulate(const Schedule& s, const SimGridOptions& options, int result_fd) {
   const auto started = std::chrono::steady_clock::now();
+  SimGridOptions o = options;
+  const std::unique_ptr<Topology> star = place_on_star(o, s.ranks);
   xbt_log_control_set("xbt_cfg.thresh:warning");
   int argc = 1;
   char name[] = "dtsim";

@@ -76,12 +76,13 @@ void execute_steps(const Schedule& s, std::span<const Op> ops, const RankMailbox
                    double host_flops_per_compute_flop, SendProtocol protocol = {}, RunTrace* trace = nullptr,
                    const StepLibrary& library = {});
 // One mailbox per (sender, receiver) pair that any of the schedules uses, with the per-message gap of each pair's
-// route (o.cost.gap_s on the star).
+// route (o.topology placed: place_on_star).
 std::vector<RankMailboxes> make_mailboxes(std::span<const Schedule* const> schedules, int ranks,
                                           const SimGridOptions& o);
 // The network model settings, after the engine exists and before the platform is built.
 void configure_engine(const SimGridOptions& o);
-// A star of `ranks` hosts, or the cluster of o.topology routed for the pairs the schedules use.
+// The platform of o.topology (placed: place_on_star): SimGrid's star zone for the star, else the cluster routed for the
+// pairs the schedules use.
 std::vector<sg4::Host*> build_platform(std::span<const Schedule* const> schedules, int ranks, const SimGridOptions& o);
 void write_all(int fd, const void* data, std::size_t size);
 // An error record for the parent: a nonzero int32 status, then the message.

@@ -39,12 +39,14 @@ public:
       if (segment->compact()) expanded_.push_back(expand(*segment));
       segments_.push_back(segment->compact() ? &expanded_.back() : segment);
     }
-    simgrid_detail::configure_engine(o);
-    hosts_ = simgrid_detail::build_platform(segments_, units, o);
-    mailboxes_ = simgrid_detail::make_mailboxes(segments_, units, o);
+    options_ = o;
+    star_ = place_on_star(options_, units);
+    simgrid_detail::configure_engine(options_);
+    hosts_ = simgrid_detail::build_platform(segments_, units, options_);
+    mailboxes_ = simgrid_detail::make_mailboxes(segments_, units, options_);
     units_.resize(static_cast<std::size_t>(units));
     host_flops_per_compute_flop_ = o.cost.reduce_Bps / o.compute_flops_per_s;
-    network_ = o;
+    network_ = options_;
     for (const Schedule* segment : segments_)
       library_.push_back({segment_library_cost(network_, *segment), &network_});
   }
@@ -141,6 +143,8 @@ private:
   std::vector<RankMailboxes> mailboxes_;
   std::vector<Unit> units_;
   double host_flops_per_compute_flop_ = 1;
+  SimGridOptions options_;                            // the caller's, on the star's topology where they name none
+  std::unique_ptr<Topology> star_;                    // (place_on_star)
   NetworkCost network_;                               // (a copy: the steps' hop classes read it)
   std::vector<simgrid_detail::StepLibrary> library_;  // by segment
   std::size_t queued_ = 0;                            // segments started and not yet done

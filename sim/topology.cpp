@@ -263,8 +263,7 @@ struct Topology::RouteScratch {
   std::vector<std::size_t> visited;    // BFS order, also the vertices to reset
 };
 
-Topology::Topology(const ClusterSpec& spec)
-    : spec_(spec), graph_(std::make_unique<Graph>()), scratch_(std::make_unique<RouteScratch>()) {
+Topology::Topology(const ClusterSpec& spec) : spec_(spec), scratch_(std::make_unique<RouteScratch>()) {
   const NodeSpec& node = spec.node;
   if (spec.nodes < 1 || node.accelerators < 1 || node.nics < 1 || node.nics > node.accelerators) {
     throw TopologyError("cluster: needs >= 1 node, >= 1 accelerator per node and 1 to A NICs per node");
@@ -369,11 +368,6 @@ Topology::Topology(const ClusterSpec& spec)
     }
   }
 
-  graph_->g = Graph::Type(kinds_.size());
-  for (std::size_t id = 0; id < links_.size(); ++id) {
-    boost::add_edge(static_cast<std::size_t>(links_[id].a), static_cast<std::size_t>(links_[id].b),
-                    static_cast<int>(id), graph_->g);
-  }
   std::vector<std::int32_t> distance;
   bfs_from(accelerator_vertex_[0], distance);
   for (int acc = 1; acc < accelerators(); ++acc) {
@@ -385,6 +379,42 @@ Topology::Topology(const ClusterSpec& spec)
 }
 
 Topology::~Topology() = default;
+
+const Topology::Graph& Topology::graph() const {
+  if (graph_ == nullptr) {  // (built on first use: the star routes without it)
+    graph_ = std::make_unique<Graph>();
+    graph_->g = Graph::Type(kinds_.size());
+    for (std::size_t id = 0; id < links_.size(); ++id) {
+      boost::add_edge(static_cast<std::size_t>(links_[id].a), static_cast<std::size_t>(links_[id].b),
+                      static_cast<int>(id), graph_->g);
+    }
+  }
+  return *graph_;
+}
+
+Topology::Topology(const ClusterSpec& spec, StarTag)
+    : spec_(spec), star_(true), scratch_(std::make_unique<RouteScratch>()) {
+  Builder b(kinds_, links_);
+  accelerator_vertex_.resize(static_cast<std::size_t>(spec.nodes));
+  for (int h = 0; h < spec.nodes; ++h)
+    accelerator_vertex_[static_cast<std::size_t>(h)] = b.vertex(VertexKind::accelerator);
+  const int hub = b.vertex(VertexKind::fabric_switch);
+  for (int h = 0; h < spec.nodes; ++h)
+    b.link(h, hub, spec.node.nic, LinkClass::nic);
+}
+
+std::unique_ptr<Topology> Topology::star(int hosts, const LinkSpec& link, double reduce_Bps) {
+  if (hosts < 1) throw TopologyError("star: needs >= 1 host, got " + std::to_string(hosts));
+  ClusterSpec spec;
+  spec.name = "star";
+  spec.nodes = hosts;
+  spec.node.accelerators = 1;
+  spec.node.nics = 1;
+  spec.node.nic = link;
+  spec.node.reduce_Bps = reduce_Bps;
+  spec.fabric.kind = FabricKind::star;
+  return std::make_unique<Topology>(spec, StarTag{});
+}
 
 int Topology::switch_endpoint(int node) const {
   if (switch_vertex_.empty()) {
@@ -409,12 +439,21 @@ void Topology::bfs_from(int vertex, std::vector<std::int32_t>& distance) const {
   distance.assign(kinds_.size(), -1);
   distance[static_cast<std::size_t>(vertex)] = 0;
   boost::breadth_first_search(
-      graph_->g, static_cast<std::size_t>(vertex),
+      graph().g, static_cast<std::size_t>(vertex),
       boost::visitor(boost::make_bfs_visitor(boost::record_distances(distance.data(), boost::on_tree_edge()))));
 }
 
 void Topology::routes_to(int destination, const std::vector<int>& sources,
                          const std::function<void(int, const std::vector<RouteHop>&)>& visit) const {
+  if (star_) {  // up the source's link, down the destination's
+    std::vector<RouteHop>& hops = scratch_->hops;
+    for (int source : sources) {
+      hops.clear();
+      if (source != destination) hops = {{source, true}, {destination, false}};
+      visit(source, hops);
+    }
+    return;
+  }
   if (fat_tree_ == nullptr) {
     search_routes(destination, sources, visit);
     return;
@@ -492,6 +531,7 @@ void Topology::search_routes(int destination, const std::vector<int>& sources,
   // BFS from the destination, stopped once every source is found: by then every vertex nearer than the farthest
   // source has its distance, which is all the walks back below read. Scratch arrays are reset vertex by vertex, so a
   // call costs what its BFS visits, not the whole graph.
+  const Graph::Type& g = graph().g;
   std::vector<std::int32_t>& distance = scratch_->distance;
   std::vector<std::uint8_t>& wanted = scratch_->wanted;
   std::vector<std::size_t>& visited = scratch_->visited;
@@ -512,8 +552,8 @@ void Topology::search_routes(int destination, const std::vector<int>& sources,
   if (wanted[root] != 0) --missing;
   for (std::size_t head = 0; head < visited.size() && missing > 0; ++head) {
     const std::size_t v = visited[head];
-    for (auto [e, end] = boost::out_edges(v, graph_->g); e != end && missing > 0; ++e) {
-      const std::size_t w = boost::target(*e, graph_->g);
+    for (auto [e, end] = boost::out_edges(v, g); e != end && missing > 0; ++e) {
+      const std::size_t w = boost::target(*e, g);
       if (distance[w] >= 0) continue;
       distance[w] = distance[v] + 1;
       visited.push_back(w);
@@ -527,7 +567,7 @@ void Topology::search_routes(int destination, const std::vector<int>& sources,
       wanted[static_cast<std::size_t>(accelerator_vertex(source))] = 0;
     throw TopologyError("cluster: accelerator " + std::to_string(destination) + " cannot be reached from every source");
   }
-  const auto edge_index = boost::get(boost::edge_index, graph_->g);
+  const auto edge_index = boost::get(boost::edge_index, g);
   std::vector<RouteHop>& hops = scratch_->hops;
   std::vector<std::pair<std::size_t, int>> candidates;  // (next vertex, link)
   for (int source : sources) {
@@ -537,8 +577,8 @@ void Topology::search_routes(int destination, const std::vector<int>& sources,
       // among the next hops that stay on a shortest route, the widest links (NVSwitch before PCIe), then D-mod-k
       candidates.clear();
       double widest = 0.0;
-      for (auto [e, end] = boost::out_edges(v, graph_->g); e != end; ++e) {
-        const std::size_t w = boost::target(*e, graph_->g);
+      for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
+        const std::size_t w = boost::target(*e, g);
         if (distance[w] != distance[v] - 1) continue;
         const int link = edge_index[*e];
         const double bandwidth = links_[static_cast<std::size_t>(link)].spec.bandwidth_Bps;
@@ -565,6 +605,19 @@ void Topology::search_routes(int destination, const std::vector<int>& sources,
 std::vector<RouteHop> Topology::route(int source, int destination) const {
   std::vector<RouteHop> out;
   routes_to(destination, {source}, [&out](int, const std::vector<RouteHop>& hops) { out = hops; });
+  return out;
+}
+
+LinkSpec Topology::searched_path(int source, int destination) const {
+  LinkSpec out{std::numeric_limits<double>::infinity(), 0.0, 0.0};
+  RouteGap gap;
+  for (const RouteHop& hop : route(source, destination)) {
+    const TopologyLink& link = links_[static_cast<std::size_t>(hop.link)];
+    out.latency_s += link.spec.latency_s;
+    out.bandwidth_Bps = std::min(out.bandwidth_Bps, link.spec.bandwidth_Bps);
+    gap.add(link);
+  }
+  out.message_gap_s = gap.value();
   return out;
 }
 
@@ -665,8 +718,8 @@ int Topology::reducing_switch_above(const std::vector<int>& children, const std:
     for (int l = fabric_level_[static_cast<std::size_t>(v)]; l < want; ++l) {
       std::vector<int> next;
       for (int u : at) {
-        for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(u), graph_->g); e != end; ++e) {
-          const auto w = static_cast<int>(boost::target(*e, graph_->g));
+        for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(u), graph().g); e != end; ++e) {
+          const auto w = static_cast<int>(boost::target(*e, graph().g));
           if (fabric_level_[static_cast<std::size_t>(w)] == l + 1) next.push_back(w);
         }
       }

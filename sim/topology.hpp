@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -62,9 +63,18 @@ struct RouteHop {
 };
 
 class Topology {
+  struct StarTag {};
+
 public:
   explicit Topology(const ClusterSpec& spec);
+  // The plain star of the alpha-beta models (Topology::star).
+  Topology(const ClusterSpec& spec, StarTag);
   ~Topology();
+  // The star that every executor runs when no cluster is given: `hosts` endpoints (accelerators, one per node), each
+  // with one full-duplex link (class nic) to one switch; a route is the sender's link up and the receiver's link down
+  // (no search), so a route's latency is twice a link's and its gap the link's; endpoints reduce at reduce_Bps.
+  static std::unique_ptr<Topology> star(int hosts, const LinkSpec& link, double reduce_Bps);
+  bool is_star() const { return star_; }
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
 
@@ -136,6 +146,18 @@ public:
   void routes_to(int destination, const std::vector<int>& sources,
                  const std::function<void(int, const std::vector<RouteHop>&)>& visit) const;
   std::vector<RouteHop> route(int source, int destination) const;
+  // A route's figures as one LinkSpec: its links' latencies summed, its narrowest bandwidth (infinite for a route of
+  // no link: two positions on one endpoint) and its per-message gap (route_gap_s).
+  LinkSpec path(int source, int destination) const {
+    if (!star_) return searched_path(source, destination);
+    if (source == destination) return {std::numeric_limits<double>::infinity(), 0.0, 0.0};
+    const LinkSpec& up = links_[static_cast<std::size_t>(source)].spec;  // (class nic: the gap is the larger)
+    const LinkSpec& down = links_[static_cast<std::size_t>(destination)].spec;
+    return {std::min(up.bandwidth_Bps, down.bandwidth_Bps), up.latency_s + down.latency_s,
+            std::max(up.message_gap_s, down.message_gap_s)};
+  }
+  // Whether path() costs a few operations and no allocation (the star), so that callers need not cache it.
+  bool paths_are_cheap() const { return star_; }
   // The same route found by a shortest-path search of the graph, as every fabric but the fat-tree is routed (a
   // fat-tree's routes between nodes are computed from its structure: tests/test_topology.cpp checks they agree).
   std::vector<RouteHop> route_by_search(int source, int destination) const;
@@ -149,12 +171,15 @@ public:
 private:
   struct Graph;
   struct RouteScratch;  // routes_to's BFS arrays, kept between calls (so a Topology is not for concurrent use)
+  const Graph& graph() const;
+  LinkSpec searched_path(int source, int destination) const;
   void bfs_from(int vertex, std::vector<std::int32_t>& distance) const;
   void search_routes(int destination, const std::vector<int>& sources,
                      const std::function<void(int, const std::vector<RouteHop>&)>& visit) const;
   void fat_tree_route(int source, int destination, std::vector<RouteHop>& hops) const;
 
   ClusterSpec spec_;
+  bool star_ = false;  // built by star(): endpoint h's link is link h, the switch is the last vertex
   std::vector<VertexKind> kinds_;
   std::vector<int> accelerator_vertex_;
   std::vector<int> switch_vertex_;           // by node, where its NVSwitch reduces (node.intra.nvls); empty otherwise
@@ -163,7 +188,7 @@ private:
   std::vector<std::uint8_t> fabric_level_;   // by vertex: a fabric switch's level (leaves 1), 0 elsewhere
   std::vector<int> port_switch_;             // by NIC port: the fabric switch it attaches to
   std::vector<TopologyLink> links_;
-  std::unique_ptr<Graph> graph_;
+  mutable std::unique_ptr<Graph> graph_;  // (graph(): built on first use)
   std::unique_ptr<RouteScratch> scratch_;
   std::unique_ptr<FatTreeShape> fat_tree_;  // set for a fat-tree fabric
 };
