@@ -506,7 +506,9 @@ private:
         routes_.push_back(route);
       });
     }
-    if (o_.prune_links) drop_shadowed_resources();
+    // (a route of two links, the star's, has at most one to drop: not worth the sort)
+    const bool long_routes = std::any_of(routes_.begin(), routes_.end(), [](const Route& r) { return r.count > 2; });
+    if (o_.prune_links && long_routes) drop_shadowed_resources();
     on_resource_.resize(res_.size());
     for (const Route& r : routes_)
       max_hops_ = std::max<std::size_t>(max_hops_, r.count);
