@@ -440,12 +440,7 @@ private:
   Segment make_segment(const Schedule& s) const {
     Segment segment;
     segment.schedule = &s;
-    std::uint64_t smallest = std::numeric_limits<std::uint64_t>::max(), largest = 0;
-    for (const Chunk& c : s.chunks) {
-      smallest = std::min(smallest, c.size_bytes);
-      largest = std::max(largest, c.size_bytes);
-    }
-    segment.even = smallest >= largest;
+    segment.even = lumping::chunk_range(s).even();
     if (s.compact()) {
       segment.chunk_prefix.assign(1, 0);
       for (const Chunk& c : s.chunks)

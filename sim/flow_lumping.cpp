@@ -658,12 +658,17 @@ private:
 
 }  // namespace
 
-std::uint64_t padded_chunk_bytes(const Schedule& s, const FlowOptions& o) {
-  std::uint64_t smallest = std::numeric_limits<std::uint64_t>::max(), largest = 0;
+ChunkRange chunk_range(const Schedule& s) {
+  ChunkRange range{std::numeric_limits<std::uint64_t>::max(), 0};
   for (const Chunk& c : s.chunks) {
-    smallest = std::min(smallest, c.size_bytes);
-    largest = std::max(largest, c.size_bytes);
+    range.smallest = std::min(range.smallest, c.size_bytes);
+    range.largest = std::max(range.largest, c.size_bytes);
   }
+  return range;
+}
+
+std::uint64_t padded_chunk_bytes(const Schedule& s, const FlowOptions& o) {
+  const auto [smallest, largest] = chunk_range(s);
   if (smallest >= largest) return 0;
   const std::uint64_t difference = largest - smallest;
   const bool within_fraction =

@@ -37,6 +37,13 @@
 
 namespace dtsim::lumping {
 
+// The smallest and largest chunk of a schedule; even when they are the same size (or there is none).
+struct ChunkRange {
+  std::uint64_t smallest = 0;
+  std::uint64_t largest = 0;
+  bool even() const { return smallest >= largest; }
+};
+ChunkRange chunk_range(const Schedule& schedule);
 // The size every chunk of `schedule` is timed at (FlowOptions::pad_chunks_within and pad_chunks_bytes), or 0 to time
 // each at its own.
 std::uint64_t padded_chunk_bytes(const Schedule& schedule, const FlowOptions& options);
