@@ -343,6 +343,7 @@ void build_star(int ranks, const SimGridOptions& o, std::vector<sg4::Host*>& hos
   auto* zone = sg4::create_star_zone("star");
   hosts.reserve(static_cast<std::size_t>(ranks));
   std::vector<sg4::Host*> host_of(static_cast<std::size_t>(star.endpoints()), nullptr);
+  std::vector<int> positions(static_cast<std::size_t>(star.endpoints()), 0);
   for (int r = 0; r < ranks; ++r) {
     const int h = o.accelerator_of[static_cast<std::size_t>(r)];
     sg4::Host*& host = host_of[static_cast<std::size_t>(h)];  // positions on one host share its link
@@ -354,6 +355,12 @@ void build_star(int ranks, const SimGridOptions& o, std::vector<sg4::Host*>& hos
           zone->create_split_duplex_link("l" + id, spec.bandwidth_Bps)->set_latency(spec.latency_s)->seal();
       zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                       {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
+    }
+    if (++positions[static_cast<std::size_t>(h)] == 2) {  // a message between two of them crosses no link of the star
+      constexpr double loopback_Bps = 1e18;               // (as the other engines: an empty route, no time)
+      const sg4::Link* loopback = zone->create_link("lo" + std::to_string(h), loopback_Bps)->set_latency(0)->seal();
+      zone->add_route(host->get_netpoint(), host->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(loopback)},
+                      false);
     }
     hosts.push_back(host);
   }

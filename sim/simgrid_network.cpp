@@ -221,8 +221,10 @@ TrainingResult run_simgrid_training(const TrainingProgram& program, int ranks, c
   }
   const auto started = std::chrono::steady_clock::now();
   SimGridOptions o = options;  // (a library's channels: units of their own, on their ranks' accelerators)
+  std::unique_ptr<Topology> star;
   if (program.reduce_channels > 1 || !program.helper_endpoints.empty()) {
-    o.accelerator_of = training_unit_accelerators(program, options.accelerator_of);
+    star = place_on_star(o, ranks);  // (on the star: a host per rank, its units on it, as the flow engine lays them)
+    o.accelerator_of = training_unit_accelerators(program, o.accelerator_of);
   }
   TrainingResult result = training_result(program, run_simgrid_step(data_parallel_step(program, ranks), o, trace));
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -87,14 +87,14 @@ TEST_CASE("place_on_star: a host per position, or as accelerator_of says, and a 
 TEST_CASE("a cluster of one-accelerator nodes on one switch with the star's links runs as the star on every engine") {
   // The star's cost, and the same network as a cluster file would describe it: each node's accelerator reaches its
   // NIC through PCIe links too wide and too near to matter, and the NIC link carries alpha/2 and the bandwidth.
-  const AlphaBetaGamma cost{3e-6, 1.25e9, 1e10, 0.0};
+  const AlphaBetaGamma cost{3e-6, 1.25e9, 1e10, 2e-7};
   ClusterSpec spec;
   spec.name = "star-as-cluster";
   spec.nodes = 17;  // 16 ranks and the parameter server's helper
   spec.node.accelerators = 1;
   spec.node.nics = 1;
   spec.node.pcie = {1e18, 0.0, 0.0};
-  spec.node.nic = {cost.bandwidth_Bps, cost.alpha_s / 2, 0.0};
+  spec.node.nic = {cost.bandwidth_Bps, cost.alpha_s / 2, cost.gap_s};
   spec.node.reduce_Bps = cost.reduce_Bps;
   spec.fabric.kind = FabricKind::star;
   const Topology cluster(spec);
@@ -119,6 +119,7 @@ TEST_CASE("a cluster of one-accelerator nodes on one switch with the star's link
       const ExecutionResult flow_cluster = run_flow(s, cluster_flow);
       CHECK(rel_diff(flow_cluster.time_s, flow_star.time_s) < 1e-9);
       CHECK(flow_cluster.bytes_sent == flow_star.bytes_sent);
+      if (algorithm == "ring") CHECK((flow_star.rank_classes > 0 && flow_cluster.rank_classes > 0));  // lumped
 
       star_flow.lump_ranks = cluster_flow.lump_ranks = false;  // every rank simulated
       CHECK(rel_diff(run_flow(s, cluster_flow).time_s, run_flow(s, star_flow).time_s) < 1e-9);
@@ -140,4 +141,45 @@ TEST_CASE("a cluster of one-accelerator nodes on one switch with the star's link
       CHECK(rel_diff(flow_star.time_s, sg_star.time_s) < 1e-6);
     }
   }
+}
+
+TEST_CASE("positions sharing a star host share its link and exchange over no link, on every engine") {
+  // a parameter server's two servers on one host of their own (host 8), and a message between the two servers
+  AlgorithmOptions options;
+  options.set("servers", 2);
+  const Schedule ps = expand(find_algorithm("ps").build(8, 4000000, options));
+  REQUIRE(ps.ranks == 10);
+  NetworkCost shared;
+  shared.cost = {2e-6, 1.25e9, 1e10, 1e-7};
+  shared.accelerator_of = {0, 1, 2, 3, 4, 5, 6, 7, 8, 8};
+  FlowOptions flow(shared);
+  flow.lump_ranks = false;
+  FlowOptions lumped(shared);
+  const double every_rank = run_flow(ps, flow).time_s;
+  CHECK(rel_diff(run_flow(ps, lumped).time_s, every_rank) < 1e-9);
+  // SimGrid also shares the host's processor between the two servers' reductions (the flow engine gives each
+  // position its own): close, not equal
+  SimGridOptions sg(shared);
+  CHECK(rel_diff(run_simgrid(ps, sg).time_s, every_rank) < 0.05);
+  // the servers' host link carries both servers' traffic: slower than with a host each
+  FlowOptions apart(shared);
+  apart.accelerator_of = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  CHECK(run_flow(ps, apart).time_s < every_rank * 0.9);
+
+  // two positions on one host: a ring between them moves nothing over the star, only its reduction takes time
+  const Schedule local = find_algorithm("ring").build(2, 4000000, AlgorithmOptions{});
+  NetworkCost one_host;
+  one_host.cost = shared.cost;
+  one_host.accelerator_of = {0, 0};
+  const double reduction_s = 2000000 / one_host.cost.reduce_Bps;
+  CHECK(rel_diff(run_flow(local, FlowOptions(one_host)).time_s, reduction_s) < 1e-9);
+  CHECK(rel_diff(run_analytical(local, AnalyticalOptions(one_host)).time_s, reduction_s) < 1e-9);
+  // (SimGrid runs the two reductions side by side on the host's one processor: twice as long, and no link crossed,
+  // which would add 1.6 ms)
+  CHECK(rel_diff(run_simgrid(local, SimGridOptions(one_host)).time_s, 2 * reduction_s) < 1e-6);
+  NetworkCost wrong = one_host;  // a placement of another size is refused by every engine
+  wrong.accelerator_of = {0, 1, 1};
+  CHECK_THROWS_AS(run_flow(local, FlowOptions(wrong)), std::invalid_argument);
+  CHECK_THROWS_AS(run_analytical(local, AnalyticalOptions(wrong)), std::invalid_argument);
+  CHECK_THROWS_AS(run_simgrid(local, SimGridOptions(wrong)), std::invalid_argument);
 }
