@@ -108,13 +108,19 @@ TEST_CASE("a cluster of one-accelerator nodes on one switch with the star's link
       for (int r = 0; r < s.ranks; ++r)
         placed[static_cast<std::size_t>(r)] = r;
 
-      FlowOptions star_flow;
-      star_flow.cost = cost;
+      // one network description each, run by every engine
+      NetworkCost star;
+      star.cost = cost;
+      NetworkCost on_cluster = star;
+      on_cluster.topology = &cluster;
+      on_cluster.accelerator_of = placed;
+
+      FlowOptions star_flow(star);
       star_flow.pad_chunks_within = 0;
       star_flow.pad_chunks_bytes = 0;
-      FlowOptions cluster_flow = star_flow;
-      cluster_flow.topology = &cluster;
-      cluster_flow.accelerator_of = placed;
+      FlowOptions cluster_flow(on_cluster);
+      cluster_flow.pad_chunks_within = 0;
+      cluster_flow.pad_chunks_bytes = 0;
       const ExecutionResult flow_star = run_flow(s, star_flow);
       const ExecutionResult flow_cluster = run_flow(s, cluster_flow);
       CHECK(rel_diff(flow_cluster.time_s, flow_star.time_s) < 1e-9);
@@ -124,18 +130,11 @@ TEST_CASE("a cluster of one-accelerator nodes on one switch with the star's link
       star_flow.lump_ranks = cluster_flow.lump_ranks = false;  // every rank simulated
       CHECK(rel_diff(run_flow(s, cluster_flow).time_s, run_flow(s, star_flow).time_s) < 1e-9);
 
-      AnalyticalOptions star_walk;
-      star_walk.cost = cost;
-      AnalyticalOptions cluster_walk = star_walk;
-      cluster_walk.topology = &cluster;
-      cluster_walk.accelerator_of = placed;
-      CHECK(rel_diff(run_analytical(s, cluster_walk).time_s, run_analytical(s, star_walk).time_s) < 1e-9);
+      CHECK(rel_diff(run_analytical(s, AnalyticalOptions(on_cluster)).time_s,
+                     run_analytical(s, AnalyticalOptions(star)).time_s) < 1e-9);
 
-      SimGridOptions star_sg;
-      star_sg.cost = cost;
-      SimGridOptions cluster_sg = star_sg;
-      cluster_sg.topology = &cluster;
-      cluster_sg.accelerator_of = placed;
+      const SimGridOptions star_sg(star);
+      const SimGridOptions cluster_sg(on_cluster);
       const ExecutionResult sg_star = run_simgrid(s, star_sg);
       CHECK(rel_diff(run_simgrid(s, cluster_sg).time_s, sg_star.time_s) < 1e-6);
       CHECK(rel_diff(flow_star.time_s, sg_star.time_s) < 1e-6);
