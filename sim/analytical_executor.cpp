@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -108,14 +107,7 @@ private:
   void route_pairs() {
     const auto p = static_cast<std::size_t>(s_.ranks);
     route_schedule_pairs(*o_.topology, o_.accelerator_of, s_, [&](int src, int dst, const std::vector<RouteHop>& hops) {
-      LinkSpec path{std::numeric_limits<double>::infinity(), 0.0};
-      for (const RouteHop& hop : hops) {
-        const LinkSpec& link = o_.topology->links()[static_cast<std::size_t>(hop.link)].spec;
-        path.latency_s += link.latency_s;
-        path.bandwidth_Bps = std::min(path.bandwidth_Bps, link.bandwidth_Bps);
-      }
-      path.message_gap_s = route_gap_s(*o_.topology, hops);
-      routes_[static_cast<std::size_t>(src) * p + static_cast<std::size_t>(dst)] = path;
+      routes_[static_cast<std::size_t>(src) * p + static_cast<std::size_t>(dst)] = route_path(*o_.topology, hops);
     });
   }
 

@@ -609,16 +609,7 @@ std::vector<RouteHop> Topology::route(int source, int destination) const {
 }
 
 LinkSpec Topology::searched_path(int source, int destination) const {
-  LinkSpec out{std::numeric_limits<double>::infinity(), 0.0, 0.0};
-  RouteGap gap;
-  for (const RouteHop& hop : route(source, destination)) {
-    const TopologyLink& link = links_[static_cast<std::size_t>(hop.link)];
-    out.latency_s += link.spec.latency_s;
-    out.bandwidth_Bps = std::min(out.bandwidth_Bps, link.spec.bandwidth_Bps);
-    gap.add(link);
-  }
-  out.message_gap_s = gap.value();
-  return out;
+  return route_path(*this, route(source, destination));
 }
 
 std::vector<RouteHop> Topology::route_by_search(int source, int destination) const {
@@ -879,6 +870,19 @@ double route_gap_s(const Topology& topology, const std::vector<RouteHop>& hops) 
   for (const RouteHop& hop : hops)
     gap.add(topology.links()[static_cast<std::size_t>(hop.link)]);
   return gap.value();
+}
+
+LinkSpec route_path(const Topology& topology, const std::vector<RouteHop>& hops) {
+  LinkSpec out{std::numeric_limits<double>::infinity(), 0.0, 0.0};
+  RouteGap gap;
+  for (const RouteHop& hop : hops) {
+    const TopologyLink& link = topology.links()[static_cast<std::size_t>(hop.link)];
+    out.latency_s += link.spec.latency_s;
+    out.bandwidth_Bps = std::min(out.bandwidth_Bps, link.spec.bandwidth_Bps);
+    gap.add(link);
+  }
+  out.message_gap_s = gap.value();
+  return out;
 }
 
 bool has_message_gaps(const Topology& topology) {

@@ -224,6 +224,9 @@ private:
 };
 // The gap of a route given as hops.
 double route_gap_s(const Topology& topology, const std::vector<RouteHop>& hops);
+// A route given as hops as one LinkSpec: its links' latencies summed, its narrowest bandwidth (infinite for no link)
+// and its gap (Topology::path of the route's ends).
+LinkSpec route_path(const Topology& topology, const std::vector<RouteHop>& hops);
 // Whether some link of the topology has a per-message gap.
 bool has_message_gaps(const Topology& topology);
 
