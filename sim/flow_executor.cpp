@@ -489,13 +489,12 @@ private:
         if (route_of_.find(key) != none) return;
         Route route;
         route.first = static_cast<std::uint32_t>(route_resources_.size());
-        for (const RouteHop& hop : hops) {
-          const LinkSpec& link = t.links()[static_cast<std::size_t>(hop.link)].spec;
+        for (const RouteHop& hop : hops)
           route_resources_.push_back(2 * static_cast<std::uint32_t>(hop.link) + (hop.a_to_b ? 0 : 1));
-          route.latency_s += link.latency_s;
-          route.narrowest_Bps = std::min(route.narrowest_Bps, link.bandwidth_Bps);
-        }
-        route.gap_s = route_gap_s(t, hops);
+        const LinkSpec path = route_path(t, hops);
+        route.latency_s = path.latency_s;
+        route.narrowest_Bps = path.bandwidth_Bps;
+        route.gap_s = path.message_gap_s;
         route.count = static_cast<std::uint32_t>(hops.size());
         route_of_.insert(key, static_cast<std::uint32_t>(routes_.size()));
         routes_.push_back(route);
