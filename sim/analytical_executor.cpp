@@ -143,9 +143,8 @@ ExecutionResult run_analytical(const Schedule& schedule, const AnalyticalOptions
                                 " are placed on the cluster");
   }
   const auto started = std::chrono::steady_clock::now();
-  AnalyticalOptions placed = options;
-  const std::unique_ptr<Topology> star = place_on_star(placed, schedule.ranks);
-  ClockHandler handler(schedule, placed);  // (the endpoints' reduce rates: position_reduce_Bps)
+  const Placed<AnalyticalOptions> placed(options, schedule.ranks);
+  ClockHandler handler(schedule, placed.options);  // (the endpoints' reduce rates: position_reduce_Bps)
   const WalkOutcome outcome = walk_schedule(schedule, handler);
   if (!outcome.error.empty()) throw std::runtime_error("analytical executor: " + outcome.error);
   ExecutionResult result = handler.result();

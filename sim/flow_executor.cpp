@@ -1551,19 +1551,6 @@ void check_placement(int ranks, const FlowOptions& options, const char* what) {
   }
 }
 
-// The options an engine runs: the caller's, on the star's Topology where they name no cluster (place_on_star),
-// which lives as long as they do.
-struct PlacedOptions {
-  FlowOptions options;
-  std::unique_ptr<Topology> star;
-};
-
-PlacedOptions placed(const FlowOptions& options, int positions) {
-  PlacedOptions p{options, nullptr};
-  p.star = place_on_star(p.options, positions);
-  return p;
-}
-
 }  // namespace
 
 namespace {
@@ -1572,7 +1559,7 @@ namespace {
 class OwnedFlowNetwork final : public Network {
 public:
   OwnedFlowNetwork(int units, std::span<const Schedule* const> segments, const FlowOptions& options)
-      : placed_(placed(options, units)), engine_(units, segments, placed_.options) {}
+      : placed_(options, units), engine_(units, segments, placed_.options) {}
   double now() const override { return engine_.now(); }
   void start_segment(int unit, std::size_t segment, double release_s) override {
     engine_.start_segment(unit, segment, release_s);
@@ -1581,7 +1568,7 @@ public:
   std::size_t inside_segments() const override { return engine_.inside_segments(); }
 
 private:
-  PlacedOptions placed_;
+  Placed<FlowOptions> placed_;
   FlowEngine engine_;
 };
 
@@ -1604,7 +1591,7 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   }
   check_placement(schedule.ranks, options, "the schedule");
   const auto started = std::chrono::steady_clock::now();
-  const PlacedOptions on = placed(options, schedule.ranks);
+  const Placed<FlowOptions> on(options, schedule.ranks);
   const FlowOptions& o = on.options;
   const Schedule* const segments[] = {&schedule};
   ExecutionResult result;
@@ -1641,7 +1628,7 @@ StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, Ru
       throw std::invalid_argument("training step: " + problem);
     }
   }
-  const PlacedOptions on = placed(options, program.units);
+  const Placed<FlowOptions> on(options, program.units);
   const FlowOptions& placed_options = on.options;
   if (program.reduce_channels > 1 || !program.helper_units.empty()) {
     // (channel and helper units are driven by ranks: classes of units would leave them unstarted)
@@ -1685,7 +1672,7 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
     buckets.push_back(&bucket);
   }
   const auto started = std::chrono::steady_clock::now();
-  const PlacedOptions on = placed(options, ranks);
+  const Placed<FlowOptions> on(options, ranks);
   const FlowOptions& placed_options = on.options;
   TrainingResult result;
   if (program.reduce_channels > 1 || !program.helper_endpoints.empty()) {

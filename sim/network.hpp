@@ -51,6 +51,14 @@ struct NetworkCost {
 // the star.
 std::unique_ptr<Topology> place_on_star(NetworkCost& network, int positions);
 
+// An engine's copy of its options, placed (place_on_star), with the star they point at kept alive beside them.
+template <typename Options>
+struct Placed {
+  Placed(const Options& given, int positions) : options(given), star(place_on_star(options, positions)) {}
+  Options options;
+  std::unique_ptr<Topology> star;
+};
+
 // How fast position `position` adds up data: its endpoint's rate (Topology::reduce_Bps: a switch endpoint reduces in
 // flight; the star's hosts at cost.reduce_Bps). Needs a placed network (place_on_star).
 inline double position_reduce_Bps(const NetworkCost& network, int position) {

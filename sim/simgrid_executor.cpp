@@ -512,8 +512,8 @@ std::vector<sg4::Host*> build_platform(std::span<const Schedule* const> schedule
 
 ExecutionResult simulate(const Schedule& s, const SimGridOptions& options, int result_fd) {
   const auto started = std::chrono::steady_clock::now();
-  SimGridOptions o = options;
-  const std::unique_ptr<Topology> star = place_on_star(o, s.ranks);
+  const Placed<SimGridOptions> placed(options, s.ranks);
+  const SimGridOptions& o = placed.options;
   xbt_log_control_set("xbt_cfg.thresh:warning");
   int argc = 1;
   char name[] = "dtsim";

@@ -34,21 +34,19 @@ public:
   // the parent through `result_fd`. `trace`: where execute_steps records steps, reductions and messages.
   SimGridNetwork(std::span<const Schedule* const> segments, int units, const SimGridOptions& o, int result_fd,
                  RunTrace* trace)
-      : engine_(&argc_, argv_), result_fd_(result_fd), trace_(trace) {
+      : engine_(&argc_, argv_), result_fd_(result_fd), trace_(trace), placed_(o, units) {
     for (const Schedule* segment : segments) {  // (the actors run every step of a compact schedule written out)
       if (segment->compact()) expanded_.push_back(expand(*segment));
       segments_.push_back(segment->compact() ? &expanded_.back() : segment);
     }
-    options_ = o;
-    star_ = place_on_star(options_, units);
-    simgrid_detail::configure_engine(options_);
-    hosts_ = simgrid_detail::build_platform(segments_, units, options_);
-    mailboxes_ = simgrid_detail::make_mailboxes(segments_, units, options_);
+    const SimGridOptions& placed = placed_.options;
+    simgrid_detail::configure_engine(placed);
+    hosts_ = simgrid_detail::build_platform(segments_, units, placed);
+    mailboxes_ = simgrid_detail::make_mailboxes(segments_, units, placed);
     units_.resize(static_cast<std::size_t>(units));
     host_flops_per_compute_flop_ = o.cost.reduce_Bps / o.compute_flops_per_s;
-    network_ = options_;
-    for (const Schedule* segment : segments_)
-      library_.push_back({segment_library_cost(network_, *segment), &network_});
+    for (const Schedule* segment : segments_)  // (the steps' hop classes read the placed network)
+      library_.push_back({segment_library_cost(placed, *segment), &placed});
   }
 
   double now() const override { return sg4::Engine::get_clock(); }
@@ -143,9 +141,7 @@ private:
   std::vector<RankMailboxes> mailboxes_;
   std::vector<Unit> units_;
   double host_flops_per_compute_flop_ = 1;
-  SimGridOptions options_;                            // the caller's, on the star's topology where they name none
-  std::unique_ptr<Topology> star_;                    // (place_on_star)
-  NetworkCost network_;                               // (a copy: the steps' hop classes read it)
+  Placed<SimGridOptions> placed_;                     // the caller's, on the star's topology where they name none
   std::vector<simgrid_detail::StepLibrary> library_;  // by segment
   std::size_t queued_ = 0;                            // segments started and not yet done
   bool stopping_ = false;
