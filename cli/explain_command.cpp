@@ -192,6 +192,7 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e) {
                    {"precision", to_string(s.compute.precision)},
                    {"runtime", to_string(s.compute.runtime)},
                    {"recompute", to_string(s.compute.recompute)},
+                   {"memory_format", to_string(s.compute.memory_format)},
                    {"scaling", to_string(s.scaling)},
                    {"batch", s.batch}};
   if (e.baseline) {

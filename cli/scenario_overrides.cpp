@@ -195,6 +195,8 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
       parse_choices(flags, "runtime", runtime_from_string, "eager, cuda_graphs or xla");
   const std::vector<std::string> recomputes =
       parse_choices(flags, "recompute", recompute_from_string, "none, selective or full");
+  const std::vector<std::string> formats =
+      parse_choices(flags, "memory-format", memory_format_from_string, "nhwc or nchw");
   const std::vector<int> batches =
       flags.has("batch") ? parse_counts(flags, "batch", 1 << 24) : std::vector<int>{base.setup.batch};
   // one variant per combination, the last list varying fastest (a mixed-radix count)
@@ -203,17 +205,18 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
                                std::max<std::size_t>(1, precisions.size()),
                                std::max<std::size_t>(1, runtimes.size()),
                                std::max<std::size_t>(1, recomputes.size()),
+                               std::max<std::size_t>(1, formats.size()),
                                batches.size()};
   std::size_t combinations = 1;
   for (const std::size_t n : sizes)
     combinations *= n;
   for (std::size_t c = 0; c < combinations; ++c) {
-    std::size_t digits[6];
-    for (std::size_t i = 6, rest = c; i-- > 0;) {
+    std::size_t digits[7];
+    for (std::size_t i = 7, rest = c; i-- > 0;) {
       digits[i] = rest % sizes[i];
       rest /= sizes[i];
     }
-    const auto [m, d, p, r, k, b] = digits;
+    const auto [m, d, p, r, k, f, b] = digits;
     ScenarioVariant v{base, {}};
     TrainingSetup& setup = v.scenario.setup;
     if (flags.has("model")) setup.model = model_list.at(m);
@@ -233,6 +236,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     }
     if (!runtimes.empty()) setup.compute.runtime = *runtime_from_string(runtimes[r]);
     if (!recomputes.empty()) setup.compute.recompute = *recompute_from_string(recomputes[k]);
+    if (!formats.empty()) setup.compute.memory_format = *memory_format_from_string(formats[f]);
     setup.batch = batches[b];
     if (setup.profile && (setup.batch != setup.profile->batch || setup.scaling != ScalingMode::weak)) {
       throw UsageError((flags.has("batch") ? std::string("--batch: ") : std::string("scenario.batch: ")) +
@@ -244,6 +248,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (precisions.size() > 1) v.values.emplace_back("precision", precisions[p]);
     if (runtimes.size() > 1) v.values.emplace_back("runtime", runtimes[r]);
     if (recomputes.size() > 1) v.values.emplace_back("recompute", recomputes[k]);
+    if (formats.size() > 1) v.values.emplace_back("memory-format", formats[f]);
     if (batches.size() > 1) v.values.emplace_back("batch", std::to_string(batches[b]));
     check_variant(v.scenario, flags, search, out.where);
     out.variants.push_back(std::move(v));

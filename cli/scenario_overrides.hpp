@@ -1,8 +1,8 @@
 // Flags of `dtsim predict` and `dtsim explain` that override a scenario's fields from the command line, so that a
 // what-if needs no scenario file: --accelerators and --nodes (the sizes), --batch, --model, --device, --precision,
-// --runtime and --recompute (lists: one variant of the scenario per combination of their values), --cluster (replaces
-// the scenario's cluster).
-// Every value is checked before anything is simulated; a bad one is a UsageError naming its flag.
+// --runtime, --recompute and --memory-format (lists: one variant of the scenario per combination of their values),
+// --cluster (replaces the scenario's cluster). Every value is checked before anything is simulated; a bad one is a
+// UsageError naming its flag.
 #pragma once
 
 #include <array>
@@ -16,7 +16,7 @@
 
 namespace dtsim::cli {
 
-constexpr std::array<FlagSpec, 10> scenario_override_flags{{
+constexpr std::array<FlagSpec, 11> scenario_override_flags{{
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node of the cluster), e.g. 1,2,...,16; not with "
@@ -44,6 +44,9 @@ constexpr std::array<FlagSpec, 10> scenario_override_flags{{
     {"recompute", "LIST", "from the scenario",
      "activation recomputation, replacing scenario.recompute: none, selective or full (less memory, more compute); a "
      "list runs the scenario once per value"},
+    {"memory-format", "LIST", "from the scenario",
+     "how image tensors are laid out, replacing scenario.memory_format: nhwc (channels last) or nchw (16-bit "
+     "convolutions transpose to NHWC and back; docs/compute.md); nhwc,nchw runs both"},
     {"cluster", "NAME|FILE", "from the scenario",
      "the cluster, replacing the scenario's: a built-in one (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, "
      "v100-nvlink-edr) or a path to a cluster file; --nodes counts its nodes"},

@@ -11,10 +11,27 @@ double efficiency_of(const Device& d, Precision p) { return p == Precision::fp32
 // half_efficiency_flops is set.
 double math_seconds(double factor, double flops, const Device& d, Precision p) {
   if (flops <= 0) return 0;
-  return factor * (flops + d.half_efficiency_flops) / (d.peak_flops(p) * efficiency_of(d, p));
+  // H is stated at the device's largest peak; a precision of a lower peak reaches half its rate at as many seconds'
+  // work, so at H x its peak / the largest
+  double largest = 0;
+  for (Precision q : all_precisions)
+    largest = std::max(largest, d.peak_flops(q));
+  const double knee = largest > 0 ? d.half_efficiency_flops * d.peak_flops(p) / largest : 0;
+  return factor * (flops + knee) / (d.peak_flops(p) * efficiency_of(d, p));
 }
 
 double memory_rate(const Device& d) { return d.memory_Bps * d.memory_efficiency; }
+
+// Multiplies a direct 3x3 convolution makes per multiply of Winograd's F(2x2, 3x3): 36 for a 2x2 output tile against
+// 16 (Lavin and Gray 2016, arXiv:1509.09308), the algorithm cuDNN offers for such convolutions.
+constexpr double winograd_reduction = 36.0 / 16.0;
+
+// A layer's forward FLOPs per sample as its math kernels compute them: fp32 convolutions (no tensor cores) run their
+// 3x3 stride-1 part by Winograd; tensor-core math (tf32, fp16, bf16, fp8) runs every convolution as an implicit GEMM.
+double math_flops(const Layer& layer, Precision p) {
+  if (p != Precision::fp32 || layer.winograd_flops <= 0) return layer.forward_flops;
+  return layer.forward_flops - layer.winograd_flops * (1 - 1 / winograd_reduction);
+}
 
 // Activation bytes per sample as stored in `p` (Layer counts fp32 bytes).
 double stored(double fp32_bytes, Precision p) { return fp32_bytes * value_bytes(p) / 4.0; }
@@ -28,6 +45,13 @@ struct Pass {
   double kernels = 1;
 };
 
+// A pass's memory-bound traffic and kernels with the layout's transposes added.
+Pass with_transposes(Pass pass, double traffic, double kernels) {
+  pass.traffic += traffic;
+  pass.kernels += kernels;
+  return pass;
+}
+
 double pass_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& s,
                     const Pass& pass) {
   require_precision(device, s.precision);
@@ -36,7 +60,7 @@ double pass_seconds(const Layer& layer, double batch, const Device& device, cons
   const double moved = layer.activation_bytes - (s.flash_attention ? layer.score_bytes : 0.0);
   const double activation = stored(std::max(moved, 0.0), s.precision) * batch;
   const double weights = layer.params * value_bytes(s.precision) * pass.weight_reads;
-  const double math = math_seconds(pass.flop_factor, batch * layer.forward_flops, device, s.precision);
+  const double math = math_seconds(pass.flop_factor, batch * math_flops(layer, s.precision), device, s.precision);
   const double traffic = pass.traffic * rt.traffic_scale * activation +
                          pass.score_traffic * rt.traffic_scale * stored(layer.score_bytes, s.precision) * batch;
   double device_s = 0;
@@ -98,6 +122,17 @@ KernelTraffic kernel_traffic(LayerKind kind) {
   return {};
 }
 
+LayoutTransposes layout_transposes(LayerKind kind, const ComputeSettings& settings) {
+  if (kind != LayerKind::conv || settings.memory_format != MemoryFormat::nchw || value_bytes(settings.precision) >= 4)
+    return {};
+  // A convolution layer keeps two maps (its output and its norm's), so its input and output are each about one kept
+  // map, half the kept bytes. Forward transposes input and output (each read and written: 2 x (1/2 + 1/2) = 2x the
+  // kept bytes, 2 kernels); backward the output gradient, the input for the weight gradient and the input gradient
+  // back (3 maps read and written: 3x, 3 kernels). cuDNN documents the NCHW-to-NHWC transformations it makes to run
+  // tensor-core convolutions (docs/compute.md, "Memory format").
+  return {{2, 3}, 2, 3};
+}
+
 double forward_kernels(const Layer& layer) {
   if (layer.kernels > 0) return layer.kernels;
   switch (layer.kind) {
@@ -127,10 +162,12 @@ double kept_activation_bytes(const Model& model, const ComputeSettings& settings
 
 double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
   const KernelTraffic t = kernel_traffic(layer.kind);
+  const LayoutTransposes transposes = layout_transposes(layer.kind, settings);
   Pass pass;
   pass.traffic = t.forward;
   pass.kernels = forward_kernels(layer);
-  return pass_seconds(layer, batch, device, settings, pass);
+  return pass_seconds(layer, batch, device, settings,
+                      with_transposes(pass, transposes.traffic.forward, transposes.forward_kernels));
 }
 
 double backward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
@@ -144,7 +181,9 @@ double backward_seconds(const Layer& layer, double batch, const Device& device, 
   double extra_flops = 0;
   if (settings.flash_attention && layer.score_flops > 0) extra_flops = layer.score_flops / 2;  // Q K^T again
   if (settings.recompute == Recompute::selective && !settings.flash_attention) pass.score_traffic = t.forward;
-  double seconds = pass_seconds(layer, batch, device, settings, pass) +
+  const LayoutTransposes transposes = layout_transposes(layer.kind, settings);
+  double seconds = pass_seconds(layer, batch, device, settings,
+                                with_transposes(pass, transposes.traffic.backward, transposes.backward_kernels)) +
                    math_seconds(1, batch * extra_flops, device, settings.precision);
   if (settings.recompute == Recompute::full) seconds += forward_seconds(layer, batch, device, settings);
   return seconds;
@@ -175,6 +214,13 @@ const char* to_string(Runtime runtime) {
 }
 const char* to_string(Recompute recompute) {
   return recompute == Recompute::none ? "none" : recompute == Recompute::selective ? "selective" : "full";
+}
+const char* to_string(MemoryFormat format) { return format == MemoryFormat::nhwc ? "nhwc" : "nchw"; }
+std::optional<MemoryFormat> memory_format_from_string(std::string_view name) {
+  for (MemoryFormat f : {MemoryFormat::nhwc, MemoryFormat::nchw}) {
+    if (name == to_string(f)) return f;
+  }
+  return std::nullopt;
 }
 std::optional<Runtime> runtime_from_string(std::string_view name) {
   for (Runtime r : {Runtime::eager, Runtime::cuda_graphs, Runtime::xla}) {

@@ -3,7 +3,8 @@
 // A layer runs its matrix kernels (convolution, GEMMs) and then its memory-bound kernels (batch or layer norm,
 // activation, residual add, softmax, dropout), one after the other on the device:
 //   math     = flop factor x (F + H) / (peak(precision) x efficiency(precision))
-//              F: the pass's FLOPs for the batch, H: the device's half_efficiency_flops. A kernel of F FLOPs reaches
+//              F: the pass's FLOPs for the batch, H: the device's half_efficiency_flops x peak(precision) / its
+//              largest peak (the same seconds of work at every precision). A kernel of F FLOPs reaches
 //              F / (F + H) of the achievable rate: a saturating curve, fitted rather than derived from tiles and
 //              waves because the published measurements (validation/published) constrain one knee per device, not a
 //              tile shape per kernel; efficiency(fp32) is the device's `efficiency`, tensor math (tf32, fp16, bf16,
@@ -14,11 +15,15 @@
 //   device   = matrix + memory + kernels x kernel_launch
 //   layer    = max(device, kernels x the runtime's host time per kernel)   (the host queues kernels ahead of the
 //              device: the slower of the two sets the pace)
+// F counts a 3x3 stride-1 convolution's FLOPs divided by Winograd's 36/16 fewer multiplies in fp32, where cuDNN runs
+// such convolutions by Winograd (on CUDA cores; tensor-core math runs them as implicit GEMMs).
 // Layers of a memory-bound kind (norm, activation, pool, elementwise, softmax, embedding) have no matrix part.
 // Backward runs backward_flop_factor x the forward FLOPs, twice the kernels and kernel_traffic's backward bytes; full
 // recomputation runs the forward again first, selective recomputation (Korthikanti et al. 2022) the attention scores'
 // memory-bound kernels. A fused (flash) attention kernel never writes the scores (score_bytes) and recomputes Q K^T in
-// backward (half the score FLOPs). The optimizer streams its per-parameter bytes; the runtime adds a per-step cost.
+// backward (half the score FLOPs). A convolution in NCHW layout with 16-bit math adds the transposes of
+// layout_transposes (cuDNN runs tensor-core convolutions in NHWC and converts NCHW tensors around them). The optimizer
+// streams its per-parameter bytes; the runtime adds a per-step cost.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +41,9 @@ enum class Optimizer : std::uint8_t { sgd, momentum, adam };
 // (the whole step replayed from one launch), XLA (TensorFlow or JAX compiled: memory-bound chains fused).
 enum class Runtime : std::uint8_t { eager, cuda_graphs, xla };
 enum class Recompute : std::uint8_t { none, selective, full };
+// How image tensors are laid out: nhwc (channels last: what cuDNN's tensor-core convolutions read) or nchw (PyTorch's
+// default: in 16-bit math each convolution's tensors are transposed to NHWC and back around the kernel).
+enum class MemoryFormat : std::uint8_t { nhwc, nchw };
 
 struct RuntimeCosts {
   double host_s_per_kernel = 0;  // host time to issue one kernel
@@ -53,6 +61,7 @@ struct ComputeSettings {
   Runtime runtime = Runtime::eager;
   Recompute recompute = Recompute::none;
   bool flash_attention = false;
+  MemoryFormat memory_format = MemoryFormat::nhwc;
 };
 
 // Bytes moved by a layer's memory-bound kernels per byte of activation it keeps, forward and backward.
@@ -61,6 +70,14 @@ struct KernelTraffic {
   double backward = 0;
 };
 KernelTraffic kernel_traffic(LayerKind kind);
+// The transposes around a convolution whose tensors are NCHW in 16-bit math, as kernel_traffic counts bytes, and the
+// kernels they add per pass; none in other layouts, precisions or layer kinds.
+struct LayoutTransposes {
+  KernelTraffic traffic;
+  double forward_kernels = 0;
+  double backward_kernels = 0;
+};
+LayoutTransposes layout_transposes(LayerKind kind, const ComputeSettings& settings);
 // Kernels a layer launches in its forward pass (its own count, else its kind's).
 double forward_kernels(const Layer& layer);
 bool memory_bound(LayerKind kind);
@@ -84,7 +101,9 @@ double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision)
 const char* to_string(Optimizer optimizer);
 const char* to_string(Runtime runtime);
 const char* to_string(Recompute recompute);
+const char* to_string(MemoryFormat format);
 std::optional<Runtime> runtime_from_string(std::string_view name);
 std::optional<Recompute> recompute_from_string(std::string_view name);
+std::optional<MemoryFormat> memory_format_from_string(std::string_view name);
 
 }  // namespace dtsim

@@ -59,6 +59,8 @@ Model layer_list_model(const LayerListSpec& spec) {
         layer.kind = LayerKind::conv;
         layer.params = weights + (l.bias ? l.out : 0) + (l.batch_norm ? 2.0 * l.out : 0);
         layer.forward_flops = 2.0 * weights * out.h * out.w;
+        if (l.kernel_h == 3 && l.kernel_w == 3 && l.stride == 1 && l.groups == 1)
+          layer.winograd_flops = layer.forward_flops;
         layer.activation_bytes = out.elements() * fp32_bytes * (l.batch_norm ? 2 : 1);  // conv (and BN) output
         layer.kernels = l.batch_norm ? 3 : 2;  // the convolution, its norm (or bias) and its activation
         break;

@@ -52,6 +52,9 @@ struct Layer {
   double score_flops = 0;
   // Activation bytes per sample full recomputation keeps (the layer's input); 0: recomputation keeps all of it.
   double checkpoint_bytes = 0;
+  // The part of forward_flops a Winograd algorithm can compute with fewer multiplies (3x3, stride-1, ungrouped
+  // convolutions; models/compute_model.hpp says when it is used).
+  double winograd_flops = 0;
 };
 
 struct Model {

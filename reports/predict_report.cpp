@@ -27,6 +27,7 @@ std::string setup_line(const Scenario& sc) {
   out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer) << ", "
       << to_string(s.compute.runtime) << " runtime";
   if (s.compute.recompute != Recompute::none) out << ", " << to_string(s.compute.recompute) << " recomputation";
+  if (s.compute.memory_format == MemoryFormat::nchw) out << ", NCHW tensors";
   if (s.input.enabled) out << ", input pipeline on";
   if (s.variability.background_load > 0) {
     out << "\n  background traffic takes " << format_fixed(100 * s.variability.background_load, 0)
@@ -171,6 +172,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"optimizer", to_string(s.compute.optimizer)},
                         {"runtime", to_string(s.compute.runtime)},
                         {"recompute", to_string(s.compute.recompute)},
+                        {"memory_format", to_string(s.compute.memory_format)},
                         {"variability", variability_json(s.variability)},
                         {"results", list}};
 }
@@ -261,6 +263,7 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                         {"precision", to_string(scenario.setup.compute.precision)},
                         {"runtime", to_string(scenario.setup.compute.runtime)},
                         {"recompute", to_string(scenario.setup.compute.recompute)},
+                        {"memory_format", to_string(scenario.setup.compute.memory_format)},
                         {"parallel_results", list}};
 }
 

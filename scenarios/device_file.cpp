@@ -71,8 +71,9 @@ constexpr std::array<FieldSpec, 13> device_fields{{
                  "guess)",
                  1e-6, 1),
     ranged_field("half_efficiency_flops", FieldType::number, "0",
-                 "FLOPs of one kernel at which it reaches half its achievable rate (F / (F + this) of it); 0: no "
-                 "size dependence",
+                 "FLOPs of one kernel at which it reaches half its achievable rate (F / (F + this) of it) in the "
+                 "precision of the largest peak; a precision of a lower peak scales it by its peak / the largest (the "
+                 "same seconds of work); 0: no size dependence",
                  0, 1e15),
     ranged_field("memory_efficiency", FieldType::number, "1", "achieved / peak bandwidth of memory-bound kernels", 1e-6,
                  1),

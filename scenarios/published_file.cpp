@@ -18,6 +18,7 @@ const std::vector<std::string>& published_columns() {
                                                 "precision",
                                                 "batch_per_device",
                                                 "sequence_length",
+                                                "memory_format",
                                                 "throughput",
                                                 "throughput_unit",
                                                 "source_url",
@@ -47,12 +48,16 @@ std::vector<PublishedRow> load_published_table(const std::string& path) {
     }
     r.batch_per_device = csv_whole(f, 9, 1, 1 << 24, true);
     r.sequence_length = csv_whole(f, 10, 1, 1 << 24, true);
-    r.throughput = csv_positive(f, 11);
-    r.throughput_unit = f.fields[12];
-    r.source_url = csv_source_url(f, 13);
-    r.source_locator = csv_source_locator(f, 14);
-    r.notes = f.fields[15];
-    r.split = csv_split(f, 16);
+    r.memory_format = f.fields[11];
+    if (!r.memory_format.empty() && r.memory_format != "nchw" && r.memory_format != "nhwc") {
+      throw ScenarioError(f.where(11) + ": expected nchw, nhwc or nothing, got '" + r.memory_format + "'");
+    }
+    r.throughput = csv_positive(f, 12);
+    r.throughput_unit = f.fields[13];
+    r.source_url = csv_source_url(f, 14);
+    r.source_locator = csv_source_locator(f, 15);
+    r.notes = f.fields[16];
+    r.split = csv_split(f, 17);
     rows.push_back(std::move(r));
   });
   return rows;

@@ -17,10 +17,11 @@ struct PublishedRow {
   std::string interconnect;
   std::string framework;
   std::string software_version;
-  std::string model;         // as the source names it
-  std::string precision;     // fp32, tf32, amp, bf16, fp8
-  int batch_per_device = 0;  // 0: the source does not state it
-  int sequence_length = 0;   // 0: not a sequence model or not stated
+  std::string model;          // as the source names it
+  std::string precision;      // fp32, tf32, amp, bf16, fp8
+  int batch_per_device = 0;   // 0: the source does not state it
+  int sequence_length = 0;    // 0: not a sequence model or not stated
+  std::string memory_format;  // nchw or nhwc for a convolutional network, "" otherwise
   double throughput = 0;
   std::string throughput_unit;  // e.g. "images/s total"
   std::string source_url;

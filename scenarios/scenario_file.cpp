@@ -164,7 +164,7 @@ constexpr std::array<FieldSpec, 5> checkpoint_fields{{
                 "time"),
 }};
 
-constexpr std::array<FieldSpec, 24> scenario_fields{{
+constexpr std::array<FieldSpec, 25> scenario_fields{{
     value_field("name", FieldType::text, "scenario", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the scenario shows"),
     value_field("cluster", FieldType::text, "",
@@ -211,6 +211,12 @@ constexpr std::array<FieldSpec, 24> scenario_fields{{
                  "none|selective|full"),
     value_field("flash_attention", FieldType::boolean, "false",
                 "attention by a fused kernel that never writes the score matrix (FlashAttention)"),
+    choice_field(
+        "memory_format", "nhwc",
+        "how image tensors are laid out: nhwc (channels last, as cuDNN's tensor-core convolutions read them) or "
+        "nchw (PyTorch's default: in fp16, bf16 and fp8 each convolution transposes its tensors to NHWC and "
+        "back); docs/compute.md",
+        "nhwc|nchw"),
     ranged_field("efficiency", FieldType::number, "device",
                  "achieved / peak FLOP/s of large kernels in every precision, replacing the device's efficiency and "
                  "tensor_efficiency",
@@ -489,6 +495,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   setup.compute.runtime = *runtime_from_string(o.choice("runtime"));
   setup.compute.recompute = *recompute_from_string(o.choice("recompute"));
   setup.compute.flash_attention = o.has("flash_attention") && o.boolean("flash_attention");
+  setup.compute.memory_format = *memory_format_from_string(o.choice("memory_format"));
   const JsonObject framework = o.object("framework");
   const std::string preset = framework.choice("preset");
   apply_preset(setup, preset == "ddp"       ? FrameworkPreset::ddp

@@ -1024,14 +1024,20 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   REQUIRE(test.exit_code == 0);
   const auto t = nlohmann::json::parse(test.output);
   CHECK(t["split"] == "test");
-  CHECK(t["overall"]["rows"] == 111);
-  CHECK(t["overall"]["median_abs_error"].get<double>() == Approx(0.118).margin(0.0005));
-  CHECK(t["overall"]["p90_abs_error"].get<double>() == Approx(0.322).margin(0.0005));
+  CHECK(t["overall"]["rows"] == 105);
+  CHECK(t["overall"]["median_abs_error"].get<double>() == Approx(0.094).margin(0.0005));
+  CHECK(t["overall"]["p90_abs_error"].get<double>() == Approx(0.218).margin(0.0005));
   int fit_rows = 0;
+  int binned = 0;
   for (const auto& c : t["cases"]) {
     CHECK(c["split"] == "test");
     CHECK((c.contains("predicted") != c.contains("not_modelled")));
+    if (c.contains("not_modelled") && c["not_modelled"].get<std::string>().starts_with("sequences binned by length")) {
+      CHECK(c["id"].get<std::string>().starts_with("dle-pt-bertl-pre512"));  // LDDL's phase 2 (sources.md)
+      ++binned;
+    }
   }
+  CHECK(binned == 10);
   // the published collectives, on their systems' cluster files with the library (docs/validation.md)
   const auto& collectives = t["collectives"];
   CHECK(collectives["overall"]["rows"] == 42);
@@ -1048,12 +1054,13 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   const auto f = nlohmann::json::parse(fit.output);
   for (const auto& c : f["cases"])
     fit_rows += c.contains("predicted") ? 1 : 0;
-  CHECK(fit_rows == 122);
-  CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.116).margin(0.0005));
+  CHECK(fit_rows == 112);
+  CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.072).margin(0.0005));
   CHECK(f["collectives"]["overall"]["rows"] == 50);
   CHECK(f["collectives"]["overall"]["median_abs_error"].get<double>() == Approx(0.133).margin(0.0005));
-  // the default limit of 10% is exceeded today: exit 1, with the summary printed
-  const Run gated = run_dtsim("validate --published");
+  // under the default limit of 10% today (exit 0); a limit below the median exits 1, with the summary printed
+  CHECK(run_dtsim("validate --published").exit_code == 0);
+  const Run gated = run_dtsim("validate --published --max-median-error 0.05");
   CHECK(gated.exit_code == 1);
   CHECK_THAT(gated.output, Catch::Contains("not modelled:"));
   CHECK_THAT(run_dtsim("validate --published --split all --measured x").output,
@@ -1284,7 +1291,7 @@ TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulat
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, !Catch::Contains("not simulated"));
   CHECK_THAT(text.output,
-             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 239.6 ms"));
+             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 232.3 ms"));
   CHECK_THAT(text.output, Catch::Contains("(against one replica of 16)"));
 
   // ZeRO-3 where one replica does not fit: efficiency against the smallest size that fits, and the floor is the last
@@ -1515,6 +1522,7 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
       {"predict --batch 16,32 --trace " + (dir / "t.json").string(), "--trace: one trace file per run"},
       {"predict --runtime jax", "--runtime: expected eager, cuda_graphs or xla, got 'jax'"},
       {"explain --recompute some", "--recompute: expected none, selective or full, got 'some'"},
+      {"predict --memory-format NCHW", "--memory-format: expected nhwc or nchw, got 'NCHW'"},
   });
   std::filesystem::remove_all(dir);
 }
@@ -1542,6 +1550,17 @@ TEST_CASE("predict --runtime and --recompute: one variant per value, recomputati
   const double eager = m["variants"][0]["results"][0]["breakdown"]["forward_s"].get<double>();
   const double graphs = m["variants"][1]["results"][0]["breakdown"]["forward_s"].get<double>();
   CHECK(graphs < eager);
+  // NCHW tensors cost 16-bit convolutions their transposes, fp32 ones nothing
+  const Run layouts = run_dtsim(
+      "predict --model resnet50 --device a100 --precision mixed,fp32 --accelerators 1 --memory-format nhwc,nchw "
+      "--json");
+  REQUIRE(layouts.exit_code == 0);
+  const auto l = nlohmann::json::parse(layouts.output)["variants"];
+  REQUIRE(l.size() == 4);
+  CHECK(l[1]["memory_format"] == "nchw");
+  auto step = [&l](int i) { return l[i]["results"][0]["step_time_s"].get<double>(); };
+  CHECK(step(1) > 1.2 * step(0));  // mixed: NCHW about 30% slower (docs/compute.md)
+  CHECK(step(3) == step(2));       // fp32
 }
 
 TEST_CASE("predict --backend analytical: the step as if no link were shared, so what contention costs shows") {
@@ -2006,7 +2025,7 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-published-fit-" + std::to_string(::getpid()));
   const Run fit = run_dtsim("calibrate --published --out-dir " + dir.string());
   REQUIRE(fit.exit_code == 0);
-  CHECK_THAT(fit.output, Catch::Contains("fit split (122 rows predicted)"));
+  CHECK_THAT(fit.output, Catch::Contains("fit split (112 rows predicted)"));
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     CAPTURE(entry.path().string());

@@ -55,10 +55,13 @@ TEST_CASE("a matrix layer: math or its memory floor, then its memory-bound kerne
   // fp16: tensor_efficiency, and the activations stored in 2 bytes halve the traffic
   CHECK(forward_seconds(conv, batch, d, settings(Precision::fp16)) ==
         Approx(32e9 / (100e12 * 0.8) + traffic / 2 + 3 * 2e-6));
-  // half_efficiency_flops: a kernel of F FLOPs runs at F / (F + H) of the achievable rate
+  // half_efficiency_flops: a kernel of F FLOPs runs at F / (F + H) of the achievable rate, H stated at the largest
+  // peak (fp16 here) and scaled by a lower peak's fraction of it (fp32: a tenth, the same seconds of work)
   Device sized = d;
   sized.half_efficiency_flops = 32e9;
-  CHECK(forward_seconds(conv, batch, sized, settings(Precision::fp32)) == Approx(2 * math + traffic + 3 * 2e-6));
+  CHECK(forward_seconds(conv, batch, sized, settings(Precision::fp16)) ==
+        Approx(2 * 32e9 / (100e12 * 0.8) + traffic / 2 + 3 * 2e-6));
+  CHECK(forward_seconds(conv, batch, sized, settings(Precision::fp32)) == Approx(1.1 * math + traffic + 3 * 2e-6));
   // a precision the device lacks never reaches the formula
   CHECK_THROWS_WITH(forward_seconds(conv, batch, d, settings(Precision::bf16)),
                     "round has no bf16 math (it has fp32, fp16)");
@@ -159,4 +162,68 @@ TEST_CASE("runtime and recompute names round-trip and unknown ones are refused")
     CHECK(recompute_from_string(to_string(r)) == r);
   CHECK(!runtime_from_string("jit"));
   CHECK(!recompute_from_string("some"));
+}
+
+TEST_CASE("NCHW tensors cost 16-bit convolutions their transposes, and nothing elsewhere") {
+  const Device d = round_device();
+  Layer conv;
+  conv.kind = LayerKind::conv;
+  conv.params = 1e6;
+  conv.forward_flops = 1e9;
+  conv.activation_bytes = 1e5;
+  conv.kernels = 3;
+  const double batch = 32;
+  ComputeSettings nhwc = settings(Precision::fp16);
+  ComputeSettings nchw = nhwc;
+  nchw.memory_format = MemoryFormat::nchw;
+  // forward: 2x the kept bytes (stored in 2 bytes) read and written again, and 2 transpose kernels
+  const double kept16 = 32 * 1e5 / 2;
+  CHECK(forward_seconds(conv, batch, d, nchw) - forward_seconds(conv, batch, d, nhwc) ==
+        Approx(2 * kept16 / 0.5e12 + 2 * 2e-6));
+  // backward: 3x, 3 kernels
+  CHECK(backward_seconds(conv, batch, d, nchw) - backward_seconds(conv, batch, d, nhwc) ==
+        Approx(3 * kept16 / 0.5e12 + 3 * 2e-6));
+  // fp32 convolutions and non-convolution layers do not transpose
+  ComputeSettings fp32_nchw = settings(Precision::fp32);
+  fp32_nchw.memory_format = MemoryFormat::nchw;
+  CHECK(forward_seconds(conv, batch, d, fp32_nchw) == forward_seconds(conv, batch, d, settings(Precision::fp32)));
+  Layer linear = conv;
+  linear.kind = LayerKind::linear;
+  CHECK(forward_seconds(linear, batch, d, nchw) == forward_seconds(linear, batch, d, nhwc));
+  CHECK(memory_format_from_string(to_string(MemoryFormat::nchw)) == MemoryFormat::nchw);
+  CHECK(memory_format_from_string(to_string(MemoryFormat::nhwc)) == MemoryFormat::nhwc);
+  CHECK(!memory_format_from_string("NCHW"));
+}
+
+TEST_CASE("fp32 convolutions run their Winograd part with 36/16 fewer multiplies, tensor-core math does not") {
+  Device d = round_device();
+  d.set_peak_flops(Precision::tf32, 50e12);
+  Layer conv;
+  conv.kind = LayerKind::conv;
+  conv.forward_flops = 1e9;
+  conv.kernels = 1;
+  Layer winograd = conv;
+  winograd.winograd_flops = 0.5e9;  // half the layer's FLOPs are 3x3 stride-1
+  const double batch = 32;
+  // fp32: math (1e9 - 0.5e9 x (1 - 16/36)) x 32 / 5e12
+  const double fewer = 0.5e9 * (1 - 16.0 / 36.0);
+  CHECK(forward_seconds(conv, batch, d, settings(Precision::fp32)) -
+            forward_seconds(winograd, batch, d, settings(Precision::fp32)) ==
+        Approx(fewer * batch / 5e12));
+  CHECK(backward_seconds(conv, batch, d, settings(Precision::fp32)) -
+            backward_seconds(winograd, batch, d, settings(Precision::fp32)) ==
+        Approx(2 * fewer * batch / 5e12));
+  for (Precision p : {Precision::tf32, Precision::fp16})
+    CHECK(forward_seconds(winograd, batch, d, settings(p)) == forward_seconds(conv, batch, d, settings(p)));
+  // the layer lists mark 3x3 stride-1 ungrouped convolutions only
+  const Model resnet = load_named_model("resnet50", DTSIM_SOURCE_DIR, DTSIM_SOURCE_DIR);
+  int marked = 0;
+  for (const Layer& l : resnet.layers) {
+    if (l.winograd_flops > 0) {
+      ++marked;
+      CHECK(l.winograd_flops == l.forward_flops);
+      CHECK(l.name.ends_with("conv2"));  // the bottlenecks' 3x3 convolutions
+    }
+  }
+  CHECK(marked == 13);  // 16 bottlenecks, 3 of which stride their 3x3 convolution
 }

@@ -1,7 +1,9 @@
 // The published measurements (validation/published/measurements.csv): every row parses and has a source, the fit and
 // test splits are disjoint and each holds rows, and bad tables are refused naming the line and column.
 #include <unistd.h>
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -52,18 +54,31 @@ TEST_CASE("the published table parses, every row has a source, and fit and test 
   CHECK(multi >= 40);
   for (const std::string& id : test)
     CHECK(fit.count(id) == 0);
+  // every convolutional network's row says how its tensors were laid out (sources.md says where each source states it)
+  int convolutional = 0;
+  for (const PublishedRow& r : rows) {
+    std::string m = r.model;
+    std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (m.find("resne") == std::string::npos && m.find("vgg") == std::string::npos &&
+        m.find("efficientnet") == std::string::npos && m.find("convnext") == std::string::npos)
+      continue;
+    ++convolutional;
+    CAPTURE(r.id);
+    CHECK((r.memory_format == "nchw" || r.memory_format == "nhwc"));
+  }
+  CHECK(convolutional >= 100);
 }
 
 TEST_CASE("a bad published table is refused naming the line and the column") {
   const std::string good_row =
-      "r1,v100,1,1,none,PyTorch,20.06,resnet50,amp,256,,1000,images/s total,https://example.org/t,table 1,,fit\n";
+      "r1,v100,1,1,none,PyTorch,20.06,resnet50,amp,256,,nhwc,1000,images/s total,https://example.org/t,table 1,,fit\n";
   CHECK_NOTHROW(load_published_table(write_table("ok.csv", header() + good_row)));
   CHECK_THROWS_WITH(load_published_table(
-                        write_table("nosource.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,amp,256,,1000,"
+                        write_table("nosource.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,amp,256,,,1000,"
                                                                "images/s total,,table 1,,fit\n")),
                     Catch::Contains("nosource.csv:2 (source_url): every row needs its source's URL"));
   CHECK_THROWS_WITH(load_published_table(write_table("split.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,"
-                                                                             "amp,256,,1000,images/s total,"
+                                                                             "amp,256,,,1000,images/s total,"
                                                                              "https://e.org,t,,both\n")),
                     Catch::Contains("split.csv:2 (split): expected fit or test, got 'both'"));
   CHECK_THROWS_WITH(load_published_table(write_table("twice.csv", header() + good_row + good_row)),
@@ -73,9 +88,13 @@ TEST_CASE("a bad published table is refused naming the line and the column") {
   CHECK_THROWS_WITH(load_published_table(write_table("quote.csv", header() + "\"r1,v100\n")),
                     Catch::Contains("quote.csv:2: a quoted field is not closed"));
   CHECK_THROWS_WITH(load_published_table(write_table("number.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,"
-                                                                              "amp,256,,-5,images/s total,"
+                                                                              "amp,256,,,-5,images/s total,"
                                                                               "https://e.org,t,,fit\n")),
                     Catch::Contains("number.csv:2 (throughput): expected a positive number, got '-5'"));
+  CHECK_THROWS_WITH(load_published_table(write_table("layout.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,"
+                                                                              "amp,256,,NHWC,1000,images/s total,"
+                                                                              "https://e.org,t,,fit\n")),
+                    Catch::Contains("layout.csv:2 (memory_format): expected nchw, nhwc or nothing, got 'NHWC'"));
 }
 
 TEST_CASE("the published collective measurements: sources, both splits on every system, nccl-tests' own arithmetic") {

@@ -50,6 +50,8 @@ ModelChoice model_of(const PublishedRow& row) {
 // The cluster a multi-device row ran on, by its interconnect; "" when the source does not say.
 std::string cluster_of(const PublishedRow& row) {
   const std::string i = row.interconnect;
+  // DLPerf's nodes: a DGX-1's NVLink mesh with one EDR NIC (sources.md)
+  if (has(i, "MT27700")) return "validation/published/clusters/dlperf-v100-edr1.json";
   if (has(i, "DGX-2")) return "dgx2-v100";
   if (has(i, "DGX-1") || (has(row.device, "v100") && has(i, "NVLink") && has(i, "InfiniBand"))) return "dgx1-v100";
   if (has(i, "8x V100-SXM2")) return "dgx1-v100";
@@ -84,6 +86,13 @@ Model model_at_sequence(const std::string& name, int sequence, const std::string
   nlohmann::json& model = document.at("model");
   if (sequence > 0 && model.contains("sequence")) model["sequence"] = sequence;
   return parse_model_document(document);
+}
+
+// DLE PyTorch BERT pre-training (run_pretraining.py from 2019-08 to 2022-03, e.g. at 793b92dc, 2020-03-15) wraps the
+// model in apex DDP with message_size=250000000 elements unless it allreduces after accumulation: a bucket larger than
+// BERT-base, so the allreduce starts when backward ends instead of overlapping it (sources.md, DLPerf).
+bool apex_ddp_whole_model(const PublishedRow& row) {
+  return has(row.model, "DLE PyTorch BERT") && has(lower(row.model), "pre-training");
 }
 
 }  // namespace
@@ -151,6 +160,10 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       c.not_modelled = "no dtsim device for " + row.device;
     } else if (!model.why_not.empty()) {
       c.not_modelled = model.why_not;
+    } else if (has(row.notes, "sequence binning")) {
+      c.not_modelled =
+          "sequences binned by length, each batch padded to its longest (dtsim predicts fixed-length "
+          "sequences; the source does not state the lengths)";
     } else if (row.batch_per_device == 0) {
       c.not_modelled = "the source does not state the per-device batch";
     } else if (cluster_name.empty()) {
@@ -174,11 +187,17 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     }
     setup.compute.precision = *precision;
     setup.compute.optimizer = has(model.name, "bert") ? Optimizer::adam : Optimizer::momentum;
+    // the layout the run used (convolutional networks; sources.md says where each is stated)
+    if (row.memory_format == "nchw") setup.compute.memory_format = MemoryFormat::nchw;
     // TensorFlow as NVIDIA's examples ran it: XLA on; PyTorch: eager
     setup.compute.runtime = has(row.framework, "TensorFlow") ? Runtime::xla : Runtime::eager;
     setup.scaling = ScalingMode::weak;
     setup.batch = row.batch_per_device;
     apply_preset(setup, has(row.framework, "TensorFlow") ? FrameworkPreset::horovod : FrameworkPreset::ddp);
+    if (apex_ddp_whole_model(row)) {
+      setup.bucket_bytes = 250e6 * gradient_bytes_per_param(setup.compute.precision);
+      setup.first_bucket_bytes = setup.bucket_bytes;
+    }
     setup.steps = 2;
     c.fits = memory_use(setup, setup.batch).total_bytes() <= setup.device.memory_bytes;
     setup.device.memory_bytes = 1e18;  // the measured run fitted: predict its time whatever the memory model says
