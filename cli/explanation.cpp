@@ -148,6 +148,15 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
     w.setup.bucket_bytes /= 2;
     out.push_back(w);
   }
+  // NCHW tensors whose convolutions transpose (16-bit math): what channels-last would save
+  const bool transposes = std::any_of(setup.model.layers.begin(), setup.model.layers.end(), [&](const Layer& l) {
+    return layout_transposes(l.kind, setup.compute).forward_kernels > 0;
+  });
+  if (transposes) {
+    WhatIf w = same("channels-last (NHWC) tensors instead of NCHW");
+    w.setup.compute.memory_format = MemoryFormat::nhwc;
+    out.push_back(w);
+  }
   if (setup.input.enabled) {
     WhatIf w = same("twice the input-pipeline cores");
     w.setup.input.cores *= 2;

@@ -1561,6 +1561,11 @@ TEST_CASE("predict --runtime and --recompute: one variant per value, recomputati
   auto step = [&l](int i) { return l[i]["results"][0]["step_time_s"].get<double>(); };
   CHECK(step(1) > 1.2 * step(0));  // mixed: NCHW about 30% slower (docs/compute.md)
   CHECK(step(3) == step(2));       // fp32
+  // explain re-simulates channels-last where NCHW convolutions transpose, and only there
+  const std::string nchw = "explain --model resnet50 --device a100 --accelerators 1,8 --memory-format nchw";
+  CHECK_THAT(run_dtsim(nchw + " --precision mixed").output,
+             Catch::Contains("channels-last (NHWC) tensors instead of NCHW: 1.3"));
+  CHECK_THAT(run_dtsim(nchw + " --precision fp32").output, !Catch::Contains("channels-last"));
 }
 
 TEST_CASE("predict --backend analytical: the step as if no link were shared, so what contention costs shows") {
