@@ -34,16 +34,22 @@ ComputeSettings settings(Precision p, Runtime runtime = Runtime::cuda_graphs) {
   return s;
 }
 
-}  // namespace
-
-TEST_CASE("a matrix layer: math or its memory floor, then its memory-bound kernels, then launches") {
-  const Device d = round_device();
+// A convolution with batch norm of round figures: 1e6 parameters, 1 GFLOP and 1e5 fp32 bytes kept per sample.
+Layer round_conv() {
   Layer conv;
   conv.kind = LayerKind::conv;
   conv.params = 1e6;
   conv.forward_flops = 1e9;
   conv.activation_bytes = 1e5;  // fp32 bytes kept per sample
   conv.kernels = 3;
+  return conv;
+}
+
+}  // namespace
+
+TEST_CASE("a matrix layer: math or its memory floor, then its memory-bound kernels, then launches") {
+  const Device d = round_device();
+  const Layer conv = round_conv();
   const double batch = 32;
   // fp32: math 32e9 / (10e12 x 0.5) = 6.4 ms; floor (4e6 + 2 x 3.2e6) / 0.5e12 = 20.8 us; traffic 2 x 3.2e6 / 0.5e12
   const double math = 32e9 / 5e12;
@@ -166,12 +172,7 @@ TEST_CASE("runtime and recompute names round-trip and unknown ones are refused")
 
 TEST_CASE("NCHW tensors cost 16-bit convolutions their transposes, and nothing elsewhere") {
   const Device d = round_device();
-  Layer conv;
-  conv.kind = LayerKind::conv;
-  conv.params = 1e6;
-  conv.forward_flops = 1e9;
-  conv.activation_bytes = 1e5;
-  conv.kernels = 3;
+  const Layer conv = round_conv();
   const double batch = 32;
   ComputeSettings nhwc = settings(Precision::fp16);
   ComputeSettings nchw = nhwc;
