@@ -150,7 +150,7 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
   }
   // NCHW tensors whose convolutions transpose (16-bit math): what channels-last would save
   const bool transposes = std::any_of(setup.model.layers.begin(), setup.model.layers.end(), [&](const Layer& l) {
-    return layout_transposes(l.kind, setup.compute).forward_kernels > 0;
+    return layout_transposes(l, setup.device, setup.compute).forward_kernels > 0;
   });
   if (transposes) {
     WhatIf w = same("channels-last (NHWC) tensors instead of NCHW");

@@ -26,10 +26,11 @@ double memory_rate(const Device& d) { return d.memory_Bps * d.memory_efficiency;
 // 16 (Lavin and Gray 2016, arXiv:1509.09308), the algorithm cuDNN offers for such convolutions.
 constexpr double winograd_reduction = 36.0 / 16.0;
 
-// A layer's forward FLOPs per sample as its math kernels compute them: fp32 convolutions (no tensor cores) run their
-// 3x3 stride-1 part by Winograd; tensor-core math (tf32, fp16, bf16, fp8) runs every convolution as an implicit GEMM.
-double math_flops(const Layer& layer, Precision p) {
-  if (p != Precision::fp32 || layer.winograd_flops <= 0) return layer.forward_flops;
+// A layer's forward FLOPs per sample as its math kernels compute them: fp32 convolutions on a GPU (no tensor cores)
+// run their 3x3 stride-1 part by Winograd (cuDNN, and MIOpen on AMD parts, offer it); tensor-core math (tf32, fp16,
+// bf16, fp8) runs every convolution as an implicit GEMM; CPU libraries (oneDNN) run direct convolutions by default.
+double math_flops(const Layer& layer, const Device& d, Precision p) {
+  if (p != Precision::fp32 || layer.winograd_flops <= 0 || d.kind != DeviceKind::gpu) return layer.forward_flops;
   return layer.forward_flops - layer.winograd_flops * (1 - 1 / winograd_reduction);
 }
 
@@ -43,11 +44,12 @@ struct Pass {
   double traffic = 0;        // x kept activation bytes moved by memory-bound kernels
   double score_traffic = 0;  // x score bytes moved (selective recomputation)
   double kernels = 1;
+  double transpose_bytes = 0;  // fp32 bytes per sample an NCHW layout's transposes move (layout_transposes)
 };
 
-// A pass's memory-bound traffic and kernels with the layout's transposes added.
-Pass with_transposes(Pass pass, double traffic, double kernels) {
-  pass.traffic += traffic;
+// A pass with the layout's transposes added.
+Pass with_transposes(Pass pass, double bytes, double kernels) {
+  pass.transpose_bytes = bytes;
   pass.kernels += kernels;
   return pass;
 }
@@ -60,9 +62,11 @@ double pass_seconds(const Layer& layer, double batch, const Device& device, cons
   const double moved = layer.activation_bytes - (s.flash_attention ? layer.score_bytes : 0.0);
   const double activation = stored(std::max(moved, 0.0), s.precision) * batch;
   const double weights = layer.params * value_bytes(s.precision) * pass.weight_reads;
-  const double math = math_seconds(pass.flop_factor, batch * math_flops(layer, s.precision), device, s.precision);
+  const double math =
+      math_seconds(pass.flop_factor, batch * math_flops(layer, device, s.precision), device, s.precision);
   const double traffic = pass.traffic * rt.traffic_scale * activation +
-                         pass.score_traffic * rt.traffic_scale * stored(layer.score_bytes, s.precision) * batch;
+                         pass.score_traffic * rt.traffic_scale * stored(layer.score_bytes, s.precision) * batch +
+                         rt.traffic_scale * stored(pass.transpose_bytes, s.precision) * batch;
   double device_s = 0;
   if (memory_bound(layer.kind)) {
     device_s = std::max(math, (weights + traffic) / memory_rate(device));
@@ -122,15 +126,17 @@ KernelTraffic kernel_traffic(LayerKind kind) {
   return {};
 }
 
-LayoutTransposes layout_transposes(LayerKind kind, const ComputeSettings& settings) {
-  if (kind != LayerKind::conv || settings.memory_format != MemoryFormat::nchw || value_bytes(settings.precision) >= 4)
+LayoutTransposes layout_transposes(const Layer& layer, const Device& device, const ComputeSettings& settings) {
+  if (layer.kind != LayerKind::conv || settings.memory_format != MemoryFormat::nchw ||
+      value_bytes(settings.precision) >= 4 || device.kind != DeviceKind::gpu)
     return {};
-  // A convolution layer keeps two maps (its output and its norm's), so its input and output are each about one kept
-  // map, half the kept bytes. Forward transposes input and output (each read and written: 2 x (1/2 + 1/2) = 2x the
-  // kept bytes, 2 kernels); backward the output gradient, the input for the weight gradient and the input gradient
-  // back (3 maps read and written: 3x, 3 kernels). cuDNN documents the NCHW-to-NHWC transformations it makes to run
-  // tensor-core convolutions (docs/compute.md, "Memory format").
-  return {{2, 3}, 2, 3};
+  // Forward transposes the input to NHWC and the output back (each read and written); backward the output gradient,
+  // the input again for the weight gradient, and the input gradient back. cuDNN documents the NCHW-to-NHWC
+  // transformations it makes to run tensor-core convolutions (docs/compute.md, "Memory format"). A layer without its
+  // own maps (a custom one) counts its kept bytes as its output.
+  const double out = layer.output_bytes > 0 ? layer.output_bytes : layer.activation_bytes;
+  const double in = layer.checkpoint_bytes > 0 ? layer.checkpoint_bytes : out;
+  return {2 * (in + out), 2 * (out + 2 * in), 2, 3};
 }
 
 double forward_kernels(const Layer& layer) {
@@ -162,12 +168,12 @@ double kept_activation_bytes(const Model& model, const ComputeSettings& settings
 
 double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
   const KernelTraffic t = kernel_traffic(layer.kind);
-  const LayoutTransposes transposes = layout_transposes(layer.kind, settings);
+  const LayoutTransposes transposes = layout_transposes(layer, device, settings);
   Pass pass;
   pass.traffic = t.forward;
   pass.kernels = forward_kernels(layer);
   return pass_seconds(layer, batch, device, settings,
-                      with_transposes(pass, transposes.traffic.forward, transposes.forward_kernels));
+                      with_transposes(pass, transposes.forward_bytes, transposes.forward_kernels));
 }
 
 double backward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
@@ -181,9 +187,9 @@ double backward_seconds(const Layer& layer, double batch, const Device& device, 
   double extra_flops = 0;
   if (settings.flash_attention && layer.score_flops > 0) extra_flops = layer.score_flops / 2;  // Q K^T again
   if (settings.recompute == Recompute::selective && !settings.flash_attention) pass.score_traffic = t.forward;
-  const LayoutTransposes transposes = layout_transposes(layer.kind, settings);
+  const LayoutTransposes transposes = layout_transposes(layer, device, settings);
   double seconds = pass_seconds(layer, batch, device, settings,
-                                with_transposes(pass, transposes.traffic.backward, transposes.backward_kernels)) +
+                                with_transposes(pass, transposes.backward_bytes, transposes.backward_kernels)) +
                    math_seconds(1, batch * extra_flops, device, settings.precision);
   if (settings.recompute == Recompute::full) seconds += forward_seconds(layer, batch, device, settings);
   return seconds;

@@ -22,7 +22,8 @@
 // recomputation runs the forward again first, selective recomputation (Korthikanti et al. 2022) the attention scores'
 // memory-bound kernels. A fused (flash) attention kernel never writes the scores (score_bytes) and recomputes Q K^T in
 // backward (half the score FLOPs). A convolution in NCHW layout with 16-bit math adds the transposes of
-// layout_transposes (cuDNN runs tensor-core convolutions in NHWC and converts NCHW tensors around them). The optimizer
+// layout_transposes (cuDNN runs tensor-core convolutions in NHWC and converts NCHW tensors around them); in fp32 a
+// 3x3 stride-1 convolution on a GPU runs its winograd_flops by Winograd. The optimizer
 // streams its per-parameter bytes; the runtime adds a per-step cost.
 #pragma once
 
@@ -70,14 +71,16 @@ struct KernelTraffic {
   double backward = 0;
 };
 KernelTraffic kernel_traffic(LayerKind kind);
-// The transposes around a convolution whose tensors are NCHW in 16-bit math, as kernel_traffic counts bytes, and the
-// kernels they add per pass; none in other layouts, precisions or layer kinds.
+// The transposes around a convolution whose tensors are NCHW in 16-bit math on a GPU: fp32 bytes per sample read and
+// written (stored at the precision's bytes, like kept activations) and kernels, per pass; none in other layouts,
+// precisions, layer kinds or on CPUs.
 struct LayoutTransposes {
-  KernelTraffic traffic;
+  double forward_bytes = 0;
+  double backward_bytes = 0;
   double forward_kernels = 0;
   double backward_kernels = 0;
 };
-LayoutTransposes layout_transposes(LayerKind kind, const ComputeSettings& settings);
+LayoutTransposes layout_transposes(const Layer& layer, const Device& device, const ComputeSettings& settings);
 // Kernels a layer launches in its forward pass (its own count, else its kind's).
 double forward_kernels(const Layer& layer);
 bool memory_bound(LayerKind kind);

@@ -62,6 +62,7 @@ Model layer_list_model(const LayerListSpec& spec) {
         if (l.kernel_h == 3 && l.kernel_w == 3 && l.stride == 1 && l.groups == 1)
           layer.winograd_flops = layer.forward_flops;
         layer.activation_bytes = out.elements() * fp32_bytes * (l.batch_norm ? 2 : 1);  // conv (and BN) output
+        layer.output_bytes = out.elements() * fp32_bytes;
         layer.kernels = l.batch_norm ? 3 : 2;  // the convolution, its norm (or bias) and its activation
         break;
       }

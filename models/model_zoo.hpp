@@ -55,6 +55,9 @@ struct Layer {
   // The part of forward_flops a Winograd algorithm can compute with fewer multiplies (3x3, stride-1, ungrouped
   // convolutions; models/compute_model.hpp says when it is used).
   double winograd_flops = 0;
+  // Convolutions: their output map per sample (fp32 bytes), which with the input (checkpoint_bytes) is what an NCHW
+  // layout transposes; 0 for other layers.
+  double output_bytes = 0;
 };
 
 struct Model {

@@ -172,18 +172,23 @@ TEST_CASE("runtime and recompute names round-trip and unknown ones are refused")
 
 TEST_CASE("NCHW tensors cost 16-bit convolutions their transposes, and nothing elsewhere") {
   const Device d = round_device();
-  const Layer conv = round_conv();
+  Layer conv = round_conv();
+  conv.output_bytes = 0.5e5;      // the convolution's output, half of what it keeps with its norm's
+  conv.checkpoint_bytes = 0.8e5;  // its input
   const double batch = 32;
   ComputeSettings nhwc = settings(Precision::fp16);
   ComputeSettings nchw = nhwc;
   nchw.memory_format = MemoryFormat::nchw;
-  // forward: 2x the kept bytes (stored in 2 bytes) read and written again, and 2 transpose kernels
-  const double kept16 = 32 * 1e5 / 2;
+  // forward: input and output read and written again (2 x 1.3e5 fp32 bytes a sample, stored in 2 bytes), 2 kernels
   CHECK(forward_seconds(conv, batch, d, nchw) - forward_seconds(conv, batch, d, nhwc) ==
-        Approx(2 * kept16 / 0.5e12 + 2 * 2e-6));
-  // backward: 3x, 3 kernels
+        Approx(2 * 1.3e5 / 2 * batch / 0.5e12 + 2 * 2e-6));
+  // backward: the output gradient, the input for the weight gradient and the input gradient (2 x 2.1e5), 3 kernels
   CHECK(backward_seconds(conv, batch, d, nchw) - backward_seconds(conv, batch, d, nhwc) ==
-        Approx(3 * kept16 / 0.5e12 + 3 * 2e-6));
+        Approx(2 * 2.1e5 / 2 * batch / 0.5e12 + 3 * 2e-6));
+  // a CPU does not run cuDNN's tensor-core convolutions
+  Device cpu = d;
+  cpu.kind = DeviceKind::cpu;
+  CHECK(forward_seconds(conv, batch, cpu, nchw) == forward_seconds(conv, batch, cpu, nhwc));
   // fp32 convolutions and non-convolution layers do not transpose
   ComputeSettings fp32_nchw = settings(Precision::fp32);
   fp32_nchw.memory_format = MemoryFormat::nchw;
@@ -216,6 +221,10 @@ TEST_CASE("fp32 convolutions run their Winograd part with 36/16 fewer multiplies
         Approx(2 * fewer * batch / 5e12));
   for (Precision p : {Precision::tf32, Precision::fp16})
     CHECK(forward_seconds(winograd, batch, d, settings(p)) == forward_seconds(conv, batch, d, settings(p)));
+  Device cpu = d;  // CPU libraries convolve directly by default
+  cpu.kind = DeviceKind::cpu;
+  CHECK(forward_seconds(winograd, batch, cpu, settings(Precision::fp32)) ==
+        forward_seconds(conv, batch, cpu, settings(Precision::fp32)));
   // the layer lists mark 3x3 stride-1 ungrouped convolutions only
   const Model resnet = load_named_model("resnet50", DTSIM_SOURCE_DIR, DTSIM_SOURCE_DIR);
   int marked = 0;
