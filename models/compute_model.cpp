@@ -13,9 +13,7 @@ double math_seconds(double factor, double flops, const Device& d, Precision p) {
   if (flops <= 0) return 0;
   // H is stated at the device's largest peak; a precision of a lower peak reaches half its rate at as many seconds'
   // work, so at H x its peak / the largest
-  double largest = 0;
-  for (Precision q : all_precisions)
-    largest = std::max(largest, d.peak_flops(q));
+  const double largest = d.largest_peak_flops();
   const double knee = largest > 0 ? d.half_efficiency_flops * d.peak_flops(p) / largest : 0;
   return factor * (flops + knee) / (d.peak_flops(p) * efficiency_of(d, p));
 }

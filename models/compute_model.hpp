@@ -23,8 +23,8 @@
 // memory-bound kernels. A fused (flash) attention kernel never writes the scores (score_bytes) and recomputes Q K^T in
 // backward (half the score FLOPs). A convolution in NCHW layout with 16-bit math adds the transposes of
 // layout_transposes (cuDNN runs tensor-core convolutions in NHWC and converts NCHW tensors around them); in fp32 a
-// 3x3 stride-1 convolution on a GPU runs its winograd_flops by Winograd. The optimizer
-// streams its per-parameter bytes; the runtime adds a per-step cost.
+// 3x3 stride-1 convolution on a GPU runs its winograd_flops by Winograd. The optimizer streams its per-parameter
+// bytes; the runtime adds a per-step cost.
 #pragma once
 
 #include <cstdint>

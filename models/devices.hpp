@@ -47,6 +47,13 @@ public:
   // Peak dense FLOP/s of `precision`'s math; 0 where the device lacks it.
   double peak_flops(Precision precision) const { return peak_flops_[static_cast<std::size_t>(precision)]; }
   bool has(Precision precision) const { return peak_flops(precision) > 0; }
+  // The largest of the peaks: the precision half_efficiency_flops is stated at.
+  double largest_peak_flops() const {
+    double peak = 0;
+    for (const double p : peak_flops_)
+      peak = p > peak ? p : peak;
+    return peak;
+  }
   void set_peak_flops(Precision precision, double flops_per_s) {
     peak_flops_[static_cast<std::size_t>(precision)] = flops_per_s;
   }

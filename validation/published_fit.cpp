@@ -20,8 +20,8 @@ constexpr double shortest_knee_s = 1e-7;
 // pushes it up to where it stands for a per-kernel overhead (19 us at a 20 us bound: docs/validation.md), which would
 // make a tiny model's kernels outlast their dispatch.
 constexpr double longest_knee_s = 2e-6;
-constexpr int knee_grid =
-    24;  // log-spaced points searched before the golden section (the knee's cost has several minima)
+// log-spaced points searched before the golden section (the knee's cost has several minima)
+constexpr int knee_grid = 24;
 
 // The minimum of `f` over [lo, hi] by golden-section search (f unimodal enough; deterministic either way).
 double golden_search(const std::function<double(double)>& f, double lo, double hi) {
@@ -52,20 +52,13 @@ LogParams to_log(const EfficiencyParams& p) {
 }
 EfficiencyParams from_log(const LogParams& l) { return {std::exp(l[0]), std::exp(l[1]), std::exp(l[2])}; }
 
-double largest_peak(const Device& d) {
-  double peak = 0;
-  for (Precision p : all_precisions)
-    peak = std::max(peak, d.peak_flops(p));
-  return peak;
-}
-
 }  // namespace
 
 void apply_fit(Device& device, const EfficiencyParams& params, double t_half_s) {
   device.efficiency = params.efficiency;
   device.tensor_efficiency = params.tensor_efficiency;
   device.memory_efficiency = params.memory_efficiency;
-  device.half_efficiency_flops = t_half_s * largest_peak(device);
+  device.half_efficiency_flops = t_half_s * device.largest_peak_flops();
 }
 
 PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vector<std::string>& devices,
