@@ -214,8 +214,8 @@ constexpr std::array<FieldSpec, 25> scenario_fields{{
     choice_field(
         "memory_format", "nhwc",
         "how image tensors are laid out: nhwc (channels last, as cuDNN's tensor-core convolutions read them) or "
-        "nchw (PyTorch's default: in fp16, bf16 and fp8 each convolution transposes its tensors to NHWC and "
-        "back); docs/compute.md",
+        "nchw (PyTorch's default: on a GPU in fp16, bf16 and fp8 each convolution transposes its tensors to "
+        "NHWC and back); docs/compute.md",
         "nhwc|nchw"),
     ranged_field("efficiency", FieldType::number, "device",
                  "achieved / peak FLOP/s of large kernels in every precision, replacing the device's efficiency and "
