@@ -95,6 +95,7 @@ std::string setup_text(const Scenario& sc, const std::string& algorithm) {
     if (p.pipeline > 1) text += std::string(" ") + to_string(p.schedule);
     text += ", " + std::to_string(p.micro_batches) + " micro-batch" + (p.micro_batches == 1 ? "" : "es");
     if (p.sharding != Sharding::none) text += std::string(", ") + to_string(p.sharding);
+    if (p.expert > 1) text += ", " + std::to_string(p.expert) + "-way experts";
   }
   return text + "\n  grounding: " + grounding_text(s);
 }

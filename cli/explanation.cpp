@@ -64,6 +64,10 @@ WhatIf layout_change(const std::string& what, const TrainingSetup& setup, const 
     return w;
   }
   to.data = n / (to.tensor * to.pipeline);
+  if (const std::string why = expert_layout_problem(setup.model, to); !why.empty()) {
+    w.invalid = why;
+    return w;
+  }
   if (global_batch % to.data != 0) {
     w.invalid = "the global batch of " + std::to_string(global_batch) + " does not split over " +
                 std::to_string(to.data) + " replicas";
@@ -224,6 +228,15 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
                      std::to_string(to.micro_batches));
     } else {
       change(std::to_string(to.micro_batches) + " micro-batches instead of " + std::to_string(base.micro_batches), to);
+    }
+  }
+  if (std::any_of(setup.model.layers.begin(), setup.model.layers.end(), expert_layer)) {  // MoE: experts split
+    ParallelLayout to = base;
+    to.expert *= 2;
+    change("expert parallelism " + std::to_string(to.expert) + " instead of " + std::to_string(base.expert), to);
+    if (base.expert > 1) {
+      to.expert = base.expert / 2;
+      change("expert parallelism " + std::to_string(to.expert) + " instead of " + std::to_string(base.expert), to);
     }
   }
   if (base.data > 1 && base.sharding != Sharding::zero3) {

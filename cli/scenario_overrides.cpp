@@ -116,6 +116,9 @@ void check_variant(const Scenario& v, const Flags& flags, bool search, const std
       throw UsageError(batch_where + ": a replica's batch of " + std::to_string(replica) + " does not split into " +
                        std::to_string(spec.micro_batches) + " micro-batches (scenario.parallel.micro_batches)");
     }
+    if (const std::string why = expert_layout_problem(v.setup.model, layout); !why.empty())
+      throw UsageError((flags.has("model") ? std::string("--model") : where) + ": scenario.parallel.expert: " + why +
+                       " (" + std::to_string(a) + " accelerators)");
   }
 }
 

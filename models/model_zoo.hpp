@@ -58,6 +58,11 @@ struct Layer {
   // Convolutions: their output map per sample (fp32 bytes), which with the input (checkpoint_bytes) is what an NCHW
   // layout transposes; 0 for other layers.
   double output_bytes = 0;
+  // MoE expert layers: how many experts' parameters the layer holds (expert parallelism shards them over its ranks)
+  // and the values per sample each of its all-to-alls moves (tokens x top_k x hidden: every token to each of its
+  // experts, dispatch and combine alike); 0 for every other layer.
+  double experts = 0;
+  double dispatch_values = 0;
 };
 
 struct Model {

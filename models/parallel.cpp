@@ -22,6 +22,7 @@ std::string ParallelLayout::describe() const {
   if (pipeline > 1) s += std::string(", ") + to_string(schedule);
   s += ", " + std::to_string(micro_batches) + " micro-batch" + (micro_batches == 1 ? "" : "es");
   if (sharding != Sharding::none) s += std::string(", ") + to_string(sharding);
+  if (expert > 1) s += ", " + std::to_string(expert) + "-way experts";
   return s;
 }
 
@@ -38,7 +39,29 @@ ParallelLayout ParallelSpec::layout(int accelerators) const {
   l.schedule = schedule;
   l.sharding = sharding;
   l.prefetch = prefetch;
+  l.expert = expert;
   return l;
+}
+
+std::string expert_layout_problem(const Model& model, const ParallelLayout& layout) {
+  const int e = layout.expert;
+  if (e <= 1) return {};
+  if (layout.data % e != 0) {
+    return std::to_string(e) + " expert-parallel ranks do not divide the " + std::to_string(layout.data) +
+           " data-parallel replicas";
+  }
+  if (layout.sharding == Sharding::zero3) return "expert parallelism with zero3 is not modelled (zero1 or zero2 are)";
+  bool any = false;
+  for (const Layer& l : model.layers) {
+    if (!expert_layer(l)) continue;
+    any = true;
+    const auto experts = static_cast<long long>(l.experts);
+    if (experts % e != 0) {
+      return l.name + "'s " + std::to_string(experts) + " experts do not split over " + std::to_string(e) + " ranks";
+    }
+  }
+  if (!any) return "model " + model.name + " has no MoE layers (no experts to split)";
+  return {};
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages) {
@@ -71,7 +94,7 @@ std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model
   return out;
 }
 
-Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor) {
+Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor, int expert) {
   Model m;
   m.name = model.name;
   m.source = model.source;
@@ -83,6 +106,10 @@ Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers
       layer.params /= tensor;
       layer.forward_flops /= tensor;
       layer.activation_bytes /= tensor;  // (Megatron without sequence parallelism keeps some replicated: a lower bound)
+    }
+    if (expert_layer(layer) && expert > 1) {
+      layer.params /= expert;
+      layer.experts /= expert;
     }
     m.layers.push_back(std::move(layer));
   }
@@ -101,15 +128,21 @@ double ideal_bubble_fraction(int stages, int micro_batches) {
 
 MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage) {
   const auto stages = split_stages(setup.model, layout.pipeline);
-  const Model m = stage_model(setup.model, stages.at(static_cast<std::size_t>(stage)), layout.tensor);
-  const double params = m.params();
+  const Model m = stage_model(setup.model, stages.at(static_cast<std::size_t>(stage)), layout.tensor, layout.expert);
+  double expert_params = 0;  // sharded over the D/E replicas that hold the same experts
+  for (const Layer& l : m.layers)
+    expert_params += expert_layer(l) ? l.params : 0;
   const double value = gradient_bytes_per_param(setup.compute.precision);
   const double d = layout.data;
+  // the parameters as ZeRO shards them: dense ones over D, experts over D/E
+  const auto sharded = [&](bool sharding) {
+    return sharding ? (m.params() - expert_params) / d + expert_params * layout.expert / d : m.params();
+  };
   MemoryUse use;
-  use.weights_bytes = params * value / (layout.sharding == Sharding::zero3 ? d : 1.0);
-  use.gradient_bytes = params * value / (layout.sharding >= Sharding::zero2 ? d : 1.0);
-  use.optimizer_bytes = params * optimizer_state_bytes_per_param(setup.compute.optimizer, setup.compute.precision) /
-                        (layout.sharding >= Sharding::zero1 ? d : 1.0);
+  use.weights_bytes = sharded(layout.sharding == Sharding::zero3) * value;
+  use.gradient_bytes = sharded(layout.sharding >= Sharding::zero2) * value;
+  use.optimizer_bytes = sharded(layout.sharding >= Sharding::zero1) *
+                        optimizer_state_bytes_per_param(setup.compute.optimizer, setup.compute.precision);
   const double micro_batch = static_cast<double>(replica_batch) / layout.micro_batches;
   const int in_flight = layout.schedule == PipelineSchedule::gpipe || layout.pipeline == 1
                             ? layout.micro_batches
@@ -127,19 +160,27 @@ MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layo
 CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage) {
   const auto stages = split_stages(setup.model, layout.pipeline);
   const auto range = stages.at(static_cast<std::size_t>(stage));
-  const Model m = stage_model(setup.model, range, layout.tensor);
+  const Model m = stage_model(setup.model, range, layout.tensor, layout.expert);
   const double value = gradient_bytes_per_param(setup.compute.precision);
   const double d = layout.data;
   const double t = layout.tensor;
+  const double e = layout.expert;
   const double micro_batch = static_cast<double>(replica_batch) / layout.micro_batches;
   CommVolume v;
-  const double gradient = m.params() * value;
-  v.data_bytes = (layout.sharding == Sharding::zero3 ? 3.0 : 2.0) * (d - 1) / d * gradient;
+  double expert_gradient = 0;
+  for (const Layer& l : m.layers)
+    expert_gradient += expert_layer(l) ? l.params * value : 0;
+  const double gradient = m.params() * value - expert_gradient;
+  const double factor = layout.sharding == Sharding::zero3 ? 3.0 : 2.0;
+  const double expert_replicas = d / e;
+  v.data_bytes = factor * (d - 1) / d * gradient + factor * (expert_replicas - 1) / expert_replicas * expert_gradient;
   for (const Layer& l : m.layers) {
     if (tensor_split(l)) {
       v.tensor_bytes +=
           layout.micro_batches * 2.0 * (2.0 * (t - 1) / t) * micro_batch * l.tensor_parallel_values * value;
     }
+    if (expert_layer(l) && e > 1)
+      v.expert_bytes += layout.micro_batches * 4.0 * (e - 1) / e * micro_batch * l.dispatch_values * value / t;
   }
   // the stage sends its output forward (if it has a next stage) and its input's gradient backward (if a previous one)
   double sent = 0;

@@ -6,6 +6,10 @@
 //   Tensor (Megatron-LM, Shoeybi et al. 2019): each transformer layer's matrices are split T ways; an allreduce of the
 //   layer's output activations (s h values per sample) follows attention and the MLP in forward, and the same in
 //   backward. Layers that are not transformer layers (embeddings, heads, convolutions) are replicated, not split.
+//   Expert (GShard, Lepikhin et al. 2020; DeepSpeed-MoE, Rajbhandari et al. 2022): the experts of every MoE layer are
+//   split E ways over E data-parallel replicas; each token goes to its top_k experts wherever they are, an all-to-all
+//   before the experts (dispatch) and one after (combine), in forward and again in backward; the experts' gradients
+//   are reduced over the D/E replicas holding the same experts, the rest over all D.
 //   Sharded data parallelism (ZeRO, Rajbhandari et al. 2020; FSDP): stage 1 shards optimizer states, 2 also gradients,
 //   3 also parameters (FSDP's full shard) over the D data-parallel ranks. Stages 1 and 2 move what an allreduce moves
 //   (a reduce-scatter of gradients and an allgather of parameters); stage 3 allgathers parameters before forward and
@@ -36,6 +40,7 @@ struct ParallelLayout {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Sharding sharding = Sharding::none;
   bool prefetch = true;  // ZeRO-3: gather the next layer's parameters while this one computes
+  int expert = 1;        // expert-parallel ranks (E): consecutive data-parallel replicas that split the experts
   int accelerators() const { return data * tensor * pipeline; }
   std::string describe() const;  // e.g. "8d x 8t x 16p, 1f1b, 32 micro-batches, zero1"
 };
@@ -49,6 +54,7 @@ struct ParallelSpec {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Sharding sharding = Sharding::none;
   bool prefetch = true;
+  int expert = 1;
   bool search = false;
   // Throws std::invalid_argument when `accelerators` is not a multiple of tensor x pipeline.
   ParallelLayout layout(int accelerators) const;
@@ -62,13 +68,21 @@ inline bool tensor_fits_nodes(int tensor, int per_node) {
   return tensor >= 1 && per_node >= 1 && (per_node % tensor == 0 || tensor % per_node == 0);
 }
 
+// Whether expert parallelism splits this layer (an MoE layer's experts: it carries `experts`).
+inline bool expert_layer(const Layer& layer) { return layer.experts > 0; }
+// Why `layout` cannot split `model`'s experts (an empty string when it can, or when layout.expert is 1): E must divide
+// the data-parallel replicas and every MoE layer's experts, and the model must have some; ZeRO-3 is not modelled with
+// it (its gathers follow one bucket list).
+std::string expert_layout_problem(const Model& model, const ParallelLayout& layout);
+
 // Contiguous layer ranges [first, last) of `stages` stages with forward FLOPs as equal as a greedy cut makes them.
 // Throws std::invalid_argument when the model has fewer layers than stages.
 std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages);
 
 // The layers of one stage as one accelerator of a tensor-parallel group runs them: split layers with 1/T of their
-// parameters and FLOPs.
-Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor);
+// parameters and FLOPs, expert layers with 1/E of their parameters (and experts; their FLOPs stay: with tokens
+// spread evenly, each rank's experts compute as many tokens as its own batch sends out).
+Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor, int expert = 1);
 
 // Memory of one accelerator of `stage` under the layout; `replica_batch` is one data-parallel replica's batch.
 // Activations: those of one micro-batch times the micro-batches in flight (GPipe: all m; 1F1B: P - stage, at most m).
@@ -77,11 +91,14 @@ MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layo
 // Bytes one accelerator of `stage` sends per step, by scheme (the textbook formulas, ring collectives):
 //   data: allreduce (or ZeRO-1/2 reduce-scatter + allgather) 2 (D-1)/D G; ZeRO-3 3 (D-1)/D G, G the stage's gradient
 //   bytes per accelerator; tensor: per split layer, per micro-batch, 2 allreduces of 2 (T-1)/T x b s h values;
-//   pipeline: per micro-batch one activation forward and its gradient backward per stage boundary it has.
+//   pipeline: per micro-batch one activation forward and its gradient backward per stage boundary it has; expert:
+//   per MoE layer and micro-batch 4 all-to-alls (dispatch and combine, forward and backward) of (E-1)/E x b x
+//   dispatch_values / T values, the experts' gradients reduced over D/E replicas.
 struct CommVolume {
   double data_bytes = 0;
   double tensor_bytes = 0;
   double pipeline_bytes = 0;
+  double expert_bytes = 0;
 };
 CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage);
 

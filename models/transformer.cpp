@@ -145,6 +145,8 @@ Model transformer_model(const TransformerSpec& t) {
     ex.checkpoint_bytes = layer_input_bytes;
     ex.kernels = 4 + 4 * t.moe->top_k;  // permute and un-permute tokens, each chosen expert's MLP
     ex.tensor_parallel_values = s * h;  // each expert's matrices split as a dense MLP's are
+    ex.experts = experts;
+    ex.dispatch_values = s * t.moe->top_k * h;
     m.layers.push_back(ex);
   }
 

@@ -191,14 +191,22 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
     out << "  layouts ranked by time per sample (step / global batch), fastest first, at each accelerator count\n";
   }
   out << '\n';
-  out << std::left << std::setw(7) << "accel" << std::setw(48) << "layout" << std::setw(8) << "global" << std::setw(7)
-      << "micro" << std::setw(11) << "step" << std::setw(11) << "per sample" << std::setw(11) << "samples/s"
-      << std::setw(10) << "memory" << std::setw(11) << "compute" << std::setw(11) << "tensor" << std::setw(11)
-      << "bubble" << std::setw(11) << "data exp."
+  std::size_t layout_width = 48;  // (wider for the longest layout's description)
+  for (const ParallelPrediction& p : results)
+    layout_width = std::max(layout_width, p.layout.describe().size() + 2);
+  const auto layout_w = static_cast<int>(layout_width);
+  out << std::left << std::setw(7) << "accel" << std::setw(layout_w) << "layout" << std::setw(8) << "global"
+      << std::setw(7) << "micro" << std::setw(11) << "step" << std::setw(11) << "per sample" << std::setw(11)
+      << "samples/s" << std::setw(10) << "memory" << std::setw(11) << "compute" << std::setw(11) << "tensor";
+  const bool experts =
+      std::any_of(results.begin(), results.end(), [](const ParallelPrediction& p) { return p.layout.expert > 1; });
+  if (experts) out << std::setw(11) << "experts";
+  out << std::setw(11) << "bubble" << std::setw(11) << "data exp."
       << "bottleneck\n";
   for (const ParallelPrediction& p : results) {
-    out << std::setw(7) << p.accelerators << std::setw(48) << p.layout.describe() << std::setw(8) << p.global_batch
-        << std::setw(7) << format_fixed(p.micro_batch, p.micro_batch == std::floor(p.micro_batch) ? 0 : 2);
+    out << std::setw(7) << p.accelerators << std::setw(layout_w) << p.layout.describe() << std::setw(8)
+        << p.global_batch << std::setw(7)
+        << format_fixed(p.micro_batch, p.micro_batch == std::floor(p.micro_batch) ? 0 : 2);
     if (!p.fits) {
       out << p.bottleneck << '\n';
       continue;
@@ -206,14 +214,19 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
     out << std::setw(11) << format_seconds(p.step_s) << std::setw(11)
         << format_seconds(p.global_batch > 0 ? p.step_s / p.global_batch : 0) << std::setw(11)
         << format_fixed(p.samples_per_s, 0) << std::setw(10) << (format_fixed(p.memory.total_bytes() / 1e9, 1) + " GB")
-        << std::setw(11) << format_seconds(p.compute_s) << std::setw(11) << format_seconds(p.tensor_comm_s)
-        << std::setw(11) << format_seconds(p.bubble_s) << std::setw(11) << format_seconds(p.data_exposed_s)
+        << std::setw(11) << format_seconds(p.compute_s) << std::setw(11) << format_seconds(p.tensor_comm_s);
+    if (experts) out << std::setw(11) << format_seconds(p.expert_comm_s);
+    out << std::setw(11) << format_seconds(p.bubble_s) << std::setw(11) << format_seconds(p.data_exposed_s)
         << p.bottleneck << '\n';
   }
   out << "\nglobal = samples per step (replica batch x data-parallel replicas); micro = samples per micro-batch, what "
          "each accelerator of a replica computes on at a time\n"
          "step = compute + tensor-parallel allreduces + pipeline bubble (waiting for other stages, their transfers "
          "included) + exposed data-parallel communication + input stall + optimizer, of the slowest rank\n";
+  if (experts) {
+    out << "experts = waiting for expert parallelism's all-to-alls (each MoE layer's dispatch and combine, forward "
+           "and backward), part of the step\n";
+  }
   return out.str();
 }
 
@@ -228,6 +241,7 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                     {"micro_batches", p.layout.micro_batches},
                     {"schedule", to_string(p.layout.schedule)},
                     {"sharding", to_string(p.layout.sharding)},
+                    {"expert", p.layout.expert},
                     {"replica_batch", p.replica_batch},
                     {"global_batch", p.global_batch},
                     {"micro_batch", p.micro_batch},
@@ -238,6 +252,7 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                     {"breakdown",
                      {{"compute_s", p.compute_s},
                       {"tensor_comm_s", p.tensor_comm_s},
+                      {"expert_comm_s", p.expert_comm_s},
                       {"bubble_s", p.bubble_s},
                       {"bubble_fraction", p.bubble_fraction},
                       {"data_exposed_s", p.data_exposed_s},
@@ -248,7 +263,8 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                     {"bytes_sent_per_step",
                      {{"data_parallel", p.volume.data_bytes},
                       {"tensor_parallel", p.volume.tensor_bytes},
-                      {"pipeline", p.volume.pipeline_bytes}}},
+                      {"pipeline", p.volume.pipeline_bytes},
+                      {"expert_parallel", p.volume.expert_bytes}}},
                     {"bottleneck", p.bottleneck},
                     {"sim_wall_s", p.wall_s}});
   }

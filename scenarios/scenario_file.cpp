@@ -51,7 +51,7 @@ constexpr std::array<FieldSpec, 5> input_fields{{
     ranged_field("prefetch", FieldType::integer, "2", "batches each accelerator's loader may prepare ahead", 1, 1024),
 }};
 
-constexpr std::array<FieldSpec, 7> parallel_fields{{
+constexpr std::array<FieldSpec, 8> parallel_fields{{
     ranged_field("tensor", FieldType::integer, "1",
                  "tensor-parallel ranks (Megatron: transformer layers split, an allreduce after attention and after "
                  "the MLP in forward and in backward); must divide a node's accelerators",
@@ -69,6 +69,11 @@ constexpr std::array<FieldSpec, 7> parallel_fields{{
                  "(= fsdp) also parameters (allgathered before use)",
                  "none|zero1|zero2|zero3|fsdp"),
     choice_field("prefetch", "true", "zero3: gather the next layer's parameters while this one computes", "true|false"),
+    ranged_field("expert", FieldType::integer, "1",
+                 "expert-parallel ranks (MoE models): consecutive data-parallel replicas that split every MoE layer's "
+                 "experts, with an all-to-all before and after the experts in forward and in backward; must divide "
+                 "the replicas and the experts; not with zero3",
+                 1, 4096),
     choice_field(
         "search", "false",
         "true: ignore tensor, pipeline and micro_batches and try every layout that fits in memory at each "
@@ -569,6 +574,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
                     : sharding == "zero2" ? Sharding::zero2
                                           : Sharding::zero3;
     spec.prefetch = par.choice("prefetch") == "true";
+    spec.expert = static_cast<int>(par.integer("expert"));
     spec.search = par.choice("search") == "true";
     if (!spec.search) {
       if (!tensor_fits_nodes(spec.tensor, sc.cluster.node.accelerators)) {
@@ -585,6 +591,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
         if (a % (spec.tensor * spec.pipeline) != 0) {
           throw ScenarioError(o.path_of("accelerators") + ": " + std::to_string(a) + " is not a multiple of tensor x " +
                               "pipeline = " + std::to_string(spec.tensor * spec.pipeline));
+        }
+        if (const std::string why = expert_layout_problem(setup.model, spec.layout(a)); !why.empty()) {
+          throw ScenarioError(par.path_of("expert") + ": " + why + " (at " + std::to_string(a) + " accelerators)");
         }
       }
     }

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "algorithms/direct.hpp"
 #include "algorithms/hierarchical.hpp"
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/registry.hpp"
@@ -34,10 +35,24 @@ int accelerator_of(const ParallelLayout& l, int d, int p, int t) { return (d * l
 
 // The network of a layout's data-parallel synchronisation: rank g * D + d is replica d of group g (stage p, tensor
 // rank t: g = p T + t), placed where the layout puts it, and the algorithm's options for groups of D ranks.
+// The algorithm options of groups of `members` ranks, `ranks_per_node` of them on each of their nodes: a parameter
+// server shard per node on its first rank of the group, colocated; the hierarchical allreduce's ranks per node.
+AlgorithmOptions group_options(int members, std::uint32_t ranks_per_node, std::uint32_t servers) {
+  AlgorithmOptions options;
+  servers = std::clamp<std::uint32_t>(servers, 1, static_cast<std::uint32_t>(members));
+  options.set(ps_servers_option.name, std::uint64_t{servers});
+  options.set(ps_placement_option.name, "colocated");
+  options.set(ranks_per_node_option.name, std::uint64_t{ranks_per_node});
+  if (static_cast<std::uint64_t>(servers - 1) * ranks_per_node < static_cast<std::uint64_t>(members))
+    options.set(ps_server_stride_option.name, std::uint64_t{ranks_per_node});
+  return options;
+}
+
 struct LayoutNetwork {
   std::unique_ptr<Topology> topology;
   SimGridOptions sg;
-  AlgorithmOptions options;
+  AlgorithmOptions options;         // groups of the D replicas
+  AlgorithmOptions expert_options;  // groups of the D/E replicas that hold the same experts
 
   LayoutNetwork(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout) {
     const int per_node = cluster.node.accelerators;
@@ -52,12 +67,11 @@ struct LayoutNetwork {
     } else if (per_node > groups && per_node % groups == 0) {
       ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
     }
-    options.set(ps_servers_option.name, std::uint64_t{servers});
-    options.set(ps_placement_option.name, "colocated");
-    options.set(ranks_per_node_option.name, std::uint64_t{ranks_per_node});
-    // ps: one shard per node, on the node's first rank of the group
-    if (static_cast<std::uint64_t>(servers - 1) * ranks_per_node < static_cast<std::uint64_t>(layout.data))
-      options.set(ps_server_stride_option.name, std::uint64_t{ranks_per_node});
+    options = group_options(layout.data, ranks_per_node, servers);
+    // every E-th replica: E consecutive replicas share a node's ranks of the group first
+    const auto e = static_cast<std::uint32_t>(layout.expert);
+    expert_options = group_options(layout.data / layout.expert, ranks_per_node % e == 0 ? ranks_per_node / e : 1,
+                                   std::max(1U, servers / e));
     ClusterSpec spec = cluster;
     spec.nodes = nodes;
     topology = std::make_unique<Topology>(spec);
@@ -112,7 +126,7 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
         program.stage_of[static_cast<std::size_t>(accelerator_of(layout, d, p, t))] = p;
     }
   }
-  if (T > 1) program.use_stream(Stream::compute);
+  if (T > 1 || layout.expert > 1) program.use_stream(Stream::compute);
   if (P > 1) {
     for (Stream s : {Stream::send_forward, Stream::send_backward, Stream::receive_forward, Stream::receive_backward})
       program.use_stream(s);
@@ -120,6 +134,23 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
   program.use_stream(Stream::reduce);
   if (zero3) program.use_stream(Stream::gather);
 
+  // expert parallelism's all-to-alls, one segment per size, laid over every group of E consecutive replicas (at each
+  // stage and tensor rank): each rank sends 1/E of its tokens' values to each rank of its group
+  const int E = layout.expert;
+  std::map<std::uint64_t, std::int32_t> expert_segment;
+  auto expert_alltoall = [&](std::uint64_t bytes_per_rank) {
+    auto [it, added] = expert_segment.try_emplace(bytes_per_rank, no_segment);
+    if (added) {
+      // (the Schedule's buffer is the whole E x E matrix of blocks: E times what each rank sends)
+      const Schedule a2a = direct_alltoall(E, bytes_per_rank * static_cast<std::uint64_t>(E), net.options);
+      const std::vector<int> units = group_units(program, Stream::compute, D / E * P * T, E, [&](int g, int i) {
+        const int t = g % T, p = g / T % P, j = g / (T * P);
+        return accelerator_of(layout, j * E + i, p, t);
+      });
+      it->second = static_cast<std::int32_t>(program.add_segment(place_groups(a2a, units, program.units)));
+    }
+    return it->second;
+  };
   // tensor-parallel allreduces, one segment per size, laid over every (replica, stage) group's tensor ranks
   std::map<std::uint64_t, std::int32_t> tensor_segment;
   auto tensor_allreduce = [&](std::uint64_t bytes) {
@@ -138,9 +169,10 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
   for (int p = 0; p < P; ++p) {
     const auto range = ranges[static_cast<std::size_t>(p)];
     TrainingSetup stage_setup = setup;
-    stage_setup.model = stage_model(setup.model, range, T);
+    stage_setup.model = stage_model(setup.model, range, T, E);
     const TrainingProgram local = make_program(stage_setup, D, micro_batch, algorithm, net.options, per_node);
     StageStep stage;
+    std::vector<std::size_t> step_of_layer;  // the stage's LayerStep of each of its layers
     for (std::size_t l = 0; l < local.forward_s.size(); ++l) {
       LayerStep layer{local.forward_s[l], local.backward_s[l], no_segment};
       const Layer& model_layer = stage_setup.model.layers[l];
@@ -148,7 +180,18 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
         layer.tensor_segment = tensor_allreduce(
             static_cast<std::uint64_t>(std::llround(micro_batch * model_layer.tensor_parallel_values * value)));
       }
+      step_of_layer.push_back(stage.layers.size());
       stage.layers.push_back(layer);
+      if (E > 1 && expert_layer(model_layer)) {
+        // dispatch and combine: two all-to-alls the layer waits for in forward and again in backward (as steps of
+        // their own after the experts' compute: the same chain of waits, the compute one wait earlier)
+        LayerStep a2a{0, 0,
+                      expert_alltoall(static_cast<std::uint64_t>(
+                          std::llround(micro_batch * model_layer.dispatch_values * value / T)))};
+        a2a.expert = true;
+        stage.layers.push_back(a2a);
+        stage.layers.push_back(a2a);
+      }
     }
     stage.optimizer_s = local.optimizer_s / (layout.sharding != Sharding::none ? D : 1);
     if (p == 0) {
@@ -158,20 +201,57 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
       program.overlap = local.overlap;
       program.fusion_cycle_s = local.fusion_cycle_s;
     }
-    // the stage's gradient buckets over its D replicas, for each of its tensor ranks
-    const std::vector<int> replicas =
-        group_units(program, Stream::reduce, T, D, [&](int t, int d) { return accelerator_of(layout, d, p, t); });
-    for (std::size_t b = 0; b < local.buckets.size(); ++b) {
-      const Schedule& one = local.buckets[b];
-      stage.bucket_ready_after.push_back(local.bucket_ready_after[b]);
-      stage.bucket_segment.push_back(program.add_segment(
-          place_groups(zero3 ? ring_reduce_scatter(D, one.bytes, net.options) : one, replicas, program.units)));
-      if (zero3) {
-        const std::vector<int> gatherers =
-            group_units(program, Stream::gather, T, D, [&](int t, int d) { return accelerator_of(layout, d, p, t); });
-        stage.gather_segment.push_back(
-            program.add_segment(place_groups(ring_allgather(D, one.bytes, net.options), gatherers, program.units)));
+    // the stage's gradient buckets over its D replicas, for each of its tensor ranks; with expert parallelism the
+    // experts' gradients in buckets of their own over the D/E replicas holding the same experts, each list in the
+    // order its buckets become ready, the two merged in that order
+    struct Bucket {
+      std::size_t ready_after;
+      std::size_t segment;
+      std::int32_t gather = no_segment;
+    };
+    std::vector<Bucket> dense;
+    std::vector<Bucket> experts;
+    const auto lay_buckets = [&](const TrainingProgram& from, int members, int groups, const AlgorithmOptions& options,
+                                 auto rank_of, std::vector<Bucket>& into) {
+      const std::vector<int> replicas = group_units(program, Stream::reduce, groups, members, rank_of);
+      for (std::size_t b = 0; b < from.buckets.size(); ++b) {
+        const Schedule& one = from.buckets[b];
+        Bucket bucket{step_of_layer[from.bucket_ready_after[b]],
+                      program.add_segment(place_groups(zero3 ? ring_reduce_scatter(members, one.bytes, options) : one,
+                                                       replicas, program.units))};
+        if (zero3) {
+          const std::vector<int> gatherers = group_units(program, Stream::gather, groups, members, rank_of);
+          bucket.gather = static_cast<std::int32_t>(
+              program.add_segment(place_groups(ring_allgather(members, one.bytes, options), gatherers, program.units)));
+        }
+        into.push_back(bucket);
       }
+    };
+    const auto dense_rank = [&](int t, int d) { return accelerator_of(layout, d, p, t); };
+    if (E == 1) {
+      lay_buckets(local, D, T, net.options, dense_rank, dense);
+    } else {
+      TrainingSetup part = stage_setup;  // the dense parameters alone
+      for (Layer& l : part.model.layers)
+        l.params = expert_layer(l) ? 0 : l.params;
+      lay_buckets(make_program(part, D, micro_batch, algorithm, net.options, per_node), D, T, net.options, dense_rank,
+                  dense);
+      if (D / E > 1) {
+        part = stage_setup;  // the experts alone, over each group of D/E replicas (group g: tensor rank g / E, the
+        for (Layer& l : part.model.layers)  // (g % E)-th rank of every expert group)
+          l.params = expert_layer(l) ? l.params : 0;
+        lay_buckets(
+            make_program(part, D / E, micro_batch, algorithm, net.expert_options, per_node), D / E, T * E,
+            net.expert_options, [&](int g, int j) { return accelerator_of(layout, j * E + g % E, p, g / E); }, experts);
+      }
+    }
+    std::vector<Bucket> buckets(dense.size() + experts.size());
+    std::merge(dense.begin(), dense.end(), experts.begin(), experts.end(), buckets.begin(),
+               [](const Bucket& a, const Bucket& b) { return a.ready_after > b.ready_after; });
+    for (const Bucket& b : buckets) {
+      stage.bucket_ready_after.push_back(b.ready_after);
+      stage.bucket_segment.push_back(b.segment);
+      if (zero3) stage.gather_segment.push_back(static_cast<std::size_t>(b.gather));
     }
     program.stages.push_back(std::move(stage));
   }
@@ -219,6 +299,8 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
                                 " must divide the accelerators of a node (" + std::to_string(per_node) +
                                 ") or be a multiple of them (a tensor group of whole nodes)");
   }
+  if (const std::string why = expert_layout_problem(setup.model, layout); !why.empty())
+    throw std::invalid_argument("parallel.expert: " + why);
   ParallelPrediction out;
   out.layout = layout;
   out.accelerators = layout.accelerators();
@@ -273,6 +355,7 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   out.samples_per_s = out.global_batch / out.step_s;
   out.compute_s = last.compute_s;
   out.tensor_comm_s = last.tensor_s;
+  out.expert_comm_s = last.expert_s;
   out.bubble_s = last.bubble_s;
   out.bubble_fraction = out.step_s > 0 ? out.bubble_s / out.step_s : 0;
   out.data_exposed_s = last.exposed_s + last.gather_wait_s;
@@ -289,9 +372,10 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
       out.pipeline_trace.spans.push_back(stage_span);
     }
   }
-  const double parts[] = {out.compute_s, out.tensor_comm_s, out.bubble_s, out.data_exposed_s, out.input_stall_s};
-  const char* names[] = {"compute", "tensor-parallel allreduces", "pipeline bubble", "data-parallel communication",
-                         "input pipeline"};
+  const double parts[] = {out.compute_s, out.tensor_comm_s,  out.expert_comm_s,
+                          out.bubble_s,  out.data_exposed_s, out.input_stall_s};
+  const char* names[] = {"compute",         "tensor-parallel allreduces",  "expert-parallel all-to-alls",
+                         "pipeline bubble", "data-parallel communication", "input pipeline"};
   const auto most = static_cast<std::size_t>(std::max_element(std::begin(parts), std::end(parts)) - std::begin(parts));
   out.bottleneck = std::string(names[most]) + ": " + percent(parts[most], out.step_s) + " of the step";
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -323,15 +407,22 @@ std::vector<ParallelLayout> candidate_layouts(const TrainingSetup& setup, const 
           }
         }
       }
-      for (Sharding z : {Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3}) {
-        if (z != Sharding::none && l.data == 1) break;
-        l.sharding = z;
-        double most = 0;
-        for (int s = 0; s < p; ++s)
-          most = std::max(most, parallel_memory(setup, l, replica, s).total_bytes());
-        if (most <= setup.device.memory_bytes) {
-          out.push_back(l);
-          break;
+      // MoE models: experts split 1, 2, 4, ... ways where the replicas and the experts allow
+      for (int e = 1;; e *= 2) {
+        l.expert = e;
+        l.sharding = Sharding::none;
+        if (e > 1 && !expert_layout_problem(setup.model, l).empty()) break;
+        for (Sharding z : {Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3}) {
+          if (z != Sharding::none && l.data == 1) break;
+          if (z == Sharding::zero3 && l.expert > 1) break;
+          l.sharding = z;
+          double most = 0;
+          for (int s = 0; s < p; ++s)
+            most = std::max(most, parallel_memory(setup, l, replica, s).total_bytes());
+          if (most <= setup.device.memory_bytes) {
+            out.push_back(l);
+            break;
+          }
         }
       }
     }

@@ -38,11 +38,12 @@ struct ParallelPrediction {
   bool fits = true;
   double step_s = 0;
   double samples_per_s = 0;
-  // the slowest rank's step: compute + tensor communication + pipeline bubble (waiting for activations and gradients
-  // from other stages, their transfers included) + exposed data-parallel communication (ZeRO-3 gathers included) +
-  // input stall + optimizer
+  // the slowest rank's step: compute + tensor communication + expert all-to-alls + pipeline bubble (waiting for
+  // activations and gradients from other stages, their transfers included) + exposed data-parallel communication
+  // (ZeRO-3 gathers included) + input stall + optimizer
   double compute_s = 0;
   double tensor_comm_s = 0;
+  double expert_comm_s = 0;  // waiting for expert parallelism's all-to-alls (dispatch and combine)
   double bubble_s = 0;
   double bubble_fraction = 0;
   double data_exposed_s = 0;
@@ -70,7 +71,8 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
 
 // The layouts of `accelerators` accelerators worth trying: tensor parallelism within a node (1, 2, 4, ... up to the
 // node), pipelines of 1, 2, 4, ... stages, the rest data-parallel; per layout the least sharding that fits in memory
-// and 4 micro-batches per stage where the batch allows. Layouts that fit with no sharding at all are left out.
+// and 4 micro-batches per stage where the batch allows; MoE models each also with their experts split 2, 4, ... ways
+// where the replicas and the experts allow. Layouts that fit with no sharding at all are left out.
 std::vector<ParallelLayout> candidate_layouts(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators);
 
 }  // namespace dtsim

@@ -84,7 +84,7 @@ StepRequest one_replica(const StepRequest& request) {
   one.trace = nullptr;
   one.record_pipeline = false;
   if (one.layout) {
-    one.layout->data = 1;
+    one.layout->data = one.layout->expert;  // (expert parallelism: the E replicas that hold every expert once)
     one.accelerators = one.layout->accelerators();
   } else {
     one.accelerators = 1;

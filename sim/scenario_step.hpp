@@ -59,7 +59,8 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
                              const StepResult& as_run);
 
 // The request's one-replica counterpart, the baseline of scaling efficiency: one accelerator of plain data
-// parallelism, or the layout with one replica (tensor x pipeline accelerators).
+// parallelism, or the layout with one replica (tensor x pipeline accelerators; with expert parallelism, the E replicas
+// of one expert group: the fewest that hold every expert).
 StepRequest one_replica(const StepRequest& request);
 
 }  // namespace dtsim

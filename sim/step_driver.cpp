@@ -35,7 +35,8 @@ struct RankRun {
   double op_start = 0;
   Wait wait = Wait::nothing;
   double wait_start = 0;
-  int forwards = 0;  // forward and backward ops entered this step
+  bool waits_expert = false;  // the compute stream waits for an expert all-to-all (else a tensor allreduce)
+  int forwards = 0;           // forward and backward ops entered this step
   int backwards = 0;
   std::vector<double> forward_arrival;  // per micro-batch, in arrival order
   std::vector<double> backward_arrival;
@@ -111,8 +112,8 @@ public:
     const StageStep& st = stage(rank);
     const double now = network_.now();
     switch (stream) {
-      case Stream::compute:  // a tensor-parallel allreduce
-        rr.current.tensor_s += now - rr.wait_start;
+      case Stream::compute:  // a tensor-parallel allreduce or an expert-parallel all-to-all
+        (rr.waits_expert ? rr.current.expert_s : rr.current.tensor_s) += now - rr.wait_start;
         rr.t = now;
         resume(rank, Wait::tensor);
         break;
@@ -245,6 +246,7 @@ private:
           }
           if (ls.tensor_segment != no_segment) {
             rr.wait = Wait::tensor;
+            rr.waits_expert = ls.expert;
             rr.wait_start = rr.t;
             network_.start_segment(unit(rank, Stream::compute), static_cast<std::size_t>(ls.tensor_segment), rr.t);
             return;

@@ -1514,6 +1514,12 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
       {"predict " + strong_layered_file + " --batch 96",
        "--batch: a global batch of 96 does not split evenly over 64 replicas (1024 accelerators)"},
       {"explain " + layered + " --accelerators 40", "--accelerators: 40 is not a multiple of tensor x pipeline = 16"},
+      {"predict " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mixtral-8x7b-ep.json --accelerators 12",
+       "--accelerators: scenario.parallel.expert: 8 expert-parallel ranks do not divide the 12 data-parallel replicas "
+       "(12 accelerators)"},
+      {"predict " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mixtral-8x7b-ep.json --model gpt2-xl",
+       "--model: scenario.parallel.expert: model gpt2-xl has no MoE layers (no experts to split) (64 "
+       "accelerators)"},
       {"explain " + layered + " --model mlp-784-95-10",
        "--model: mlp-784-95-10 has 2 layers, fewer than scenario.parallel.pipeline = 4 stages"},
       {"explain " + layered + " --cluster " + three_file,
@@ -2047,4 +2053,24 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
   CHECK(run_dtsim("calibrate --out-dir x").exit_code == 2);
   CHECK_THAT(run_dtsim("calibrate --published --quick").output, Catch::Contains("--quick: not with --published"));
   CHECK_THAT(run_dtsim("calibrate --published --prior-weight -1").output, Catch::Contains("--prior-weight"));
+}
+
+TEST_CASE("predict and explain with expert parallelism: the all-to-alls in the breakdown, expert what-ifs simulated") {
+  const std::string mixtral = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mixtral-8x7b-ep.json";
+  const Run predict = run_dtsim("predict " + mixtral + " --accelerators 64 --json");
+  REQUIRE(predict.exit_code == 0);
+  const nlohmann::json p = nlohmann::json::parse(predict.output)["parallel_results"][0];
+  CHECK(p["expert"] == 8);
+  CHECK(p["breakdown"]["expert_comm_s"].get<double>() > 0);
+  CHECK(p["bytes_sent_per_step"]["expert_parallel"].get<double>() > 0);
+  const Run explain = run_dtsim("explain " + mixtral + " --accelerators 64");
+  REQUIRE(explain.exit_code == 0);
+  CHECK_THAT(explain.output, Catch::Contains("layout 1t x 1p, 1 micro-batch, zero1, 8-way experts"));
+  // the baseline is one expert group (8 replicas): the fewest that hold every expert
+  CHECK_THAT(explain.output, Catch::Contains("one replica (8 accelerators) does not fit"));
+  CHECK_THAT(explain.output, Catch::Contains("expert parallelism 4 instead of 8 (64d x 1t x 1p, 1 micro-batch, zero1, "
+                                             "4-way experts; the same global batch of 64): "));
+  CHECK_THAT(explain.output,
+             Catch::Contains("not possible: expert parallelism 16 instead of 8: blocks.0.experts's 8 experts do not "
+                             "split over 16 ranks"));
 }

@@ -12,6 +12,7 @@
 #include "models/model_zoo.hpp"
 #include "models/parallel.hpp"
 #include "scenarios/cluster_file.hpp"
+#include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/flow_executor.hpp"
@@ -503,4 +504,96 @@ TEST_CASE("weak scaling: every layout of A accelerators trains batch x A samples
   CHECK(replica_batch(sc.setup, layout) == 48);
   layout.data = 5;
   CHECK_THROWS_AS(replica_batch(sc.setup, layout), std::invalid_argument);
+}
+
+TEST_CASE("expert parallelism: experts split E ways, all-to-alls around them, their gradients over D/E replicas") {
+  const Scenario sc = scenario("mixtral-8x7b-ep");  // 64 H100s, 8-way experts in each node, zero1
+  REQUIRE(sc.parallel);
+  const ParallelLayout layout = sc.parallel->layout(64);
+  REQUIRE(layout.expert == 8);
+  REQUIRE(layout.data == 64);
+  const ParallelPrediction p = predict_parallel(sc.setup, sc.cluster, layout, "ring");
+  REQUIRE(p.fits);
+  CHECK(p.expert_comm_s > 0);
+  CHECK(p.bottleneck.rfind("compute", 0) == 0);
+  const double parts =
+      p.compute_s + p.tensor_comm_s + p.expert_comm_s + p.bubble_s + p.data_exposed_s + p.input_stall_s + p.optimizer_s;
+  CHECK(parts == Approx(p.step_s).epsilon(1e-6));
+
+  // what one rank holds: 1/8 of every MoE layer's experts
+  double expert_params = 0;
+  int moe_layers = 0;
+  for (const Layer& l : sc.setup.model.layers) {
+    if (!expert_layer(l)) continue;
+    expert_params += l.params;
+    ++moe_layers;
+    CHECK(l.experts == 8);
+    CHECK(l.dispatch_values == 4096.0 * 2 * 4096);  // tokens x top_k x hidden
+  }
+  REQUIRE(moe_layers == 32);
+  ParallelLayout one = layout;
+  one.expert = 1;
+  const double value = gradient_bytes_per_param(sc.setup.compute.precision);
+  const MemoryUse split = parallel_memory(sc.setup, layout, 1, 0);
+  const MemoryUse whole = parallel_memory(sc.setup, one, 1, 0);
+  CHECK(whole.weights_bytes - split.weights_bytes == Approx(expert_params * 7.0 / 8.0 * value));
+  // ZeRO-1: dense optimizer states over the 64 replicas, the experts' over the 8 that hold the same experts
+  const double state = optimizer_state_bytes_per_param(sc.setup.compute.optimizer, sc.setup.compute.precision);
+  const double dense = sc.setup.model.params() - expert_params;
+  CHECK(split.optimizer_bytes == Approx((dense / 64 + expert_params / 8 / 8) * state));
+
+  // the volumes: 4 all-to-alls per MoE layer of 7/8 of a micro-batch's tokens x top_k x hidden values; the experts'
+  // gradients reduced over 64 / 8 replicas, the rest over 64
+  const CommVolume v = comm_volume(sc.setup, layout, 1, 0);
+  CHECK(v.expert_bytes == Approx(32 * 4 * 7.0 / 8.0 * 4096.0 * 2 * 4096 * value));
+  CHECK(v.data_bytes == Approx(2 * 63.0 / 64 * dense * value + 2 * 7.0 / 8 * expert_params / 8 * value));
+  CHECK(comm_volume(sc.setup, one, 1, 0).expert_bytes == 0);
+
+  // without expert parallelism (memory set aside): no all-to-all, the experts' compute unchanged
+  TrainingSetup roomy = sc.setup;
+  roomy.device.memory_bytes = 1e15;
+  const ParallelPrediction replicated = predict_parallel(roomy, sc.cluster, one, "ring");
+  REQUIRE(replicated.fits);
+  CHECK(replicated.expert_comm_s == 0);
+  CHECK(replicated.compute_s == Approx(p.compute_s).epsilon(1e-9));
+  // every replica reduces all experts' gradients over 64 ranks instead of 1/8 of them over 8
+  CHECK(replicated.data_comm_s > 2 * p.data_comm_s);
+
+  // groups of 8 replicas of 2 tensor ranks span two nodes: the all-to-alls cross the NICs
+  ParallelLayout across = layout;
+  across.tensor = 2;
+  across.data = 32;
+  const ParallelPrediction crossing = predict_parallel(sc.setup, sc.cluster, across, "ring");
+  REQUIRE(crossing.fits);
+  CHECK(crossing.expert_comm_s > 2 * p.expert_comm_s);
+}
+
+TEST_CASE("expert parallelism refuses layouts it cannot split, naming parallel.expert") {
+  const Scenario sc = scenario("mixtral-8x7b-ep");
+  ParallelLayout layout = sc.parallel->layout(64);
+  const auto refused = [&](const ParallelLayout& l, const TrainingSetup& setup, const std::string& why) {
+    CAPTURE(why);
+    try {
+      predict_parallel(setup, sc.cluster, l, "ring");
+      FAIL("not refused");
+    } catch (const std::invalid_argument& e) {
+      CHECK_THAT(e.what(), Catch::Contains("parallel.expert: " + why));
+    }
+  };
+  ParallelLayout three = layout;
+  three.expert = 3;
+  three.data = 63;
+  refused(three, sc.setup, "blocks.0.experts's 8 experts do not split over 3 ranks");
+  ParallelLayout sixteen = layout;
+  sixteen.expert = 16;
+  refused(sixteen, sc.setup, "blocks.0.experts's 8 experts do not split over 16 ranks");
+  ParallelLayout uneven = layout;
+  uneven.data = 12;
+  refused(uneven, sc.setup, "8 expert-parallel ranks do not divide the 12 data-parallel replicas");
+  ParallelLayout zero3 = layout;
+  zero3.sharding = Sharding::zero3;
+  refused(zero3, sc.setup, "expert parallelism with zero3 is not modelled");
+  TrainingSetup dense = sc.setup;
+  dense.model = load_named_model("gpt2-xl", ".", DTSIM_SOURCE_DIR);
+  refused(layout, dense, "model gpt2-xl has no MoE layers");
 }
