@@ -225,7 +225,7 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
          "included) + exposed data-parallel communication + input stall + optimizer, of the slowest rank\n";
   if (experts) {
     out << "experts = waiting for expert parallelism's all-to-alls (each MoE layer's dispatch and combine, forward "
-           "and backward), part of the step\n";
+           "and backward), a part of the step too\n";
   }
   return out.str();
 }

@@ -16,6 +16,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/ring.hpp"
 #include "models/alpha_beta.hpp"
+#include "models/compute_model.hpp"
 #include "models/devices.hpp"
 #include "sim/algorithm_choice.hpp"
 #include "sim/flow_executor.hpp"
@@ -193,7 +194,17 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
         stage.layers.push_back(a2a);
       }
     }
-    stage.optimizer_s = local.optimizer_s / (layout.sharding != Sharding::none ? D : 1);
+    stage.optimizer_s = local.optimizer_s;
+    if (layout.sharding != Sharding::none) {  // 1/D of all states (the experts': 1/(D/E) of the 1/E held here)
+      double expert_params = 0;
+      for (const Layer& l : stage_setup.model.layers)
+        expert_params += expert_layer(l) ? l.params : 0;
+      if (E > 1) {
+        stage.optimizer_s =
+            optimizer_seconds(stage_setup.model.params() + expert_params * (E - 1), setup.device, setup.compute);
+      }
+      stage.optimizer_s /= D;
+    }
     if (p == 0) {
       program.steps = setup.input.enabled ? local.steps : 1;   // without an input pipeline no step differs
       program.batch_s = local.batch_s * layout.micro_batches;  // the loader prepares the replica's whole batch
@@ -291,8 +302,8 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
                                     const ParallelLayout& layout, const std::string& algorithm, bool record) {
   const auto started = std::chrono::steady_clock::now();
   const int per_node = cluster.node.accelerators;
-  if (layout.data < 1 || layout.tensor < 1 || layout.pipeline < 1 || layout.micro_batches < 1) {
-    throw std::invalid_argument("parallel: data, tensor, pipeline and micro_batches must be >= 1");
+  if (layout.data < 1 || layout.tensor < 1 || layout.pipeline < 1 || layout.micro_batches < 1 || layout.expert < 1) {
+    throw std::invalid_argument("parallel: data, tensor, pipeline, micro_batches and expert must be >= 1");
   }
   if (!tensor_fits_nodes(layout.tensor, per_node)) {
     throw std::invalid_argument("parallel.tensor: " + std::to_string(layout.tensor) +
@@ -437,7 +448,11 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   if (stage < 0 || stage >= layout.pipeline) throw std::invalid_argument("last bucket: no such stage");
   const auto range = ranges[static_cast<std::size_t>(stage)];
   TrainingSetup stage_setup = setup;
-  stage_setup.model = stage_model(setup.model, range, layout.tensor);
+  stage_setup.model = stage_model(setup.model, range, layout.tensor, layout.expert);
+  if (layout.expert > 1) {  // the experts' buckets are reduced apart, and the first layers' (the last) are dense
+    for (Layer& l : stage_setup.model.layers)
+      l.params = expert_layer(l) ? 0 : l.params;
+  }
   const std::vector<GradientBucket> buckets = gradient_buckets(stage_setup);
   if (buckets.empty()) throw std::invalid_argument("last bucket: the stage has no parameters");
   const LayoutNetwork net(setup, cluster, layout);  // on the flow engine, as predict_parallel's step

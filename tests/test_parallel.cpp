@@ -556,6 +556,8 @@ TEST_CASE("expert parallelism: experts split E ways, all-to-alls around them, th
   REQUIRE(replicated.fits);
   CHECK(replicated.expert_comm_s == 0);
   CHECK(replicated.compute_s == Approx(p.compute_s).epsilon(1e-9));
+  // ZeRO-1 updates 1/64 of all states either way (the experts' 1/8 of an eighth of them)
+  CHECK(replicated.optimizer_s == Approx(p.optimizer_s).epsilon(1e-9));
   // every replica reduces all experts' gradients over 64 ranks instead of 1/8 of them over 8
   CHECK(replicated.data_comm_s > 2 * p.data_comm_s);
 
