@@ -195,15 +195,16 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
       }
     }
     stage.optimizer_s = local.optimizer_s;
-    if (layout.sharding != Sharding::none) {  // 1/D of all states (the experts': 1/(D/E) of the 1/E held here)
+    if (layout.sharding != Sharding::none) {
+      // 1/D of all states (the experts': 1/(D/E) of the 1/E held here); the update's launch and the step's framework
+      // cost are paid whole by every rank
       double expert_params = 0;
       for (const Layer& l : stage_setup.model.layers)
         expert_params += expert_layer(l) ? l.params : 0;
-      if (E > 1) {
-        stage.optimizer_s =
-            optimizer_seconds(stage_setup.model.params() + expert_params * (E - 1), setup.device, setup.compute);
-      }
-      stage.optimizer_s /= D;
+      const double fixed = optimizer_seconds(0, setup.device, setup.compute);
+      const double all =
+          optimizer_seconds(stage_setup.model.params() + expert_params * (E - 1), setup.device, setup.compute);
+      stage.optimizer_s = fixed + (all - fixed) / D;
     }
     if (p == 0) {
       program.steps = setup.input.enabled ? local.steps : 1;   // without an input pipeline no step differs
