@@ -43,6 +43,20 @@ ParallelLayout ParallelSpec::layout(int accelerators) const {
   return l;
 }
 
+double expert_params(const Model& model) {
+  double sum = 0;
+  for (const Layer& l : model.layers)
+    sum += expert_layer(l) ? l.params : 0;
+  return sum;
+}
+
+Model params_of(const Model& model, bool experts) {
+  Model out = model;
+  for (Layer& l : out.layers)
+    l.params = expert_layer(l) == experts ? l.params : 0;
+  return out;
+}
+
 std::string expert_layout_problem(const Model& model, const ParallelLayout& layout) {
   const int e = layout.expert;
   if (e <= 1) return {};
@@ -129,14 +143,12 @@ double ideal_bubble_fraction(int stages, int micro_batches) {
 MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage) {
   const auto stages = split_stages(setup.model, layout.pipeline);
   const Model m = stage_model(setup.model, stages.at(static_cast<std::size_t>(stage)), layout.tensor, layout.expert);
-  double expert_params = 0;  // sharded over the D/E replicas that hold the same experts
-  for (const Layer& l : m.layers)
-    expert_params += expert_layer(l) ? l.params : 0;
+  const double experts = expert_params(m);  // sharded over the D/E replicas that hold the same experts
   const double value = gradient_bytes_per_param(setup.compute.precision);
   const double d = layout.data;
   // the parameters as ZeRO shards them: dense ones over D, experts over D/E
   const auto sharded = [&](bool sharding) {
-    return sharding ? (m.params() - expert_params) / d + expert_params * layout.expert / d : m.params();
+    return sharding ? (m.params() - experts) / d + experts * layout.expert / d : m.params();
   };
   MemoryUse use;
   use.weights_bytes = sharded(layout.sharding == Sharding::zero3) * value;
@@ -167,9 +179,7 @@ CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout,
   const double e = layout.expert;
   const double micro_batch = static_cast<double>(replica_batch) / layout.micro_batches;
   CommVolume v;
-  double expert_gradient = 0;
-  for (const Layer& l : m.layers)
-    expert_gradient += expert_layer(l) ? l.params * value : 0;
+  const double expert_gradient = expert_params(m) * value;
   const double gradient = m.params() * value - expert_gradient;
   const double factor = layout.sharding == Sharding::zero3 ? 3.0 : 2.0;
   const double expert_replicas = d / e;

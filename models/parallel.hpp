@@ -70,6 +70,11 @@ inline bool tensor_fits_nodes(int tensor, int per_node) {
 
 // Whether expert parallelism splits this layer (an MoE layer's experts: it carries `experts`).
 inline bool expert_layer(const Layer& layer) { return layer.experts > 0; }
+// The parameters of `model`'s expert layers.
+double expert_params(const Model& model);
+// `model` with only its expert layers' parameters (experts true) or only the others' (false): the gradients that
+// expert parallelism reduces over D/E replicas, or over all D.
+Model params_of(const Model& model, bool experts);
 // Why `layout` cannot split `model`'s experts (an empty string when it can, or when layout.expert is 1): E must divide
 // the data-parallel replicas and every MoE layer's experts, and the model must have some; ZeRO-3 is not modelled with
 // it (its gathers follow one bucket list).

@@ -198,12 +198,9 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
     if (layout.sharding != Sharding::none) {
       // 1/D of all states (the experts': 1/(D/E) of the 1/E held here); the update's launch and the step's framework
       // cost are paid whole by every rank
-      double expert_params = 0;
-      for (const Layer& l : stage_setup.model.layers)
-        expert_params += expert_layer(l) ? l.params : 0;
       const double fixed = optimizer_seconds(0, setup.device, setup.compute);
-      const double all =
-          optimizer_seconds(stage_setup.model.params() + expert_params * (E - 1), setup.device, setup.compute);
+      const double all = optimizer_seconds(stage_setup.model.params() + expert_params(stage_setup.model) * (E - 1),
+                                           setup.device, setup.compute);
       stage.optimizer_s = fixed + (all - fixed) / D;
     }
     if (p == 0) {
@@ -244,14 +241,13 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
       lay_buckets(local, D, T, net.options, dense_rank, dense);
     } else {
       TrainingSetup part = stage_setup;  // the dense parameters alone
-      for (Layer& l : part.model.layers)
-        l.params = expert_layer(l) ? 0 : l.params;
+      part.model = params_of(stage_setup.model, false);
       lay_buckets(make_program(part, D, micro_batch, algorithm, net.options, per_node), D, T, net.options, dense_rank,
                   dense);
       if (D / E > 1) {
-        part = stage_setup;  // the experts alone, over each group of D/E replicas (group g: tensor rank g / E, the
-        for (Layer& l : part.model.layers)  // (g % E)-th rank of every expert group)
-          l.params = expert_layer(l) ? l.params : 0;
+        // the experts alone, over each group of D/E replicas (group g: tensor rank g / E, the (g % E)-th rank of
+        // every expert group)
+        part.model = params_of(stage_setup.model, true);
         lay_buckets(
             make_program(part, D / E, micro_batch, algorithm, net.expert_options, per_node), D / E, T * E,
             net.expert_options, [&](int g, int j) { return accelerator_of(layout, j * E + g % E, p, g / E); }, experts);
@@ -450,10 +446,8 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   const auto range = ranges[static_cast<std::size_t>(stage)];
   TrainingSetup stage_setup = setup;
   stage_setup.model = stage_model(setup.model, range, layout.tensor, layout.expert);
-  if (layout.expert > 1) {  // the experts' buckets are reduced apart, and the first layers' (the last) are dense
-    for (Layer& l : stage_setup.model.layers)
-      l.params = expert_layer(l) ? 0 : l.params;
-  }
+  if (layout.expert > 1)  // the experts' buckets are reduced apart, and the first layers' (the last) are dense
+    stage_setup.model = params_of(stage_setup.model, false);
   const std::vector<GradientBucket> buckets = gradient_buckets(stage_setup);
   if (buckets.empty()) throw std::invalid_argument("last bucket: the stage has no parameters");
   const LayoutNetwork net(setup, cluster, layout);  // on the flow engine, as predict_parallel's step

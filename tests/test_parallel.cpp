@@ -521,11 +521,11 @@ TEST_CASE("expert parallelism: experts split E ways, all-to-alls around them, th
   CHECK(parts == Approx(p.step_s).epsilon(1e-6));
 
   // what one rank holds: 1/8 of every MoE layer's experts
-  double expert_params = 0;
+  double expert_total = 0;  // (summed here, not by the code under test)
   int moe_layers = 0;
   for (const Layer& l : sc.setup.model.layers) {
     if (!expert_layer(l)) continue;
-    expert_params += l.params;
+    expert_total += l.params;
     ++moe_layers;
     CHECK(l.experts == 8);
     CHECK(l.dispatch_values == 4096.0 * 2 * 4096);  // tokens x top_k x hidden
@@ -536,17 +536,17 @@ TEST_CASE("expert parallelism: experts split E ways, all-to-alls around them, th
   const double value = gradient_bytes_per_param(sc.setup.compute.precision);
   const MemoryUse split = parallel_memory(sc.setup, layout, 1, 0);
   const MemoryUse whole = parallel_memory(sc.setup, one, 1, 0);
-  CHECK(whole.weights_bytes - split.weights_bytes == Approx(expert_params * 7.0 / 8.0 * value));
+  CHECK(whole.weights_bytes - split.weights_bytes == Approx(expert_total * 7.0 / 8.0 * value));
   // ZeRO-1: dense optimizer states over the 64 replicas, the experts' over the 8 that hold the same experts
   const double state = optimizer_state_bytes_per_param(sc.setup.compute.optimizer, sc.setup.compute.precision);
-  const double dense = sc.setup.model.params() - expert_params;
-  CHECK(split.optimizer_bytes == Approx((dense / 64 + expert_params / 8 / 8) * state));
+  const double dense = sc.setup.model.params() - expert_total;
+  CHECK(split.optimizer_bytes == Approx((dense / 64 + expert_total / 8 / 8) * state));
 
   // the volumes: 4 all-to-alls per MoE layer of 7/8 of a micro-batch's tokens x top_k x hidden values; the experts'
   // gradients reduced over 64 / 8 replicas, the rest over 64
   const CommVolume v = comm_volume(sc.setup, layout, 1, 0);
   CHECK(v.expert_bytes == Approx(32 * 4 * 7.0 / 8.0 * 4096.0 * 2 * 4096 * value));
-  CHECK(v.data_bytes == Approx(2 * 63.0 / 64 * dense * value + 2 * 7.0 / 8 * expert_params / 8 * value));
+  CHECK(v.data_bytes == Approx(2 * 63.0 / 64 * dense * value + 2 * 7.0 / 8 * expert_total / 8 * value));
   CHECK(comm_volume(sc.setup, one, 1, 0).expert_bytes == 0);
 
   // without expert parallelism (memory set aside): no all-to-all, the experts' compute unchanged
