@@ -70,6 +70,7 @@ std::vector<std::string> parallel_csv_columns() {
           "data_parallel_sent_bytes",
           "tensor_parallel_sent_bytes",
           "pipeline_sent_bytes",
+          "expert_parallel_sent_bytes",
           "bottleneck"};
 }
 
@@ -104,6 +105,7 @@ std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p) {
           csv_number(p.volume.data_bytes),
           csv_number(p.volume.tensor_bytes),
           csv_number(p.volume.pipeline_bytes),
+          csv_number(p.volume.expert_bytes),
           csv_text(p.bottleneck)};
 }
 
