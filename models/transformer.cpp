@@ -82,7 +82,7 @@ Model transformer_model(const TransformerSpec& t) {
   const double attention_units = 2 + 4 * q / h + 4 * kv / h + 1;
   if (t.moe) {
     const double fe = t.moe->expert_ffn_hidden;
-    mlp_act_units = 2 + t.moe->top_k * mlp_units(t.ffn, fe, h) + 2.0 * t.moe->experts / h;
+    mlp_act_units = 2 + t.moe->top_k * t.moe->capacity_factor * mlp_units(t.ffn, fe, h) + 2.0 * t.moe->experts / h;
   } else {
     mlp_act_units = 2 + mlp_units(t.ffn, t.ffn_hidden, h);
   }
@@ -140,13 +140,13 @@ Model transformer_model(const TransformerSpec& t) {
     ex.name = n + ".experts";
     ex.kind = LayerKind::linear;
     ex.params = experts * mlp_params(t.moe->expert_ffn_hidden);
-    ex.forward_flops = s * t.moe->top_k * mlp_flops(t.moe->expert_ffn_hidden);
+    ex.forward_flops = s * t.moe->top_k * t.moe->capacity_factor * mlp_flops(t.moe->expert_ffn_hidden);
     ex.activation_bytes = mlp_bytes - router.activation_bytes;
     ex.checkpoint_bytes = layer_input_bytes;
     ex.kernels = 4 + 4 * t.moe->top_k;  // permute and un-permute tokens, each chosen expert's MLP
     ex.tensor_parallel_values = s * h;  // each expert's matrices split as a dense MLP's are
     ex.experts = experts;
-    ex.dispatch_values = s * t.moe->top_k * h;
+    ex.dispatch_values = s * t.moe->top_k * t.moe->capacity_factor * h;
     m.layers.push_back(ex);
   }
 

@@ -22,6 +22,10 @@ struct MoeSpec {
   int experts = 8;
   int top_k = 2;
   int expert_ffn_hidden = 0;
+  // Each expert's buffer as a multiple of its even share of the tokens x top_k (GShard, Lepikhin et al. 2020; Switch,
+  // Fedus et al. 2022): above 1 padded, below 1 tokens dropped; the experts' FLOPs, activations and all-to-alls scale
+  // with it. 1: every token reaches its experts and nothing is padded (a dropless, balanced router).
+  double capacity_factor = 1;
 };
 
 // A vision transformer's input: the image cut into patch_size x patch_size patches, each projected to hidden (a

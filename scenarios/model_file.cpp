@@ -19,11 +19,16 @@ namespace {
 constexpr double max_size = 1 << 24;
 constexpr std::string_view kinds = "transformer|layers";
 
-constexpr std::array<FieldSpec, 3> moe_fields{{
+constexpr std::array<FieldSpec, 4> moe_fields{{
     ranged_field("experts", FieldType::integer, "", "expert MLPs per block (all hold parameters)", 2, 4096),
     ranged_field("top_k", FieldType::integer, "", "experts each token runs through (at most experts)", 1, 4096),
     ranged_field("expert_ffn_hidden", FieldType::integer, "ffn_hidden", "hidden width of each expert's MLP", 1,
                  max_size),
+    ranged_field("capacity_factor", FieldType::number, "1",
+                 "each expert's buffer over its even share of tokens x top_k (GShard, Switch: 1 to 2): above 1 "
+                 "padded, below 1 tokens dropped; the experts' FLOPs, activations and all-to-alls scale with it; 1: "
+                 "dropless and balanced",
+                 0.05, 16),
 }};
 
 constexpr std::array<FieldSpec, 4> patch_fields{{
@@ -239,6 +244,7 @@ Model read_transformer(const JsonObject& o) {
     moe.experts = to_int(m.integer("experts"));
     moe.top_k = to_int(m.integer("top_k"));
     moe.expert_ffn_hidden = m.has("expert_ffn_hidden") ? to_int(m.integer("expert_ffn_hidden")) : t.ffn_hidden;
+    moe.capacity_factor = m.number("capacity_factor");
     if (moe.top_k > moe.experts) {
       throw ScenarioError(m.path_of("top_k") + ": expected at most experts = " + std::to_string(moe.experts) +
                           ", got " + std::to_string(moe.top_k));

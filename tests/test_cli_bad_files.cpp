@@ -256,6 +256,10 @@ TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accept
                                    "\"biases\": false, \"moe\": {\"experts\": 8, "
                                    "\"top_k\": 9}"),
        "scenario.model.moe.top_k: expected at most experts = 8, got 9"},
+      {"predict " + inline_variant("s3b.json", "\"biases\": false",
+                                   "\"biases\": false, \"moe\": {\"experts\": 8, "
+                                   "\"top_k\": 2, \"capacity_factor\": 0}"),
+       "scenario.model.moe.capacity_factor: expected a number in [0.05, 16], got 0"},
       {"predict " + inline_variant("s4.json", "\"hidden\": 2048", "\"hiden\": 2048"),
        "scenario.model.hiden: unknown key (accepted: name, source, kind, architecture, layers, hidden"},
       {"predict " + inline_variant("s5.json", "\"ffn_hidden\": 8192,", ""),

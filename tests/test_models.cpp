@@ -224,6 +224,16 @@ TEST_CASE("a transformer's layers follow its hyperparameters: GQA, SwiGLU, MoE, 
   CHECK(moe.layers[3].params == 4 * 3 * 64 * 32);              // all experts' parameters
   CHECK(moe.layers[3].forward_flops == 16 * 1 * 6 * 64 * 32);  // one expert's FLOPs per token
   CHECK(moe.layers[3].tensor_parallel_values == 16 * 64);
+  CHECK(moe.layers[3].experts == 4);
+  CHECK(moe.layers[3].dispatch_values == 16 * 1 * 64);  // each token's hidden values to its one expert
+  // a capacity factor of 1.25 pads every expert's buffer: its FLOPs, activations and all-to-alls grow, not its weights
+  t.moe->capacity_factor = 1.25;
+  const Model padded = transformer_model(t);
+  CHECK(padded.layers[3].params == moe.layers[3].params);
+  CHECK(padded.layers[3].forward_flops == Approx(1.25 * moe.layers[3].forward_flops));
+  CHECK(padded.layers[3].dispatch_values == Approx(1.25 * moe.layers[3].dispatch_values));
+  CHECK(padded.layers[3].activation_bytes > moe.layers[3].activation_bytes);
+  CHECK(padded.layers[1].forward_flops == moe.layers[1].forward_flops);  // attention unchanged
 }
 
 namespace {
