@@ -223,13 +223,14 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
     const auto lay_buckets = [&](const TrainingProgram& from, int members, int groups, const AlgorithmOptions& options,
                                  auto rank_of, std::vector<Bucket>& into) {
       const std::vector<int> replicas = group_units(program, Stream::reduce, groups, members, rank_of);
+      const std::vector<int> gatherers =
+          zero3 ? group_units(program, Stream::gather, groups, members, rank_of) : std::vector<int>{};
       for (std::size_t b = 0; b < from.buckets.size(); ++b) {
         const Schedule& one = from.buckets[b];
         Bucket bucket{step_of_layer[from.bucket_ready_after[b]],
                       program.add_segment(place_groups(zero3 ? ring_reduce_scatter(members, one.bytes, options) : one,
                                                        replicas, program.units))};
         if (zero3) {
-          const std::vector<int> gatherers = group_units(program, Stream::gather, groups, members, rank_of);
           bucket.gather = static_cast<std::int32_t>(
               program.add_segment(place_groups(ring_allgather(members, one.bytes, options), gatherers, program.units)));
         }
@@ -422,8 +423,8 @@ std::vector<ParallelLayout> candidate_layouts(const TrainingSetup& setup, const 
         if (e > 1 && !expert_layout_problem(setup.model, l).empty()) break;
         for (Sharding z : {Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3}) {
           if (z != Sharding::none && l.data == 1) break;
-          if (z == Sharding::zero3 && l.expert > 1) break;
           l.sharding = z;
+          if (e > 1 && !expert_layout_problem(setup.model, l).empty()) break;  // (zero3)
           double most = 0;
           for (int s = 0; s < p; ++s)
             most = std::max(most, parallel_memory(setup, l, replica, s).total_bytes());
