@@ -1521,11 +1521,12 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
   std::vector<int> all(static_cast<std::size_t>(program.ranks));
   std::iota(all.begin(), all.end(), 0);
   const double full_steps = program_steps(program, all, false);
-  const double lumped_steps = program_steps(program, out.driven.rank, true);
+  // (both engines skip the repetitions of a step repeated in lockstep that run alone, in rounds)
+  const double lumped_steps = program_steps(program, out.driven.rank, !(options.rounds && options.skip_repeats));
   // The lumped engine pays more per step (it recomputes every moving class's rate at each instant, and classes whose
-  // rounds drift apart multiply its instants), the full one skips repeated rounds in lockstep: lumped when it has 8
-  // times fewer steps to run. Measured on gpt2-xl-3d's layouts (docs/benchmarks.md): 512 d x 4 t x 4 p on 8192 H100s
-  // (13x fewer) 8.1 s lumped against 11.5 s in full; 512 d x 4 t x 2 p on 4096 (4.3x) 12.4 s against 4.8 s.
+  // rounds drift apart multiply its instants): lumped when it has 8 times fewer steps to run. Measured on gpt2-xl-3d's
+  // layouts (docs/benchmarks.md): 512 d x 4 t x 4 p on 8192 H100s (13x fewer) 8.1 s lumped against 11.5 s in full; 512
+  // d x 4 t x 2 p on 4096 (4.3x) 12.4 s against 4.8 s.
   if (!options.lump_always && full_steps < 8 * lumped_steps) return std::nullopt;
   return out;
 }
@@ -1645,16 +1646,22 @@ StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, Ru
           if (program.stream_base[k] >= 0) driven.unit.back()[k] = static_cast<int>(c);
         }
       }
-      return drive_step(program, engine, driven, "flow executor (classes of ranks)", trace);
+      StepRun run = drive_step(program, engine, driven, "flow executor (classes of ranks)", trace);
+      run.batches = engine.batches();
+      return run;
     }
   } else if (auto lumped = lump_step(program, placed_options)) {
     lumping::LumpedEngine engine(lumped->lumping, placed_options);
-    return drive_step(program, engine, lumped->driven, "flow executor (classes of ranks)", trace);
+    StepRun run = drive_step(program, engine, lumped->driven, "flow executor (classes of ranks)", trace);
+    run.batches = engine.batches();
+    return run;
   }
   FlowOptions o = placed_options;
   if (program.units != program.ranks) o.segment_rounds = true;
   FlowEngine engine(program.units, program.segments, o);
-  return drive_step(program, engine, "flow executor", trace);
+  StepRun run = drive_step(program, engine, "flow executor", trace);
+  run.batches = engine.batches();
+  return run;
 }
 
 TrainingResult run_flow_training(const TrainingProgram& program, int ranks, const FlowOptions& options) {

@@ -87,9 +87,9 @@ std::unique_ptr<Network> make_flow_network(int units, std::span<const Schedule* 
 // provably run alike are driven once (FlowOptions::lump_ranks; sim/flow_lumping.hpp): for data parallelism the classes
 // of ranks of its non-compact schedules; for a layout of several streams or stages the classes of units, found with
 // its stages and streams as hints, compact rings included, when there are 16 units a class on average (the replicas of
-// a stage and its tensor ranks on a symmetric cluster). Those run every event, without rounds. A program of several
-// streams that is not lumped runs every unit, with rounds per segment (FlowOptions::segment_rounds). Throws as
-// run_flow does.
+// a stage and its tensor ranks on a symmetric cluster). Either engine runs rounds per segment
+// (FlowOptions::segment_rounds) and skips the repetitions of a ring's rotation that run alone. Throws as run_flow
+// does.
 StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, RunTrace* trace = nullptr);
 
 // A data-parallel training step on the flow network, the same program and timeline as run_simgrid_training (compute

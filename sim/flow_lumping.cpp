@@ -610,6 +610,7 @@ private:
               out.steps.back().count = static_cast<std::uint32_t>(out.flows.size()) - out.steps.back().first;
               const std::uint32_t repeat = g.repeat_index(l.representative[c], step);
               out.steps.back().repeats = repeat == none ? 0 : s.repeats[repeat].count;
+              out.steps.back().lockstep = repeat != none && s.repeats[repeat].lockstep;
             }
             first_op = false;
             if (op.kind() == OpKind::compute) out.steps.back().flops += s.compute_flops[op.compute_index()];

@@ -77,6 +77,7 @@ struct LumpedHop {
 // waits for (flow id x 2 + 0 as sender, + 1 as receiver).
 struct LumpedStep {
   std::uint32_t repeats = 0;  // a compact schedule's step: how many more times it runs (its chunks rotated)
+  bool lockstep = false;      // its repetitions run in lockstep (StepRepeat::lockstep: a ring's rotation)
   double flops = 0;
   double gap_s = 0;  // how long its per-message gaps keep the rank busy (StepGaps)
   std::uint64_t reduce_bytes = 0;
@@ -115,8 +116,8 @@ std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> 
                                     std::size_t max_classes, const UnitHints& hints = {});
 
 // Runs segments on the classes of a Lumping: the same events as the flow executor's, one rank and one flow per class
-// (sim/lumped_engine.cpp).
-// A Network whose units are the classes.
+// (sim/lumped_engine.cpp), with the same rounds per segment (FlowOptions::rounds) and skipped repetitions of a step
+// repeated in lockstep (FlowOptions::skip_repeats). A Network whose units are the classes.
 class LumpedEngine final : public Network {
 public:
   LumpedEngine(const Lumping& lumping, const FlowOptions& options);

@@ -52,6 +52,13 @@ struct LumpedEngine::State {
     on_first.assign(l.capacity_Bps.size(), 0);
     stamp.assign(l.capacity_Bps.size(), 0);
     on_end.assign(l.capacity_Bps.size(), 0);
+    const std::size_t segments = l.first_step.size();
+    seg_busy.assign(segments, 0);
+    seg_seen_at.assign(segments, 0);
+    seg_was_busy.assign(segments, 0);
+    held.resize(segments);
+    for (const SegmentLibraryCost& library : l.library)
+      eager_segments = eager_segments || library.active;
   }
 
   enum class Kind : std::uint8_t { release, latency_paid, flow_done, reduce_done, compute_done, recv_ready };
@@ -93,9 +100,44 @@ struct LumpedEngine::State {
 
   void push(double at, Kind kind, std::uint32_t id, std::uint32_t version = 0) { events.push({at, kind, id, version}); }
 
+  // What a segment has in flight (its flows, and its classes' reductions, computes and eager receives), for rounds:
+  // a class's next repetition of a step repeated in lockstep waits until its segment has nothing in flight, as the
+  // flow executor's rounds per segment (FlowOptions::rounds, segment_rounds), so that the classes of a ring meet at
+  // lockstep points and its repetitions can be skipped (skip_repeated_steps).
+  void busy(std::size_t segment) { ++seg_busy[segment]; }
+  void timer(double at, Kind kind, std::uint32_t c) {
+    ++timers;
+    busy(static_cast<std::size_t>(classes[c].segment));
+    push(at, kind, c);
+  }
+  void seg_item_done(std::size_t segment) {
+    if (--seg_busy[segment] > 0) return;
+    ready.insert(ready.end(), held[segment].begin(), held[segment].end());
+    held[segment].clear();
+  }
+  // Whether the segment had anything in flight when this batch's classes started posting.
+  bool busy_at_batch(std::size_t segment) {
+    if (seg_seen_at[segment] != batches) {
+      seg_seen_at[segment] = batches;
+      seg_was_busy[segment] = seg_busy[segment] > 0 ? 1 : 0;
+    }
+    return seg_was_busy[segment] != 0;
+  }
+  void start_flow(std::uint32_t id) {
+    ++in_flight;
+    busy(l.flows[id].segment);
+    push(now + flows[id].latency_s, Kind::latency_paid, id);
+  }
+
+  const LumpedStep& current_step(std::uint32_t c) const {
+    const ClassState& cs = classes[c];
+    return l.steps[l.first_step[static_cast<std::size_t>(cs.segment)][c] + cs.step];
+  }
+
   void post_step(std::uint32_t c) {
     ClassState& cs = classes[c];
-    const LumpedStep& st = l.steps[l.first_step[static_cast<std::size_t>(cs.segment)][c] + cs.step];
+    const LumpedStep& st = current_step(c);
+    ++posted_since_lockstep;
     cs.reduce_bytes = st.reduce_bytes;
     cs.outstanding += st.count;
     double busy_s = std::max(st.flops / o.compute_flops_per_s, st.gap_s);  // compute beside the gaps
@@ -105,7 +147,7 @@ struct LumpedEngine::State {
     }
     if (busy_s > 0) {
       ++cs.outstanding;
-      push(now + busy_s, Kind::compute_done, c);
+      timer(now + busy_s, Kind::compute_done, c);
     }
     for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
       const std::uint32_t id = l.step_flows[i] / 2;
@@ -115,14 +157,14 @@ struct LumpedEngine::State {
         const double seen = f.arrived.front();
         f.arrived.pop_front();
         if (seen > now + tolerance(now)) {
-          push(seen, Kind::recv_ready, c);
+          timer(seen, Kind::recv_ready, c);
         } else {
           --cs.outstanding;
         }
         continue;
       }
       (sender ? f.src_posted : f.dst_posted) = true;
-      if (f.eager ? sender : f.src_posted && f.dst_posted) push(now + f.latency_s, Kind::latency_paid, id);
+      if (f.eager ? sender : f.src_posted && f.dst_posted) start_flow(id);
     }
     if (cs.outstanding == 0) items_done(c);
   }
@@ -148,7 +190,7 @@ struct LumpedEngine::State {
   }
   void items_done(std::uint32_t c) {
     if (classes[c].reduce_bytes > 0) {
-      push(now + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps[c], Kind::reduce_done, c);
+      timer(now + static_cast<double>(classes[c].reduce_bytes) / reduce_Bps[c], Kind::reduce_done, c);
     } else {
       ready.push_back(c);
     }
@@ -165,13 +207,15 @@ struct LumpedEngine::State {
     f.rate = 0;
     const bool claimed = f.dst_posted;
     f.src_posted = f.dst_posted = false;
+    --in_flight;
+    seg_item_done(l.flows[id].segment);
     item_done(l.flows[id].src_class);
     if (!f.eager) {
       item_done(l.flows[id].dst_class);
     } else if (!claimed) {
       f.arrived.push_back(now + f.hop_s);
     } else if (f.hop_s > 0) {
-      push(now + f.hop_s, Kind::recv_ready, l.flows[id].dst_class);
+      timer(now + f.hop_s, Kind::recv_ready, l.flows[id].dst_class);
     } else {
       item_done(l.flows[id].dst_class);
     }
@@ -180,6 +224,8 @@ struct LumpedEngine::State {
   void handle(const Event& e) {
     switch (e.kind) {
       case Kind::release:
+        lockstep_at = -1;  // a step that did not start at a lockstep point: no duration to repeat
+        --awaiting;
         if (next_step(e.id)) {
           post_step(e.id);
         } else {
@@ -203,9 +249,17 @@ struct LumpedEngine::State {
       case Kind::flow_done:
         if (!stale(e)) finish(e.id);
         break;
-      case Kind::reduce_done: ready.push_back(e.id); break;
+      case Kind::reduce_done:
+        --timers;
+        seg_item_done(static_cast<std::size_t>(classes[e.id].segment));
+        ready.push_back(e.id);
+        break;
       case Kind::compute_done:
-      case Kind::recv_ready: item_done(e.id); break;
+      case Kind::recv_ready:
+        --timers;
+        seg_item_done(static_cast<std::size_t>(classes[e.id].segment));
+        item_done(e.id);
+        break;
     }
   }
 
@@ -354,18 +408,65 @@ struct LumpedEngine::State {
       for (const Event& e : batch)
         handle(e);
       if (rates_dirty) compute_rates();
+      if (ready.empty()) continue;
+      if (in_flight == 0 && !eager_segments && o.skip_repeats) skip_repeated_steps();
       for (std::size_t i = 0; i < ready.size(); ++i) {  // (a step with nothing to wait for makes its class ready again)
         const std::uint32_t c = ready[i];
+        ClassState& cs = classes[c];
+        if (o.rounds && cs.step != none && !l.library[static_cast<std::size_t>(cs.segment)].active) {
+          const LumpedStep& st = current_step(c);
+          if (st.lockstep && cs.repetition < st.repeats && busy_at_batch(static_cast<std::size_t>(cs.segment))) {
+            held[static_cast<std::size_t>(cs.segment)].push_back(c);  // the next repetition waits for the round
+            continue;
+          }
+        }
         if (next_step(c)) {
           post_step(c);
         } else {
-          classes[c].segment = -1;
+          cs.segment = -1;
+          --inside;
           on_segment_done(static_cast<int>(c));
         }
       }
       ready.clear();
       if (rates_dirty) compute_rates();
     }
+  }
+
+  // All classes inside segments finished a step at this instant with no flow in flight: a lockstep point. If the
+  // previous step of every one of them also ran from a lockstep point to this one, and each one's next step is a
+  // repetition of the one it finished (the same flows, started together), the next one takes exactly as long: the
+  // repetitions that end before anything else is due (a release, another class's compute) are skipped in one move, as
+  // the flow executor's skip_repeated_steps does.
+  void skip_repeated_steps() {
+    const std::size_t running = inside - awaiting;
+    const bool repeat_known = ready.size() == running && lockstep_at >= 0 && posted_since_lockstep == running;
+    const double duration = now - lockstep_at;
+    lockstep_at = ready.size() == running ? now : -1;
+    posted_since_lockstep = 0;
+    if (!repeat_known) return;
+    while (!events.empty() && stale(events.top()))
+      events.pop();
+    const double horizon = events.empty() ? infinity : events.top().at;
+    if (horizon < infinity && !(duration > 0)) return;
+    std::uint32_t steps = std::numeric_limits<std::uint32_t>::max();
+    for (const std::uint32_t c : ready) {
+      const ClassState& cs = classes[c];
+      if (cs.segment < 0 || cs.step == none) return;
+      const LumpedStep& st = current_step(c);
+      if (cs.repetition >= st.repeats) return;
+      steps = std::min(steps, st.repeats - cs.repetition);
+    }
+    if (horizon < infinity) {  // only repetitions that end by then
+      const double room = std::floor((horizon - now) / duration * (1 + 1e-12));
+      if (room < 1) return;
+      if (room < steps) steps = static_cast<std::uint32_t>(room);
+    }
+    for (const std::uint32_t c : ready)
+      classes[c].repetition += steps;
+    now += duration * steps;
+    lockstep_at = now;
+    skipped += steps;
   }
 
   const Lumping& l;
@@ -378,6 +479,19 @@ struct LumpedEngine::State {
   std::vector<std::uint32_t> moving;
   std::vector<std::uint32_t> ready;
   bool rates_dirty = false;
+  // rounds and skipped repetitions (skip_repeated_steps)
+  std::size_t in_flight = 0;    // flows started and not finished
+  std::size_t timers = 0;       // reductions, computes and eager receives pending
+  std::size_t inside = 0;       // classes inside a segment
+  std::size_t awaiting = 0;     // of them, those whose release is still to come
+  bool eager_segments = false;  // a collective library's eager messages: no skipping (their pipelines never repeat)
+  std::vector<std::uint32_t> seg_busy;  // by segment: its flows and timers pending
+  std::vector<std::uint64_t> seg_seen_at;
+  std::vector<char> seg_was_busy;
+  std::vector<std::vector<std::uint32_t>> held;  // by segment: classes waiting for its round
+  double lockstep_at = -1;
+  std::size_t posted_since_lockstep = 0;
+  std::uint64_t skipped = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::vector<Event> batch;  // run: the events of the current instant
   // compute_rates' scratch, by link class
@@ -406,6 +520,8 @@ std::uint64_t LumpedEngine::batches() const { return s_->batches; }
 
 void LumpedEngine::start_segment(int cls, std::size_t index, double release) {
   State::ClassState& cs = s_->classes[static_cast<std::size_t>(cls)];
+  if (cs.segment < 0) ++s_->inside;
+  ++s_->awaiting;
   cs.segment = static_cast<int>(index);
   cs.step = none;
   cs.repetition = 0;

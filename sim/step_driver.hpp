@@ -16,6 +16,8 @@
 // measured here, from the run, whatever the engine.
 #pragma once
 
+#include <cstdint>
+
 #include "sim/executor.hpp"
 #include "sim/network.hpp"
 #include "sim/step_program.hpp"
@@ -41,7 +43,8 @@ struct RankStep {
 struct StepRun {
   int slowest_rank = 0;  // the rank whose last step took longest (the first of equals)
   RankStep slowest;
-  int driven_ranks = 0;  // ranks the driver ran: every rank, or one per class of ranks that run alike
+  int driven_ranks = 0;       // ranks the driver ran: every rank, or one per class of ranks that run alike
+  std::uint64_t batches = 0;  // instants the engine processed (the flow engines; 0 from the others)
 };
 
 // The ranks the driver runs: every rank of the program, or one rank for each class of ranks that provably run alike
