@@ -1436,8 +1436,7 @@ struct LumpedStep {
 // The steps an engine processes in one run of `program` by `ranks` (every rank for the full engine, a
 // representative of each class for the lumped one): their units' steps in each segment, as often as the stage uses
 // the segment (a tensor allreduce twice per micro-batch, a bucket once, ...); with `repetitions`, every repetition of
-// a compact step (the lumped engine), without, the stored steps only (the full engine skips the repetitions that run
-// in lockstep).
+// a compact step, without, the stored steps only (what an engine that skips the repetitions run in lockstep runs).
 double program_steps(const StepProgram& p, std::span<const int> ranks, bool repetitions) {
   auto steps = [&](std::int64_t segment, int unit) {
     if (segment < 0 || unit < 0) return 0.0;

@@ -413,9 +413,11 @@ struct LumpedEngine::State {
       for (std::size_t i = 0; i < ready.size(); ++i) {  // (a step with nothing to wait for makes its class ready again)
         const std::uint32_t c = ready[i];
         ClassState& cs = classes[c];
-        if (o.rounds && cs.step != none && !l.library[static_cast<std::size_t>(cs.segment)].active) {
+        // (the segment's state before this batch's posts: taken at its first ready class, as the flow executor does)
+        const bool round_busy = busy_at_batch(static_cast<std::size_t>(cs.segment));
+        if (o.rounds && round_busy && cs.step != none && !l.library[static_cast<std::size_t>(cs.segment)].active) {
           const LumpedStep& st = current_step(c);
-          if (st.lockstep && cs.repetition < st.repeats && busy_at_batch(static_cast<std::size_t>(cs.segment))) {
+          if (st.lockstep && cs.repetition < st.repeats) {
             held[static_cast<std::size_t>(cs.segment)].push_back(c);  // the next repetition waits for the round
             continue;
           }
