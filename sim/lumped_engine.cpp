@@ -104,10 +104,8 @@ struct LumpedEngine::State {
   // a class's next repetition of a step repeated in lockstep waits until its segment has nothing in flight, as the
   // flow executor's rounds per segment (FlowOptions::rounds, segment_rounds), so that the classes of a ring meet at
   // lockstep points and its repetitions can be skipped (skip_repeated_steps).
-  void busy(std::size_t segment) { ++seg_busy[segment]; }
   void timer(double at, Kind kind, std::uint32_t c) {
-    ++timers;
-    busy(static_cast<std::size_t>(classes[c].segment));
+    ++seg_busy[static_cast<std::size_t>(classes[c].segment)];
     push(at, kind, c);
   }
   void seg_item_done(std::size_t segment) {
@@ -125,7 +123,7 @@ struct LumpedEngine::State {
   }
   void start_flow(std::uint32_t id) {
     ++in_flight;
-    busy(l.flows[id].segment);
+    ++seg_busy[l.flows[id].segment];
     push(now + flows[id].latency_s, Kind::latency_paid, id);
   }
 
@@ -250,13 +248,11 @@ struct LumpedEngine::State {
         if (!stale(e)) finish(e.id);
         break;
       case Kind::reduce_done:
-        --timers;
         seg_item_done(static_cast<std::size_t>(classes[e.id].segment));
         ready.push_back(e.id);
         break;
       case Kind::compute_done:
       case Kind::recv_ready:
-        --timers;
         seg_item_done(static_cast<std::size_t>(classes[e.id].segment));
         item_done(e.id);
         break;
@@ -468,7 +464,6 @@ struct LumpedEngine::State {
       classes[c].repetition += steps;
     now += duration * steps;
     lockstep_at = now;
-    skipped += steps;
   }
 
   const Lumping& l;
@@ -483,7 +478,6 @@ struct LumpedEngine::State {
   bool rates_dirty = false;
   // rounds and skipped repetitions (skip_repeated_steps)
   std::size_t in_flight = 0;    // flows started and not finished
-  std::size_t timers = 0;       // reductions, computes and eager receives pending
   std::size_t inside = 0;       // classes inside a segment
   std::size_t awaiting = 0;     // of them, those whose release is still to come
   bool eager_segments = false;  // a collective library's eager messages: no skipping (their pipelines never repeat)
@@ -493,7 +487,6 @@ struct LumpedEngine::State {
   std::vector<std::vector<std::uint32_t>> held;  // by segment: classes waiting for its round
   double lockstep_at = -1;
   std::size_t posted_since_lockstep = 0;
-  std::uint64_t skipped = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::vector<Event> batch;  // run: the events of the current instant
   // compute_rates' scratch, by link class
