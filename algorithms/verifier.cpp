@@ -145,16 +145,17 @@ private:
 
 VerifyReport verify(const Schedule& schedule, std::uint64_t max_state_cells) {
   if (std::string problem = check_well_formed(schedule, true); !problem.empty()) {
-    return VerifyReport{false, problem, 0, 0, 0};
+    return VerifyReport{false, problem};
   }
   const auto p = static_cast<std::uint64_t>(schedule.ranks);
   const std::uint64_t cells = p * p * schedule.chunks.size();
   if (cells > max_state_cells) {
-    return VerifyReport{false,
-                        "schedule too large to verify: " + std::to_string(p) + " ranks x " +
-                            std::to_string(schedule.chunks.size()) + " chunks needs " + std::to_string(cells) +
-                            " state cells (limit " + std::to_string(max_state_cells) + ")",
-                        0, 0, 0};
+    VerifyReport refused;
+    refused.error = "schedule too large to verify: " + std::to_string(p) + " ranks x " +
+                    std::to_string(schedule.chunks.size()) + " chunks needs " + std::to_string(cells) +
+                    " state cells (limit " + std::to_string(max_state_cells) + ")";
+    refused.too_large = true;
+    return refused;
   }
   if (schedule.compact()) return verify(expand(schedule), max_state_cells);  // the walk reads every step written out
   CountingHandler handler(schedule);

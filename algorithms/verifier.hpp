@@ -17,7 +17,8 @@ namespace dtsim {
 
 struct VerifyReport {
   bool ok = false;
-  std::string error;  // first problem found, empty when ok
+  std::string error;       // first problem found, empty when ok
+  bool too_large = false;  // not verified: the walk's state would exceed the limit (error says how much)
   std::uint64_t messages = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t max_steps = 0;  // longest rank program, in steps

@@ -168,6 +168,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   bool verified = false;
   if (flags.has("verify")) {
     const VerifyReport report = verify(schedule);
+    if (report.too_large) throw UsageError("--verify: " + report.error + "; ask for fewer ranks or chunks");
     if (!report.ok) {
       std::cerr << "dtsim collective: verification failed: " << report.error << '\n';
       return 1;
@@ -213,6 +214,7 @@ int verify_command(std::span<char* const> args, std::ostream& out) {
   check_option_flags(flags, std::array{request.algorithm});
   const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, options);
   const VerifyReport report = verify(schedule);
+  if (report.too_large) throw UsageError("--ranks: " + report.error + "; ask for fewer ranks or chunks");
   if (!report.ok) {
     out << request.algorithm->name << ": INVALID: " << report.error << '\n';
     return 1;

@@ -105,6 +105,9 @@ std::vector<T> parse_list(const std::string& text, Parse parse_one, double defau
     const double ratio =
         values.size() >= 2 ? static_cast<double>(values.back()) / values[values.size() - 2] : default_ratio;
     if (!(ratio > 1.0)) throw std::invalid_argument("'" + text + "' must grow before '...'");
+    if (!(static_cast<double>(values.back()) > 0)) {  // (0 times any ratio stays 0: the range would never end)
+      throw std::invalid_argument("'" + text + "': the value before '...' must be above 0");
+    }
     double v = static_cast<double>(values.back());
     while (v * ratio <= static_cast<double>(last) * (1 + 1e-9)) {
       v *= ratio;

@@ -262,6 +262,11 @@ int lesson_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(lesson_flags, rest);
   const std::string path = flags.get("output");
   if (!path.ends_with(".html")) throw UsageError("--output: expected a FILE.html, got '" + path + "'");
+  try {
+    check_output_folder(path);  // (before the lessons' simulations)
+  } catch (const OutputPathError& e) {
+    throw UsageError("--output: " + std::string(e.what()));
+  }
   AlphaBetaGamma star;
   star.bandwidth_Bps = 10e9 / 8;
   star.alpha_s = 1e-6;

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "reports/output_file.hpp"
 
 namespace {
 
@@ -137,6 +138,9 @@ int main(int argc, char** argv) {
     // what no estimate caught: a request larger than this machine's memory
     std::cerr << "dtsim " << command
               << ": out of memory: the request needs more memory than this machine has available (ask for less)\n";
+    return 2;
+  } catch (const dtsim::OutputPathError& e) {  // an output file the user named that cannot be written
+    std::cerr << "dtsim " << command << ": output: " << e.what() << '\n';
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "dtsim " << command << ": error: " << e.what() << '\n';

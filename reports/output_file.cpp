@@ -38,7 +38,7 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   const std::string temporary = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write (" + std::strerror(errno) + ")");
+    if (!out) throw OutputPathError(path + ": cannot write (" + std::strerror(errno) + ")");
     try {
       write(out);
     } catch (...) {
@@ -50,13 +50,23 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     if (!out) {
       out.close();
       std::remove(temporary.c_str());
-      throw std::runtime_error(path + ": write failed");
+      throw OutputPathError(path + ": write failed");
     }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     std::remove(temporary.c_str());
-    throw std::runtime_error(path + ": cannot replace (" + reason + ")");
+    throw OutputPathError(path + ": cannot replace (" + reason + ")");
+  }
+}
+
+void check_output_folder(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) {
+    throw OutputPathError(path + ": cannot write (no folder " + folder.string() + ")");
   }
 }
 

@@ -4,13 +4,24 @@
 
 #include <functional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 
 namespace dtsim {
 
-// Calls write(stream) into a temporary file, then renames it to `path`; throws std::runtime_error naming the path
-// when the file cannot be written (the temporary file is removed). Temporaries of `path` that killed processes left
+// An output path that cannot be written (its folder missing or read-only, a disk full): the user's to fix, so the
+// command line reports it as bad input (exit 2), naming the path.
+struct OutputPathError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Calls write(stream) into a temporary file, then renames it to `path`; throws OutputPathError naming the path when
+// the file cannot be written (the temporary file is removed). Temporaries of `path` that killed processes left
 // behind (PATH.tmp<PID>, that process gone) are removed first.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+
+// Throws OutputPathError when `path`'s folder does not exist or is not a folder: checked before a long computation
+// whose result would go there.
+void check_output_folder(const std::string& path);
 
 }  // namespace dtsim

@@ -597,8 +597,21 @@ TEST_CASE("compare refuses bad lists with exit 2") {
       {"compare --ranks 8,4,...,1", "--ranks: '8,4,...,1' must grow"},
       {"compare --bytes 1KB,,1MB", "--bytes: expected a size"},
       {"compare --algorithms ring,nope", "--algorithms: unknown allreduce algorithm 'nope'"},
+      // (0 times any ratio stays 0: the range would grow until memory ran out)
+      {"compare --bytes 0B,...,1MB --ranks 2", "--bytes: '0B,...,1MB': the value before '...' must be above 0"},
   };
   check_usage_errors(cases);
+}
+
+TEST_CASE("a schedule too large to verify, and an output file that cannot be written, are bad input: exit 2") {
+  check_usage_errors({
+      {"verify --algorithm ring --ranks 8192 --bytes 1KB", "--ranks: schedule too large to verify: 8192 ranks"},
+      {"collective --algorithm ring --ranks 8192 --bytes 1KB --verify --backend analytical",
+       "--verify: schedule too large to verify"},
+      {"draw --ranks 4 -o /nonexistent-dir/d.svg", "output: /nonexistent-dir/d.svg: cannot write"},
+      // (refused before the lessons are simulated)
+      {"lesson --quick -o /nonexistent-dir/l.html", "--output: /nonexistent-dir/l.html: cannot write (no folder"},
+  });
 }
 
 TEST_CASE("collective --collective runs the other collectives and checks their options") {

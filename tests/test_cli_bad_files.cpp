@@ -290,6 +290,10 @@ TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accept
   const std::string big_kernel =
       tmp.write("big.json", R"({"model": {"name": "cnn", "kind": "layers", "input": [3, 4, 4], "layers": [
           {"kind": "conv", "out": 4, "kernel": [7]}]}})");
+  // a custom layer's FLOPs so large that a step would take forever (infinite in a simulator's clock)
+  const std::string huge_flops =
+      tmp.write("huge-flops.json", R"({"model": {"name": "cnn", "kind": "layers", "input": [8], "layers": [
+          {"kind": "custom", "params": 1, "forward_flops": 1e308, "activation_bytes": 1000}]}})");
   const std::string text = tmp.write("text.json", R"({"model": "resnet50"})");
   const std::string cluster_scenario = read_text(source + "/scenarios/training/resnet50-v100.json");
   check_refused({
@@ -298,6 +302,8 @@ TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accept
       {"predict --model " + big_kernel,
        big_kernel + ": model.layers[0].kernel: a 7x7 kernel is larger than its padded input 3x4x4"},
       {"predict --model " + text, text + ": model: expected an object, got \"resnet50\""},
+      {"predict --model " + huge_flops + " --accelerators 1,2",
+       huge_flops + ": model.layers[0].forward_flops: expected a number in [0, 1e+18], got 1e+308"},
       {"predict " + tmp.variant("s11.json", cluster_scenario, "\"resnet50\"", "7"),
        "scenario.model: expected a name, a path to a .json file, or an object, got 7"},
       {"predict --model " + tmp.path.string() + "/none.json", "--model: " + tmp.path.string() + "/none.json: cannot"},
