@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -1100,6 +1101,23 @@ TEST_CASE("validate --repredict gates the current model on the committed real me
   std::ifstream again(dir / "validation.json");
   const auto after = nlohmann::json::parse(again);
   CHECK(after["summary"]["median_abs_error"].get<double>() == Approx(median).epsilon(1e-9));
+  // a file with no cases would pass any gate; a case with an impossible measurement is no measurement
+  auto edited = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = before;
+    edit(j);
+    std::ofstream(dir / name) << j.dump();
+    return (dir / name).string();
+  };
+  const std::string empty = edited("empty.json", [](nlohmann::json& j) { j["cases"] = nlohmann::json::array(); });
+  const std::string negative = edited("negative.json", [](nlohmann::json& j) { j["cases"][0]["bytes"] = -1; });
+  const std::string zero = edited("zero.json", [](nlohmann::json& j) { j["cases"][0]["measured_s"] = 0; });
+  check_usage_errors({
+      {"validate --repredict " + empty + " --out-dir " + dir.string(),
+       "--repredict: " + empty + ": cases: expected a non-empty list of cases"},
+      {"validate --repredict " + negative + " --out-dir " + dir.string(),
+       "cases[0].bytes: expected a whole number of bytes >= 0, got -1"},
+      {"validate --repredict " + zero + " --out-dir " + dir.string(), "cases[0].measured_s: expected a time > 0 s"},
+  });
   std::filesystem::remove_all(dir);
 }
 

@@ -360,13 +360,24 @@ ValidationResult repredict(const nlohmann::json& previous) {
       net.older_send_weight = model.older_send_weight;
       result.networks.push_back(net);
     }
-    for (const auto& c : previous.at("cases")) {
+    const nlohmann::json& cases = previous.at("cases");
+    if (!cases.is_array() || cases.empty()) throw std::invalid_argument("cases: expected a non-empty list of cases");
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const nlohmann::json& c = cases[i];
+      const std::string at = "cases[" + std::to_string(i) + "].";
       ValidationCase v;
       v.ranks = c.at("ranks").get<int>();
       v.rate_bps = c.at("rate_bps").get<double>();
       v.algorithm = c.at("algorithm").get<std::string>();
+      if (!c.at("bytes").is_number_unsigned()) {
+        throw std::invalid_argument(at + "bytes: expected a whole number of bytes >= 0, got " + c.at("bytes").dump());
+      }
       v.bytes = c.at("bytes").get<std::uint64_t>();
       v.measured_s = c.at("measured_s").get<double>();
+      if (!(v.measured_s > 0) || !std::isfinite(v.measured_s)) {
+        throw std::invalid_argument(at + "measured_s: expected a time > 0 s, got " + c.at("measured_s").dump());
+      }
+      if (v.ranks < 1) throw std::invalid_argument(at + "ranks: expected a whole number >= 1");
       v.result_ok = c.at("result_ok").get<bool>();
       const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const ValidationNetwork& n) {
         return n.ranks == v.ranks && n.rate_bps == v.rate_bps;
