@@ -358,8 +358,9 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
 FailureSettings read_run_settings(const JsonObject& failures, const JsonObject& checkpoint) {
   FailureSettings run;
   const auto rate = [&](std::string_view key) {
+    const std::string text = failures.text(key);  // (its own errors name the path already)
     try {
-      return parse_rate_per_h(failures.text(key));
+      return parse_rate_per_h(text);
     } catch (const std::invalid_argument& e) {
       throw ScenarioError(failures.path_of(key) + ": " + e.what());
     }

@@ -364,6 +364,13 @@ TEST_CASE("calibrate's step times become an empirical jitter, and a run's failur
   const auto unitless = run_dtsim("predict " + rates + " --run 30d");
   CHECK(unitless.exit_code == 2);
   CHECK(unitless.output.find("scenario.failures.gpu") != std::string::npos);
+  // a number where a rate with its unit is expected: the path named once
+  failing["scenario"]["failures"] = {{"gpu", 0.001}};
+  std::ofstream(rates) << failing.dump();
+  const auto number = run_dtsim("predict " + rates + " --run 30d");
+  CHECK(number.exit_code == 2);
+  CHECK(number.output.find("scenario.failures.gpu: expected a string, got 0.001") != std::string::npos);
+  CHECK(number.output.find("scenario.failures.gpu: scenario.failures.gpu") == std::string::npos);
 }
 
 TEST_CASE("predict --run: interruptions, the checkpoint interval beside Young's and Daly's, goodput") {
