@@ -107,8 +107,10 @@ Calibration parse_calibration(const nlohmann::json& document) {
   const JsonObject kernel = compute.object("kernel");
   out.kernel_overhead_s = kernel.number("overhead_s");
   out.kernel_per_sample_s = kernel.number("per_sample_s");
+  kernel.number("r_squared");  // (read for its range: a record of the fit, not used)
   if (compute.has("step_times")) {
     const JsonObject steps = compute.object("step_times");
+    steps.integer("batch");  // (read for its range: the batch the steps ran at, a record)
     const nlohmann::json& seconds = steps.json("seconds");
     if (!seconds.is_array() || seconds.size() < 2) {
       throw ScenarioError(steps.path_of("seconds") + ": expected a list of at least 2 step times in seconds");

@@ -143,6 +143,13 @@ TEST_CASE("calibration files: a missing or wrong field names its JSON path") {
              Catch::StartsWith("calibration.compute.kernel.per_sample_s: expected a number >= 1e-300, got -1"));
   CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["colour"] = 1; }),
              Catch::StartsWith("calibration.colour: unknown key"));
+  // fields kept as a record of the fit are held to their documented ranges too
+  CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["compute"]["kernel"]["r_squared"] = 2; }),
+             Catch::StartsWith("calibration.compute.kernel.r_squared: expected a number"));
+  CHECK_THAT(error([](nlohmann::json& j) {
+               j["calibration"]["compute"]["step_times"] = {{"batch", 0}, {"seconds", {0.1, 0.2}}};
+             }),
+             Catch::StartsWith("calibration.compute.step_times.batch: expected a whole number"));
 }
 
 TEST_CASE("docs/calibration.md carries the calibration file reference the loader uses") {
