@@ -96,8 +96,9 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
   std::optional<Topology> topology;
   try {
     topology.emplace(spec);
-  } catch (const TopologyError& e) {
-    throw UsageError("--nodes " + std::to_string(spec.nodes) + ": " + e.what());
+  } catch (const TopologyError& e) {  // (the node count from --nodes, or from the file's own nodes field)
+    const std::string nodes = std::to_string(spec.nodes);
+    throw UsageError((flags.has("nodes") ? "--nodes " + nodes : path + ": cluster.nodes = " + nodes) + ": " + e.what());
   }
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const bool analyse = !flags.has("no-bisection");

@@ -665,6 +665,19 @@ TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input e
               "nics": {"bandwidth": "10Gbps"}}, "fabric": {"kind": "fat-tree", "radix": 8,
               "oversubscription": 0.5}}})";
   }
+  // a fabric too small for the file's own node count: the file's field is named, not a --nodes never given
+  const std::string tiny = bad + ".tiny.json";
+  {
+    std::ifstream in(dgx);
+    nlohmann::json small = nlohmann::json::parse(in);
+    small["cluster"]["fabric"]["radix"] = 2;
+    std::ofstream(tiny) << small.dump();
+  }
+  const Run tiny_run = run_dtsim("cluster " + tiny);
+  CHECK(tiny_run.exit_code == 2);
+  CHECK_THAT(tiny_run.output, Catch::Contains(tiny + ": cluster.nodes = 4: cluster.fabric:"));
+  CHECK_THAT(tiny_run.output, !Catch::Contains("--nodes"));
+  std::filesystem::remove(tiny);
   check_usage_errors({
       {"cluster " + bad, "cluster.fabric.oversubscription: expected a number >= 1, got 0.5"},
       {"collective --cluster " + bad, "--cluster: " + bad + ": cluster.fabric.oversubscription: expected"},
