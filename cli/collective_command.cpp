@@ -31,7 +31,9 @@ std::vector<FlagSpec> schedule_flags() {
       {"collective", "NAME", "allreduce",
        "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
       {"algorithm", "NAME", "auto", algorithm_doc},
-      {"ranks", "P", "8", "number of ranks, 1 to 1000000 (ring: at most 8192, its 4P(P-1) ops must fit 2 GiB)"},
+      {"ranks", "P", "8",
+       "number of ranks, 1 to 1000000 (ring on the simgrid or analytical backend, or with --verify: at most 8192, its "
+       "4P(P-1) ops written out must fit 2 GiB; the flow backend runs it compact)"},
       {"bytes", "SIZE", "100MB", "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB"},
       {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
   };
