@@ -24,6 +24,10 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a std::bad_alloc no estimate caught says (bad input too: a request larger than this machine's memory).
+inline constexpr const char* out_of_memory_text =
+    "out of memory: the request needs more memory than this machine has available (ask for less)";
+
 struct FlagSpec {
   std::string_view name;           // without the leading "--"
   std::string_view value_form;     // empty for a switch

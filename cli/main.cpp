@@ -136,8 +136,7 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::bad_alloc&) {
     // what no estimate caught: a request larger than this machine's memory
-    std::cerr << "dtsim " << command
-              << ": out of memory: the request needs more memory than this machine has available (ask for less)\n";
+    std::cerr << "dtsim " << command << ": " << dtsim::cli::out_of_memory_text << '\n';
     return 2;
   } catch (const dtsim::OutputPathError& e) {  // an output file the user named that cannot be written
     std::cerr << "dtsim " << command << ": output: " << e.what() << '\n';

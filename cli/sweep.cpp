@@ -162,9 +162,7 @@ std::vector<nlohmann::json> Sweep::run(std::size_t count, const std::function<nl
     } catch (const UsageError& e) {
       record = error_record(e, true);
     } catch (const std::bad_alloc&) {  // what no estimate caught: bad input too, as the command line says it
-      record = nlohmann::json{{"error", std::string(describe(i)) + ": out of memory: the request needs more memory "
-                                                                   "than this machine has available (ask for less)"},
-                              {"usage", true}};
+      record = nlohmann::json{{"error", describe(i) + ": " + out_of_memory_text}, {"usage", true}};
     } catch (const std::exception& e) {
       record = error_record(e, false);
     }

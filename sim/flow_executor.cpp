@@ -15,6 +15,7 @@
 #include "sim/flow_lumping.hpp"
 #include "sim/library_cost.hpp"
 #include "sim/open_index.hpp"
+#include "sim/segment_rounds.hpp"
 #include "sim/step_driver.hpp"
 
 namespace dtsim {
@@ -334,10 +335,7 @@ public:
       segments_.push_back(make_segment(*s));
     build_resources(schedules);
     has_gaps_ = has_message_gaps(*o.topology);
-    segment_busy_.assign(segments_.size(), 0);
-    segment_seen_at_.assign(segments_.size(), 0);
-    held_in_segment_.resize(segments_.size());
-    segment_was_busy_.assign(segments_.size(), 0);
+    rounds_.resize(segments_.size());
   }
 
   std::size_t segment_index(const RankState& st) const {
@@ -346,22 +344,7 @@ public:
 
   // segment_rounds: one of the segment's flows or timers is done; when it was the last, the ranks held for the
   // segment's round are ready again.
-  void segment_item_done(std::size_t segment) {
-    if (--segment_busy_[segment] > 0) return;
-    std::vector<int>& held = held_in_segment_[segment];
-    ready_.insert(ready_.end(), held.begin(), held.end());
-    held.clear();
-  }
-
-  // segment_rounds: whether the segment had anything in flight when this batch's ranks started posting (as `busy` is
-  // for the whole network: ranks that post in this batch do not hold the others of their round).
-  bool segment_busy_at_batch(std::size_t segment) {
-    if (segment_seen_at_[segment] != batches_) {
-      segment_seen_at_[segment] = batches_;
-      segment_was_busy_[segment] = segment_busy_[segment] > 0 ? 1 : 0;
-    }
-    return segment_was_busy_[segment] != 0;
-  }
+  void segment_item_done(std::size_t segment) { rounds_.done(segment, ready_); }
 
   double now() const override { return now_; }
   std::uint64_t skipped_steps() const { return skipped_steps_; }
@@ -410,12 +393,16 @@ public:
       for (std::size_t i = 0; i < ready_.size(); ++i) {
         const int rank = ready_[i];
         RankState& st = ranks_[static_cast<std::size_t>(rank)];
-        const bool round_busy = o_.segment_rounds ? segment_busy_at_batch(segment_index(st)) : busy;
+        const bool round_busy = o_.segment_rounds ? rounds_.busy_at_batch(segment_index(st), batches_) : busy;
         // (not a collective library's eager messages: their pipeline is what rounds would take away)
         if (round_busy && o_.rounds && !st.segment->library.active && st.step.repeat != nullptr &&
             st.step.repeat->lockstep && st.step.k < st.step.repeat->count) {
           // the next repetition waits for the round to end (segment_rounds: until its segment is idle)
-          (o_.segment_rounds ? held_in_segment_[segment_index(st)] : held_).push_back(rank);
+          if (o_.segment_rounds) {
+            rounds_.hold(segment_index(st), rank);
+          } else {
+            held_.push_back(rank);
+          }
         } else if (next_step(st, st.step, st.next_repeat)) {
           post_step(rank);
         } else {
@@ -654,7 +641,7 @@ private:
   // An eager message's receive sees it at `at`: a timer, counted as the rank's reductions and computes are.
   void recv_ready_at(int rank, double at) {
     ++timers_;
-    if (o_.segment_rounds) ++segment_busy_[segment_index(ranks_[static_cast<std::size_t>(rank)])];
+    if (o_.segment_rounds) rounds_.add(segment_index(ranks_[static_cast<std::size_t>(rank)]));
     queue_.push(at, {EventKind::recv_ready, static_cast<std::uint32_t>(rank)});
   }
 
@@ -721,7 +708,7 @@ private:
     flow.latency_end = now_ + r.latency_s * f.latency_factor;
     flow.updated_at = flow.latency_end;
     ++in_flight_;
-    if (o_.segment_rounds) ++segment_busy_[segment_index(ranks_[static_cast<std::size_t>(src)])];
+    if (o_.segment_rounds) rounds_.add(segment_index(ranks_[static_cast<std::size_t>(src)]));
     queue_.push(flow.latency_end, {EventKind::latency_paid, id});
     return id;
   }
@@ -898,7 +885,7 @@ private:
     if (busy_s > 0) {
       ++st.outstanding;
       ++timers_;
-      if (o_.segment_rounds) ++segment_busy_[segment_index(st)];
+      if (o_.segment_rounds) rounds_.add(segment_index(st));
       queue_.push(now_ + busy_s, {EventKind::compute_done, static_cast<std::uint32_t>(rank)});
     }
     if (st.outstanding == 0) items_done(rank);
@@ -919,7 +906,7 @@ private:
     const RankState& st = ranks_[static_cast<std::size_t>(rank)];
     if (st.reduce_bytes > 0) {
       ++timers_;
-      if (o_.segment_rounds) ++segment_busy_[segment_index(st)];
+      if (o_.segment_rounds) rounds_.add(segment_index(st));
       queue_.push(now_ + static_cast<double>(st.reduce_bytes) / st.reduce_Bps,
                   {EventKind::reduce_done, static_cast<std::uint32_t>(rank)});
     } else {
@@ -1339,13 +1326,10 @@ private:
   std::size_t eager_unclaimed_ = 0;
   bool has_gaps_ = false;  // some route has a per-message gap
   std::size_t in_flight_ = 0;
-  std::size_t inside_ = 0;                      // ranks inside a segment
-  std::size_t awaiting_release_ = 0;            // of them, those whose release is still to come
-  std::size_t timers_ = 0;                      // reduce_done and compute_done events pending
-  std::vector<std::uint32_t> segment_busy_;     // segment_rounds: per segment, its flows and timers pending
-  std::vector<std::uint64_t> segment_seen_at_;  // segment_busy_at_batch's snapshot: the batch it was taken in
-  std::vector<char> segment_was_busy_;
-  std::vector<std::vector<int>> held_in_segment_;  // segment_rounds: ranks waiting for their segment's round
+  std::size_t inside_ = 0;             // ranks inside a segment
+  std::size_t awaiting_release_ = 0;   // of them, those whose release is still to come
+  std::size_t timers_ = 0;             // reduce_done and compute_done events pending
+  engine::SegmentRounds<int> rounds_;  // segment_rounds: each segment's flows and timers pending, its held ranks
   std::vector<Channel> channels_;
   OpenIndex channel_of_;  // by (src, dst) pair
   struct PendingSend {

@@ -9,6 +9,7 @@
 #include "models/calibration.hpp"
 #include "sim/engine_constants.hpp"
 #include "sim/flow_lumping.hpp"
+#include "sim/segment_rounds.hpp"
 #include "sim/topology.hpp"
 
 namespace dtsim::lumping {
@@ -52,11 +53,7 @@ struct LumpedEngine::State {
     on_first.assign(l.capacity_Bps.size(), 0);
     stamp.assign(l.capacity_Bps.size(), 0);
     on_end.assign(l.capacity_Bps.size(), 0);
-    const std::size_t segments = l.first_step.size();
-    seg_busy.assign(segments, 0);
-    seg_seen_at.assign(segments, 0);
-    seg_was_busy.assign(segments, 0);
-    held.resize(segments);
+    rounds.resize(l.first_step.size());
     for (const SegmentLibraryCost& library : l.library)
       eager_segments = eager_segments || library.active;
   }
@@ -105,25 +102,13 @@ struct LumpedEngine::State {
   // flow executor's rounds per segment (FlowOptions::rounds, segment_rounds), so that the classes of a ring meet at
   // lockstep points and its repetitions can be skipped (skip_repeated_steps).
   void timer(double at, Kind kind, std::uint32_t c) {
-    ++seg_busy[static_cast<std::size_t>(classes[c].segment)];
+    rounds.add(static_cast<std::size_t>(classes[c].segment));
     push(at, kind, c);
   }
-  void seg_item_done(std::size_t segment) {
-    if (--seg_busy[segment] > 0) return;
-    ready.insert(ready.end(), held[segment].begin(), held[segment].end());
-    held[segment].clear();
-  }
-  // Whether the segment had anything in flight when this batch's classes started posting.
-  bool busy_at_batch(std::size_t segment) {
-    if (seg_seen_at[segment] != batches) {
-      seg_seen_at[segment] = batches;
-      seg_was_busy[segment] = seg_busy[segment] > 0 ? 1 : 0;
-    }
-    return seg_was_busy[segment] != 0;
-  }
+  void seg_item_done(std::size_t segment) { rounds.done(segment, ready); }
   void start_flow(std::uint32_t id) {
     ++in_flight;
-    ++seg_busy[l.flows[id].segment];
+    rounds.add(l.flows[id].segment);
     push(now + flows[id].latency_s, Kind::latency_paid, id);
   }
 
@@ -410,11 +395,11 @@ struct LumpedEngine::State {
         const std::uint32_t c = ready[i];
         ClassState& cs = classes[c];
         // (the segment's state before this batch's posts: taken at its first ready class, as the flow executor does)
-        const bool round_busy = busy_at_batch(static_cast<std::size_t>(cs.segment));
+        const bool round_busy = rounds.busy_at_batch(static_cast<std::size_t>(cs.segment), batches);
         if (o.rounds && round_busy && cs.step != none && !l.library[static_cast<std::size_t>(cs.segment)].active) {
           const LumpedStep& st = current_step(c);
           if (st.lockstep && cs.repetition < st.repeats) {
-            held[static_cast<std::size_t>(cs.segment)].push_back(c);  // the next repetition waits for the round
+            rounds.hold(static_cast<std::size_t>(cs.segment), c);  // the next repetition waits for the round
             continue;
           }
         }
@@ -481,10 +466,7 @@ struct LumpedEngine::State {
   std::size_t inside = 0;       // classes inside a segment
   std::size_t awaiting = 0;     // of them, those whose release is still to come
   bool eager_segments = false;  // a collective library's eager messages: no skipping (their pipelines never repeat)
-  std::vector<std::uint32_t> seg_busy;  // by segment: its flows and timers pending
-  std::vector<std::uint64_t> seg_seen_at;
-  std::vector<char> seg_was_busy;
-  std::vector<std::vector<std::uint32_t>> held;  // by segment: classes waiting for its round
+  engine::SegmentRounds<std::uint32_t> rounds;  // each segment's flows and timers pending, its held classes
   double lockstep_at = -1;
   std::size_t posted_since_lockstep = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
