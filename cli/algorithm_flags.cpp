@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "algorithms/ring.hpp"
+
 namespace dtsim::cli {
 namespace {
 
@@ -140,6 +142,17 @@ void check_option_flags(const Flags& flags, std::span<const AlgorithmInfo* const
                         "only the " + join_and(owners) + (owners.size() == 1 ? " allreduce" : " allreduces") +
                             (nested.empty() ? "" : " (also as " + join_and(nested) + ")") + " " +
                             std::string(spec->used_for) + here);
+  }
+  // one ring has no order to rotate: a group given for it would change nothing (with a cluster, the library may run
+  // one ring a NIC)
+  if (flags.accepts(channel_group_option.name) && flags.has(channel_group_option.name)) {
+    const bool one_ring = flags.has(channels_option.name)
+                              ? flags.integer(channels_option.name, channels_option.min, channels_option.max) == 1
+                              : !(flags.accepts("cluster") && flags.has("cluster"));
+    flags.refuse_unless(
+        channel_group_option.name, !one_ring,
+        "only with several rings (--channels 2 or more, or --cluster, whose library runs a ring a NIC): "
+        "one ring has no order to rotate");
   }
 }
 

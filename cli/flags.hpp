@@ -4,6 +4,8 @@
 // of range or beyond what the arithmetic behind it can hold is refused naming the flag and the range.
 #pragma once
 
+#include <algorithm>
+
 #include <array>
 #include <cmath>
 #include <initializer_list>
@@ -123,6 +125,10 @@ std::vector<T> parse_list(const std::string& text, Parse parse_one, double defau
     }
     break;
   }
+  std::vector<T> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw std::invalid_argument("'" + text + "' lists the same value twice; give each once");
   return values;
 }
 

@@ -77,6 +77,11 @@ void check_precision_name(const std::string& name) {
 // splits. `batch_where` names what set the batch, `where` what set the sizes.
 void check_variant(const Scenario& v, const Flags& flags, bool search, const std::string& where) {
   const std::string batch_where = flags.has("batch") ? "--batch" : where;
+  try {
+    check_variability_nodes(v, v.accelerators, where);
+  } catch (const ScenarioError& e) {
+    throw UsageError(e.what());
+  }
   if (search || (v.parallel && v.parallel->search)) return;  // the search keeps only the layouts that work
   if (!v.parallel) {
     try {

@@ -38,10 +38,19 @@ RunOutlook run_outlook(const FailureSettings& settings, const ComponentCounts& c
     const double interval = std::isfinite(o.interval_s) ? o.interval_s : length.wall_s;
     const RunEstimate unit = expected_run(interval, o.mtbf_s, interval, cost);
     work_s = length.wall_s * interval / unit.wall_s;
+    if (!(work_s > 0)) {  // failures come so often that no interval of work ever completes: nothing is trained
+      o.run.wall_s = length.wall_s;
+      o.run.goodput = 0;
+      o.run.expected_interruptions = length.wall_s / o.mtbf_s;
+      if (samples > 0) o.sampled_wall_s.assign(static_cast<std::size_t>(samples), length.wall_s);
+      return o;
+    }
   }
   const double interval = std::isfinite(o.interval_s) ? std::min(o.interval_s, work_s) : work_s;
   o.run = expected_run(work_s, o.mtbf_s, interval, cost);
-  if (samples > 0) o.sampled_wall_s = sample_runs(work_s, o.mtbf_s, interval, cost, seed, samples);
+  // (a run that never ends, failures outpacing every checkpoint interval, has nothing to sample)
+  if (samples > 0 && std::isfinite(o.run.wall_s))
+    o.sampled_wall_s = sample_runs(work_s, o.mtbf_s, interval, cost, seed, samples);
   return o;
 }
 

@@ -45,8 +45,11 @@ std::string run_text(const std::vector<RunRow>& rows, const std::string& length_
     out << std::setw(6) << r.accelerators << std::setw(15) << r.what << std::setw(10) << format_long_duration(o.mtbf_s)
         << std::setw(19) << checkpoint << std::setw(10) << format_long_duration(std::min(o.interval_s, o.run.work_s))
         << std::setw(22) << classic << std::setw(15)
-        << format_fixed(o.run.expected_interruptions, o.run.expected_interruptions < 10 ? 1 : 0) << std::setw(9)
-        << format_percent(o.run.goodput) << std::setw(wall_width) << wall << format_count(r.useful_samples) << '\n';
+        << (std::isfinite(o.run.expected_interruptions)
+                ? format_fixed(o.run.expected_interruptions, o.run.expected_interruptions < 10 ? 1 : 0)
+                : std::string("unbounded"))
+        << std::setw(9) << format_percent(o.run.goodput) << std::setw(wall_width) << wall
+        << format_count(r.useful_samples) << '\n';
   }
   out << "goodput = useful step time / wall time (the rest: checkpoint writes, restarts, work lost to failures)";
   if (sampled) out << "; p90 from Monte Carlo runs failure by failure";

@@ -262,10 +262,21 @@ std::vector<std::string> split_names(const std::string& text) {
   return out;
 }
 
+void check_distinct_nodes(const std::vector<int>& nodes, const std::string& path) {
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    if (std::find(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(i), nodes[i]) !=
+        nodes.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw ScenarioError(path + "[" + std::to_string(i) + "]: node " + std::to_string(nodes[i]) +
+                          " is listed twice; give each once");
+    }
+  }
+}
+
 Variability read_variability(const JsonObject& v, const std::optional<Calibration>& calibration,
                              const std::string& precision, const std::string& base_dir, const std::string& data_dir,
                              bool profile) {
   Variability out;
+  double fractions = 0;
   for (const JsonObject& g : v.objects("devices")) {
     if (profile) throw ScenarioError(g.path_of("device") + ": not with a profile (its times are one device's)");
     DeviceGroup group;
@@ -285,6 +296,20 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
     }
     if ((group.fraction > 0) == !group.nodes.empty()) {
       throw ScenarioError(g.path_of("nodes") + ": give either nodes or a fraction > 0");
+    }
+    for (std::size_t i = 0; i < group.nodes.size(); ++i) {
+      for (const DeviceGroup& earlier : out.devices) {
+        if (std::find(earlier.nodes.begin(), earlier.nodes.end(), group.nodes[i]) != earlier.nodes.end()) {
+          throw ScenarioError(g.path_of("nodes") + "[" + std::to_string(i) + "]: node " +
+                              std::to_string(group.nodes[i]) + " already has a device from an earlier entry");
+        }
+      }
+    }
+    check_distinct_nodes(group.nodes, g.path_of("nodes"));
+    fractions += group.fraction;
+    if (fractions > 1 + 1e-12) {
+      throw ScenarioError(g.path_of("fraction") + ": the devices' fractions add up to " + std::to_string(fractions) +
+                          "; together at most 1 (the share of nodes with another device)");
     }
     out.devices.push_back(std::move(group));
   }
@@ -344,6 +369,7 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
     for (const long long n : slow.integer_list("nodes"))
       out.slow.nodes.push_back(static_cast<int>(n));
   }
+  check_distinct_nodes(out.slow.nodes, slow.path_of("nodes"));
   out.slow.slowdown = slow.number("slowdown");
   if ((out.slow.fraction > 0 || !out.slow.nodes.empty()) && out.slow.slowdown == 1) {
     throw ScenarioError(slow.path_of("slowdown") + ": slow nodes need a slowdown > 1");
@@ -543,8 +569,13 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
                                        setup.profile.has_value());
   sc.run = read_run_settings(o.object("failures"), o.object("checkpoint"));
   if (setup.variability.background_load > 0) apply_background_load(sc.cluster, setup.variability.background_load);
-  for (long long a : o.integer_list("accelerators"))
+  for (long long a : o.integer_list("accelerators")) {
+    if (std::find(sc.accelerators.begin(), sc.accelerators.end(), a) != sc.accelerators.end()) {
+      throw ScenarioError(o.path_of("accelerators") + ": " + std::to_string(a) + " is listed twice; give each once");
+    }
     sc.accelerators.push_back(static_cast<int>(a));
+  }
+  check_variability_nodes(sc, sc.accelerators, o.path_of("accelerators"));
   const std::string algorithms = o.text("algorithms");
   if (algorithms == "all") {
     for (const AlgorithmInfo& info : dtsim::algorithms()) {
@@ -613,6 +644,28 @@ void check_batch_splits(const Scenario& scenario, const std::vector<int>& accele
                           " does not split evenly over " + std::to_string(a) + " accelerators");
     }
   }
+}
+
+void check_variability_nodes(const Scenario& scenario, const std::vector<int>& accelerators, const std::string& where) {
+  const Variability& v = scenario.setup.variability;
+  const long long per_node = std::max(1, scenario.cluster.node.accelerators);
+  long long largest = 0;
+  for (int a : accelerators)
+    largest = std::max<long long>(largest, a);
+  const long long nodes = (largest + per_node - 1) / per_node;
+  const auto check = [&](const std::vector<int>& list, const std::string& path) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i] >= nodes) {
+        throw ScenarioError(path + "[" + std::to_string(i) + "]: node " + std::to_string(list[i]) +
+                            ", but the largest size (" + where + ": " + std::to_string(largest) +
+                            " accelerators) has " + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
+                            ", numbered from 0");
+      }
+    }
+  };
+  check(v.slow.nodes, "scenario.variability.slow_nodes.nodes");
+  for (std::size_t g = 0; g < v.devices.size(); ++g)
+    check(v.devices[g].nodes, "scenario.variability.devices[" + std::to_string(g) + "].nodes");
 }
 
 Scenario load_scenario_file(const std::string& path, const std::string& data_dir) {

@@ -41,6 +41,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
 Scenario load_scenario_file(const std::string& path, const std::string& data_dir);
 // Every accelerator count must split a strong-scaling batch evenly: throws ScenarioError naming `where` otherwise.
 void check_batch_splits(const Scenario& scenario, const std::vector<int>& accelerators, const std::string& where);
+// The nodes a scenario's variability names must exist at the largest of `accelerators` (their cluster's nodes, from
+// 0): throws ScenarioError naming the JSON path of the first that does not, and `where` (what set the sizes).
+void check_variability_nodes(const Scenario& scenario, const std::vector<int>& accelerators, const std::string& where);
 std::string scenario_fields_markdown();
 
 }  // namespace dtsim

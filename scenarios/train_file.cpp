@@ -128,7 +128,11 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
                                 : TrainMode::ssp;
   c.algorithm = o.text("algorithm");
   try {
-    find_algorithm(c.algorithm);
+    if (find_algorithm(c.algorithm).switch_helpers) {
+      throw std::invalid_argument(c.algorithm +
+                                  " reduces inside a switch (NVSwitch or SHARP), and train's star network has none; "
+                                  "accepted: an allreduce that runs on the workers, e.g. ring, tree or butterfly");
+    }
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(o.path_of("algorithm") + ": " + e.what());
   }

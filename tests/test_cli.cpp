@@ -233,8 +233,16 @@ TEST_CASE("the default algorithm, auto, runs the library's choice and says how i
   REQUIRE(table.exit_code == 0);
   CHECK_THAT(table.output, Catch::Contains("auto (mpich thresholds)"));
   CHECK_THAT(table.output, Catch::Contains("rabenseifner "));  // run though not compared
-  check_usage_errors({{"collective --algorithm fastest", "--algorithm: unknown allreduce algorithm 'fastest'"},
-                      {"collective --algorithm fastest", "; or auto"}});
+  check_usage_errors(
+      {{"collective --algorithm fastest", "--algorithm: unknown allreduce algorithm 'fastest'"},
+       {"collective --algorithm fastest", "; or auto"},
+       // one ring has no order to rotate: a group would be ignored (before: accepted silently)
+       {"collective --algorithm ring --ranks 8 --channel-group 4", "--channel-group: only with several rings"},
+       {"collective --algorithm ring --ranks 8 --channels 1 --channel-group 4",
+        "--channel-group: only with several rings"},
+       {"collective --algorithm ring --ranks 8 --channels 2 --channel-group 3",
+        "--channel-group: expected a divisor of the rank count 8, got 3"}});
+  CHECK(run_dtsim("collective --algorithm ring --ranks 8 --channels 2 --channel-group 4").exit_code == 0);
   // NCCL's tree inside hierarchical: across nodes each node is one position, whatever --ranks-per-node says
   const Run nested = run_dtsim("collective --cluster " + cluster +
                                " --nodes 4 --algorithm hierarchical --inter chain-dbtree --bytes 1MB --json");
@@ -940,6 +948,9 @@ TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 
       {"train " + variant("batch.json", "\"batch\": 256", "\"batch\": 100"),
        "train.batch: a batch of 100 does not split evenly over 8 workers"},
       {"train " + variant("algo.json", "\"ring\"", "\"rign\""), "train.algorithm: unknown allreduce algorithm 'rign'"},
+      {"train " + variant("nvls.json", "\"ring\"", "\"nvls\""),
+       "train.algorithm: nvls reduces inside a switch (NVSwitch or SHARP), and train's star network has none"},
+      {"train " + variant("sharp.json", "\"ring\"", "\"sharp\""), "train.algorithm: sharp reduces inside a switch"},
       {"train " + variant("data.json", "\"workers\": 8", "\"workers\": 8, \"data\": \"/nonexistent\""),
        "/nonexistent/train-images-idx3-ubyte.gz: not found; install Debian's dataset-fashion-mnist package"},
       {"train " + variant("layers.json", "\"workers\": 8", "\"workers\": 8, \"layers\": [100, 10]"),
@@ -1232,6 +1243,27 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
       run_dtsim("validate --measured " + (dir / "measured.txt").string() + " --ranks 4 --out-dir " + dir.string());
   CHECK(bad_two.exit_code == 2);
   CHECK_THAT(bad_two.output, Catch::Contains("\"twosends\" line: expected BYTES"));
+  // every known line whole and finite, named by its line number (a nan or negative time predicted nothing before)
+  const auto with_line = [&dir](const std::string& name, const std::string& line) {
+    std::ofstream out(dir / name);
+    for (double b : {4.0, 64.0, 1024.0, 1048576.0, 4194304.0, 16777216.0})
+      out << "pingpong " << b << ' ' << 10e-6 + b / 12e9 << '\n';
+    out << line << '\n';
+    return " --ranks 4 --out-dir " + dir.string() + " --measured " + (dir / name).string();
+  };
+  check_usage_errors({
+      {"validate" + with_line("nan.txt", "case ring 4194304 nan 1e-3 ok"),
+       "nan.txt line 7: a \"case\" line: expected ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG"},
+      {"validate" + with_line("negative.txt", "case ring 4194304 -1e-3 1e-3 ok"),
+       "negative.txt line 7: a \"case\" line"},
+      {"validate" + with_line("short.txt", "case ring 4194304 1e-3"), "short.txt line 7: a \"case\" line"},
+      {"validate" + with_line("status.txt", "case ring 4194304 1e-3 1e-3 maybe"), "status.txt line 7"},
+      {"validate" + with_line("bytes.txt", "case ring 4.5 1e-3 1e-3 ok"), "bytes.txt line 7"},
+      {"validate" + with_line("ping.txt", "pingpong 64 -5e-6"),
+       "ping.txt line 7: a \"pingpong\" line: expected BYTES (a whole number) and SECONDS (positive)"},
+      {"validate" + with_line("rate.txt", "msgrate 16 inf"), "rate.txt line 7: a \"msgrate\" line: expected COUNT"},
+      {"validate" + with_line("sendtime.txt", "sendtime 4194304 -1 0.004"), "sendtime.txt line 7: a \"sendtime\""},
+  });
   check_usage_errors({
       {"validate --measured " + (dir / "measured.txt").string(), "--ranks: needed with --measured"},
       {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},

@@ -212,6 +212,17 @@ TEST_CASE("impossible variability is refused with exit 2 naming the field") {
       {{{"slow_nodes", {{"nodes", {2}}}}}, "scenario.variability.slow_nodes.slowdown"},
       {{{"background_load", 1}}, "scenario.variability.background_load"},
       {{{"jitter", {{"distribution", "gamma"}}}}, "scenario.variability.jitter.distribution"},
+      // nodes the run does not have (8 accelerators of v100-nvlink-edr: 2 nodes), or named twice
+      {{{"slow_nodes", {{"nodes", {0, 2}}, {"slowdown", 2}}}},
+       "scenario.variability.slow_nodes.nodes[1]: node 2, but the largest size (scenario.accelerators: 8 "
+       "accelerators) has 2 nodes, numbered from 0"},
+      {{{"slow_nodes", {{"nodes", {1, 1}}, {"slowdown", 2}}}},
+       "scenario.variability.slow_nodes.nodes[1]: node 1 is listed twice"},
+      {{{"devices", {{{"device", "a100"}, {"nodes", {5}}}}}}, "scenario.variability.devices[0].nodes[0]: node 5"},
+      {{{"devices", {{{"device", "a100"}, {"fraction", 0.7}}, {{"device", "h100"}, {"fraction", 0.6}}}}},
+       "scenario.variability.devices[1].fraction: the devices' fractions add up to 1.3"},
+      {{{"devices", {{{"device", "a100"}, {"nodes", {1}}}, {{"device", "h100"}, {"nodes", {0, 1}}}}}},
+       "scenario.variability.devices[1].nodes[1]: node 1 already has a device from an earlier entry"},
   };
   for (const Case& c : cases) {
     INFO(c.variability.dump());
@@ -225,6 +236,25 @@ TEST_CASE("impossible variability is refused with exit 2 naming the field") {
     CHECK(r.exit_code == 2);
     CHECK(r.output.find(flags.substr(0, flags.find(' '))) != std::string::npos);
   }
+  // the sizes a flag sets are checked too: at 4 accelerators (one node) there is no node 1
+  const std::string second = write_scenario("second.json", {{"slow_nodes", {{"nodes", {1}}, {"slowdown", 2}}}});
+  const auto one_node = run_dtsim("predict " + second + " --accelerators 1,4");
+  CHECK(one_node.exit_code == 2);
+  CHECK(one_node.output.find("scenario.variability.slow_nodes.nodes[0]: node 1, but the largest size "
+                             "(--accelerators: 4 accelerators) has 1 node") != std::string::npos);
+  CHECK(run_dtsim("predict " + second + " --accelerators 1,8").exit_code == 0);
+  // a size listed twice would print the same row twice
+  nlohmann::json twice = nlohmann::json::parse(std::ifstream(ok));
+  twice["scenario"]["accelerators"] = {1, 8, 8};
+  const std::string twice_file =
+      (std::filesystem::temp_directory_path() / "dtsim-test-variability-twice.json").string();
+  std::ofstream(twice_file) << twice.dump();
+  const auto repeated = run_dtsim("predict " + twice_file);
+  CHECK(repeated.exit_code == 2);
+  CHECK(repeated.output.find("scenario.accelerators: 8 is listed twice") != std::string::npos);
+  const auto repeated_flag = run_dtsim("predict " + ok + " --accelerators 1,8,1");
+  CHECK(repeated_flag.exit_code == 2);
+  CHECK(repeated_flag.output.find("--accelerators: '1,8,1' lists the same value twice") != std::string::npos);
   CHECK_THROWS_AS(dtsim::parse_rate_per_h("0.5"), std::invalid_argument);
   CHECK(dtsim::parse_rate_per_h("24/day") == Approx(1.0));
   CHECK(dtsim::parse_long_seconds("2h") == Approx(7200));
@@ -371,6 +401,22 @@ TEST_CASE("calibrate's step times become an empirical jitter, and a run's failur
   CHECK(number.exit_code == 2);
   CHECK(number.output.find("scenario.failures.gpu: expected a string, got 0.001") != std::string::npos);
   CHECK(number.output.find("scenario.failures.gpu: scenario.failures.gpu") == std::string::npos);
+  // failures far more often than a checkpoint takes: the run trains nothing and never ends (before: an internal
+  // "work_s must be positive" error, and "inf" interruptions)
+  failing["scenario"]["failures"] = {{"gpu", "1e6/h"}};
+  std::ofstream(rates) << failing.dump();
+  const auto budget = run_dtsim("predict " + rates + " --run 1d --json");
+  REQUIRE(budget.exit_code == 0);
+  for (const nlohmann::json& run : nlohmann::json::parse(budget.output)["run"]["results"]) {
+    CHECK(run["useful_samples"].get<double>() == 0);
+    CHECK(run["goodput"].get<double>() == 0);
+    CHECK(run["wall_s"].get<double>() == Approx(86400.0));
+  }
+  const auto never = run_dtsim("predict " + rates + " --samples-to-train 1000000 --samples 4");
+  REQUIRE(never.exit_code == 0);
+  CHECK(never.output.find("unbounded") != std::string::npos);
+  CHECK(never.output.find("never") != std::string::npos);
+  CHECK(never.output.find("inf ") == std::string::npos);
 }
 
 TEST_CASE("predict --run: interruptions, the checkpoint interval beside Young's and Daly's, goodput") {

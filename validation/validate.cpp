@@ -50,10 +50,28 @@ struct RawRun {
   std::vector<Case> cases;
 };
 
-RawRun parse_raw(std::istream& in) {
+// Reads the line-oriented output of emulated-run.sh (or dtsim-nccl-run): each known line's fields must all be
+// there, finite, sizes whole and not negative, times positive; anything else is an error naming `source` and the line.
+// Lines of other kinds (the scripts' notes) are skipped.
+RawRun parse_raw(std::istream& in, const std::string& source) {
   RawRun raw;
-  std::string kind;
-  while (in >> kind) {
+  std::string line;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    std::istringstream fields(line);
+    std::string kind;
+    if (!(fields >> kind)) continue;
+    const auto fail = [&](const std::string& expected) {
+      throw std::invalid_argument(source + " line " + std::to_string(line_number) + ": a \"" + kind +
+                                  "\" line: expected " + expected);
+    };
+    const auto finite = [](double v) { return std::isfinite(v); };
+    const auto whole = [](double v) { return std::isfinite(v) && v >= 0 && v <= 1e15 && v == std::floor(v); };
+    const auto at_end = [&fields] {
+      std::string extra;
+      return !(fields >> extra);
+    };
     std::vector<Sample>* samples = kind == "pingpong"           ? &raw.pingpong
                                    : kind == "pingpong_all"     ? &raw.pingpong_all
                                    : kind == "exchange"         ? &raw.exchange
@@ -62,32 +80,35 @@ RawRun parse_raw(std::istream& in) {
                                                                 : nullptr;
     if (samples != nullptr) {
       Sample s;
-      in >> s.x >> s.y;
+      if (!(fields >> s.x >> s.y) || !at_end() || !whole(s.x) || !finite(s.y) || s.y <= 0)
+        fail(std::string(kind == "msgrate" ? "COUNT" : "BYTES") + " (a whole number) and SECONDS (positive)");
       samples->push_back(s);
     } else if (kind == "sendtime") {
       RawRun::SendTime t{};
-      in >> t.bytes >> t.complete_s >> t.done_s;
+      if (!(fields >> t.bytes >> t.complete_s >> t.done_s) || !at_end() || !whole(t.bytes) || !finite(t.complete_s) ||
+          !finite(t.done_s) || t.complete_s < 0 || t.done_s <= 0)
+        fail("BYTES (a whole number), COMPLETE_S (0 or more) and DONE_S (positive)");
       raw.sendtime.push_back(t);
     } else if (kind == "twosends") {
       TwoSends t;
-      double complete_first = 0, complete_second = 0;
-      in >> t.bytes >> complete_first >> complete_second >> t.measured_first_s >> t.measured_second_s;
-      if (!in || t.bytes < 4 || t.measured_first_s <= 0 || t.measured_second_s <= 0) {
-        throw std::invalid_argument(
-            "a \"twosends\" line: expected BYTES (4 or more) and four times in seconds, "
-            "the last two positive");
-      }
+      double bytes = 0, complete_first = 0, complete_second = 0;
+      if (!(fields >> bytes >> complete_first >> complete_second >> t.measured_first_s >> t.measured_second_s) ||
+          !at_end() || !whole(bytes) || bytes < 4 || !finite(complete_first) || !finite(complete_second) ||
+          !finite(t.measured_first_s) || !finite(t.measured_second_s) || t.measured_first_s <= 0 ||
+          t.measured_second_s <= 0)
+        fail("BYTES (4 or more) and four times in seconds, the last two positive");
+      t.bytes = bytes;
       raw.two_sends.push_back(t);
     } else if (kind == "case") {
       RawRun::Case c;
-      double min_s = 0;
+      double bytes = 0, min_s = 0;
       std::string ok;
-      in >> c.algorithm >> c.bytes >> c.median_s >> min_s >> ok;
+      if (!(fields >> c.algorithm >> bytes >> c.median_s >> min_s >> ok) || !at_end() || !whole(bytes) ||
+          !finite(c.median_s) || !finite(min_s) || c.median_s <= 0 || min_s <= 0 || (ok != "ok" && ok != "WRONG"))
+        fail("ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG (BYTES a whole number, the times positive)");
+      c.bytes = static_cast<std::uint64_t>(bytes);
       c.ok = ok == "ok";
       raw.cases.push_back(c);
-    } else {
-      std::string rest;
-      std::getline(in, rest);
     }
   }
   return raw;
@@ -107,7 +128,13 @@ RawRun run_emulated(const ValidationPlan& plan, int ranks, double rate_Mbps) {
   command << " > " << out << ".log 2>&1";
   const int status = std::system(command.str().c_str());
   std::ifstream in(out);
-  const RawRun raw = parse_raw(in);
+  RawRun raw;
+  std::string parse_error;
+  try {
+    raw = parse_raw(in, "the emulated run's output");
+  } catch (const std::invalid_argument& e) {
+    parse_error = std::string(e.what()) + "; ";
+  }
   std::string log;
   {
     std::ifstream l(out + ".log");
@@ -115,10 +142,10 @@ RawRun run_emulated(const ValidationPlan& plan, int ranks, double rate_Mbps) {
   }
   std::filesystem::remove(out);
   std::filesystem::remove(out + ".log");
-  if (status != 0 || raw.cases.size() != plan.algorithms.size() * plan.sizes.size()) {
+  if (status != 0 || !parse_error.empty() || raw.cases.size() != plan.algorithms.size() * plan.sizes.size()) {
     throw std::runtime_error("emulated cluster run (" + std::to_string(ranks) + " ranks, " +
-                             std::to_string(static_cast<long>(rate_Mbps)) +
-                             " Mbit/s) failed: " + log.substr(0, std::min<std::size_t>(log.size(), 600)));
+                             std::to_string(static_cast<long>(rate_Mbps)) + " Mbit/s) failed: " + parse_error +
+                             log.substr(0, std::min<std::size_t>(log.size(), 600)));
   }
   return raw;
 }
@@ -304,7 +331,7 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
 }  // namespace
 
 AlphaBetaGamma fit_emulated_network(std::istream& run_output) {
-  const RawRun raw = parse_raw(run_output);
+  const RawRun raw = parse_raw(run_output, "the emulated run's output");
   const PingPongFit two = fit_pingpong(raw.pingpong, "ping-pong");
   const bool all = !raw.pingpong_all.empty();
   AlphaBetaGamma cost;
@@ -317,7 +344,7 @@ AlphaBetaGamma fit_emulated_network(std::istream& run_output) {
 ValidationResult validate_measured(const std::string& path, int ranks, const std::string& label) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(path + ": cannot read the file");
-  const RawRun raw = parse_raw(in);
+  const RawRun raw = parse_raw(in, path);
   if (raw.cases.empty() || raw.pingpong.size() < 6) {
     throw std::invalid_argument(path + ": expected \"pingpong BYTES SECONDS\" lines (6 or more) and \"case\" lines");
   }
