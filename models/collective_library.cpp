@@ -137,7 +137,7 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     // tree adds 20.9 us a level of its trees between nodes, each way
     c.base_latency_s = nvls_latency_us * us;
     if (algorithm == LibraryAlgorithm::nvls_tree)
-      c.base_latency_s += 2 * nccl_floor_log2(nodes) * nvls_tree_net_us * us;
+      c.base_latency_s += 2 * nccl_floor_log2(nodes) * nvls_tree_net_us * net_latency_factor * us;
     const double share = nvlink_share[static_cast<int>(generation)] * nvls_efficiency(generation);
     c.wire_fraction = {share, 1, net_share};
     return c;
@@ -146,7 +146,7 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     // PAT runs in Simple only: its base latency and the linear part (a rank a node: `nodes` ranks) once, its log
     // part a step, and the network share x 0.75
     c.base_latency_s = (pat_base_us + pat_rank_us * nodes) * us;
-    c.hop_latency_s = {4.0 * us, 4.0 * us, pat_net_step_us * us};
+    c.hop_latency_s = {4.0 * us, 4.0 * us, pat_net_step_us * net_latency_factor * us};
     c.wire_fraction = {nvlink_share[static_cast<int>(generation)] * pat_efficiency, pat_efficiency,
                        net_share * pat_efficiency};
     return c;
@@ -155,7 +155,7 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     // CollNet runs in Simple only; its latency once a call (the network's 31 us, and one NVLink hop each way where a
     // node has several GPUs: NCCL's formula, without its 0.4 us a local rank), no per-step latency, and the network
     // share times 0.85 from Hopper on
-    c.base_latency_s = (collnet_net_us + (nodes > 1 ? 2 * collnet_intra_us : 0)) * us;
+    c.base_latency_s = (collnet_net_us * net_latency_factor + (nodes > 1 ? 2 * collnet_intra_us : 0)) * us;
     c.wire_fraction = {nvlink_share[static_cast<int>(generation)], 1, net_share * collnet_efficiency(generation)};
     return c;
   }
@@ -163,7 +163,8 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
   const int a = algorithm == LibraryAlgorithm::ring ? 0 : 1;
   c.base_latency_s = base_latency_us[a][p] * us;
   for (int h = 0; h < 3; ++h)
-    c.hop_latency_s[static_cast<std::size_t>(h)] = hop_latency_us[h][a][p] * us;
+    c.hop_latency_s[static_cast<std::size_t>(h)] =
+        hop_latency_us[h][a][p] * (h == static_cast<int>(HopClass::net) ? net_latency_factor : 1.0) * us;
   // Payload per wire byte (src/include/device.h): LL lines carry 8 data bytes in 16; LL128 lines 120 in 128, which
   // the tuner rounds to 0.92 for rings; Simple moves the data itself.
   double format = 1;
@@ -247,7 +248,8 @@ double estimate_pat_seconds(const CollectiveLibrary& library, const PatCall& cal
 double estimate_collnet_allreduce_seconds(const CollectiveLibrary& library, const CollnetCall& call) {
   const double ppn = std::max(1, call.per_node);
   const double latency_us =
-      2 * (std::min(1.0, ppn - 1) * collnet_intra_us + (ppn - 1) * collnet_arity_us) + collnet_net_us;
+      2 * (std::min(1.0, ppn - 1) * collnet_intra_us + (ppn - 1) * collnet_arity_us) +
+      collnet_net_us * library.net_latency_factor;
   double factor = ppn / std::max(1, call.nics);  // the GPU:NIC ratio
   factor -= (factor - 1) / 2;
   const double bus = 2 * call.intra_Bps * net_share / std::max(1.0, factor) * collnet_efficiency(library.generation);
@@ -275,7 +277,7 @@ double estimate_nvls_collnet_allreduce_seconds(const CollectiveLibrary& library,
   const double bus = std::min(intra, call.nics_Bps * net_share);
   const double algorithm_Bps = bus * call.ranks / (2.0 * (call.ranks - 1));
   const double move_s = algorithm_Bps > 0 ? call.bytes / algorithm_Bps : std::numeric_limits<double>::infinity();
-  return library.launch_s + c.base_latency_s + nvls_collnet_net_us * us + move_s;
+  return library.launch_s + c.base_latency_s + nvls_collnet_net_us * library.net_latency_factor * us + move_s;
 }
 
 std::uint64_t collnet_step_bytes(std::uint64_t per_node) {

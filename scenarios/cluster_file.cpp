@@ -118,7 +118,7 @@ constexpr std::array<FieldSpec, 12> fabric_fields{{
 // cost a host adds to each call. Default 0: NCCL's base latency holds a call's fixed cost, and the launches the fit
 // rows of validation/published/collectives.csv imply are 0 (clamped; negative on 3 of 5 systems) or more on the
 // others (8.7 us on a virtual machine, 62 us over TCP offload), median 0 (docs/validation.md, "Collectives").
-constexpr std::array<FieldSpec, 4> library_fields{{
+constexpr std::array<FieldSpec, 5> library_fields{{
     choice_field("name", "", "the library: nccl (NVIDIA), rccl (AMD; dtsim applies NCCL's published constants to it)",
                  "nccl|rccl"),
     choice_field(
@@ -130,6 +130,10 @@ constexpr std::array<FieldSpec, 4> library_fields{{
                 "10ms"),
     value_field("protocols", FieldType::text, "ll,ll128,simple",
                 "the protocols the tuner may choose from, comma-separated (NCCL_PROTO)"),
+    ranged_field("net_latency_factor", FieldType::number, "1",
+                 "NCCL's network latencies (a ring or tree step, a level of the NVLS tree, CollNet's network part) "
+                 "times this: its tables are InfiniBand's, and slower transports (EFA, TCP offload) take longer",
+                 0.1, 100),
 }};
 
 constexpr std::array<FieldSpec, 7> cluster_fields{{
@@ -166,6 +170,7 @@ CollectiveLibrary read_library(const JsonObject& o) {
     throw ScenarioError(o.path_of("launch") + ": expected at most 10ms, got " + std::to_string(library.launch_s * 1e3) +
                         " ms");
   }
+  library.net_latency_factor = o.number("net_latency_factor");
   library.allow_ll = library.allow_ll128 = library.allow_simple = false;
   const std::string list = o.text("protocols");
   std::size_t at = 0;

@@ -234,6 +234,17 @@ TEST_CASE("NCCL's tuner weighs the NVLS tree across H100 nodes: large calls take
   c.link_Bps = 450e9;
   c.nics_Bps = 400e9;
   CHECK(rel_diff(estimate_nvls_tree_allreduce_seconds(spec.library, c), 25e-6 + 2 * 20.9e-6) < 1e-9);
+  // a slower transport (library.net_latency_factor) stretches the network's levels only: 8 nodes, 3 levels each way
+  c.ranks = 64;
+  c.nodes = 8;
+  CollectiveLibrary slow = spec.library;
+  slow.net_latency_factor = 3;
+  CHECK(rel_diff(estimate_nvls_tree_allreduce_seconds(spec.library, c), 25e-6 + 6 * 20.9e-6) < 1e-9);
+  CHECK(rel_diff(estimate_nvls_tree_allreduce_seconds(slow, c), 25e-6 + 6 * 3 * 20.9e-6) < 1e-9);
+  CHECK(slow.cost(Protocol::simple, LibraryAlgorithm::ring, 8).hop_latency_s[2] ==
+        Approx(3 * spec.library.cost(Protocol::simple, LibraryAlgorithm::ring, 8).hop_latency_s[2]));
+  CHECK(slow.cost(Protocol::simple, LibraryAlgorithm::ring, 8).hop_latency_s[0] ==
+        spec.library.cost(Protocol::simple, LibraryAlgorithm::ring, 8).hop_latency_s[0]);  // NVLink's unchanged
   // Ampere has no NVLS, and the library runs it in Simple only
   network.library.generation = GpuGeneration::ampere;
   for (const AlgorithmCandidate& candidate : choose(1ULL << 30).candidates)

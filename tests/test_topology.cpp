@@ -127,6 +127,8 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
              Catch::StartsWith("cluster.library.protocols: expected a comma-separated list of ll, ll128 and simple"));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "launch": "1s"})"),
              Catch::StartsWith("cluster.library.launch: expected at most 10ms"));
+  CHECK_THAT(with_library(R"({"name": "nccl", "generation": "hopper", "net_latency_factor": 0})"),
+             Catch::StartsWith("cluster.library.net_latency_factor: expected a number in [0.1, 100]"));
   // the documentation table is generated from the same field specs the loader uses
   const std::string doc = cluster_fields_markdown();
   CHECK_THAT(doc, Catch::Contains("| `oversubscription` | a number >= 1 | `1` |"));

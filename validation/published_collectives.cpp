@@ -28,9 +28,12 @@ std::map<std::string, std::string> load_system_clusters(const std::string& path)
   return out;
 }
 
-void predict_row(CollectiveCase& c, const std::string& data_dir) {
+// `extra_latency_factor` is added to the cluster file's library.net_latency_factor (the fit of that factor).
+void predict_row(CollectiveCase& c, const std::string& data_dir, double extra_latency_factor = 0) {
   const CollectiveMeasurement& row = c.row;
   ClusterSpec spec = load_cluster_file(data_dir + "/" + c.cluster);
+  c.net_latency_factor = spec.library.net_latency_factor;
+  spec.library.net_latency_factor += extra_latency_factor;
   if (spec.node.accelerators != row.gpus_per_node) {
     c.not_modelled = c.cluster + " has " + std::to_string(spec.node.accelerators) + " accelerators a node, the row " +
                      std::to_string(row.gpus_per_node);
@@ -94,7 +97,7 @@ CollectiveValidation predict_collectives(const std::vector<CollectiveMeasurement
       load_system_clusters(data_dir + "/validation/published/collective-clusters.csv");
   CollectiveValidation out;
   std::map<std::string, std::vector<double>> band_errors, system_errors;
-  std::map<std::string, std::vector<double>> launch_residuals;
+  std::map<std::string, std::vector<double>> launch_residuals, latency_factors;
   std::vector<double> all;
   for (const CollectiveMeasurement& row : rows) {
     if (split != "all" && row.split != split) continue;
@@ -126,6 +129,15 @@ CollectiveValidation predict_collectives(const std::vector<CollectiveMeasurement
       if (row.split == "fit" && row.size_bytes <= 65536) {
         launch_residuals[c.cluster].push_back(c.measured_time_us - (c.predicted_time_us - c.launch_us));
       }
+      if (row.split == "fit" && row.nodes > 1 && row.collective == "allreduce" && row.size_bytes <= (64U << 20)) {
+        CollectiveCase slower = c;
+        predict_row(slower, data_dir, 1.0);
+        const double per_unit_us = slower.predicted_time_us - c.predicted_time_us;
+        if (per_unit_us > 0) {
+          latency_factors[c.cluster].push_back(c.net_latency_factor +
+                                               (c.measured_time_us - c.predicted_time_us) / per_unit_us);
+        }
+      }
     }
     out.cases.push_back(std::move(c));
   }
@@ -137,6 +149,10 @@ CollectiveValidation predict_collectives(const std::vector<CollectiveMeasurement
     out.by_system.emplace_back(name, error_stats(errors));
   for (const auto& [name, residuals] : launch_residuals)
     out.implied_launch_us.emplace_back(name, percentile(residuals, 0.5));
+  for (const auto& [name, factors] : latency_factors) {
+    out.implied_net_latency_factor.push_back(
+        {name, std::clamp(percentile(factors, 0.5), 0.1, 100.0), static_cast<int>(factors.size())});
+  }
   return out;
 }
 

@@ -25,7 +25,8 @@ struct CollectiveCase {
   double measured_time_us = 0;     // the row's, or from its bandwidth
   double predicted_busbw_GBps = 0;
   double predicted_time_us = 0;
-  double launch_us = 0;  // the cluster's launch cost (part of predicted_time_us)
+  double launch_us = 0;           // the cluster's launch cost (part of predicted_time_us)
+  double net_latency_factor = 1;  // the cluster's library.net_latency_factor
   double error = 0;      // predicted / measured bus bandwidth - 1
 };
 
@@ -37,6 +38,16 @@ struct CollectiveValidation {
   // By cluster file: the launch cost its fit rows of at most 64 KiB imply, the median of (measured - predicted
   // without the launch) time; only rows of the fit split count.
   std::vector<std::pair<std::string, double>> implied_launch_us;
+  // By cluster file: the library.net_latency_factor its multi-node allreduce fit rows up to 64 MiB imply (where the
+  // network's latencies weigh): per row, the factor at which the prediction would meet the measurement, found from the
+  // row predicted at the file's factor and at one more (the time is linear in it); the median, in [0.1, 100], and the
+  // number of rows. Only rows of the fit split count.
+  struct ImpliedFactor {
+    std::string cluster;
+    double factor = 1;
+    int rows = 0;
+  };
+  std::vector<ImpliedFactor> implied_net_latency_factor;
 };
 
 // The size band of a message size, as the validation reports it.

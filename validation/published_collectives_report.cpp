@@ -35,6 +35,15 @@ std::string collectives_text(const CollectiveValidation& result, const std::stri
       out += line;
     }
   }
+  if (!result.implied_net_latency_factor.empty()) {
+    out += "library.net_latency_factor implied by the multi-node allreduce fit rows up to 64 MiB (median):\n";
+    for (const auto& f : result.implied_net_latency_factor) {
+      char line[256];
+      std::snprintf(line, sizeof line, "  %s: %.2f (%d %s)\n", f.cluster.c_str(), f.factor, f.rows,
+                    f.rows == 1 ? "row" : "rows");
+      out += line;
+    }
+  }
   return out;
 }
 
