@@ -247,9 +247,8 @@ double estimate_pat_seconds(const CollectiveLibrary& library, const PatCall& cal
 
 double estimate_collnet_allreduce_seconds(const CollectiveLibrary& library, const CollnetCall& call) {
   const double ppn = std::max(1, call.per_node);
-  const double latency_us =
-      2 * (std::min(1.0, ppn - 1) * collnet_intra_us + (ppn - 1) * collnet_arity_us) +
-      collnet_net_us * library.net_latency_factor;
+  const double latency_us = 2 * (std::min(1.0, ppn - 1) * collnet_intra_us + (ppn - 1) * collnet_arity_us) +
+                            collnet_net_us * library.net_latency_factor;
   double factor = ppn / std::max(1, call.nics);  // the GPU:NIC ratio
   factor -= (factor - 1) / 2;
   const double bus = 2 * call.intra_Bps * net_share / std::max(1.0, factor) * collnet_efficiency(library.generation);

@@ -58,9 +58,9 @@ struct CollectiveLibrary {
   std::string name;  // "nccl", "rccl"; empty: no library (every call Protocol::none)
   GpuGeneration generation = GpuGeneration::ampere;
   double launch_s = 0;  // per call: kernel launch and host overhead
-  // NCCL's tuning tables give the network's latencies (a step of a ring or tree, a level of the NVLS tree, CollNet's and
-  // PAT's network parts) as InfiniBand has them; a slower transport (EFA's SRD, TCP offload) takes this many times as
-  // long. 1: the tables' values.
+  // NCCL's tuning tables give the network's latencies (a step of a ring or tree, a level of the NVLS tree, CollNet's
+  // and PAT's network parts) as InfiniBand has them; a slower transport (EFA's SRD, TCP offload) takes this many times
+  // as long. 1: the tables' values.
   double net_latency_factor = 1;
   // Which protocols the tuner may pick (NCCL_PROTO); all by default.
   bool allow_ll = true;

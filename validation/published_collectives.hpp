@@ -27,7 +27,7 @@ struct CollectiveCase {
   double predicted_time_us = 0;
   double launch_us = 0;           // the cluster's launch cost (part of predicted_time_us)
   double net_latency_factor = 1;  // the cluster's library.net_latency_factor
-  double error = 0;      // predicted / measured bus bandwidth - 1
+  double error = 0;               // predicted / measured bus bandwidth - 1
 };
 
 struct CollectiveValidation {
