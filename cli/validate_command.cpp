@@ -153,7 +153,7 @@ const char* validate_usage() {
       "own,\n"
       "linked through a bridge with tbf shaping (needs root). Calibrates alpha and beta from an MPI ping-pong only,\n"
       "predicts every case with the SimGrid executor, and writes the per-case errors with their median and 90th\n"
-      "percentile over sizes >= 1 MB.\n\n" +
+      "percentile over every size and over sizes >= 1 MB (the gate of --max-median-error).\n\n" +
       flags_help(validate_flags);
   return text.c_str();
 }
