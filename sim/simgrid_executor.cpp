@@ -480,6 +480,9 @@ void read_child_result(const std::string& bytes, int status, void* out, std::siz
 void configure_engine(const SimGridOptions& o) {
   // (a library's sleeps until a message is seen may fall within SimGrid's precision of now: not worth a line each)
   xbt_log_control_set("s4u_actor.thresh:warning");
+  // A rank's actor runs straight-line code over its ops: 1 MiB of stack each instead of SimGrid's 8 MiB, so that
+  // thousands of ranks fit in the address space a process may have (8192 ranks: 8 GiB reserved, not 64)
+  sg4::Engine::set_config("contexts/stack-size:1024");
   sg4::Engine::set_config(std::string("network/model:") + to_string(o.network_model));
   if (o.network_model == NetworkModel::cm02) {
     sg4::Engine::set_config(std::string("network/crosstraffic:") + (o.ack_crosstraffic ? "1" : "0"));

@@ -2150,3 +2150,22 @@ TEST_CASE("predict and explain with expert parallelism: the all-to-alls in the b
              Catch::Contains("not possible: expert parallelism 16 instead of 8: blocks.0.experts's 8 experts do not "
                              "split over 16 ranks"));
 }
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DTSIM_TEST_UNDER_ASAN 1
+#endif
+#endif
+
+TEST_CASE("the SimGrid executor's ranks fit a 3 GB address space at 512 ranks (1 MiB of stack each, not 8)") {
+#ifdef DTSIM_TEST_UNDER_ASAN
+  WARN("skipped under AddressSanitizer, whose shadow memory needs more address space than any such limit");
+#else
+  // before: SimGrid's 8 MiB a rank asked for 4 GiB here and stopped ("Failed to allocate stack", signal 6)
+  const Run run =
+      run_command("bash -c 'ulimit -v 3000000; " + std::string(DTSIM_BINARY) +
+                  " collective --backend simgrid --ranks 512 --algorithm butterfly --bytes 64KB --json' 2>&1");
+  REQUIRE(run.exit_code == 0);
+  CHECK(nlohmann::json::parse(run.output)["time_s"].get<double>() > 0);
+#endif
+}
