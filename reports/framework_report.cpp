@@ -94,7 +94,8 @@ std::string render_framework_section(const FrameworkReport& report, SeriesColour
   exposed.series.push_back({"prediction = measurement", {{0, 0}, {1, 1}}, true, std::string(reference_colour)});
   out << "<div class=\"charts\">\n" << render_line_plot(steps) << render_line_plot(exposed) << "</div>\n";
   out << "<table><thead><tr><th>ranks</th><th>model</th><th>rate</th><th>batch</th><th>bucket</th><th>compute "
-         "alone</th><th>measured</th><th>predicted</th><th>error</th><th>exposed measured</th><th>exposed "
+         "(all ranks at once, no DDP)</th><th>measured</th><th>predicted</th><th>error</th><th>exposed "
+         "measured</th><th>exposed "
          "predicted</th></tr></thead><tbody>\n";
   for (const FrameworkReportCase& c : report.cases) {
     std::snprintf(line, sizeof line,

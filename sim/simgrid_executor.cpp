@@ -1,5 +1,6 @@
 #include "sim/simgrid_executor.hpp"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/log.h>
@@ -482,7 +483,7 @@ void configure_engine(const SimGridOptions& o) {
   xbt_log_control_set("s4u_actor.thresh:warning");
   // A rank's actor runs straight-line code over its ops: 1 MiB of stack each instead of SimGrid's 8 MiB, so that
   // thousands of ranks fit in the address space a process may have (8192 ranks: 8 GiB reserved, not 64)
-  sg4::Engine::set_config("contexts/stack-size:1024");
+  sg4::Engine::set_config("contexts/stack-size:" + std::to_string(actor_stack_kib));
   sg4::Engine::set_config(std::string("network/model:") + to_string(o.network_model));
   if (o.network_model == NetworkModel::cm02) {
     sg4::Engine::set_config(std::string("network/crosstraffic:") + (o.ack_crosstraffic ? "1" : "0"));
@@ -671,6 +672,20 @@ long long mappings_in_use() {
 
 constexpr long long simgrid_own_mappings = 1024;  // its heap, platform and maestro (a margin, not measured)
 
+std::string format_gib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  return text;
+}
+
+// The address space this process may still take (ulimit -v less what it has), or -1 without a limit.
+long long address_space_left() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
+  const long long pages = proc_number("/proc/self/statm", 0);  // (its first number: the whole virtual size)
+  return static_cast<long long>(limit.rlim_cur) - pages * ::sysconf(_SC_PAGESIZE);
+}
+
 }  // namespace simgrid_detail
 
 using namespace simgrid_detail;
@@ -681,6 +696,19 @@ int simgrid_actor_limit() {
 }
 
 void check_simgrid_actors(int actors) {
+  // each actor reserves its stack and a guard page of address space: under a limit (ulimit -v) SimGrid would abort
+  // ("Failed to allocate stack")
+  if (const long long left = address_space_left(); left >= 0) {
+    const double need = static_cast<double>(actors) * (actor_stack_kib * 1024.0 + ::sysconf(_SC_PAGESIZE));
+    constexpr double simgrid_own_bytes = 256.0 * 1024 * 1024;  // its heap and platform (a margin, not measured)
+    if (need + simgrid_own_bytes > static_cast<double>(left)) {
+      throw std::invalid_argument("simgrid executor: " + std::to_string(actors) + " actors reserve about " +
+                                  format_gib(need) + " of address space for their stacks (" +
+                                  std::to_string(actor_stack_kib / 1024) + " MiB and a guard page each), and " +
+                                  format_gib(static_cast<double>(left)) +
+                                  " are left under this process's limit (ulimit -v); SimGrid would abort");
+    }
+  }
   const int limit = simgrid_actor_limit();
   if (actors <= limit) return;
   throw std::invalid_argument("simgrid executor: " + std::to_string(actors) +

@@ -20,6 +20,9 @@
 
 namespace dtsim::simgrid_detail {
 
+// The stack each actor (a rank) gets, in KiB (SimGrid's contexts/stack-size; its default is 8 MiB).
+constexpr int actor_stack_kib = 1024;
+
 // SimGrid as a Network (sim/simgrid_network.cpp) over `units` positions running `segments` (compact ones written
 // out), placed as `options` says. Only inside run_in_child: it creates the process's one SimGrid engine. A deadlock is
 // reported through `result_fd`; `trace`: where the actors record their steps and messages.

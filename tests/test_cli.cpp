@@ -2167,5 +2167,13 @@ TEST_CASE("the SimGrid executor's ranks fit a 3 GB address space at 512 ranks (1
                   " collective --backend simgrid --ranks 512 --algorithm butterfly --bytes 64KB --json' 2>&1");
   REQUIRE(run.exit_code == 0);
   CHECK(nlohmann::json::parse(run.output)["time_s"].get<double>() > 0);
+  // more than the limit holds: refused before SimGrid starts, with the estimate, naming --ranks
+  const Run refused =
+      run_command("bash -c 'ulimit -v 1500000; " + std::string(DTSIM_BINARY) +
+                  " collective --backend simgrid --ranks 2048 --algorithm butterfly --bytes 64KB' 2>&1");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output,
+             Catch::Contains("--ranks: 2048 ranks on SimGrid, one actor each: 2048 actors reserve about "
+                             "2.01 GiB of address space"));
 #endif
 }

@@ -16,10 +16,12 @@
 #             case ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG
 # PyTorch mode (issue 29), with DTSIM_TORCH_CASES set to lines "MODEL BATCH BUCKET_MB" and ALGORITHMS empty: after the
 # microbenchmarks, each rank gets a CPU share of DTSIM_TORCH_SHARE cores (a cgroup's cpu quota), and for every
-# (MODEL, BATCH) the compute alone, a profile and, for every bucket size, DistributedDataParallel over gloo on all N
+# (MODEL, BATCH) the compute alone (rank 0, then every rank at once), a profile and, for every bucket size,
+# DistributedDataParallel over gloo on all N
 # ranks are measured under that share (validation/pytorch/*.py, /usr/bin/python3):
 #             torch_share CORES|none          torch_reduce BYTES_PER_S (adding float32 arrays under the share)
 #             torch_compute MODEL BATCH SECONDS (one process, no DDP: the median step)
+#             torch_compute_all MODEL BATCH SECONDS (N processes at once, no DDP: rank 0's median step)
 #             torch_profile MODEL BATCH FILE (torch.profiler trace marked for dtsim import-profile, in OUT.d/)
 #             torch_step MODEL BATCH BUCKET_MB SECONDS (N ranks, DDP over gloo: rank 0's median step)
 set -euo pipefail
@@ -147,6 +149,16 @@ if [[ -n ${DTSIM_TORCH_CASES:-} ]]; then
   while read -r model batch; do
     [[ -n $model ]] || continue
     echo "torch_compute $model $batch $(in_rank 0 600 "$py" "$torch_dir/ddp_step.py" "$model" "$batch")" >> "$out"
+    # every rank computing at once, communication off (WORLD_SIZE 1: no DDP), each in its cgroup: the contention of N
+    # processes for the host's caches and memory, which a share of a core does not hold; rank 0's median
+    pids=()
+    for ((r = n - 1; r > 0; r--)); do
+      in_rank "$r" 600 "$py" "$torch_dir/ddp_step.py" "$model" "$batch" > /dev/null &
+      pids+=($!)
+    done
+    all=$(in_rank 0 600 "$py" "$torch_dir/ddp_step.py" "$model" "$batch")
+    for pid in "${pids[@]}"; do wait "$pid"; done
+    echo "torch_compute_all $model $batch $all" >> "$out"
     profile="$out.d/profile-$model-$batch.json"
     in_rank 0 600 "$py" "$torch_dir/record_profile.py" "$model" "$batch" "$profile"
     echo "torch_profile $model $batch $profile" >> "$out"

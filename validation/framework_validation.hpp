@@ -48,14 +48,18 @@ struct FrameworkCase {
   std::string model;
   int batch = 0;
   double bucket_mb = 0;
-  std::string profile;     // the one-rank profile under the share (a CSV), relative to the results' directory
-  double compute_s = 0;    // one rank, no DDP, under the share: the median step
-  double measured_s = 0;   // N ranks, DDP: rank 0's median step
-  double predicted_s = 0;  // dtsim's step
+  std::string profile;  // the one-rank profile under the share (a CSV), relative to the results' directory
+  // The compute the prediction starts from: every rank computing its step at once (no DDP, no communication), each
+  // under its share, rank 0's median step: the N processes contend for the host's caches and memory as in the real
+  // run. Runs before session 26 measured one rank alone only, and this is that.
+  double compute_s = 0;
+  double compute_alone_s = 0;  // one rank alone, no DDP, under the share: the median step
+  double measured_s = 0;       // N ranks, DDP: rank 0's median step
+  double predicted_s = 0;      // dtsim's step
   double predicted_exposed_s = 0;
   int buckets = 0;  // DDP's buckets as dtsim builds them
   double error() const { return (predicted_s - measured_s) / measured_s; }
-  // communication the step waits for, as a fraction of the step: measured as the step beyond the compute alone
+  // communication the step waits for, as a fraction of the step: measured as the step beyond the compute
   double measured_exposed_fraction() const { return std::max(0.0, measured_s - compute_s) / measured_s; }
   double predicted_exposed_fraction() const { return predicted_exposed_s / predicted_s; }
 };
