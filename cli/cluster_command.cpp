@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "reports/format.hpp"
 #include "reports/output_file.hpp"
+#include "reports/progress.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
@@ -102,7 +103,16 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
   }
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const bool analyse = !flags.has("no-bisection");
-  const int diameter = analyse ? topology->diameter_hops() : -1;
+  int diameter = -1;
+  if (analyse) {  // (a search from every accelerator: on a terminal, a progress line with the time left)
+    const int accelerators = topology->accelerators();
+    ProgressLine progress("cluster: the diameter (--no-bisection skips it)",
+                          static_cast<std::size_t>((accelerators + Topology::diameter_progress_block - 1) /
+                                                   Topology::diameter_progress_block));
+    diameter = topology->diameter_hops([&](int searched) {
+      progress.next(std::to_string(searched) + " of " + std::to_string(accelerators) + " accelerators");
+    });
+  }
   const double bisection = analyse ? topology->bisection_Bps() : -1;
   if (flags.has("xml")) {
     const std::string xml = flags.get("xml");

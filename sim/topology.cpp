@@ -618,10 +618,11 @@ std::vector<RouteHop> Topology::route_by_search(int source, int destination) con
   return out;
 }
 
-int Topology::diameter_hops() const {
+int Topology::diameter_hops(const std::function<void(int)>& progress) const {
   int worst = 0;
   std::vector<std::int32_t> distance;
   for (int acc = 0; acc < accelerators(); ++acc) {
+    if (progress && acc % diameter_progress_block == 0) progress(acc);
     bfs_from(accelerator_vertex(acc), distance);
     for (int other : accelerator_vertex_)
       worst = std::max(worst, distance[static_cast<std::size_t>(other)]);

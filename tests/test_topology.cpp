@@ -217,6 +217,10 @@ TEST_CASE("torus routes have Manhattan hop counts with wrap-around, fat-tree rou
   CHECK(f.route(0, 2).size() == 6 + 2);
   CHECK(f.route(0, 15).size() == 6 + 4);
   CHECK(f.diameter_hops() == 10);
+  // the CLI's progress line: called before each block of searches, with the accelerators searched so far
+  std::vector<int> reported;
+  CHECK(f.diameter_hops([&reported](int searched) { reported.push_back(searched); }) == 10);
+  CHECK(reported == std::vector<int>{0});  // (16 accelerators: one block)
   // a dragonfly: local, global, local at most
   FabricSpec fly;
   fly.kind = FabricKind::dragonfly;
