@@ -407,7 +407,8 @@ TEST_CASE("calibrate's step times become an empirical jitter, and a run's failur
   std::ofstream(rates) << failing.dump();
   const auto budget = run_dtsim("predict " + rates + " --run 1d --json");
   REQUIRE(budget.exit_code == 0);
-  for (const nlohmann::json& run : nlohmann::json::parse(budget.output)["run"]["results"]) {
+  const nlohmann::json budget_doc = nlohmann::json::parse(budget.output);  // (kept: the loop walks into it)
+  for (const nlohmann::json& run : budget_doc["run"]["results"]) {
     CHECK(run["useful_samples"].get<double>() == 0);
     CHECK(run["goodput"].get<double>() == 0);
     CHECK(run["wall_s"].get<double>() == Approx(86400.0));
