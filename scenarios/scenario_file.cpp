@@ -7,7 +7,9 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
+#include <unordered_set>
 
 #include "algorithms/registry.hpp"
 #include "scenarios/builtin_files.hpp"
@@ -262,13 +264,27 @@ std::vector<std::string> split_names(const std::string& text) {
   return out;
 }
 
+// The first index whose value an earlier entry already holds, or values.size() if none. By sorting the indices
+// (stably: within equal values they stay in list order, so each run's second index is its first repeat), not by
+// searching the entries before each one: node lists may hold millions.
+std::size_t first_repeat(const std::vector<int>& values) {
+  std::vector<std::size_t> order(values.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&values](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+  std::size_t first = values.size();
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const bool repeats = values[order[k]] == values[order[k - 1]];
+    const bool second = k < 2 || values[order[k - 1]] != values[order[k - 2]];
+    if (repeats && second) first = std::min(first, order[k]);
+  }
+  return first;
+}
+
 void check_distinct_nodes(const std::vector<int>& nodes, const std::string& path) {
-  for (std::size_t i = 1; i < nodes.size(); ++i) {
-    if (std::find(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(i), nodes[i]) !=
-        nodes.begin() + static_cast<std::ptrdiff_t>(i)) {
-      throw ScenarioError(path + "[" + std::to_string(i) + "]: node " + std::to_string(nodes[i]) +
-                          " is listed twice; give each once");
-    }
+  if (const std::size_t i = first_repeat(nodes); i < nodes.size()) {
+    throw ScenarioError(path + "[" + std::to_string(i) + "]: node " + std::to_string(nodes[i]) +
+                        " is listed twice; give each once");
   }
 }
 
@@ -277,6 +293,7 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
                              bool profile) {
   Variability out;
   double fractions = 0;
+  std::unordered_set<int> named;  // the nodes earlier entries gave a device
   for (const JsonObject& g : v.objects("devices")) {
     if (profile) throw ScenarioError(g.path_of("device") + ": not with a profile (its times are one device's)");
     DeviceGroup group;
@@ -298,14 +315,13 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
       throw ScenarioError(g.path_of("nodes") + ": give either nodes or a fraction > 0");
     }
     for (std::size_t i = 0; i < group.nodes.size(); ++i) {
-      for (const DeviceGroup& earlier : out.devices) {
-        if (std::find(earlier.nodes.begin(), earlier.nodes.end(), group.nodes[i]) != earlier.nodes.end()) {
-          throw ScenarioError(g.path_of("nodes") + "[" + std::to_string(i) + "]: node " +
-                              std::to_string(group.nodes[i]) + " already has a device from an earlier entry");
-        }
+      if (named.contains(group.nodes[i])) {
+        throw ScenarioError(g.path_of("nodes") + "[" + std::to_string(i) + "]: node " + std::to_string(group.nodes[i]) +
+                            " already has a device from an earlier entry");
       }
     }
     check_distinct_nodes(group.nodes, g.path_of("nodes"));
+    named.insert(group.nodes.begin(), group.nodes.end());
     fractions += group.fraction;
     if (fractions > 1 + 1e-12) {
       throw ScenarioError(g.path_of("fraction") + ": the devices' fractions add up to " + std::to_string(fractions) +
@@ -569,11 +585,11 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
                                        setup.profile.has_value());
   sc.run = read_run_settings(o.object("failures"), o.object("checkpoint"));
   if (setup.variability.background_load > 0) apply_background_load(sc.cluster, setup.variability.background_load);
-  for (long long a : o.integer_list("accelerators")) {
-    if (std::find(sc.accelerators.begin(), sc.accelerators.end(), a) != sc.accelerators.end()) {
-      throw ScenarioError(o.path_of("accelerators") + ": " + std::to_string(a) + " is listed twice; give each once");
-    }
+  for (long long a : o.integer_list("accelerators"))
     sc.accelerators.push_back(static_cast<int>(a));
+  if (const std::size_t i = first_repeat(sc.accelerators); i < sc.accelerators.size()) {
+    throw ScenarioError(o.path_of("accelerators") + ": " + std::to_string(sc.accelerators[i]) +
+                        " is listed twice; give each once");
   }
   check_variability_nodes(sc, sc.accelerators, o.path_of("accelerators"));
   const std::string algorithms = o.text("algorithms");
