@@ -182,6 +182,29 @@ std::uint64_t expanded_op_count(const Schedule& s) {
   return count;
 }
 
+RankTraffic rank_traffic(const Schedule& s, int rank) {
+  RankTraffic t;
+  const std::uint64_t begin = s.rank_begin[static_cast<std::size_t>(rank)];
+  const std::uint64_t end = s.rank_begin[static_cast<std::size_t>(rank) + 1];
+  std::size_t next_repeat = s.first_repeat_from(begin);
+  const StepRepeat* repeat = nullptr;  // the repeat of the step op i is in (null: none)
+  for (std::uint64_t i = begin; i < end; ++i) {
+    const Op op = s.ops[i];
+    if (op.starts_step()) {
+      repeat = nullptr;
+      if (next_repeat < s.repeats.size() && s.repeats[next_repeat].op == i) repeat = &s.repeats[next_repeat++];
+    }
+    if (op.kind() == OpKind::compute) continue;
+    std::uint64_t bytes = s.span_bytes(op.span());
+    if (repeat != nullptr) {
+      for (std::uint32_t k = 1; k <= repeat->count; ++k)
+        bytes += s.span_bytes(repeat->shifted(op.span(), k));
+    }
+    (op.kind() == OpKind::send ? t.sent_bytes : t.received_bytes) += bytes;
+  }
+  return t;
+}
+
 void check_expanded_size(const Schedule& s) { check_op_count(s, expanded_op_count(s)); }
 
 Schedule with_arrivals(const Schedule& s, std::span<const double> arrival_flops) {

@@ -183,6 +183,14 @@ Schedule replicate_groups(const Schedule& s, int groups);
 // tensor ranks of a stage, the replicas of a stage's shard) onto the units of a training step.
 Schedule place_groups(const Schedule& s, std::span<const int> unit_of, int units);
 
+// The bytes rank `rank` sends and receives in `s` (every repetition of a compact schedule's steps), counted without
+// expanding.
+struct RankTraffic {
+  std::uint64_t sent_bytes = 0;
+  std::uint64_t received_bytes = 0;
+};
+RankTraffic rank_traffic(const Schedule& s, int rank);
+
 // The number of ops expand(s) holds, counted without expanding.
 std::uint64_t expanded_op_count(const Schedule& s);
 // Throws std::invalid_argument (as ScheduleBuilder::reserve_ops does) when expand(s) would hold more than

@@ -39,6 +39,12 @@ struct NodeSpec {
   int nics = 1;           // NIC j serves accelerators [j A / nics, (j+1) A / nics)
   LinkSpec nic;           // NIC to the first fabric switch
   double reduce_Bps = 0;  // local reduction throughput of one accelerator
+  // Where a rank's transport runs on the processor that computes (kernel TCP: copies, checksums, under one CPU quota),
+  // the two slow each other while a data-parallel step's gradients are on the wire during its backward pass: the
+  // fraction of its speed the compute keeps, and the fraction of its rate the transport keeps (1 and 1: neither, as
+  // with RDMA and GPUDirect).
+  double compute_rate_while_transporting = 1;
+  double transport_rate_while_computing = 1;
 };
 
 enum class FabricKind : std::uint8_t { star, fat_tree, torus, dragonfly, ring };

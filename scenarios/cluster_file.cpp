@@ -66,10 +66,18 @@ constexpr std::array<FieldSpec, 4> nic_fields{{
                 "later (0.3us: MPI over InfiniBand/RoCE; about 2us over kernel TCP)"),
 }};
 
-constexpr std::array<FieldSpec, 7> node_fields{{
+constexpr std::array<FieldSpec, 9> node_fields{{
     value_field("accelerator", FieldType::text, "gpu", "what a rank runs on (a name for reports)"),
     ranged_field("accelerators", FieldType::integer, "1", "accelerators (ranks) per node", 1, 1024),
     value_field("reduce_rate", FieldType::bandwidth, "", "bytes one accelerator sums per second in a reduction"),
+    ranged_field("compute_rate_while_transporting", FieldType::number, "1",
+                 "the fraction of its speed a rank's compute keeps while its gradients are on the wire, where the "
+                 "transport takes the same processor (kernel TCP); 1: unaffected (RDMA, GPUDirect)",
+                 0.01, 1),
+    ranged_field("transport_rate_while_computing", FieldType::number, "1",
+                 "the fraction of its rate a rank's transport keeps while the rank computes, where both share one "
+                 "processor (kernel TCP under a CPU quota); 1: unaffected (RDMA, GPUDirect)",
+                 0.01, 1),
     object_field("intra", true, "the interconnect between a node's accelerators", intra_fields),
     object_field("pcie", true, "the PCIe links: accelerator to PCIe switch, PCIe switch to NIC", pcie_fields),
     object_field("nics", true, "the network interfaces", nic_fields),
@@ -295,6 +303,8 @@ ClusterSpec parse_cluster(const nlohmann::json& document) {
   node.accelerator = n.text("accelerator");
   node.accelerators = static_cast<int>(n.integer("accelerators"));
   node.reduce_Bps = n.bandwidth_Bps("reduce_rate");
+  node.compute_rate_while_transporting = n.number("compute_rate_while_transporting");
+  node.transport_rate_while_computing = n.number("transport_rate_while_computing");
   const JsonObject intra = n.object("intra");
   const std::string kind = intra.choice("kind");
   node.intra_kind = kind == "nvswitch" ? IntraKind::nvswitch : kind == "nvlink" ? IntraKind::nvlink : IntraKind::pcie;

@@ -1,6 +1,7 @@
 #include "sim/executor.hpp"
 
 #include <sys/resource.h>
+#include <cmath>
 
 #include <algorithm>
 #include <cstdio>
@@ -68,6 +69,16 @@ std::string check_training_program(const TrainingProgram& program, int ranks, st
     }
   }
   if (program.steps < 1 || program.prefetch < 1) return "steps, prefetch >= 1";
+  if (!program.bucket_wire_s.empty() && program.bucket_wire_s.size() != program.buckets.size()) {
+    return "one wire time per bucket, or none";
+  }
+  for (const double wire_s : program.bucket_wire_s) {
+    if (!(wire_s >= 0) || !std::isfinite(wire_s)) return "wire times must be finite and >= 0";
+  }
+  if (!(program.compute_rate_while_transporting > 0 && program.compute_rate_while_transporting <= 1) ||
+      !(program.transport_rate_while_computing > 0 && program.transport_rate_while_computing <= 1)) {
+    return "the rates compute and transport keep while both run must be in (0, 1]";
+  }
   if (placed > 0 && placed != static_cast<std::size_t>(ranks)) {
     return std::to_string(ranks) + " ranks but " + std::to_string(placed) + " placed on the cluster";
   }

@@ -81,6 +81,12 @@ struct TrainingProgram {
   // reduction units, unit reduce_channels x ranks + h running on endpoint helper_endpoints[h] (a switch); rank 0
   // starts them with each of its buckets. Empty: none.
   std::vector<int> helper_endpoints;
+  // A transport on the processor that computes (StageStep::bucket_wire_s): per bucket, the time a rank's bytes take
+  // on its NIC at line rate, and the two rates the compute and the transport keep while both run (NodeSpec). Empty:
+  // they do not slow each other.
+  std::vector<double> bucket_wire_s;
+  double compute_rate_while_transporting = 1;
+  double transport_rate_while_computing = 1;
   bool overlap = true;                  // false: the allreduces start only after the whole backward pass
   double fusion_cycle_s = 0;            // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
   double batch_s = 0;                   // input pipeline: seconds to produce one local batch (0: no pipeline)

@@ -161,6 +161,23 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
       program.buckets[b] = place_groups(plan.schedule, unit_of, units);
     }
   }
+  if (library != nullptr && library->topology != nullptr) {  // a transport on the processor that computes
+    const NodeSpec& node = library->topology->spec().node;
+    if (node.compute_rate_while_transporting < 1 || node.transport_rate_while_computing < 1) {
+      program.compute_rate_while_transporting = node.compute_rate_while_transporting;
+      program.transport_rate_while_computing = node.transport_rate_while_computing;
+      for (const Schedule& bucket : program.buckets) {  // rank 0's bytes on its NIC, over all its channels
+        RankTraffic traffic;
+        for (int c = 0; c < program.reduce_channels; ++c) {
+          const RankTraffic t = rank_traffic(bucket, c * ranks);
+          traffic.sent_bytes += t.sent_bytes;
+          traffic.received_bytes += t.received_bytes;
+        }
+        const auto wire = static_cast<double>(std::max(traffic.sent_bytes, traffic.received_bytes));
+        program.bucket_wire_s.push_back(wire / node.nic.bandwidth_Bps);
+      }
+    }
+  }
   return program;
 }
 
@@ -317,6 +334,11 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   }
   if (sampling.samples > 0 && sampling.sampler == Sampler::exact && setup.variability.bursts.active()) {
     throw std::invalid_argument("variability.bursts: only the fast sampler draws bursts of traffic (--sampler fast)");
+  }
+  if (sampling.samples > 0 && sampling.sampler == Sampler::fast && !program.bucket_wire_s.empty()) {
+    throw std::invalid_argument(
+        "cluster.node.compute_rate_while_transporting and transport_rate_while_computing: only the exact sampler "
+        "models a transport that shares the processor with the computes (--sampler exact)");
   }
   ComputeNoise slow;  // the run without jitter: slow nodes only (sample 0's, when chosen by fraction)
   slow.seed = sampling.seed;

@@ -60,6 +60,10 @@ struct RankRun {
   double loaded = 0;          // when the loader finished its last batch
   std::vector<double> taken;  // when the step of each batch took it (the loader reuses a slot after `prefetch`)
   double step_factor = 1;     // this step's scale of every compute (the rank's slowdown times its step's jitter draw)
+  // A transport on the processor that computes (StageStep::bucket_wire_s): the buckets released and not yet drained
+  // in the rank's fluid model, with their line-rate seconds left, and when each bucket's reduction may start
+  std::deque<std::pair<std::size_t, double>> draining;
+  std::vector<double> bucket_start_at;
   RankStep current;
   RankStep last;
 };
@@ -205,6 +209,8 @@ private:
       post_receive(rank, forward, start);
     }
     rr.bucket_ready.assign(st.bucket_segment.size(), infinity);
+    rr.draining.clear();
+    if (!st.bucket_wire_s.empty()) rr.bucket_start_at.assign(st.bucket_segment.size(), infinity);
     rr.buckets_ready = rr.next_bucket = rr.buckets_done = 0;
     rr.reduce_free_at = 0;
     if (!st.gather_segment.empty()) {
@@ -237,6 +243,7 @@ private:
           const LayerStep& ls = st.layers[l];
           double c = o.forward ? ls.forward_s : ls.backward_s;
           if (p_.noise != nullptr) c *= rr.step_factor * kernel_factor(rank, (rr.op * layers + l) * 2 + o.forward);
+          if (!rr.draining.empty()) c = shared_compute(rank, c);
           rr.t += c;
           rr.current.compute_s += c;
           ++rr.layer;
@@ -264,6 +271,7 @@ private:
         if (rr.op == order.size()) {
           while (rr.buckets_ready < buckets)  // (without overlap: all at once, after the whole backward)
             release_bucket(rank, rr.t);
+          drain_alone(rank);
         }
         continue;
       }
@@ -401,16 +409,68 @@ private:
     queue_send(rank, stream, s, segment, release);
   }
 
+  // How long `work` seconds of compute take from rr.t on while buckets drain through the rank's transport on the same
+  // processor (StageStep::bucket_wire_s): both at their reduced rates until one is done; a drained bucket's reduction
+  // may then start (as a full-rate transfer that ends when its drain did).
+  double shared_compute(int rank, double work) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    const double r = st.compute_rate_while_transporting;
+    const double a = st.transport_rate_while_computing;
+    double t = rr.t;
+    while (work > 0 && !rr.draining.empty()) {
+      auto& [b, left] = rr.draining.front();
+      if (work / r <= left / a) {
+        t += work / r;
+        left -= a * work / r;
+        work = 0;
+        break;
+      }
+      t += left / a;
+      work -= r * left / a;
+      rr.bucket_start_at[b] = t - st.bucket_wire_s[b];
+      rr.draining.pop_front();
+    }
+    const double took = t + work - rr.t;
+    try_start_bucket(rank);
+    return took;
+  }
+
+  // The backward pass is over: what is still draining drains at line rate, one bucket after another.
+  void drain_alone(int rank) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    double t = rr.t;
+    for (const auto& [b, left] : rr.draining) {
+      t += left;
+      rr.bucket_start_at[b] = t - st.bucket_wire_s[b];
+    }
+    rr.draining.clear();
+    try_start_bucket(rank);
+  }
+
   void release_bucket(int rank, double at) {
     RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    const StageStep& st = stage(rank);
+    if (!st.bucket_wire_s.empty()) rr.draining.emplace_back(rr.buckets_ready, st.bucket_wire_s[rr.buckets_ready]);
     rr.bucket_ready[rr.buckets_ready++] = at;
-    if (!rr.reduce_busy) start_bucket(rank);
+    try_start_bucket(rank);
+  }
+
+  // Starts the next released bucket's reduction if the reduce stream is free and (with a transport on the processor
+  // that computes) the rank's fluid model has drained it.
+  void try_start_bucket(int rank) {
+    RankRun& rr = runs_[static_cast<std::size_t>(rank)];
+    if (rr.reduce_busy || rr.next_bucket >= rr.buckets_ready) return;
+    if (!stage(rank).bucket_wire_s.empty() && rr.bucket_start_at[rr.next_bucket] == infinity) return;
+    start_bucket(rank);
   }
 
   void start_bucket(int rank) {
     RankRun& rr = runs_[static_cast<std::size_t>(rank)];
     const std::size_t b = rr.next_bucket;
     double at = std::max(rr.reduce_free_at, rr.bucket_ready[b]);
+    if (!stage(rank).bucket_wire_s.empty()) at = std::max(at, rr.bucket_start_at[b]);
     if (p_.fusion_cycle_s > 0) at = std::ceil(at / p_.fusion_cycle_s) * p_.fusion_cycle_s;
     rr.bucket_start = at;
     rr.reduce_busy = true;
@@ -435,7 +495,7 @@ private:
     rr.reduce_busy = false;
     ++rr.next_bucket;
     ++rr.buckets_done;
-    if (rr.next_bucket < rr.buckets_ready) start_bucket(rank);
+    try_start_bucket(rank);
     if (rr.buckets_done == st.bucket_segment.size()) resume(rank, Wait::reduce);
   }
 
@@ -495,6 +555,9 @@ StepProgram data_parallel_step(const TrainingProgram& t, int ranks) {
   for (std::size_t l = 0; l < t.forward_s.size(); ++l)
     stage.layers.push_back({t.forward_s[l], t.backward_s[l], no_segment});
   stage.bucket_ready_after = t.bucket_ready_after;
+  stage.bucket_wire_s = t.bucket_wire_s;
+  stage.compute_rate_while_transporting = t.compute_rate_while_transporting;
+  stage.transport_rate_while_computing = t.transport_rate_while_computing;
   for (std::size_t b = 0; b < t.buckets.size(); ++b) {
     stage.bucket_segment.push_back(b);
     p.segments.push_back(&t.buckets[b]);
@@ -525,7 +588,9 @@ TrainingResult training_result(const TrainingProgram& program, const StepRun& ru
   result.exposed_comm_s = run.slowest.exposed_s;
   result.optimizer_s = program.optimizer_s;
   result.comm_s = run.slowest.reduce_s;
-  if (program.noise != nullptr) {  // the slowest rank's own computes, forward and backward in the program's ratio
+  if (program.noise != nullptr || !program.bucket_wire_s.empty()) {
+    // the slowest rank's own computes (its variability, its transport's share), forward and backward in the program's
+    // ratio
     const double planned = result.forward_s + result.backward_s;
     const double ratio = planned > 0 ? run.slowest.compute_s / planned : 1.0;
     result.forward_s *= ratio;

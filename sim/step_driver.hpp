@@ -9,7 +9,9 @@
 // The last backward releases each gradient bucket once the layers it holds are done; the reduce stream reduces them
 // one after another, each as soon as it is ready and the previous is done (Horovod: at the next multiple of the fusion
 // cycle). ZeRO-3 gathers each bucket's parameters before its layers' first forward and first backward of the step,
-// ahead of them (prefetch) or on demand. The step waits for the last reduction, then runs the optimizer.
+// ahead of them (prefetch) or on demand. The step waits for the last reduction, then runs the optimizer. Where the
+// transport runs on the processor that computes (StageStep::bucket_wire_s: kernel TCP), a fluid model of each rank
+// slows the backward's computes and the buckets' drain while both run, and starts each reduction accordingly later.
 //
 // Only communication goes to the network: computes are local, so the driver times them and releases each segment at
 // the instant it may start; what it starts moves on the same network as everything else in flight. The breakdown is

@@ -59,8 +59,16 @@ struct StageStep {
   // Bucket b's gradients are complete once the last micro-batch's backward has finished layer bucket_ready_after[b]
   // (forward order); buckets are listed in the order they become ready (the last holds the first layers).
   std::vector<std::size_t> bucket_ready_after;
-  std::vector<std::size_t> bucket_segment;             // per bucket, its reduction (reduce stream)
-  std::vector<std::size_t> gather_segment;             // ZeRO-3, per bucket: its parameters' allgather (empty: none)
+  std::vector<std::size_t> bucket_segment;  // per bucket, its reduction (reduce stream)
+  std::vector<std::size_t> gather_segment;  // ZeRO-3, per bucket: its parameters' allgather (empty: none)
+  // A transport on the processor that computes (kernel TCP): per bucket, the time the rank's bytes take on its NIC at
+  // line rate (empty: compute and transport do not slow each other). While the backward pass runs with buckets
+  // waiting for the wire, the computes run at compute_rate_while_transporting of their speed and the buckets drain at
+  // transport_rate_while_computing of line rate, one after another (a fluid model of the rank alone); each bucket's
+  // reduction then starts on the network no earlier than a full-rate transfer that would end when its drain does.
+  std::vector<double> bucket_wire_s;
+  double compute_rate_while_transporting = 1;
+  double transport_rate_while_computing = 1;
   std::int32_t send_forward_segment = no_segment;      // activations to the next stage
   std::int32_t receive_forward_segment = no_segment;   // from the previous stage (its send_forward_segment)
   std::int32_t send_backward_segment = no_segment;     // input gradients to the previous stage

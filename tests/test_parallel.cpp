@@ -612,3 +612,85 @@ TEST_CASE("expert parallelism refuses layouts it cannot split, naming parallel.e
   dense.model = load_named_model("gpt2-xl", ".", DTSIM_SOURCE_DIR);
   refused(layout, dense, "model gpt2-xl has no MoE layers");
 }
+
+TEST_CASE("a transport on the processor that computes: both slow while they overlap, as the rank's fluid model says") {
+  // 2 ranks on a star of 1 MB/s links without latency: the ring over 2 MB moves 1 MB each way in 2 s. Forward 1 s;
+  // backward: layer 1 (2 s), then layer 0 (1 s); the one bucket is ready after layer 1, at 3 s.
+  FlowOptions o = star(1e6);
+  o.cost.reduce_Bps = 1e18;
+  TrainingProgram program;
+  program.forward_s = {0.5, 0.5};
+  program.backward_s = {1.0, 2.0};
+  program.optimizer_s = 0;
+  program.bucket_ready_after = {1};
+  program.buckets.push_back(find_algorithm("ring").build(2, 2000000, AlgorithmOptions{}));
+  const TrainingResult plain = run_flow_training(program, 2, o);
+  CHECK(plain.step_s == Approx(5.0));  // the ring from 3 s to 5 s, the backward done at 4 s
+  CHECK(plain.exposed_comm_s == Approx(1.0));
+
+  SECTION("both at half speed: layer 0 takes 2 s, half the bucket drains meanwhile, the rest after") {
+    program.bucket_wire_s = {2.0};
+    program.compute_rate_while_transporting = 0.5;
+    program.transport_rate_while_computing = 0.5;
+    const TrainingResult shared = run_flow_training(program, 2, o);
+    // backward ends at 5 s with 1 s of the wire left: the ring runs as if it had started at 4 s, ending at 6 s
+    CHECK(shared.step_s == Approx(6.0));
+    CHECK(shared.exposed_comm_s == Approx(1.0));
+    CHECK(shared.forward_s + shared.backward_s == Approx(5.0));  // the computes' 4 s took 5 s
+  }
+  SECTION("only the compute slowed: the transport keeps its rate and the ring its time") {
+    program.bucket_wire_s = {2.0};
+    program.compute_rate_while_transporting = 0.5;
+    const TrainingResult shared = run_flow_training(program, 2, o);
+    CHECK(shared.step_s == Approx(5.0));
+    CHECK(shared.exposed_comm_s == Approx(0.0).margin(1e-9));
+  }
+  SECTION("only the transport slowed: the computes keep theirs and the ring starts later") {
+    program.bucket_wire_s = {2.0};
+    program.transport_rate_while_computing = 0.25;
+    const TrainingResult shared = run_flow_training(program, 2, o);
+    // 0.25 s of the wire drained in layer 0's second, 1.75 s after it: the ring ends at 5.75 s
+    CHECK(shared.step_s == Approx(5.75));
+    CHECK(shared.forward_s + shared.backward_s == Approx(4.0));
+  }
+  SECTION("rates of 1 change nothing, and rates out of (0, 1] are refused") {
+    program.bucket_wire_s = {2.0};
+    CHECK(run_flow_training(program, 2, o).step_s == Approx(5.0));
+    program.transport_rate_while_computing = 0;
+    CHECK_THROWS_AS(run_flow_training(program, 2, o), std::invalid_argument);
+  }
+}
+
+TEST_CASE("a rank's bytes sent and received are counted over every repetition of a compact schedule") {
+  for (const int ranks : {2, 3, 8}) {
+    CAPTURE(ranks);
+    const std::uint64_t bytes = 8000000;
+    const Schedule ring = find_algorithm("ring").build(ranks, bytes, AlgorithmOptions{});
+    if (ranks == 8) REQUIRE(ring.compact());  // (a step repeated: counted without writing it out)
+    const RankTraffic t = rank_traffic(ring, 1);
+    const double expected = 2.0 * (ranks - 1) / ranks * static_cast<double>(bytes);
+    CHECK(static_cast<double>(t.sent_bytes) == Approx(expected).epsilon(1e-6));
+    CHECK(t.received_bytes == t.sent_bytes);
+    const RankTraffic written_out = rank_traffic(expand(ring), 1);
+    CHECK(written_out.sent_bytes == t.sent_bytes);
+    CHECK(written_out.received_bytes == t.received_bytes);
+  }
+}
+
+TEST_CASE("a cluster whose transport shares the processor predicts a slower step, and rates of 1 the same one") {
+  Scenario sc = scenario("resnet50-v100");
+  sc.cluster = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/cpu-10gbe.json");
+  StepRequest request;
+  request.accelerators = 8;
+  request.algorithm = "ring";
+  const double plain = simulate_step(sc.setup, sc.cluster, request).step_s();
+  sc.cluster.node.transport_rate_while_computing = 1;
+  sc.cluster.node.compute_rate_while_transporting = 1;
+  CHECK(simulate_step(sc.setup, sc.cluster, request).step_s() == plain);
+  sc.cluster.node.compute_rate_while_transporting = 0.5;
+  sc.cluster.node.transport_rate_while_computing = 0.5;
+  const double shared = simulate_step(sc.setup, sc.cluster, request).step_s();
+  CHECK(shared > plain * 1.001);
+  // never slower than computing and then moving every bucket at line rate: the computes at half speed at most double
+  CHECK(shared < 2 * plain);
+}

@@ -116,6 +116,12 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
              Catch::StartsWith("cluster.fabric.oversubscription: expected a divisor of radix/2 = 4"));
   CHECK_THAT(expect_error(with("\"reduce_rate\": \"100GBps\", ", "")),
              Catch::StartsWith("cluster.node.reduce_rate: missing"));
+  CHECK_THAT(expect_error(with("\"reduce_rate\": \"100GBps\", ",
+                               "\"reduce_rate\": \"100GBps\", \"transport_rate_while_computing\": 0, ")),
+             Catch::Equals("cluster.node.transport_rate_while_computing: expected a number in [0.01, 1], got 0"));
+  CHECK_THAT(expect_error(with("\"reduce_rate\": \"100GBps\", ",
+                               "\"reduce_rate\": \"100GBps\", \"compute_rate_while_transporting\": 1.5, ")),
+             Catch::Equals("cluster.node.compute_rate_while_transporting: expected a number in [0.01, 1], got 1.5"));
   CHECK_THAT(expect_error("[1, 2]"), Catch::StartsWith("top level: expected an object"));
   const auto with_library = [&](const std::string& library) {
     return expect_error(with("\"nodes\": 4,", "\"nodes\": 4, \"library\": " + library + ","));

@@ -20,6 +20,9 @@
 # DistributedDataParallel over gloo on all N
 # ranks are measured under that share (validation/pytorch/*.py, /usr/bin/python3):
 #             torch_share CORES|none          torch_reduce BYTES_PER_S (adding float32 arrays under the share)
+#             torch_transport CPU_S WALL_S BYTES_MOVED BYTES_REDUCED WALL_COMPUTING_S COMPUTE_FRACTION (N ranks
+#                             allreducing over gloo, alone and while computing, rank 0's process
+#                             time: validation/pytorch/transport_cpu.py)
 #             torch_compute MODEL BATCH SECONDS (one process, no DDP: the median step)
 #             torch_compute_all MODEL BATCH SECONDS (N processes at once, no DDP: rank 0's median step)
 #             torch_profile MODEL BATCH FILE (torch.profiler trace marked for dtsim import-profile, in OUT.d/)
@@ -146,6 +149,19 @@ if [[ -n ${DTSIM_TORCH_CASES:-} ]]; then
   }
   py=/usr/bin/python3
   echo "torch_reduce $(in_rank 0 300 "$py" "$torch_dir/reduce_rate.py")" >> "$out"
+  # the processor time gloo's transport takes per byte under the share: every rank allreducing, rank 0's process time
+  if (( n > 1 )); then
+    pids=()
+    for ((r = n - 1; r > 0; r--)); do
+      in_rank "$r" 600 env RANK="$r" WORLD_SIZE="$n" MASTER_ADDR=10.77.0.1 MASTER_PORT=29599 GLOO_SOCKET_IFNAME=eth0 \
+        "$py" "$torch_dir/transport_cpu.py" > /dev/null &
+      pids+=($!)
+    done
+    transport=$(in_rank 0 600 env RANK=0 WORLD_SIZE="$n" MASTER_ADDR=10.77.0.1 MASTER_PORT=29599 GLOO_SOCKET_IFNAME=eth0 \
+      "$py" "$torch_dir/transport_cpu.py")
+    for pid in "${pids[@]}"; do wait "$pid"; done
+    echo "torch_transport $transport" >> "$out"
+  fi
   while read -r model batch; do
     [[ -n $model ]] || continue
     echo "torch_compute $model $batch $(in_rank 0 600 "$py" "$torch_dir/ddp_step.py" "$model" "$batch")" >> "$out"

@@ -36,6 +36,8 @@ ClusterSpec emulated_cluster(const FrameworkNetwork& net) {
   c.node.nics = 1;
   c.node.nic = {net.cost.bandwidth_Bps, net.cost.alpha_s / 2, net.cost.gap_s};
   c.node.reduce_Bps = net.reduce_Bps;
+  c.node.compute_rate_while_transporting = net.compute_rate_while_transporting;
+  c.node.transport_rate_while_computing = net.transport_rate_while_computing;
   c.fabric.kind = FabricKind::star;
   return c;
 }
@@ -90,7 +92,8 @@ void predict_framework_case(FrameworkCase& c, const FrameworkNetwork& net, const
   const StepResult result = simulate_step(setup, emulated_cluster(net), request);
   const Prediction& p = *result.plain();
   c.predicted_s = p.step.step_s;
-  c.predicted_exposed_s = p.step.exposed_comm_s;
+  // (the step's own exposed communication where the transport slows no compute: the profile adds up to compute_s)
+  c.predicted_exposed_s = std::max(0.0, p.step.step_s - c.compute_s);
   c.buckets = static_cast<int>(gradient_buckets(setup).size());
 }
 
@@ -146,6 +149,8 @@ FrameworkResult run_framework_validation(const FrameworkPlan& plan,
       std::map<std::string, double> compute, compute_all;  // "model batch" -> seconds: one rank alone, all at once
       std::map<std::string, std::string> profiles;
       std::vector<FrameworkCase> cases;
+      double transport_cpu_s = 0, transport_wall_s = 0, transport_moved = 0, transport_reduced = 0;
+      double transport_computing_s = 0;
       std::ifstream in(out);
       std::string line;
       while (std::getline(in, line)) {
@@ -158,6 +163,9 @@ FrameworkResult run_framework_validation(const FrameworkPlan& plan,
           net.cpu_share = share_text == "none" ? 0.0 : std::stod(share_text);
         } else if (kind == "torch_reduce") {
           fields >> net.reduce_Bps;
+        } else if (kind == "torch_transport") {
+          fields >> transport_cpu_s >> transport_wall_s >> transport_moved >> transport_reduced >>
+              transport_computing_s >> net.compute_rate_while_transporting;
         } else if (kind == "torch_compute") {
           double seconds = 0;
           fields >> model >> batch >> seconds;
@@ -184,9 +192,18 @@ FrameworkResult run_framework_validation(const FrameworkPlan& plan,
       std::filesystem::remove(out);
       std::filesystem::remove_all(out + ".d");
       std::filesystem::remove(out + ".log");
-      if (net.reduce_Bps <= 0 || cases.empty()) {
+      if (net.reduce_Bps <= 0 || cases.empty() ||
+          (ranks > 1 && !(transport_moved > 0 && transport_cpu_s > 0 && transport_wall_s > 0 &&
+                          transport_computing_s > 0 && net.compute_rate_while_transporting > 0))) {
         throw std::runtime_error("emulated PyTorch run (" + std::to_string(ranks) +
-                                 " ranks): no torch_reduce or torch_step lines in its output");
+                                 " ranks): no torch_reduce, torch_transport or torch_step lines in its output");
+      }
+      if (ranks > 1) {  // processor time at the share per byte, less the reductions' (at the measured reduce rate)
+        const double cores = net.cpu_share > 0 ? net.cpu_share : 1.0;
+        net.transport_s_per_byte =
+            std::max(0.0, (transport_cpu_s / cores - transport_reduced / net.reduce_Bps) / transport_moved);
+        net.compute_rate_while_transporting = std::min(1.0, net.compute_rate_while_transporting);
+        net.transport_rate_while_computing = std::min(1.0, transport_wall_s / transport_computing_s);
       }
       result.networks.push_back(net);
       progress(std::to_string(ranks) + " ranks: predicting");
@@ -213,7 +230,10 @@ nlohmann::json framework_json(const FrameworkResult& result, const std::string& 
                         {"bandwidth_Bps", n.cost.bandwidth_Bps},
                         {"gap_s", n.cost.gap_s},
                         {"reduce_Bps", n.reduce_Bps},
-                        {"cpu_share", n.cpu_share}});
+                        {"cpu_share", n.cpu_share},
+                        {"compute_rate_while_transporting", n.compute_rate_while_transporting},
+                        {"transport_rate_while_computing", n.transport_rate_while_computing},
+                        {"transport_s_per_byte", n.transport_s_per_byte}});
   }
   nlohmann::json cases = nlohmann::json::array();
   for (const FrameworkCase& c : result.cases) {
@@ -256,6 +276,10 @@ FrameworkResult repredict_framework(const nlohmann::json& previous, const std::s
     net.cost.gap_s = n.at("gap_s").get<double>();
     net.reduce_Bps = n.at("reduce_Bps").get<double>();
     net.cpu_share = n.at("cpu_share").get<double>();
+    // (runs before session 27: not measured, the model without it)
+    net.compute_rate_while_transporting = n.value("compute_rate_while_transporting", 1.0);
+    net.transport_rate_while_computing = n.value("transport_rate_while_computing", 1.0);
+    net.transport_s_per_byte = n.value("transport_s_per_byte", 0.0);
     result.networks.push_back(net);
   }
   for (const nlohmann::json& j : previous.at("cases")) {
@@ -287,12 +311,16 @@ std::string framework_markdown(const FrameworkResult& result, const std::string&
   out << framework_summary(result.median_abs_error, result.p90_abs_error, result.cases.size(),
                            result.exposed_median_points, result.exposed_max_points)
       << "\n\n";
-  out << "| ranks | rate | alpha | bandwidth | gap | reduce | CPU share a rank "
-         "|\n|---:|---:|---:|---:|---:|---:|---:|\n";
+  out << "| ranks | rate | alpha | bandwidth | gap | reduce | transport CPU | compute kept | transport kept | CPU "
+         "share "
+         "a rank |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const FrameworkNetwork& n : result.networks) {
-    std::snprintf(line, sizeof line, "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.2f us | %.2f GB/s | %s |\n", n.ranks,
-                  n.rate_bps / 1e6, n.cost.alpha_s * 1e6, n.cost.bandwidth_Bps / 1e6, n.cost.gap_s * 1e6,
-                  n.reduce_Bps / 1e9, n.cpu_share > 0 ? std::to_string(n.cpu_share).substr(0, 4).c_str() : "none");
+    std::snprintf(line, sizeof line,
+                  "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.2f us | %.2f GB/s | %.2f ns/B | %.2f | %.2f | %s |\n",
+                  n.ranks, n.rate_bps / 1e6, n.cost.alpha_s * 1e6, n.cost.bandwidth_Bps / 1e6, n.cost.gap_s * 1e6,
+                  n.reduce_Bps / 1e9, n.transport_s_per_byte * 1e9, n.compute_rate_while_transporting,
+                  n.transport_rate_while_computing,
+                  n.cpu_share > 0 ? std::to_string(n.cpu_share).substr(0, 4).c_str() : "none");
     out << line;
   }
   out << "\n| ranks | rate | model | batch | bucket | buckets | compute alone | compute, all ranks | measured | "

@@ -40,6 +40,13 @@ struct FrameworkNetwork {
   AlphaBetaGamma cost;    // alpha, bandwidth and per-message gap from the ping-pong and message-rate lines
   double reduce_Bps = 0;  // adding float32 arrays under the CPU share (gloo's reductions)
   double cpu_share = 0;   // cores per rank; 0: no share could be set (no writable cpu cgroup)
+  // From the torch_transport line (validation/pytorch/transport_cpu.py; runs before session 27 have none: 1, 1, 0):
+  // the fraction of its speed a rank's compute keeps while gloo moves its bytes, the fraction of its rate gloo's
+  // transport keeps while the rank computes (NodeSpec), and the processor time (at the share) the transport takes per
+  // byte sent or received, the reductions taken out at reduce_Bps (reported, not used)
+  double compute_rate_while_transporting = 1;
+  double transport_rate_while_computing = 1;
+  double transport_s_per_byte = 0;
 };
 
 struct FrameworkCase {
@@ -56,6 +63,8 @@ struct FrameworkCase {
   double compute_alone_s = 0;  // one rank alone, no DDP, under the share: the median step
   double measured_s = 0;       // N ranks, DDP: rank 0's median step
   double predicted_s = 0;      // dtsim's step
+  // the predicted step beyond the same compute, as the measurement counts it: the communication the step waits for
+  // after the backward pass, and since session 27 also the computes' slowdown by a transport on their processor
   double predicted_exposed_s = 0;
   int buckets = 0;  // DDP's buckets as dtsim builds them
   double error() const { return (predicted_s - measured_s) / measured_s; }
