@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,8 @@ struct TrainingProgram {
   int prefetch = 2;                     // batches the pipeline may prepare ahead, >= 1
   int steps = 3;                        // simulated steps; the last one is reported (earlier ones fill the pipeline)
   const ComputeNoise* noise = nullptr;  // per-rank variability (StepProgram::noise); null: none
+  // Called with the fraction of the run's reductions done, each time it grows by a thousandth (StepProgram::progress)
+  const std::function<void(double)>* progress = nullptr;
 };
 
 struct TrainingResult {

@@ -284,7 +284,8 @@ FlowOptions flow_options(const SimGridOptions& sg) { return FlowOptions(static_c
 
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace, Backend backend,
-                        std::optional<std::uint64_t> available_bytes, bool rank_classes, const StepSampling& sampling) {
+                        std::optional<std::uint64_t> available_bytes, bool rank_classes, const StepSampling& sampling,
+                        const std::function<void(double)>* progress) {
   if (accelerators < 1) throw std::invalid_argument("accelerators must be >= 1");
   if (trace != nullptr && backend != Backend::simgrid) throw std::invalid_argument("a trace needs the SimGrid backend");
   Prediction p;
@@ -348,7 +349,9 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
     return backend != Backend::simgrid ? run_flow_training(program, accelerators, fo)
                                        : run_simgrid_training(program, accelerators, sg, into);
   };
+  if (backend != Backend::simgrid) program.progress = progress;  // (SimGrid runs in a child process)
   p.step = run(trace != nullptr ? &trace->run : nullptr);
+  program.progress = nullptr;
   if (sampling.samples > 0) {
     std::vector<double> steps;
     if (sampling.sampler == Sampler::exact) {  // the whole step again per sample, every rank drawing its times

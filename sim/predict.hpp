@@ -3,6 +3,7 @@
 // cluster), with memory checked first and the bottleneck named.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -88,7 +89,8 @@ FlowOptions flow_options(const SimGridOptions& sg);
 // `trace`: record the simulated steps (SimGrid only). `backend`: the executor of the step. `rank_classes`: the flow
 // executor simulates one rank per class of ranks that run alike (FlowOptions::lump_ranks). Slow nodes of the setup's
 // variability slow their ranks' computes (sample 0's choice); `sampling` (samples > 0): the step is also sampled under
-// its jitter and slow nodes (sim/step_sampler.hpp) into Prediction::distribution.
+// its jitter and slow nodes (sim/step_sampler.hpp) into Prediction::distribution. `progress` (flow executor): called
+// with the fraction of the step's reductions simulated, each thousandth.
 struct StepSampling {
   int samples = 0;
   std::uint64_t seed = 1;
@@ -97,7 +99,7 @@ struct StepSampling {
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
                         const std::string& algorithm, StepTrace* trace = nullptr, Backend backend = Backend::simgrid,
                         std::optional<std::uint64_t> available_bytes = std::nullopt, bool rank_classes = true,
-                        const StepSampling& sampling = {});
+                        const StepSampling& sampling = {}, const std::function<void(double)>* progress = nullptr);
 // The last gradient bucket's allreduce simulated alone on the configuration's network and executor. That bucket is
 // complete only when backward ends, so its allreduce cannot overlap backward: at least this much of every step's
 // communication is exposed, whatever the batch. Throws std::invalid_argument below 2 accelerators.

@@ -68,7 +68,8 @@ StepResult simulate_step(const TrainingSetup& setup, const ClusterSpec& cluster,
   }
   const Backend backend = request.backend.value_or(auto_backend(request.accelerators));
   return StepResult(predict_step(setup, cluster, request.accelerators, request.algorithm, request.trace, backend,
-                                 std::nullopt, request.rank_classes, request.sampling));
+                                 std::nullopt, request.rank_classes, request.sampling,
+                                 request.progress ? &request.progress : nullptr));
 }
 
 LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, const StepRequest& request,

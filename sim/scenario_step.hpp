@@ -4,6 +4,7 @@
 // and a row of predict are the same simulation.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <variant>
@@ -25,6 +26,8 @@ struct StepRequest {
   StepTrace* trace = nullptr;            // plain: record the step (SimGrid only)
   bool record_pipeline = false;          // layout: record the pipeline's spans
   StepSampling sampling;                 // plain: Monte Carlo of the step under the setup's variability
+  // plain, flow executor: called with the fraction of the step's reductions simulated, each thousandth (empty: none)
+  std::function<void(double)> progress;
 };
 
 // What simulate_step found, with the quantities explain compares read the same way for both kinds.

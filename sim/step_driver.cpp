@@ -493,14 +493,30 @@ private:
     span(rank, SpanKind::allreduce, bucket.bytes * bucket.channels, rr.bucket_start, now);
     rr.reduce_free_at = now;
     rr.reduce_busy = false;
+    if (p_.progress != nullptr) report_reduction();
     ++rr.next_bucket;
     ++rr.buckets_done;
     try_start_bucket(rank);
     if (rr.buckets_done == st.bucket_segment.size()) resume(rank, Wait::reduce);
   }
 
+  // One more bucket reduction done: the progress callback, each thousandth of all of them.
+  void report_reduction() {
+    if (reductions_total_ == 0) {
+      for (std::size_t r = 0; r < runs_.size(); ++r)
+        reductions_total_ += stage(static_cast<int>(r)).bucket_segment.size() * static_cast<std::uint64_t>(p_.steps);
+    }
+    const std::uint64_t permille = ++reductions_done_ * 1000 / std::max<std::uint64_t>(reductions_total_, 1);
+    if (permille == reported_permille_) return;
+    reported_permille_ = permille;
+    (*p_.progress)(static_cast<double>(reductions_done_) / static_cast<double>(reductions_total_));
+  }
+
   const StepProgram& p_;
   Network& network_;
+  std::uint64_t reductions_total_ = 0;
+  std::uint64_t reductions_done_ = 0;
+  std::uint64_t reported_permille_ = 0;
   const DrivenRanks& driven_;
   std::vector<std::pair<int, Stream>> owner_of_unit_ = {};  // by unit: its driven rank (-1: none) and stream
   std::vector<RankRun> runs_;
@@ -570,6 +586,7 @@ StepProgram data_parallel_step(const TrainingProgram& t, int ranks) {
   p.prefetch = t.prefetch;
   p.steps = t.steps;
   p.noise = t.noise;
+  p.progress = t.progress;
   return p;
 }
 

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -105,6 +106,9 @@ struct StepProgram {
   // Variability (models/variability.hpp): each rank's computes scaled by its slowdown and its jitter draws; null:
   // every rank computes exactly the stage's times. The caller keeps it alive.
   const ComputeNoise* noise = nullptr;
+  // Null, or called with the fraction of all driven ranks' bucket reductions over all steps done so far, each time it
+  // grows by a thousandth (a progress line for long runs)
+  const std::function<void(double)>* progress = nullptr;
 
   // Gives stream `stream` units (stream_base, units); call once per used stream, before laying segments.
   void use_stream(Stream stream);

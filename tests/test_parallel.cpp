@@ -1,5 +1,6 @@
 // Model parallelism and sharded data parallelism: pipeline schedules, tensor and ZeRO volumes, memory, and that the
 // degenerate layout is plain data parallelism.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -693,4 +694,21 @@ TEST_CASE("a cluster whose transport shares the processor predicts a slower step
   CHECK(shared > plain * 1.001);
   // never slower than computing and then moving every bucket at line rate: the computes at half speed at most double
   CHECK(shared < 2 * plain);
+}
+
+TEST_CASE("a long prediction reports the fraction of its reductions simulated, rising to all of them") {
+  const Scenario sc = scenario("resnet50-v100");
+  StepRequest request;
+  request.accelerators = 64;
+  request.algorithm = "ring";
+  request.backend = Backend::flow;
+  std::vector<double> seen;
+  request.progress = [&](double fraction) { seen.push_back(fraction); };
+  const double with = simulate_step(sc.setup, sc.cluster, request).step_s();
+  REQUIRE(seen.size() >= 2);
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+  CHECK(seen.front() > 0);
+  CHECK(seen.back() == Approx(1.0));
+  request.progress = nullptr;
+  CHECK(simulate_step(sc.setup, sc.cluster, request).step_s() == with);  // reporting changes nothing
 }
