@@ -54,6 +54,19 @@ int training_units(const TrainingProgram& program, int ranks) {
   return ranks * program.reduce_channels + static_cast<int>(program.helper_endpoints.size());
 }
 
+std::string check_transport_sharing(const std::vector<double>& bucket_wire_s, std::size_t buckets,
+                                    double compute_rate_while_transporting, double transport_rate_while_computing) {
+  if (!bucket_wire_s.empty() && bucket_wire_s.size() != buckets) return "one wire time per bucket, or none";
+  for (const double wire_s : bucket_wire_s) {
+    if (!(wire_s >= 0) || !std::isfinite(wire_s)) return "wire times must be finite and >= 0";
+  }
+  if (!(compute_rate_while_transporting > 0 && compute_rate_while_transporting <= 1) ||
+      !(transport_rate_while_computing > 0 && transport_rate_while_computing <= 1)) {
+    return "the rates compute and transport keep while both run must be in (0, 1]";
+  }
+  return {};
+}
+
 std::string check_training_program(const TrainingProgram& program, int ranks, std::size_t placed) {
   if (ranks < 1) return "needs at least 1 rank";
   if (program.forward_s.size() != program.backward_s.size()) {
@@ -69,15 +82,11 @@ std::string check_training_program(const TrainingProgram& program, int ranks, st
     }
   }
   if (program.steps < 1 || program.prefetch < 1) return "steps, prefetch >= 1";
-  if (!program.bucket_wire_s.empty() && program.bucket_wire_s.size() != program.buckets.size()) {
-    return "one wire time per bucket, or none";
-  }
-  for (const double wire_s : program.bucket_wire_s) {
-    if (!(wire_s >= 0) || !std::isfinite(wire_s)) return "wire times must be finite and >= 0";
-  }
-  if (!(program.compute_rate_while_transporting > 0 && program.compute_rate_while_transporting <= 1) ||
-      !(program.transport_rate_while_computing > 0 && program.transport_rate_while_computing <= 1)) {
-    return "the rates compute and transport keep while both run must be in (0, 1]";
+  if (std::string problem =
+          check_transport_sharing(program.bucket_wire_s, program.buckets.size(),
+                                  program.compute_rate_while_transporting, program.transport_rate_while_computing);
+      !problem.empty()) {
+    return problem;
   }
   if (placed > 0 && placed != static_cast<std::size_t>(ranks)) {
     return std::to_string(ranks) + " ranks but " + std::to_string(placed) + " placed on the cluster";

@@ -111,6 +111,11 @@ struct TrainingResult {
   std::uint64_t rank_classes = 0;  // flow executor: classes of ranks simulated in their stead (0: every rank)
 };
 
+// What is wrong with a transport on the processor that computes (TrainingProgram::bucket_wire_s, StageStep's): one
+// wire time per bucket or none, each finite and >= 0, both rates in (0, 1]; empty when nothing is.
+std::string check_transport_sharing(const std::vector<double>& bucket_wire_s, std::size_t buckets,
+                                    double compute_rate_while_transporting, double transport_rate_while_computing);
+
 // Where each reduction unit of a training program with `channels` units per rank runs: unit c x ranks + r on rank
 // r's accelerator (accelerator_of: by rank; empty stays empty).
 std::vector<int> channel_unit_accelerators(const std::vector<int>& accelerator_of, int channels);

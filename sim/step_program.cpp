@@ -1,9 +1,9 @@
 #include "sim/step_program.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "algorithms/registry.hpp"
+#include "sim/executor.hpp"
 
 namespace dtsim {
 
@@ -97,15 +97,11 @@ std::string check_step_program(const StepProgram& p) {
     if (!s.gather_segment.empty() && s.gather_segment.size() != s.bucket_segment.size()) {
       return "one gather per bucket, or none";
     }
-    if (!s.bucket_wire_s.empty() && s.bucket_wire_s.size() != s.bucket_segment.size()) {
-      return "one wire time per bucket, or none";
-    }
-    for (const double wire_s : s.bucket_wire_s) {
-      if (!(wire_s >= 0) || !std::isfinite(wire_s)) return "wire times must be finite and >= 0";
-    }
-    if (!(s.compute_rate_while_transporting > 0 && s.compute_rate_while_transporting <= 1) ||
-        !(s.transport_rate_while_computing > 0 && s.transport_rate_while_computing <= 1)) {
-      return "the rates compute and transport keep while both run must be in (0, 1]";
+    if (std::string problem =
+            check_transport_sharing(s.bucket_wire_s, s.bucket_segment.size(), s.compute_rate_while_transporting,
+                                    s.transport_rate_while_computing);
+        !problem.empty()) {
+      return problem;
     }
     for (std::size_t b = 0; b < s.bucket_ready_after.size(); ++b) {
       if (s.bucket_ready_after[b] >= s.layers.size() ||
