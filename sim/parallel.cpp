@@ -217,7 +217,11 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
       std::size_t ready_after;
       std::size_t segment;
       std::int32_t gather = no_segment;
+      double wire_s = 0;  // a replica's bytes of its reduction on its NIC at line rate (StageStep::bucket_wire_s)
     };
+    const NodeSpec& node = net.topology->spec().node;
+    const bool transport_shares =  // a transport on the processor that computes (NodeSpec)
+        node.compute_rate_while_transporting < 1 || node.transport_rate_while_computing < 1;
     std::vector<Bucket> dense;
     std::vector<Bucket> experts;
     const auto lay_buckets = [&](const TrainingProgram& from, int members, int groups, const AlgorithmOptions& options,
@@ -227,9 +231,14 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
           zero3 ? group_units(program, Stream::gather, groups, members, rank_of) : std::vector<int>{};
       for (std::size_t b = 0; b < from.buckets.size(); ++b) {
         const Schedule& one = from.buckets[b];
+        const Schedule reduce = zero3 ? ring_reduce_scatter(members, one.bytes, options) : one;
         Bucket bucket{step_of_layer[from.bucket_ready_after[b]],
-                      program.add_segment(place_groups(zero3 ? ring_reduce_scatter(members, one.bytes, options) : one,
-                                                       replicas, program.units))};
+                      program.add_segment(place_groups(reduce, replicas, program.units))};
+        if (transport_shares) {
+          const RankTraffic traffic = rank_traffic(reduce, 0);
+          bucket.wire_s =
+              static_cast<double>(std::max(traffic.sent_bytes, traffic.received_bytes)) / node.nic.bandwidth_Bps;
+        }
         if (zero3) {
           bucket.gather = static_cast<std::int32_t>(
               program.add_segment(place_groups(ring_allgather(members, one.bytes, options), gatherers, program.units)));
@@ -261,6 +270,11 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
       stage.bucket_ready_after.push_back(b.ready_after);
       stage.bucket_segment.push_back(b.segment);
       if (zero3) stage.gather_segment.push_back(static_cast<std::size_t>(b.gather));
+      if (transport_shares) stage.bucket_wire_s.push_back(b.wire_s);
+    }
+    if (transport_shares) {
+      stage.compute_rate_while_transporting = node.compute_rate_while_transporting;
+      stage.transport_rate_while_computing = node.transport_rate_while_computing;
     }
     program.stages.push_back(std::move(stage));
   }

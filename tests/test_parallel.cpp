@@ -712,3 +712,17 @@ TEST_CASE("a long prediction reports the fraction of its reductions simulated, r
   request.progress = nullptr;
   CHECK(simulate_step(sc.setup, sc.cluster, request).step_s() == with);  // reporting changes nothing
 }
+
+TEST_CASE("a layout's gradient buckets share the processor with the computes as plain data parallelism's do") {
+  Scenario sc = scenario("gpt2-xl-3d");
+  StepRequest request;
+  request.accelerators = 64;
+  request.algorithm = "ring";
+  request.layout = sc.parallel->layout(64);
+  const double plain = simulate_step(sc.setup, sc.cluster, request).step_s();
+  sc.cluster.node.compute_rate_while_transporting = 0.5;
+  sc.cluster.node.transport_rate_while_computing = 0.5;
+  const double shared = simulate_step(sc.setup, sc.cluster, request).step_s();
+  CHECK(shared > plain);
+  CHECK(shared < 2 * plain);
+}
