@@ -54,6 +54,16 @@ int training_units(const TrainingProgram& program, int ranks) {
   return ranks * program.reduce_channels + static_cast<int>(program.helper_endpoints.size());
 }
 
+double bucket_wire_seconds(const Schedule& bucket, int channels, int ranks, double nic_Bps) {
+  RankTraffic traffic;
+  for (int c = 0; c < channels; ++c) {
+    const RankTraffic t = rank_traffic(bucket, c * ranks);
+    traffic.sent_bytes += t.sent_bytes;
+    traffic.received_bytes += t.received_bytes;
+  }
+  return static_cast<double>(std::max(traffic.sent_bytes, traffic.received_bytes)) / nic_Bps;
+}
+
 std::string check_transport_sharing(const std::vector<double>& bucket_wire_s, std::size_t buckets,
                                     double compute_rate_while_transporting, double transport_rate_while_computing) {
   if (!bucket_wire_s.empty() && bucket_wire_s.size() != buckets) return "one wire time per bucket, or none";

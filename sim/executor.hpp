@@ -111,6 +111,10 @@ struct TrainingResult {
   std::uint64_t rank_classes = 0;  // flow executor: classes of ranks simulated in their stead (0: every rank)
 };
 
+// The time rank 0's bytes in `bucket` take on a NIC of `nic_Bps` at line rate (the larger of those it sends and
+// receives), over its `channels` copies (channel c's rank 0 at position c x ranks): StageStep::bucket_wire_s.
+double bucket_wire_seconds(const Schedule& bucket, int channels, int ranks, double nic_Bps);
+
 // What is wrong with a transport on the processor that computes (TrainingProgram::bucket_wire_s, StageStep's): one
 // wire time per bucket or none, each finite and >= 0, both rates in (0, 1]; empty when nothing is.
 std::string check_transport_sharing(const std::vector<double>& bucket_wire_s, std::size_t buckets,

@@ -234,11 +234,7 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
         const Schedule reduce = zero3 ? ring_reduce_scatter(members, one.bytes, options) : one;
         Bucket bucket{step_of_layer[from.bucket_ready_after[b]],
                       program.add_segment(place_groups(reduce, replicas, program.units))};
-        if (transport_shares) {
-          const RankTraffic traffic = rank_traffic(reduce, 0);
-          bucket.wire_s =
-              static_cast<double>(std::max(traffic.sent_bytes, traffic.received_bytes)) / node.nic.bandwidth_Bps;
-        }
+        if (transport_shares) bucket.wire_s = bucket_wire_seconds(reduce, 1, members, node.nic.bandwidth_Bps);
         if (zero3) {
           bucket.gather = static_cast<std::int32_t>(
               program.add_segment(place_groups(ring_allgather(members, one.bytes, options), gatherers, program.units)));

@@ -166,15 +166,9 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     if (node.compute_rate_while_transporting < 1 || node.transport_rate_while_computing < 1) {
       program.compute_rate_while_transporting = node.compute_rate_while_transporting;
       program.transport_rate_while_computing = node.transport_rate_while_computing;
-      for (const Schedule& bucket : program.buckets) {  // rank 0's bytes on its NIC, over all its channels
-        RankTraffic traffic;
-        for (int c = 0; c < program.reduce_channels; ++c) {
-          const RankTraffic t = rank_traffic(bucket, c * ranks);
-          traffic.sent_bytes += t.sent_bytes;
-          traffic.received_bytes += t.received_bytes;
-        }
-        const auto wire = static_cast<double>(std::max(traffic.sent_bytes, traffic.received_bytes));
-        program.bucket_wire_s.push_back(wire / node.nic.bandwidth_Bps);
+      for (const Schedule& bucket : program.buckets) {
+        program.bucket_wire_s.push_back(
+            bucket_wire_seconds(bucket, program.reduce_channels, ranks, node.nic.bandwidth_Bps));
       }
     }
   }
