@@ -45,6 +45,9 @@ struct NodeSpec {
   // with RDMA and GPUDirect).
   double compute_rate_while_transporting = 1;
   double transport_rate_while_computing = 1;
+  bool transport_shares_processor() const {
+    return compute_rate_while_transporting < 1 || transport_rate_while_computing < 1;
+  }
 };
 
 enum class FabricKind : std::uint8_t { star, fat_tree, torus, dragonfly, ring };

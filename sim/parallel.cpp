@@ -220,8 +220,7 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
       double wire_s = 0;  // a replica's bytes of its reduction on its NIC at line rate (StageStep::bucket_wire_s)
     };
     const NodeSpec& node = net.topology->spec().node;
-    const bool transport_shares =  // a transport on the processor that computes (NodeSpec)
-        node.compute_rate_while_transporting < 1 || node.transport_rate_while_computing < 1;
+    const bool transport_shares = node.transport_shares_processor();
     std::vector<Bucket> dense;
     std::vector<Bucket> experts;
     const auto lay_buckets = [&](const TrainingProgram& from, int members, int groups, const AlgorithmOptions& options,

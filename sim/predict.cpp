@@ -163,7 +163,7 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
   }
   if (library != nullptr && library->topology != nullptr) {  // a transport on the processor that computes
     const NodeSpec& node = library->topology->spec().node;
-    if (node.compute_rate_while_transporting < 1 || node.transport_rate_while_computing < 1) {
+    if (node.transport_shares_processor()) {
       program.compute_rate_while_transporting = node.compute_rate_while_transporting;
       program.transport_rate_while_computing = node.transport_rate_while_computing;
       for (const Schedule& bucket : program.buckets) {

@@ -418,6 +418,7 @@ private:
     const double r = st.compute_rate_while_transporting;
     const double a = st.transport_rate_while_computing;
     double t = rr.t;
+    bool drained = false;
     while (work > 0 && !rr.draining.empty()) {
       auto& [b, left] = rr.draining.front();
       if (work / r <= left / a) {
@@ -430,9 +431,10 @@ private:
       work -= r * left / a;
       rr.bucket_start_at[b] = t - st.bucket_wire_s[b];
       rr.draining.pop_front();
+      drained = true;
     }
     const double took = t + work - rr.t;
-    try_start_bucket(rank);
+    if (drained) try_start_bucket(rank);
     return took;
   }
 

@@ -311,9 +311,8 @@ std::string framework_markdown(const FrameworkResult& result, const std::string&
   out << framework_summary(result.median_abs_error, result.p90_abs_error, result.cases.size(),
                            result.exposed_median_points, result.exposed_max_points)
       << "\n\n";
-  out << "| ranks | rate | alpha | bandwidth | gap | reduce | transport CPU | compute kept | transport kept | CPU "
-         "share "
-         "a rank |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  out << "| ranks | rate | alpha | bandwidth | gap | reduce | transport CPU | compute kept | transport kept "
+         "| CPU share a rank |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const FrameworkNetwork& n : result.networks) {
     std::snprintf(line, sizeof line,
                   "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.2f us | %.2f GB/s | %.2f ns/B | %.2f | %.2f | %s |\n",
