@@ -56,10 +56,13 @@ struct FrameworkCase {
   int batch = 0;
   double bucket_mb = 0;
   std::string profile;  // the one-rank profile under the share (a CSV), relative to the results' directory
-  // The compute the prediction starts from: every rank computing its step at once (no DDP, no communication), each
-  // under its share, rank 0's median step: the N processes contend for the host's caches and memory as in the real
-  // run. Runs before session 26 measured one rank alone only, and this is that.
+  // The compute the prediction starts from: every rank computing its step at once with communication off, each under
+  // its share, rank 0's median step: the N processes contend for the host's caches and memory as in the real run.
+  // Since session 28 measured in the DDP run itself, in blocks of steps under no_sync between blocks of real steps
+  // (validation/pytorch/ddp_step.py --compute-blocks), so that it is measured when the step is; before, it is
+  // compute_all_s (and before session 26, compute_alone_s).
   double compute_s = 0;
+  double compute_all_s = 0;    // every rank at once in processes of their own (no DDP), before the DDP runs
   double compute_alone_s = 0;  // one rank alone, no DDP, under the share: the median step
   double measured_s = 0;       // N ranks, DDP: rank 0's median step
   double predicted_s = 0;      // dtsim's step

@@ -5,7 +5,13 @@ step without DDP (compute alone). Prints the median step time in seconds (rank 0
       [--bucket-cap-mb M] [--warmup W] [--steps S]
 
 A step is zero_grad, forward, loss, backward (DDP allreduces its buckets as their gradients become ready, and waits for
-the last at the end of backward), and the optimizer (SGD with momentum), timed on rank 0 with time.perf_counter."""
+the last at the end of backward), and the optimizer (SGD with momentum), timed on rank 0 with time.perf_counter.
+
+With --compute-blocks B (DDP only) the timed steps run in B blocks, each of steps/B steps as above followed by as many
+under DDP's no_sync (no allreduce: every rank computing at once, communication off, in the same processes at the same
+moment), and rank 0 prints both medians: STEP_SECONDS COMPUTE_SECONDS. The compute is then measured next to the step it
+explains: on a shared machine whose speed drifts by tens of percent over minutes (docs/validation.md, session 28), a
+compute measured in other processes minutes earlier does not describe the step."""
 import argparse
 import datetime
 import os
@@ -28,6 +34,7 @@ def main():
     parser.add_argument("--bucket-cap-mb", type=float, default=25)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--compute-blocks", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -39,19 +46,38 @@ def main():
         model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_cap_mb)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     inputs, targets = make_batch(args.batch)
-    times = []
-    for i in range(args.warmup + args.steps):
+    blocks = args.compute_blocks if world > 1 else 0
+    if blocks < 0 or (blocks > 0 and args.steps % blocks != 0):
+        parser.error("--compute-blocks: a positive divisor of --steps")
+
+    def step(sync):
         start = time.perf_counter()
         optimizer.zero_grad()
-        loss_fn(model(inputs), targets).backward()
+        if sync:
+            loss_fn(model(inputs), targets).backward()
+        else:
+            with model.no_sync():
+                loss_fn(model(inputs), targets).backward()
         optimizer.step()
-        if i >= args.warmup:
-            times.append(time.perf_counter() - start)
+        return time.perf_counter() - start
+
+    for _ in range(args.warmup):
+        step(True)
+    times, compute_times = [], []
+    if blocks == 0:
+        times = [step(True) for _ in range(args.steps)]
+    else:
+        for _ in range(blocks):
+            times += [step(True) for _ in range(args.steps // blocks)]
+            compute_times += [step(False) for _ in range(args.steps // blocks)]
     if world > 1:
         dist.barrier()
         dist.destroy_process_group()
     if rank == 0:
-        print(f"{statistics.median(times):.9f}")
+        if compute_times:
+            print(f"{statistics.median(times):.9f} {statistics.median(compute_times):.9f}")
+        else:
+            print(f"{statistics.median(times):.9f}")
 
 
 if __name__ == "__main__":
