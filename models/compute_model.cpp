@@ -56,8 +56,12 @@ double pass_seconds(const Layer& layer, double batch, const Device& device, cons
                     const Pass& pass) {
   require_precision(device, s.precision);
   const RuntimeCosts rt = runtime_costs(s.runtime);
-  // recomputation changes what is kept, not what the kernels move; a fused attention kernel never writes the scores
-  const double moved = layer.activation_bytes - (s.flash_attention ? layer.score_bytes : 0.0);
+  // recomputation changes what is kept, not what the kernels move; a fused attention kernel never writes the scores;
+  // a pool moves its input too (checkpoint_bytes: its input map; 0 for a custom layer, then its output twice)
+  const double moved = layer.kind == LayerKind::pool
+                           ? layer.activation_bytes + (layer.checkpoint_bytes > 0 ? layer.checkpoint_bytes
+                                                                                  : layer.activation_bytes)
+                           : layer.activation_bytes - (s.flash_attention ? layer.score_bytes : 0.0);
   const double activation = stored(std::max(moved, 0.0), s.precision) * batch;
   const double weights = layer.params * value_bytes(s.precision) * pass.weight_reads;
   const double math =
@@ -115,9 +119,11 @@ KernelTraffic kernel_traffic(LayerKind kind) {
     // a memory-bound layer reads its input and writes its output; backward reads the gradient and the input, writes one
     case LayerKind::norm:
     case LayerKind::activation:
-    case LayerKind::pool:
     case LayerKind::elementwise:
     case LayerKind::softmax: return {2, 3};
+    // a pool reads its input and writes its output; backward reads the output gradient (and, for max, the input) and
+    // writes the input gradient: factors of input + output bytes (pool_moved_bytes), not of the kept output alone
+    case LayerKind::pool: return {1, 1.5};
     case LayerKind::embedding: return {1, 2};  // a gather writes its rows; backward scatters them
     case LayerKind::other: return {0, 0};      // a custom layer: its numbers as given
   }

@@ -11,7 +11,10 @@
 //              fp8) its `tensor_efficiency`.
 //   matrix   = max(math, (weights + batch x activation bytes) / (bandwidth x memory_efficiency))
 //   memory   = traffic(kind, pass) x batch x activation bytes / (bandwidth x memory_efficiency)
-//              traffic: bytes the layer's memory-bound kernels move per byte of activation it keeps (kernel_traffic)
+//              traffic: bytes the layer's memory-bound kernels move per byte of activation it keeps (kernel_traffic);
+//              a pooling layer, whose input is larger than what it keeps, moves its input and output bytes instead
+//              (kernel_traffic's factors times input + output: a global pool reads its whole map to keep one value a
+//              channel)
 //   device   = matrix + memory + kernels x kernel_launch
 //   layer    = max(device, kernels x the runtime's host time per kernel)   (the host queues kernels ahead of the
 //              device: the slower of the two sets the pace)

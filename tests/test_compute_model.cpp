@@ -83,6 +83,18 @@ TEST_CASE("a memory-bound layer moves its bytes, and the runtime's host dispatch
   CHECK(backward_seconds(norm, 10, d, settings(Precision::fp32)) == Approx(3 * 10e6 / 0.5e12 + 2 * 2e-6));
   // XLA fuses chains of memory-bound kernels: half the bytes and half the kernels
   CHECK(forward_seconds(norm, 10, d, settings(Precision::fp32, Runtime::xla)) == Approx(10e6 / 0.5e12 + 1e-6));
+  // a global pool keeps one value a channel but reads its whole input map (a squeeze-and-excitation's pool): forward
+  // reads the input and writes the output, backward 1.5x that
+  Layer pool;
+  pool.kind = LayerKind::pool;
+  pool.activation_bytes = 1e3;
+  pool.checkpoint_bytes = 1e6;
+  CHECK(forward_seconds(pool, 10, d, settings(Precision::fp32)) == Approx((1e6 + 1e3) * 10 / 0.5e12 + 2e-6));
+  CHECK(backward_seconds(pool, 10, d, settings(Precision::fp32)) ==
+        Approx(1.5 * (1e6 + 1e3) * 10 / 0.5e12 + 2 * 2e-6));
+  // a custom pool without its input's size: its output read and written, as any memory-bound layer
+  pool.checkpoint_bytes = 0;
+  CHECK(forward_seconds(pool, 10, d, settings(Precision::fp32)) == Approx(2 * 1e3 * 10 / 0.5e12 + 2e-6));
   // a tiny layer in eager PyTorch: the host's dispatch, not the device, sets the pace
   Layer tiny = norm;
   tiny.activation_bytes = 4;
