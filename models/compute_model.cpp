@@ -58,10 +58,10 @@ double pass_seconds(const Layer& layer, double batch, const Device& device, cons
   const RuntimeCosts rt = runtime_costs(s.runtime);
   // recomputation changes what is kept, not what the kernels move; a fused attention kernel never writes the scores;
   // a pool moves its input too (checkpoint_bytes: its input map; 0 for a custom layer, then its output twice)
-  const double moved = layer.kind == LayerKind::pool
-                           ? layer.activation_bytes + (layer.checkpoint_bytes > 0 ? layer.checkpoint_bytes
-                                                                                  : layer.activation_bytes)
-                           : layer.activation_bytes - (s.flash_attention ? layer.score_bytes : 0.0);
+  const double moved =
+      layer.kind == LayerKind::pool
+          ? layer.activation_bytes + (layer.checkpoint_bytes > 0 ? layer.checkpoint_bytes : layer.activation_bytes)
+          : layer.activation_bytes - (s.flash_attention ? layer.score_bytes : 0.0);
   const double activation = stored(std::max(moved, 0.0), s.precision) * batch;
   const double weights = layer.params * value_bytes(s.precision) * pass.weight_reads;
   const double math =

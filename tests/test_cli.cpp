@@ -1367,7 +1367,7 @@ TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulat
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, !Catch::Contains("not simulated"));
   CHECK_THAT(text.output,
-             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 232.9 ms a step"));
+             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 230.2 ms a step"));
   CHECK_THAT(text.output, Catch::Contains("(against one replica of 16)"));
 
   // ZeRO-3 where one replica does not fit: efficiency against the smallest size that fits, and the floor is the last

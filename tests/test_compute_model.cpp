@@ -90,8 +90,7 @@ TEST_CASE("a memory-bound layer moves its bytes, and the runtime's host dispatch
   pool.activation_bytes = 1e3;
   pool.checkpoint_bytes = 1e6;
   CHECK(forward_seconds(pool, 10, d, settings(Precision::fp32)) == Approx((1e6 + 1e3) * 10 / 0.5e12 + 2e-6));
-  CHECK(backward_seconds(pool, 10, d, settings(Precision::fp32)) ==
-        Approx(1.5 * (1e6 + 1e3) * 10 / 0.5e12 + 2 * 2e-6));
+  CHECK(backward_seconds(pool, 10, d, settings(Precision::fp32)) == Approx(1.5 * (1e6 + 1e3) * 10 / 0.5e12 + 2 * 2e-6));
   // a custom pool without its input's size: its output read and written, as any memory-bound layer
   pool.checkpoint_bytes = 0;
   CHECK(forward_seconds(pool, 10, d, settings(Precision::fp32)) == Approx(2 * 1e3 * 10 / 0.5e12 + 2e-6));

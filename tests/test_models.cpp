@@ -82,11 +82,21 @@ TEST_CASE("model files' totals match the published parameter counts and multiply
   // card "7B"), Llama-2-70B 68.98B (card "70B", 1.5% more), Llama-3-8B 8.03B, Llama-3-70B 70.55B, Mixtral 46.7B
   // (Mistral's figure; the paper's abstract says 47B).
   const Published published[] = {
-      {"mlp-784-95-10", 75535, 0, 0},    {"alexnet", 61.1e6, 0.001, 0.71}, {"vgg16", 138.36e6, 0.001, 15.47},
-      {"resnet50", 25557032, 0, 4.09},   {"resnet101", 44549160, 0, 7.80}, {"inception-v3", 23.83e6, 0.001, 5.71},
-      {"vit-b-16", 86567656, 0, 17.56},  {"bert-large", 340e6, 0.02, 0},   {"bert-base", 110e6, 0.01, 0},
-      {"gpt2-xl", 1557.6e6, 0.001, 0},   {"gpt3-175b", 175.0e9, 0.01, 0},  {"llama-2-7b", 6.74e9, 0.01, 0},
-      {"llama-2-70b", 68.98e9, 0.01, 0}, {"llama-3-8b", 8.03e9, 0.01, 0},  {"llama-3-70b", 70.55e9, 0.01, 0},
+      {"mlp-784-95-10", 75535, 0, 0},
+      {"alexnet", 61.1e6, 0.001, 0.71},
+      {"vgg16", 138.36e6, 0.001, 15.47},
+      {"resnet50", 25557032, 0, 4.09},
+      {"resnet101", 44549160, 0, 7.80},
+      {"inception-v3", 23.83e6, 0.001, 5.71},
+      {"vit-b-16", 86567656, 0, 17.56},
+      {"bert-large", 340e6, 0.02, 0},
+      {"bert-base", 110e6, 0.01, 0},
+      {"gpt2-xl", 1557.6e6, 0.001, 0},
+      {"gpt3-175b", 175.0e9, 0.01, 0},
+      {"llama-2-7b", 6.74e9, 0.01, 0},
+      {"llama-2-70b", 68.98e9, 0.01, 0},
+      {"llama-3-8b", 8.03e9, 0.01, 0},
+      {"llama-3-70b", 70.55e9, 0.01, 0},
       {"mixtral-8x7b", 46.7e9, 0.01, 0},
       // torchvision's model cards (ResNeXt-50 32x4d 25,028,904 / 4.23; EfficientNet-B0 5,288,548 / 0.39, B4 at 380 px
       // 19,341,616 / 4.39) and timm's (ResNeXt-101 32x4d 44.2M / 8.0); SE-ResNeXt-101 as NVIDIA builds it has no
