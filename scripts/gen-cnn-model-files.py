@@ -135,54 +135,46 @@ def vgg16():
     return b, [3, 224, 224], "3x224x224 image"
 
 
-def resnet(depth):
-    b = Builder([3, 224, 224])
-    s = b.conv("conv1", None, 64, 7, 2, 3)
-    s = b.pool("maxpool", s, 3, 2, 1)
-    for stage, (width, blocks) in enumerate(zip([64, 128, 256, 512], depth)):
-        for block in range(blocks):
-            name = f"layer{stage + 1}.{block}"
-            stride = 2 if block == 0 and stage > 0 else 1  # v1.5: the stride in the 3x3 convolution
-            block_in = s
-            x = b.conv(name + ".conv1", block_in, width, 1)
-            x = b.conv(name + ".conv2", x, width, 3, stride, 1)
-            x = b.conv(name + ".conv3", x, 4 * width, 1)
-            if block == 0:
-                b.conv(name + ".downsample", block_in, 4 * width, 1, stride)
-            s = x  # the residual sum has conv3's shape
-    s = b.pool("avgpool", s, global_pool=True)
-    b.fc("fc", s, 1000)
-    return b, [3, 224, 224], "3x224x224 image"
-
-
-def resnext(depth, se_hidden=0):
-    """ResNeXt 32x4d (Xie et al. 2017) as NVIDIA's DeepLearningExamples builds it (PyTorch/Classification/ConvNets,
-    image_classification/models/resnet.py): bottleneck widths 128, 256, 512, 1024 with 32 groups in the 3x3
-    convolution (stride there, as v1.5), expansion 2; with se_hidden, a squeeze-and-excitation on each block's output
+def bottleneck_net(depth, widths, expansion, groups=1, se_hidden=0):
+    """The ResNet family's stem, bottleneck stages and classifier: per block a 1x1 convolution to the stage's width,
+    a 3x3 one (with the stage's stride, as v1.5 puts it, and `groups`), a 1x1 one to width x expansion, a 1x1
+    downsampling shortcut on each stage's first block; with se_hidden, a squeeze-and-excitation on the block's output
     (pool, 1x1 convolution to se_hidden channels with bias, ReLU, back with bias, sigmoid) fused with the residual add
-    (torch.addcmul)."""
+    (torch.addcmul). Residual sums have conv3's shape and are not layers."""
     b = Builder([3, 224, 224])
     s = b.conv("conv1", None, 64, 7, 2, 3)
     s = b.pool("maxpool", s, 3, 2, 1)
-    for stage, (width, blocks) in enumerate(zip([128, 256, 512, 1024], depth)):
+    for stage, (width, blocks) in enumerate(zip(widths, depth)):
         for block in range(blocks):
             name = f"layer{stage + 1}.{block}"
             stride = 2 if block == 0 and stage > 0 else 1
             block_in = s
             x = b.conv(name + ".conv1", block_in, width, 1)
-            x = b.conv(name + ".conv2", x, width, 3, stride, 1, groups=32)
-            x = b.conv(name + ".conv3", x, 2 * width, 1)
+            x = b.conv(name + ".conv2", x, width, 3, stride, 1, groups=groups)
+            x = b.conv(name + ".conv3", x, expansion * width, 1)
             if block == 0:
-                b.conv(name + ".downsample", block_in, 2 * width, 1, stride)
+                b.conv(name + ".downsample", block_in, expansion * width, 1, stride)
             if se_hidden:
                 q = b.pool(name + ".se.pool", x, global_pool=True)
                 q = b.conv(name + ".se.squeeze", q, se_hidden, 1, bn=False)
-                b.conv(name + ".se.expand", q, 2 * width, 1, bn=False)
+                b.conv(name + ".se.expand", q, expansion * width, 1, bn=False)
                 x = b.scale(name + ".se.scale", x, 2)
             s = x
     s = b.pool("avgpool", s, global_pool=True)
     b.fc("fc", s, 1000)
     return b, [3, 224, 224], "3x224x224 image"
+
+
+def resnet(depth):
+    """ResNet v1.5 as torchvision builds it: widths 64-512, expansion 4."""
+    return bottleneck_net(depth, [64, 128, 256, 512], 4)
+
+
+def resnext(depth, se_hidden=0):
+    """ResNeXt 32x4d (Xie et al. 2017) as NVIDIA's DeepLearningExamples builds it (PyTorch/Classification/ConvNets,
+    image_classification/models/resnet.py): widths 128-1024 with 32 groups in the 3x3 convolution, expansion 2; SE-
+    ResNeXt with se_hidden 16 (its SEBottleneck's se_squeeze, taken by common.py as 16 channels)."""
+    return bottleneck_net(depth, [128, 256, 512, 1024], 2, groups=32, se_hidden=se_hidden)
 
 
 def efficientnet(width, depth, resolution):
