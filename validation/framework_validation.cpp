@@ -205,6 +205,7 @@ FrameworkResult run_framework_validation(const FrameworkPlan& plan,
             std::max(0.0, (transport_cpu_s / cores - transport_reduced / net.reduce_Bps) / transport_moved);
         net.compute_rate_while_transporting = std::min(1.0, net.compute_rate_while_transporting);
         net.transport_rate_while_computing = std::min(1.0, transport_wall_s / transport_computing_s);
+        net.transport_alone_Bps = transport_moved / transport_wall_s;
       }
       result.networks.push_back(net);
       progress(std::to_string(ranks) + " ranks: predicting");
@@ -235,7 +236,8 @@ nlohmann::json framework_json(const FrameworkResult& result, const std::string& 
                         {"cpu_share", n.cpu_share},
                         {"compute_rate_while_transporting", n.compute_rate_while_transporting},
                         {"transport_rate_while_computing", n.transport_rate_while_computing},
-                        {"transport_s_per_byte", n.transport_s_per_byte}});
+                        {"transport_s_per_byte", n.transport_s_per_byte},
+                        {"transport_alone_Bps", n.transport_alone_Bps}});
   }
   nlohmann::json cases = nlohmann::json::array();
   for (const FrameworkCase& c : result.cases) {
@@ -283,6 +285,7 @@ FrameworkResult repredict_framework(const nlohmann::json& previous, const std::s
     net.compute_rate_while_transporting = n.value("compute_rate_while_transporting", 1.0);
     net.transport_rate_while_computing = n.value("transport_rate_while_computing", 1.0);
     net.transport_s_per_byte = n.value("transport_s_per_byte", 0.0);
+    net.transport_alone_Bps = n.value("transport_alone_Bps", 0.0);  // (runs before session 28: not kept)
     result.networks.push_back(net);
   }
   for (const nlohmann::json& j : previous.at("cases")) {

@@ -47,6 +47,9 @@ struct FrameworkNetwork {
   double compute_rate_while_transporting = 1;
   double transport_rate_while_computing = 1;
   double transport_s_per_byte = 0;
+  // Bytes a rank sent and received per second while allreducing alone (the same line; 0 before session 28), against
+  // twice the link's bandwidth for a ring: whether gloo keeps up with the link under the share (reported, not used)
+  double transport_alone_Bps = 0;
 };
 
 struct FrameworkCase {
