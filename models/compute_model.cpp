@@ -122,7 +122,7 @@ KernelTraffic kernel_traffic(LayerKind kind) {
     case LayerKind::elementwise:
     case LayerKind::softmax: return {2, 3};
     // a pool reads its input and writes its output; backward reads the output gradient (and, for max, the input) and
-    // writes the input gradient: factors of input + output bytes (pool_moved_bytes), not of the kept output alone
+    // writes the input gradient: factors of input + output bytes (pass_seconds), not of the kept output alone
     case LayerKind::pool: return {1, 1.5};
     case LayerKind::embedding: return {1, 2};  // a gather writes its rows; backward scatters them
     case LayerKind::other: return {0, 0};      // a custom layer: its numbers as given

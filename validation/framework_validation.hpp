@@ -65,10 +65,11 @@ struct FrameworkCase {
   // (validation/pytorch/ddp_step.py --compute-blocks), so that it is measured when the step is; before, it is
   // compute_all_s (and before session 26, compute_alone_s).
   double compute_s = 0;
-  double compute_all_s = 0;    // every rank at once in processes of their own (no DDP), before the DDP runs
-  double compute_alone_s = 0;  // one rank alone, no DDP, under the share: the median step
-  double measured_s = 0;       // N ranks, DDP: rank 0's median step
-  double predicted_s = 0;      // dtsim's step
+  double compute_all_s = 0;       // every rank at once in processes of their own (no DDP), before the DDP runs
+  double compute_same_run_s = 0;  // the no_sync steps of the DDP run (0: not measured, before session 28)
+  double compute_alone_s = 0;     // one rank alone, no DDP, under the share: the median step
+  double measured_s = 0;          // N ranks, DDP: rank 0's median step
+  double predicted_s = 0;         // dtsim's step
   // the predicted step beyond the same compute, as the measurement counts it: the communication the step waits for
   // after the backward pass, and since session 27 also the computes' slowdown by a transport on their processor
   double predicted_exposed_s = 0;
