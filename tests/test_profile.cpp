@@ -221,6 +221,43 @@ TEST_CASE("the committed PyTorch validation predicts again to the same numbers, 
   CHECK(c.predicted_s >= c.compute_s);
 }
 
+TEST_CASE("a framework case waits for its slowest rank's compute, and for a transport slower than the link") {
+  const std::string reports = std::string(DTSIM_SOURCE_DIR) + "/reports";
+  const nlohmann::json committed = read_json(reports + "/pytorch-validation.json");
+  const dtsim::FrameworkResult again = dtsim::repredict_framework(committed, reports);
+  dtsim::FrameworkCase c = again.cases.back();
+  dtsim::FrameworkNetwork net = again.networks.back();
+  REQUIRE(c.ranks == net.ranks);
+  REQUIRE(c.ranks > 1);
+  c.compute_samples_s.clear();
+  net.transport_alone_Bps = 0;
+  CHECK(std::isinf(dtsim::transport_bandwidth_Bps(net)));
+  dtsim::predict_framework_case(c, net, reports);
+  const double plain = c.predicted_s;
+  // every rank measured at exactly the compute: the sampled steps are the plain step
+  c.compute_samples_s.assign(4 * static_cast<std::size_t>(c.ranks), c.compute_s);
+  dtsim::predict_framework_case(c, net, reports);
+  CHECK(c.predicted_s == Approx(plain).epsilon(1e-9));
+  // half the ranks' steps 30% slower: the median step waits for a slow rank nearly every time
+  for (std::size_t i = 0; i < c.compute_samples_s.size(); i += 2)
+    c.compute_samples_s[i] = 1.3 * c.compute_s;
+  dtsim::predict_framework_case(c, net, reports);
+  CHECK(c.predicted_s > plain + 0.2 * c.compute_s);
+  CHECK(c.predicted_s < plain + 0.35 * c.compute_s);
+  // a transport that moves half the link's rate alone (reductions free) slows the step; one faster than the link not
+  c.compute_samples_s.clear();
+  net.reduce_Bps = 1e30;
+  dtsim::predict_framework_case(c, net, reports);
+  const double free_reductions = c.predicted_s;
+  net.transport_alone_Bps = net.cost.bandwidth_Bps;  // sent and received: half the link's each way
+  CHECK(dtsim::transport_bandwidth_Bps(net) == Approx(net.cost.bandwidth_Bps / 2));
+  dtsim::predict_framework_case(c, net, reports);
+  CHECK(c.predicted_s > free_reductions);
+  net.transport_alone_Bps = 4 * net.cost.bandwidth_Bps;
+  dtsim::predict_framework_case(c, net, reports);
+  CHECK(c.predicted_s == Approx(free_reductions).epsilon(1e-9));
+}
+
 TEST_CASE("validate --framework refuses what it cannot run with one line and exit 2") {
   const auto other = run_dtsim("validate --framework tensorflow");
   CHECK(other.exit_code == 2);

@@ -26,9 +26,10 @@
 #             torch_compute MODEL BATCH SECONDS (one process, no DDP: the median step)
 #             torch_compute_all MODEL BATCH SECONDS (N processes at once, no DDP: rank 0's median step)
 #             torch_profile MODEL BATCH FILE (torch.profiler trace marked for dtsim import-profile, in OUT.d/)
-#             torch_step MODEL BATCH BUCKET_MB SECONDS COMPUTE_SECONDS (N ranks, DDP over gloo: rank 0's median step,
-#                        and its median step under no_sync in the same processes, blocks of each in turn: the compute
-#                        of every rank at once, communication off, measured next to the step; ddp_step.py)
+#             torch_step MODEL BATCH BUCKET_MB SECONDS COMPUTE_SECONDS T... (N ranks, DDP over gloo: rank 0's median
+#                        step, and its median step under no_sync in the same processes, blocks of each in turn: the
+#                        compute of every rank at once, communication off, measured next to the step; then every
+#                        rank's no_sync step times T, rank by rank; ddp_step.py)
 set -euo pipefail
 bin=$(cd "$1" && pwd); n=$2; rate=$3; reps=$4; out=$5; algorithms=$6; shift 6; sizes=("$@")
 tag="dt$$"
@@ -189,13 +190,15 @@ if [[ -n ${DTSIM_TORCH_CASES:-} ]]; then
     for ((r = n - 1; r >= 0; r--)); do  # rank 0 last, in the foreground: its median is the result
       if ((r > 0)); then
         in_rank "$r" 900 env RANK="$r" WORLD_SIZE="$n" MASTER_ADDR=10.77.0.1 MASTER_PORT="$port" GLOO_SOCKET_IFNAME=eth0 \
-          "$py" "$torch_dir/ddp_step.py" "$model" "$batch" --bucket-cap-mb "$bucket" --compute-blocks 2 > /dev/null &
+          "$py" "$torch_dir/ddp_step.py" "$model" "$batch" --bucket-cap-mb "$bucket" --compute-blocks 2 \
+          > "$out.d/no-sync-$r.txt" &
         pids+=($!)
       fi
     done
     seconds=$(in_rank 0 900 env RANK=0 WORLD_SIZE="$n" MASTER_ADDR=10.77.0.1 MASTER_PORT="$port" GLOO_SOCKET_IFNAME=eth0 \
       "$py" "$torch_dir/ddp_step.py" "$model" "$batch" --bucket-cap-mb "$bucket" --compute-blocks 2)
     for pid in "${pids[@]}"; do wait "$pid"; done
+    for ((r = 1; r < n; r++)); do seconds="$seconds $(cat "$out.d/no-sync-$r.txt")"; done
     echo "torch_step $model $batch $bucket $seconds" >> "$out"
   done <<< "$DTSIM_TORCH_CASES"
 fi

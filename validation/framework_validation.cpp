@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -21,8 +22,9 @@
 namespace dtsim {
 namespace {
 
-// The emulated cluster as dtsim sees it: one rank a node, each behind one link of the fitted bandwidth into a switch;
-// the two links of a route carry half the ping-pong's one-way latency each.
+// The emulated cluster as dtsim sees it: one rank a node, each behind one link into a switch, of the fitted bandwidth
+// or the transport's own rate alone where that is lower (transport_bandwidth_Bps); the two links of a route carry half
+// the ping-pong's one-way latency each.
 ClusterSpec emulated_cluster(const FrameworkNetwork& net) {
   ClusterSpec c;
   c.name = "emulated (" + std::to_string(net.ranks) + " network namespaces)";
@@ -34,13 +36,16 @@ ClusterSpec emulated_cluster(const FrameworkNetwork& net) {
   c.node.pcie = {1e12, 0, 0};
   c.node.cpu_link = {1e12, 0, 0};
   c.node.nics = 1;
-  c.node.nic = {net.cost.bandwidth_Bps, net.cost.alpha_s / 2, net.cost.gap_s};
+  c.node.nic = {std::min(net.cost.bandwidth_Bps, transport_bandwidth_Bps(net)), net.cost.alpha_s / 2, net.cost.gap_s};
   c.node.reduce_Bps = net.reduce_Bps;
   c.node.compute_rate_while_transporting = net.compute_rate_while_transporting;
   c.node.transport_rate_while_computing = net.transport_rate_while_computing;
   c.fabric.kind = FabricKind::star;
   return c;
 }
+
+// Steps sampled per case where the ranks' computes were measured apart (their median is the prediction)
+constexpr int kFrameworkSamples = 100;
 
 std::string profile_copy_name(const FrameworkNetwork& net, const std::string& model, int batch) {
   return "profile-" + model + "-" + std::to_string(batch) + "-r" + std::to_string(net.ranks) + "-" +
@@ -62,6 +67,14 @@ std::string cases_text(const FrameworkPlan& plan) {
 }
 
 }  // namespace
+
+double transport_bandwidth_Bps(const FrameworkNetwork& net) {
+  if (!(net.transport_alone_Bps > 0)) return std::numeric_limits<double>::infinity();
+  const double reduce_s_per_byte = net.reduce_Bps > 0 ? 0.25 / net.reduce_Bps : 0.0;
+  const double transfer_s_per_byte = 1.0 / net.transport_alone_Bps - reduce_s_per_byte;
+  if (!(transfer_s_per_byte > 0)) return std::numeric_limits<double>::infinity();
+  return 1.0 / (2.0 * transfer_s_per_byte);
+}
 
 void predict_framework_case(FrameworkCase& c, const FrameworkNetwork& net, const std::string& base_dir) {
   MeasuredProfile profile = load_profile_file(base_dir + "/" + c.profile);
@@ -89,11 +102,22 @@ void predict_framework_case(FrameworkCase& c, const FrameworkNetwork& net, const
   request.accelerators = c.ranks;
   request.algorithm = "ring";  // gloo's allreduce (gloo/allreduce.cc: the ring unless bcube is asked for)
   request.backend = Backend::simgrid;
+  if (c.ranks > 1 && c.compute_samples_s.size() > 1) {
+    // each rank's compute of each step drawn from every rank's no_sync steps: the profile (scaled to compute_s)
+    // times a measured time over compute_s; the exact sampler, whose steps run the transport's processor model too
+    setup.variability.jitter.distribution = JitterDistribution::empirical;
+    setup.variability.jitter.scope = JitterScope::step;
+    for (const double t : c.compute_samples_s)
+      setup.variability.jitter.factors.push_back(t / c.compute_s);
+    request.sampling.samples = kFrameworkSamples;
+    request.sampling.seed = 1;
+    request.sampling.sampler = Sampler::exact;
+  }
   const StepResult result = simulate_step(setup, emulated_cluster(net), request);
   const Prediction& p = *result.plain();
-  c.predicted_s = p.step.step_s;
+  c.predicted_s = p.distribution.samples > 0 ? p.distribution.p50_s : p.step.step_s;
   // (the step's own exposed communication where the transport slows no compute: the profile adds up to compute_s)
-  c.predicted_exposed_s = std::max(0.0, p.step.step_s - c.compute_s);
+  c.predicted_exposed_s = std::max(0.0, c.predicted_s - c.compute_s);
   c.buckets = static_cast<int>(gradient_buckets(setup).size());
 }
 
@@ -187,6 +211,8 @@ FrameworkResult run_framework_validation(const FrameworkPlan& plan,
           c.rate_bps = net.rate_bps;
           fields >> c.model >> c.batch >> c.bucket_mb >> c.measured_s;
           if (!(fields >> c.compute_same_run_s)) c.compute_same_run_s = 0;  // (one rank: none)
+          for (double t = 0; fields >> t;)
+            c.compute_samples_s.push_back(t);
           cases.push_back(c);
         }
       }
@@ -251,6 +277,7 @@ nlohmann::json framework_json(const FrameworkResult& result, const std::string& 
                      {"compute_alone_s", c.compute_alone_s},
                      {"compute_all_s", c.compute_all_s},
                      {"compute_same_run_s", c.compute_same_run_s},
+                     {"compute_samples_s", c.compute_samples_s},
                      {"measured_s", c.measured_s},
                      {"predicted_s", c.predicted_s},
                      {"error", c.error()},
@@ -301,6 +328,7 @@ FrameworkResult repredict_framework(const nlohmann::json& previous, const std::s
     c.compute_alone_s = j.value("compute_alone_s", c.compute_s);  // (runs before session 26: the same)
     c.compute_all_s = j.value("compute_all_s", c.compute_s);      // (runs before session 28: the same)
     c.compute_same_run_s = j.value("compute_same_run_s", 0.0);
+    c.compute_samples_s = j.value("compute_samples_s", std::vector<double>());  // (before session 29: none)
     c.measured_s = j.at("measured_s").get<double>();
     const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const FrameworkNetwork& n) {
       return n.ranks == c.ranks && n.rate_bps == c.rate_bps;
@@ -320,15 +348,18 @@ std::string framework_markdown(const FrameworkResult& result, const std::string&
   out << framework_summary(result.median_abs_error, result.p90_abs_error, result.cases.size(),
                            result.exposed_median_points, result.exposed_max_points)
       << "\n\n";
-  out << "| ranks | rate | alpha | bandwidth | gap | reduce | transport CPU | compute kept | transport kept "
-         "| CPU share a rank |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  out << "| ranks | rate | alpha | bandwidth | gap | reduce | transport CPU | transport alone | compute kept "
+         "| transport kept | CPU share a rank |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const FrameworkNetwork& n : result.networks) {
-    std::snprintf(line, sizeof line,
-                  "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.2f us | %.2f GB/s | %.2f ns/B | %.2f | %.2f | %s |\n",
-                  n.ranks, n.rate_bps / 1e6, n.cost.alpha_s * 1e6, n.cost.bandwidth_Bps / 1e6, n.cost.gap_s * 1e6,
-                  n.reduce_Bps / 1e9, n.transport_s_per_byte * 1e9, n.compute_rate_while_transporting,
-                  n.transport_rate_while_computing,
-                  n.cpu_share > 0 ? std::to_string(n.cpu_share).substr(0, 4).c_str() : "none");
+    const double transport_Bps = transport_bandwidth_Bps(n);
+    const std::string transport_alone =
+        std::isfinite(transport_Bps) ? std::to_string(transport_Bps / 1e6).substr(0, 6) + " MB/s" : "-";
+    std::snprintf(
+        line, sizeof line,
+        "| %d | %.0f Mbit/s | %.1f us | %.2f MB/s | %.2f us | %.2f GB/s | %.2f ns/B | %s | %.2f | %.2f | %s |\n",
+        n.ranks, n.rate_bps / 1e6, n.cost.alpha_s * 1e6, n.cost.bandwidth_Bps / 1e6, n.cost.gap_s * 1e6,
+        n.reduce_Bps / 1e9, n.transport_s_per_byte * 1e9, transport_alone.c_str(), n.compute_rate_while_transporting,
+        n.transport_rate_while_computing, n.cpu_share > 0 ? std::to_string(n.cpu_share).substr(0, 4).c_str() : "none");
     out << line;
   }
   out << "\n| ranks | rate | model | batch | bucket | buckets | compute alone | compute, all ranks | compute, same run "

@@ -48,9 +48,17 @@ struct FrameworkNetwork {
   double transport_rate_while_computing = 1;
   double transport_s_per_byte = 0;
   // Bytes a rank sent and received per second while allreducing alone (the same line; 0 before session 28), against
-  // twice the link's bandwidth for a ring: whether gloo keeps up with the link under the share (reported, not used)
+  // twice the link's bandwidth for a ring: whether gloo keeps up with the link under the share
   double transport_alone_Bps = 0;
 };
+
+// The rate (bytes a second each way) at which gloo's transport moves a rank's bytes alone under its share: the ring
+// of transport_cpu.py's 16 MiB allreduces, whose wall time per byte sent and received is 1 / (2 b) for the transfers
+// plus 1/4 of a byte's reduction at reduce_Bps (a ring reduces (n-1)/n of the tensor and moves 4 (n-1)/n of it); its
+// 4 (n-1) latencies are left out (under 0.3% of a 16 MiB allreduce at 1 Gbit/s). Infinite where not measured (runs
+// before session 28). The emulated link's bandwidth is the lower of this and the ping-pong's (since session 29):
+// at a fifth of a core gloo's threads no longer keep up with a 100 Mbit/s link.
+double transport_bandwidth_Bps(const FrameworkNetwork& net);
 
 struct FrameworkCase {
   int ranks = 0;
@@ -68,8 +76,12 @@ struct FrameworkCase {
   double compute_all_s = 0;       // every rank at once in processes of their own (no DDP), before the DDP runs
   double compute_same_run_s = 0;  // the no_sync steps of the DDP run (0: not measured, before session 28)
   double compute_alone_s = 0;     // one rank alone, no DDP, under the share: the median step
-  double measured_s = 0;          // N ranks, DDP: rank 0's median step
-  double predicted_s = 0;         // dtsim's step
+  // Every rank's no_sync step times in the same run (since session 29; empty before): the prediction draws each
+  // rank's compute of each step from them (empirical per-step jitter, docs/variability.md), since a synchronous step
+  // waits for its slowest rank, and takes the median of the sampled steps (the measurement's median)
+  std::vector<double> compute_samples_s;
+  double measured_s = 0;   // N ranks, DDP: rank 0's median step
+  double predicted_s = 0;  // dtsim's step
   // the predicted step beyond the same compute, as the measurement counts it: the communication the step waits for
   // after the backward pass, and since session 27 also the computes' slowdown by a transport on their processor
   double predicted_exposed_s = 0;

@@ -2,7 +2,7 @@
 step without DDP (compute alone). Prints the median step time in seconds (rank 0) after warm-up.
 
   RANK=r WORLD_SIZE=n MASTER_ADDR=a MASTER_PORT=p /usr/bin/python3 validation/pytorch/ddp_step.py MODEL BATCH
-      [--bucket-cap-mb M] [--warmup W] [--steps S]
+      [--bucket-cap-mb M] [--warmup W] [--steps S] [--compute-blocks B]
 
 A step is zero_grad, forward, loss, backward (DDP allreduces its buckets as their gradients become ready, and waits for
 the last at the end of backward), and the optimizer (SGD with momentum), timed on rank 0 with time.perf_counter.
@@ -11,7 +11,9 @@ With --compute-blocks B (DDP only) the timed steps run in B blocks, each of step
 under DDP's no_sync (no allreduce: every rank computing at once, communication off, in the same processes at the same
 moment), and rank 0 prints both medians: STEP_SECONDS COMPUTE_SECONDS. The compute is then measured next to the step it
 explains: on a shared machine whose speed drifts by tens of percent over minutes (docs/validation.md, session 28), a
-compute measured in other processes minutes earlier does not describe the step."""
+compute measured in other processes minutes earlier does not describe the step. After the two medians rank 0 prints
+its no_sync step times, and every other rank prints its own: how far the ranks' computes spread, since every
+synchronous step waits for its slowest rank."""
 import argparse
 import datetime
 import os
@@ -73,11 +75,16 @@ def main():
     if world > 1:
         dist.barrier()
         dist.destroy_process_group()
+    # (each rank prints its own no_sync steps: gathering them over gloo, into tensors that gloo's worker threads then
+    # free, deadlocked torch 1.13's ProcessGroupGloo destructor against the interpreter's lock once in a few runs)
+    samples = " ".join(f"{t:.6f}" for t in compute_times)
     if rank == 0:
         if compute_times:
-            print(f"{statistics.median(times):.9f} {statistics.median(compute_times):.9f}")
+            print(f"{statistics.median(times):.9f} {statistics.median(compute_times):.9f} {samples}")
         else:
             print(f"{statistics.median(times):.9f}")
+    elif compute_times:
+        print(samples)
 
 
 if __name__ == "__main__":
