@@ -32,6 +32,13 @@ double math_flops(const Layer& layer, const Device& d, Precision p) {
   return layer.forward_flops - layer.winograd_flops * (1 - 1 / winograd_reduction);
 }
 
+// The fraction of an ungrouped convolution's rate a grouped one reaches: c / (c + c_half) for c input channels a group
+// (Device::grouped_half_channels, fitted to published measurements of ResNeXt and EfficientNet: docs/compute.md).
+double grouped_rate(const Layer& layer, const Device& d) {
+  if (layer.channels_per_group <= 0 || d.grouped_half_channels <= 0) return 1;
+  return layer.channels_per_group / (layer.channels_per_group + d.grouped_half_channels);
+}
+
 // Activation bytes per sample as stored in `p` (Layer counts fp32 bytes).
 double stored(double fp32_bytes, Precision p) { return fp32_bytes * value_bytes(p) / 4.0; }
 
@@ -74,7 +81,7 @@ double pass_seconds(const Layer& layer, double batch, const Device& device, cons
     device_s = std::max(math, (weights + traffic) / memory_rate(device));
   } else {
     const double matrix = std::max(math, (weights + pass.activation_io * activation) / memory_rate(device));
-    device_s = matrix + traffic / memory_rate(device);
+    device_s = matrix / grouped_rate(layer, device) + traffic / memory_rate(device);
   }
   const double kernels = pass.kernels * rt.kernel_scale;
   device_s += kernels * device.kernel_launch_s;

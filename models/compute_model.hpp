@@ -9,7 +9,11 @@
 //              waves because the published measurements (validation/published) constrain one knee per device, not a
 //              tile shape per kernel; efficiency(fp32) is the device's `efficiency`, tensor math (tf32, fp16, bf16,
 //              fp8) its `tensor_efficiency`.
-//   matrix   = max(math, (weights + batch x activation bytes) / (bandwidth x memory_efficiency))
+//   matrix   = max(math, (weights + batch x activation bytes) / (bandwidth x memory_efficiency)) / grouped
+//              grouped: 1 for an ungrouped convolution or a GEMM; c / (c + grouped_half_channels) for a grouped
+//              convolution of c input channels a group (ResNeXt's 3x3s: 4 to 32; a depthwise one: 1). cuDNN runs
+//              them as many small GEMMs or direct kernels far below the rate of one large GEMM of the same FLOPs; one
+//              curve over c, fitted to published ResNeXt and EfficientNet runs (the device's field)
 //   memory   = traffic(kind, pass) x batch x activation bytes / (bandwidth x memory_efficiency)
 //              traffic: bytes the layer's memory-bound kernels move per byte of activation it keeps (kernel_traffic);
 //              a pooling layer, whose input is larger than what it keeps, moves its input and output bytes instead

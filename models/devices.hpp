@@ -41,8 +41,11 @@ public:
   double tensor_efficiency = 0.5;    // the same for tensor math: tf32, fp16, bf16, fp8
   double half_efficiency_flops = 0;  // FLOPs of a kernel reaching half the achievable rate; 0: no size dependence
   double memory_efficiency = 1.0;    // achieved / peak bandwidth of memory-bound kernels
-  double kernel_launch_s = 0;        // device time between two kernels of a stream
-  std::optional<DeviceFit> fit;      // absent: datasheet figures and default efficiencies
+  // A grouped convolution of c input channels a group reaches c / (c + this) of the rate an ungrouped one of its FLOPs
+  // and bytes reaches (models/compute_model.hpp); 0: the same rate
+  double grouped_half_channels = 0;
+  double kernel_launch_s = 0;    // device time between two kernels of a stream
+  std::optional<DeviceFit> fit;  // absent: datasheet figures and default efficiencies
 
   // Peak dense FLOP/s of `precision`'s math; 0 where the device lacks it.
   double peak_flops(Precision precision) const { return peak_flops_[static_cast<std::size_t>(precision)]; }

@@ -63,6 +63,7 @@ Model layer_list_model(const LayerListSpec& spec) {
           layer.winograd_flops = layer.forward_flops;
         layer.activation_bytes = out.elements() * fp32_bytes * (l.batch_norm ? 2 : 1);  // conv (and BN) output
         layer.output_bytes = out.elements() * fp32_bytes;
+        if (l.groups > 1) layer.channels_per_group = static_cast<double>(in.c / l.groups);
         layer.kernels = l.batch_norm ? 3 : 2;  // the convolution, its norm (or bias) and its activation
         break;
       }

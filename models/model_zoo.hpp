@@ -58,6 +58,9 @@ struct Layer {
   // Convolutions: their output map per sample (fp32 bytes), which with the input (checkpoint_bytes) is what an NCHW
   // layout transposes; 0 for other layers.
   double output_bytes = 0;
+  // Grouped convolutions (groups > 1: ResNeXt's, depthwise ones): the input channels each group reduces over (1 for a
+  // depthwise convolution); 0 for ungrouped convolutions and other layers (models/compute_model.hpp).
+  double channels_per_group = 0;
   // MoE expert layers: how many experts' parameters the layer holds (expert parallelism shards them over its ranks)
   // and the values per sample each of its all-to-alls moves (tokens x top_k x hidden: every token to each of its
   // experts, dispatch and combine alike); 0 for every other layer.

@@ -51,7 +51,7 @@ constexpr std::array<FieldSpec, 4> fit_fields{{
                  "device|pooled"),
 }};
 
-constexpr std::array<FieldSpec, 13> device_fields{{
+constexpr std::array<FieldSpec, 14> device_fields{{
     value_field("name", FieldType::text, "", "the device's name in reports (a shipped file's name is its file name)"),
     value_field("description", FieldType::text, "(none)", "what part this is, and what one dtsim accelerator is"),
     object_field("source", true, "where the figures come from", source_fields),
@@ -77,6 +77,10 @@ constexpr std::array<FieldSpec, 13> device_fields{{
                  0, 1e15),
     ranged_field("memory_efficiency", FieldType::number, "1", "achieved / peak bandwidth of memory-bound kernels", 1e-6,
                  1),
+    ranged_field("grouped_half_channels", FieldType::number, "0",
+                 "a grouped convolution whose groups reduce over c input channels each (1: depthwise) runs at c / (c + "
+                 "this) of the rate of an ungrouped one of its FLOPs and bytes; 0: the same rate",
+                 0, 4096),
     value_field("kernel_launch", FieldType::duration, "3us (gpu), 1us (cpu)",
                 "device time between two kernels of a stream (the host's dispatch time is the runtime's, "
                 "docs/compute.md)"),
@@ -129,6 +133,7 @@ Device read_device(const nlohmann::json& value, const std::string& path) {
   device.tensor_efficiency = d.number("tensor_efficiency");
   device.half_efficiency_flops = d.number("half_efficiency_flops");
   device.memory_efficiency = d.number("memory_efficiency");
+  device.grouped_half_channels = d.number("grouped_half_channels");
   // back-to-back kernels on a GPU stream start about 3 us apart (Gray 2019, 'Getting Started with CUDA Graphs': 3.4 us
   // per short kernel launched from a graph); a CPU's "kernels" are function calls
   device.kernel_launch_s = d.has("kernel_launch")           ? d.seconds("kernel_launch")
@@ -189,8 +194,12 @@ Device load_named_device(const std::string& name, const std::string& base_dir, c
 std::string device_file_with_fit(const std::string& text, const Device& fitted) {
   if (!fitted.fit) throw ScenarioError("device_file_with_fit: " + fitted.name + " has no fit to write");
   parse_device(parse_json_text(text));
-  static constexpr std::array<std::string_view, 5> replaced{
-      "\"efficiency\"", "\"tensor_efficiency\"", "\"memory_efficiency\"", "\"half_efficiency_flops\"", "\"fit\""};
+  static constexpr std::array<std::string_view, 6> replaced{"\"efficiency\"",
+                                                            "\"tensor_efficiency\"",
+                                                            "\"memory_efficiency\"",
+                                                            "\"half_efficiency_flops\"",
+                                                            "\"grouped_half_channels\"",
+                                                            "\"fit\""};
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -216,15 +225,16 @@ std::string device_file_with_fit(const std::string& text, const Device& fitted) 
   while (!last.empty() && (last.back() == ',' || last.back() == ' '))
     last.pop_back();
   last += ',';
-  char buffer[512];
+  char buffer[1024];
   const DeviceFit& f = *fitted.fit;
   std::snprintf(
       buffer, sizeof buffer,
       "    \"efficiency\": %.4g,\n    \"tensor_efficiency\": %.4g,\n    \"memory_efficiency\": %.4g,\n"
-      "    \"half_efficiency_flops\": %.4g,\n    \"fit\": {\"by\": %s, \"rows\": %lld, \"median_error\": %.4g, "
-      "\"scope\": \"%s\"}",
+      "    \"half_efficiency_flops\": %.4g,\n    \"grouped_half_channels\": %.4g,\n    \"fit\": {\"by\": %s, \"rows\": "
+      "%lld, \"median_error\": %.4g, \"scope\": \"%s\"}",
       fitted.efficiency, fitted.tensor_efficiency, fitted.memory_efficiency, fitted.half_efficiency_flops,
-      nlohmann::json(f.by).dump().c_str(), f.rows, f.median_error, f.pooled ? "pooled" : "device");
+      fitted.grouped_half_channels, nlohmann::json(f.by).dump().c_str(), f.rows, f.median_error,
+      f.pooled ? "pooled" : "device");
   lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(close), buffer);
   std::string out;
   for (const std::string& line : lines)

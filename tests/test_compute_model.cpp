@@ -248,3 +248,43 @@ TEST_CASE("fp32 convolutions run their Winograd part with 36/16 fewer multiplies
   }
   CHECK(marked == 13);  // 16 bottlenecks, 3 of which stride their 3x3 convolution
 }
+
+TEST_CASE("grouped convolutions run their matrix part at c / (c + grouped_half_channels) of an ungrouped one's rate") {
+  Device d = round_device();
+  const Layer conv = round_conv();
+  Layer grouped = conv;
+  grouped.channels_per_group = 4;  // a ResNeXt 3x3 of the first stage
+  Layer depthwise = conv;
+  depthwise.channels_per_group = 1;
+  const double batch = 32;
+  const ComputeSettings fp32 = settings(Precision::fp32);
+  // without the device's figure a group runs like the ungrouped layer of its FLOPs and bytes
+  CHECK(forward_seconds(grouped, batch, d, fp32) == forward_seconds(conv, batch, d, fp32));
+  d.grouped_half_channels = 4;
+  const double math = 32e9 / 5e12;  // the matrix part: math-bound (the first test)
+  CHECK(forward_seconds(grouped, batch, d, fp32) - forward_seconds(conv, batch, d, fp32) == Approx(math));  // half
+  CHECK(backward_seconds(grouped, batch, d, fp32) - backward_seconds(conv, batch, d, fp32) == Approx(2 * math));
+  CHECK(forward_seconds(depthwise, batch, d, fp32) - forward_seconds(conv, batch, d, fp32) == Approx(4 * math));  // 1/5
+  CHECK(forward_seconds(conv, batch, d, fp32) ==
+        Approx(math + 2 * 32 * 1e5 / 0.5e12 + 3 * 2e-6));  // ungrouped: as before
+  // the model files mark grouped convolutions with their channels a group: ResNeXt's 3x3s, EfficientNet's depthwise
+  const Model resnext = load_named_model("resnext50-32x4d", DTSIM_SOURCE_DIR, DTSIM_SOURCE_DIR);
+  int grouped_layers = 0;
+  for (const Layer& l : resnext.layers) {
+    if (l.channels_per_group > 0) {
+      ++grouped_layers;
+      CHECK(l.name.ends_with("conv2"));
+      CHECK((l.channels_per_group == 4 || l.channels_per_group == 8 || l.channels_per_group == 16 ||
+             l.channels_per_group == 32));
+    }
+  }
+  CHECK(grouped_layers == 16);
+  const Model efficientnet = load_named_model("efficientnet-b0", DTSIM_SOURCE_DIR, DTSIM_SOURCE_DIR);
+  int depthwise_layers = 0;
+  for (const Layer& l : efficientnet.layers)
+    depthwise_layers += l.channels_per_group == 1 ? 1 : 0;
+  CHECK(depthwise_layers == 16);  // one a mobile inverted bottleneck
+  const Model resnet = load_named_model("resnet50", DTSIM_SOURCE_DIR, DTSIM_SOURCE_DIR);
+  for (const Layer& l : resnet.layers)
+    CHECK(l.channels_per_group == 0);
+}

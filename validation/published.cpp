@@ -42,12 +42,16 @@ ModelChoice model_of(const PublishedRow& row) {
   if (m == "timm resnet101") name = "resnet101";
   if (m == "timm vit_base_patch16_224") name = "vit-b-16";
   if (m == "timm vgg16") name = "vgg16";
-  // ResNeXt, SE-ResNeXt and EfficientNet have model files (scenarios/models/), but their grouped and depthwise
-  // convolutions run kernels the compute model has no efficiency of its own for: on the fit split they came out 17% to
-  // 120% fast (docs/validation.md, session 28), so their rows are counted apart until it has one
-  if (has(m, "resnext") || has(m, "efficientnet")) {
-    return {"", "grouped or depthwise convolutions (" + row.model +
-                    "): the compute model has no efficiency of its own for their kernels yet"};
+  // ResNeXt, SE-ResNeXt and EfficientNet as their model files build them (NVIDIA's ConvNets names and timm's); their
+  // grouped and depthwise convolutions run at the devices' fitted grouped_half_channels (since session 29)
+  for (const char* file : {"resnext101-32x4d", "se-resnext101-32x4d", "efficientnet-b0", "efficientnet-b4"}) {
+    if (m == file) name = file;
+  }
+  if (m == "timm resnext50_32x4d") name = "resnext50-32x4d";
+  if (m == "timm resnext101_32x4d") name = "resnext101-32x4d";
+  if (m == "timm efficientnet_b0") name = "efficientnet-b0";
+  if (m == "timm efficientnet_b4") {  // timm's benchmark trains B4 at 320 px (the row's notes)
+    return {"", "EfficientNet-B4 at 320 px (dtsim's model file is B4 at 380 px, as NVIDIA's ConvNets train it)"};
   }
   if (name.empty()) return {"", "no dtsim model of " + row.model};
   return {name, ""};
@@ -72,7 +76,8 @@ std::string cluster_of(const PublishedRow& row) {
 bool fp32_runs_as_tf32(const PublishedRow& row, const std::string& model, const Device& device) {
   if (!device.has(Precision::tf32)) return false;
   if (has(row.software_version, "NGC") || has(row.framework, "TensorFlow")) return true;
-  return has(model, "resnet") || has(model, "vgg");  // plain PyTorch: convolutions only
+  return has(model, "resnet") || has(model, "resnext") || has(model, "efficientnet") ||
+         has(model, "vgg");  // plain PyTorch: convolutions only
 }
 
 std::optional<Precision> precision_of(const PublishedRow& row, const std::string& model, const Device& device) {
@@ -185,6 +190,8 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     TrainingSetup setup;
     setup.model = model_of_row(model.name, row.sequence_length);
     c.model = model.name;
+    c.grouped = std::any_of(setup.model.layers.begin(), setup.model.layers.end(),
+                            [](const Layer& l) { return l.channels_per_group > 0; });
     setup.device = mapping.device_of(c.device);
     const std::optional<Precision> precision = precision_of(row, model.name, setup.device);
     if (!precision) {

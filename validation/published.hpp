@@ -20,6 +20,7 @@ struct PublishedCase {
   std::string model;
   std::string not_modelled;  // why not, when it is not
   bool fits = true;          // whether dtsim's memory model says the batch fits the device (measured runs did)
+  bool grouped = false;      // the model has grouped (or depthwise) convolutions
   double predicted = 0;      // in the row's unit
   double error = 0;          // (predicted - measured) / measured
 };
