@@ -14,6 +14,7 @@ fi
 CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDTSIM_SANITIZE=ON -DDTSIM_FUZZ=ON \
   -DDTSIM_BUILD_TESTS=ON -DDTSIM_CUDA=OFF > /dev/null
 cmake --build build-asan -j"$(nproc)"
+echo "sanitize: build took $SECONDS s"
 # Sanitizer reports go to files, not into the outputs the tests parse: SimGrid switches stacks (its raw contexts),
 # which ASan notes once per process with a warning. Any report is fatal (abort_on_error, halt_on_error) and the logs
 # are searched afterwards as well. Leaks are not checked here: OpenMPI's plugins leak and are unloaded before
@@ -31,6 +32,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan
 # quick calibrate (50 s; its fits and file are tested alone))
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" \
   -E '^(doc-commands|report-renders|chromium-|clang-format|calibrate --published fits|validate --published reproduces|the 784-95-10 MLP reaches|an asynchronous parameter server with 16 workers|calibrate: a quick run writes)'
+echo "sanitize: build and tests took $SECONDS s"
 if grep -l -E 'ERROR: (Address|LeakSanitizer|UndefinedBehavior)|runtime error:' "$logs"/* 2> /dev/null; then
   echo "sanitize: the reports above (in $logs) came from runs whose exit status did not show them" >&2
   exit 1

@@ -3,12 +3,22 @@
 # then the validation gates.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# each phase's wall time, so that a CI log shows where its time went (the whole run is to stay under 25 minutes)
+phase_start=$SECONDS
+phase() {
+  echo "test.sh: $1 took $((SECONDS - phase_start)) s (total $SECONDS s)"
+  phase_start=$SECONDS
+}
 bash scripts/install-deps.sh --test
+phase "install-deps"
 bash scripts/build.sh -DDTSIM_WERROR=ON -DDTSIM_BUILD_TESTS=ON -DDTSIM_REQUIRE_CHROMIUM=ON
+phase "build"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+phase "ctest"
 # The sanitizer job: the tests again under AddressSanitizer and UndefinedBehaviorSanitizer (clang, build-asan/), then
 # every loader fuzzed for 10 s (libFuzzer; 10,000 to 500,000 inputs each here); any report, crash, leak or hang fails.
 bash scripts/sanitize.sh 10
+phase "sanitize"
 # The model's accuracy gate, deterministic: the committed reference run on the emulated cluster (reports/validation.json)
 # predicted again by this build; fails when the median absolute error over sizes >= 1 MB exceeds 5% (it was 3.3%).
 mkdir -p build/repredicted build/quick
@@ -17,15 +27,18 @@ mkdir -p build/repredicted build/quick
 # (reports/pytorch-validation.json with its profiles); fails above a 15% median step-time error (it was 9.5%).
 ./build/dtsim validate --framework pytorch --repredict reports/pytorch-validation.json --out-dir build/repredicted \
   --max-median-error 0.15
+phase "re-predictions"
 # A live run on this machine's own emulated cluster (real MPI on network namespaces; needs root, which CI has): every
 # result must be exact and the median error over sizes >= 1 MB within 25%. Its accuracy depends on the host's kernel
 # shaper and scheduler (5-7% on the reference VM, 11% on a CI host), so its whole table is printed for the log.
 status=0
 ./build/dtsim validate --quick --out-dir build/quick --max-median-error 0.25 || status=$?
 cat build/quick/validation.md
+phase "live MPI validation"
 # And real PyTorch DDP training there (2 and 4 ranks, the MLP, 1 Gbit/s; about 2 minutes): the median step-time error
 # within 25% (5.5-9.5% on the reference VM, where runs of one case vary by 10%); its table is printed for the log.
 mkdir -p build/quick-torch
 ./build/dtsim validate --framework pytorch --quick --out-dir build/quick-torch --max-median-error 0.25 || status=$?
 cat build/quick-torch/pytorch-validation.md
+phase "live PyTorch validation"
 exit "$status"
