@@ -445,7 +445,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   };
   if (flags.has("resume") && flags.has("trace")) throw UsageError("--resume: not with --trace");
   // --run, --samples-to-train and --tokens checked before anything is simulated (a bad one costs nothing to refuse)
-  for (const Scenario& sc : scenarios) (void)run_request(flags, sc);
+  for (const Scenario& sc : scenarios)
+    (void)run_request(flags, sc);
   Sweep sweep(flags.has("resume") ? flags.get("resume") : "", sweep_signature("predict", args));
   if (flags.has("trace") && sweep.processes() > 1) throw UsageError("--trace: not in an MPI sweep (run it alone)");
   const std::vector<nlohmann::json> records = sweep.run(

@@ -50,8 +50,9 @@ trap 'exit 130' INT TERM
 ip netns add "${tag}sw"; made+=("${tag}sw")
 ip -n "${tag}sw" link add br0 type bridge
 ip -n "${tag}sw" link set br0 up
-# tbf: a bucket of 1 ms of traffic (at least 4 full frames), so that beta is fitted from sustained rates
-burst=$(( rate * 1000000 / 8 / 1000 )); (( burst < 6056 )) && burst=6056
+# tbf: a bucket of DTSIM_TBF_BURST_US of traffic (default 1 ms; at least 4 full frames)
+burst_us=${DTSIM_TBF_BURST_US:-1000}
+burst=$(( rate * burst_us / 8 )); (( burst < 6056 )) && burst=6056
 hosts="$work/hosts"
 echo "127.0.0.1 localhost" > "$hosts"
 for ((i = 0; i < n; i++)); do
