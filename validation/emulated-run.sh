@@ -8,6 +8,8 @@
 # Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN). Facts behind the choices: ../shared/notes/emulated-cluster.md.
 #
 # usage: emulated-run.sh BIN_DIR N RATE_MBIT REPETITIONS OUT "ALGORITHMS" SIZES...
+# DTSIM_TBF_BURST_US: tbf's bucket in microseconds of traffic at RATE (default 1000; smaller buckets lost most of the
+# rate on the 2-core VMs of docs/validation.md, session 30)
 # OUT lines:  pingpong BYTES SECONDS (2 ranks)   pingpong_all BYTES SECONDS (N ranks in pairs at once)
 #             exchange BYTES SECONDS (N ranks in pairs at once, both ways: the time of one exchange)
 #             exchange_slowest BYTES SECONDS (the same, the slowest rank's time)
