@@ -163,9 +163,14 @@ Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t
   }
 }
 
-std::string resolved_backend(const RunSettings& settings, int ranks) {
+std::string resolved_backend(const RunSettings& settings, const Schedule& schedule) {
   if (settings.backend != "auto") return settings.backend;
-  return to_string(auto_backend(ranks));
+  const Backend by_ranks = auto_backend(schedule.ranks);
+  const bool needs_simgrid = settings.record || settings.real_payload;
+  if (by_ranks == Backend::simgrid && !needs_simgrid && expanded_op_count(schedule) > record_ops_limit) {
+    return to_string(Backend::flow);  // (SimGrid at about 2.5 us a message: seconds; the flow executor: milliseconds)
+  }
+  return to_string(by_ranks);
 }
 
 namespace {
@@ -259,7 +264,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   run.ranks = schedule.participants;
   run.helper_ranks = schedule.ranks - schedule.participants;
   run.bytes = schedule.bytes;
-  const std::string backend = resolved_backend(settings, schedule.ranks);
+  const std::string backend = resolved_backend(settings, schedule);
   run.backend = backend;
   run.cost = settings.cost;
   check_resources(schedule, backend, settings);

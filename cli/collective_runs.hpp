@@ -40,7 +40,8 @@ inline constexpr std::array<FlagSpec, 10> network_flags{{
     {"backend", "NAME", "auto",
      "simgrid (SimGrid's network, links shared max-min), flow (the same CM02 model as flows, without "
      "SimGrid's per-message cost: for thousands of ranks), analytical (no contention), or auto "
-     "(simgrid up to 64 ranks, flow above)"},
+     "(simgrid up to 64 ranks, flow above, and for a schedule of more than a million operations unless --trace or "
+     "--real-payload needs simgrid)"},
     {"network-model", "NAME", "CM02", "SimGrid network model: CM02 (alpha-beta exact) or LV08 (SimGrid's TCP model)"},
     {"rank-classes", "ON|OFF", "on",
      "flow only: simulate one rank per class of ranks that provably run alike, with the same times "
@@ -105,8 +106,10 @@ ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes);
 // --nodes N (collective) or the cluster file's node count.
 int parse_nodes(const Flags& flags, const ClusterSpec& cluster);
 
-// The backend that runs a schedule over `ranks` ranks ("auto" resolved: sim/executor.hpp's auto_backend).
-std::string resolved_backend(const RunSettings& settings, int ranks);
+// The backend that runs `schedule` ("auto" resolved: sim/executor.hpp's auto_backend by its ranks, and the flow
+// executor, which gives SimGrid's CM02 times, for a schedule of more than record_ops_limit operations, whose links
+// SimGrid would not record anyway, unless --trace or --real-payload needs SimGrid).
+std::string resolved_backend(const RunSettings& settings, const Schedule& schedule);
 
 // Builds the algorithm's schedule; an option it cannot use is a UsageError naming the option's flag, a schedule too
 // large to build one naming --ranks.

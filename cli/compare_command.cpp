@@ -243,7 +243,9 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     out << to_string(collective) << " on cluster " << cluster_description(settings, node_list);
   }
   out << ", backend " << settings.backend;
-  if (settings.backend == "auto") out << " (simgrid up to " << auto_flow_above_ranks << " ranks, flow above)";
+  if (settings.backend == "auto") {
+    out << " (simgrid up to " << auto_flow_above_ranks << " ranks and a million operations, flow above)";
+  }
   if (settings.backend == "simgrid") out << " (" << settings.network_model << ")";
   if (std::any_of(chosen.begin(), chosen.end(), [](const AlgorithmInfo* a) { return a->name == "ps"; })) {
     const std::uint64_t servers = settings.algorithm.number(ps_servers_option);

@@ -186,6 +186,14 @@ TEST_CASE("collective on a cluster with a library reports the protocol the tuner
   const Run plain = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 64MiB --protocol none");
   REQUIRE(plain.exit_code == 0);
   CHECK_THAT(plain.output, !Catch::Contains("library"));
+  CHECK_THAT(plain.output, Catch::Contains("backend    simgrid"));
+  // auto takes the flow executor (SimGrid's CM02 times) for a schedule of over a million operations on 16 ranks: 2.5
+  // million plain messages at 4 GiB, which SimGrid took 8 s to run and the flow executor 13 ms
+  const Run huge = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 4GiB --protocol none --json");
+  REQUIRE(huge.exit_code == 0);
+  const nlohmann::json h = nlohmann::json::parse(huge.output);
+  CHECK(h.at("backend") == "flow");
+  CHECK(h.at("messages").get<double>() > 1e6);
 }
 
 TEST_CASE("the default algorithm, auto, runs the library's choice and says how it chose") {
