@@ -16,6 +16,7 @@
 #include "cli/scenario_overrides.hpp"
 #include "reports/format.hpp"
 #include "reports/grounding.hpp"
+#include "scenarios/heldout_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/algorithm_choice.hpp"
@@ -83,7 +84,7 @@ std::string floor_remainder(const ExposedFloor& f, double comm_s) {
          " of the step; a larger batch lengthens backward and hides more of it)";
 }
 
-std::string setup_text(const Scenario& sc, const std::string& algorithm) {
+std::string setup_text(const Scenario& sc, const std::string& algorithm, const HeldoutErrors* heldout) {
   const TrainingSetup& s = sc.setup;
   std::string text = "explain " + sc.name + ": " + s.model.name + " on " + sc.cluster.name + " (" + s.device.name +
                      ", " + to_string(s.compute.precision) + "), " + algorithm + " allreduce, " + to_string(s.scaling) +
@@ -97,12 +98,13 @@ std::string setup_text(const Scenario& sc, const std::string& algorithm) {
     if (p.sharding != Sharding::none) text += std::string(", ") + to_string(p.sharding);
     if (p.expert > 1) text += ", " + std::to_string(p.expert) + "-way experts";
   }
-  return text + "\n  grounding: " + grounding_text(s);
+  const int largest = sc.accelerators.empty() ? 1 : *std::max_element(sc.accelerators.begin(), sc.accelerators.end());
+  return text + "\n  grounding: " + grounding_text(s) + "\n  trust: " + trust_text(s, heldout, largest);
 }
 
-std::string explanation_text(const Scenario& sc, const Explanation& e) {
+std::string explanation_text(const Scenario& sc, const Explanation& e, const HeldoutErrors* heldout) {
   std::ostringstream out;
-  out << setup_text(sc, e.algorithm) << "\n\n";
+  out << setup_text(sc, e.algorithm, heldout) << "\n\n";
   const bool baseline_listed = e.baseline && std::any_of(e.sizes.begin(), e.sizes.end(), [&](const SizeExplained& s) {
                                  return s.request.accelerators == e.baseline_request.accelerators;
                                });
@@ -181,7 +183,7 @@ std::string explanation_text(const Scenario& sc, const Explanation& e) {
   return out.str();
 }
 
-nlohmann::json explanation_json(const Scenario& sc, const Explanation& e) {
+nlohmann::json explanation_json(const Scenario& sc, const Explanation& e, const HeldoutErrors* heldout) {
   const TrainingSetup& s = sc.setup;
   nlohmann::json j{{"scenario", sc.name},
                    {"algorithm", e.algorithm},
@@ -189,6 +191,7 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e) {
                    {"device", s.device.name},
                    {"device_file", s.device.origin},
                    {"grounding", grounding_json(s)},
+                   {"trust", trust_json(s, heldout)},
                    {"cluster", sc.cluster.name},
                    {"precision", to_string(s.compute.precision)},
                    {"runtime", to_string(s.compute.runtime)},
@@ -347,17 +350,24 @@ int explain_command(std::span<char* const> args, std::ostream& out) {
                                                   })
                                     : scenario.algorithms.front();
   const ScenarioVariants variants = apply_overrides(scenario, flags, false);
+  std::optional<HeldoutErrors> heldout;
+  try {
+    heldout = load_shipped_heldout(DTSIM_DATA_DIR);
+  } catch (const ScenarioError& e) {
+    throw UsageError(e.what());
+  }
+  const HeldoutErrors* heldout_ptr = heldout ? &*heldout : nullptr;
   std::vector<Explanation> explanations;
   for (const ScenarioVariant& v : variants.variants)
     explanations.push_back(explain_scenario(v.scenario, algorithm, variants.where));
   if (flags.has("json")) {
     if (!variants.several()) {
-      out << explanation_json(variants.variants.front().scenario, explanations.front()).dump() << '\n';
+      out << explanation_json(variants.variants.front().scenario, explanations.front(), heldout_ptr).dump() << '\n';
       return 0;
     }
     nlohmann::json all = nlohmann::json::array();
     for (std::size_t v = 0; v < explanations.size(); ++v) {
-      nlohmann::json one = explanation_json(variants.variants[v].scenario, explanations[v]);
+      nlohmann::json one = explanation_json(variants.variants[v].scenario, explanations[v], heldout_ptr);
       one["variant"] = variants.variants[v].values_json();
       all.push_back(one);
     }
@@ -366,7 +376,7 @@ int explain_command(std::span<char* const> args, std::ostream& out) {
   }
   for (std::size_t v = 0; v < explanations.size(); ++v) {
     if (variants.several()) out << (v == 0 ? "" : "\n") << "== " << variants.variants[v].describe() << " ==\n";
-    out << explanation_text(variants.variants[v].scenario, explanations[v]);
+    out << explanation_text(variants.variants[v].scenario, explanations[v], heldout_ptr);
   }
   if (variants.several()) out << '\n' << summarise(variants, explanations).text;
   return 0;

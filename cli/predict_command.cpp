@@ -19,6 +19,7 @@
 #include "reports/result_csv.hpp"
 #include "reports/run_report.hpp"
 #include "scenarios/device_file.hpp"
+#include "scenarios/heldout_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
@@ -323,6 +324,13 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   }
   const ScenarioVariants variants = apply_overrides(scenario, flags, flags.has("search"));
   const std::string& where = variants.where;
+  std::optional<HeldoutErrors> heldout;
+  try {
+    heldout = load_shipped_heldout(DTSIM_DATA_DIR);
+  } catch (const ScenarioError& e) {
+    throw UsageError(e.what());
+  }
+  const HeldoutErrors* heldout_ptr = heldout ? &*heldout : nullptr;
   if (variants.several() && flags.has("trace")) {
     throw UsageError(
         "--trace: one trace file per run: give single values to --batch, --model, --device and "
@@ -381,12 +389,12 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       const Scenario& sc = scenarios[v];
       const std::vector<ParallelPrediction> results = predict_layouts(sc, flags, where, trace);
       if (flags.has("json")) {
-        docs.push_back(parallel_json(sc, results));
+        docs.push_back(parallel_json(sc, results, heldout_ptr));
       } else if (csv) {
         for (const ParallelPrediction& p : results)
           table.add_row(csv_row(variants, v, parallel_csv_cells(p)));
       } else {
-        texts.push_back(parallel_text(sc, results, search));
+        texts.push_back(parallel_text(sc, results, search, heldout_ptr));
       }
     }
     if (csv) {
@@ -529,7 +537,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       write_trace_file(trace, traced[v].run, largest, traced[v].links, sc.name + ", " + traced_what, std::cerr);
     }
     if (flags.has("json")) {
-      nlohmann::json doc = predict_json(sc, results);
+      nlohmann::json doc = predict_json(sc, results, heldout_ptr);
       if (traced_ran) {
         doc["links"] = {{"accelerators", largest},
                         {"algorithm", algorithms.front()},
@@ -552,7 +560,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       for (const Prediction& p : results)
         table.add_row(csv_row(variants, v, predict_csv_cells(p)));
     } else {
-      std::string text = predict_text(sc, results);
+      std::string text = predict_text(sc, results, heldout_ptr);
       if (traced_ran) {
         text += "\nLinks at " + traced_what + " over " + std::to_string(sc.setup.steps) + " simulated steps:\n";
         text += links_text(traced[v].links, 5, links_run_s);

@@ -16,11 +16,13 @@
 #include "reports/framework_report.hpp"
 #include "reports/output_file.hpp"
 #include "scenarios/collective_table.hpp"
+#include "scenarios/heldout_file.hpp"
 #include "scenarios/input_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/units.hpp"
 #include "sim/executor.hpp"
 #include "validation/framework_validation.hpp"
+#include "validation/heldout.hpp"
 #include "validation/published.hpp"
 #include "validation/published_collectives.hpp"
 #include "validation/published_report.hpp"
@@ -29,7 +31,7 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 11> validate_flags{{
+constexpr std::array<FlagSpec, 12> validate_flags{{
     {"quick", "", "",
      "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about 25 s); otherwise 4 and 8 ranks at 100 Mbit/s and "
      "1 Gbit/s, 64 KB to 64 MB"},
@@ -45,6 +47,9 @@ constexpr std::array<FlagSpec, 11> validate_flags{{
      "instead of running: predict the published measurements of real training runs "
      "(validation/published/measurements.csv) and compare; no root needed"},
     {"split", "WHICH", "test", "--published: the rows to predict: test (no fit has seen them), fit, or all"},
+    {"write-heldout", "FILE", "",
+     "--published (test split): also write the spread of the test rows' errors, which predict and explain quote as "
+     "how far to trust a prediction, to FILE (atomically; the shipped one is validation/published/heldout.json)"},
     {"json", "", "",
      "--published or --framework: print one JSON object (every row or case, the summaries) instead of the tables"},
     {"framework", "NAME", "",
@@ -174,6 +179,7 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
   const bool published = flags.has("published");
   flags.refuse_unless("split", published, "needs --published");
   flags.refuse_unless("json", published, "needs --published");
+  flags.refuse_unless("write-heldout", published, "needs --published");
   if (published) {
     flags.refuse_unless("measured", false, "not with --published (choose one)");
     flags.refuse_unless("repredict", false, "not with --published (choose one)");
@@ -182,6 +188,10 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     const std::string split = flags.get("split");
     if (split != "test" && split != "fit" && split != "all") {
       throw UsageError("--split: expected test, fit or all, got '" + split + "'");
+    }
+    if (flags.has("write-heldout") && split != "test") {
+      throw UsageError("--write-heldout: takes the test split's errors (no fit has seen those rows), not --split " +
+                       split);
     }
     const std::string table = std::string(DTSIM_DATA_DIR) + "/validation/published/measurements.csv";
     std::vector<PublishedRow> rows;
@@ -198,6 +208,13 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
       collectives = predict_collectives(load_collective_table(collectives_table), split, DTSIM_DATA_DIR);
     } catch (const ScenarioError& e) {
       throw UsageError("--published: " + std::string(e.what()));
+    }
+    if (flags.has("write-heldout")) {
+      const HeldoutErrors heldout =
+          heldout_errors(result, collectives, default_published_mapping(DTSIM_DATA_DIR),
+                         "dtsim validate --published --split test --write-heldout validation/published/heldout.json");
+      write_file_atomically(flags.get("write-heldout"),
+                            [&](std::ostream& file) { file << heldout_json(heldout).dump(2) << '\n'; });
     }
     if (flags.has("json")) {
       nlohmann::json doc = published_json(result, split);

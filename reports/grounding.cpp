@@ -24,8 +24,7 @@ std::string grounding_text(const Device& device) {
            " on them): expect larger errors than on a fitted part";
   }
   return device.name + ": efficiencies fitted to " + std::to_string(f.rows) +
-         " published measurements of this part (median error " + format_percent(f.median_error) +
-         " on them; docs/validation.md gives the error on held-out rows)";
+         " published measurements of this part (median error " + format_percent(f.median_error) + " on them)";
 }
 
 nlohmann::json grounding_json(const Device& device) {
@@ -52,6 +51,97 @@ nlohmann::json grounding_json(const TrainingSetup& setup) {
                         {"profile", setup.profile->source},
                         {"profile_batch", setup.profile->batch},
                         {"profile_steps", setup.profile->steps}};
+}
+
+std::optional<TrustBand> trust_band(const TrainingSetup& setup, const HeldoutErrors& heldout) {
+  if (setup.profile) return std::nullopt;
+  const Device& device = setup.device;
+  const std::string kind = device_figures(device);
+  if (kind == "measured" || heldout.training.rows == 0) return std::nullopt;
+  const std::string all = "published runs (all parts) that no fit saw";
+  if (kind == "datasheet") {
+    return TrustBand{heldout.training, all,
+                     device.name + " is datasheet figures fitted to nothing: expect larger errors than fitted parts'"};
+  }
+  if (kind == "pooled") {
+    if (heldout.pooled_devices.rows >= heldout_min_device_rows) {
+      return TrustBand{
+          heldout.pooled_devices,
+          "published runs that no fit saw, of parts whose efficiencies were pooled as " + device.name + "'s are", ""};
+    }
+    return TrustBand{heldout.training, all,
+                     device.name +
+                         "'s efficiencies are pooled from other parts: expect larger errors than fitted "
+                         "parts' (" +
+                         std::to_string(heldout.pooled_devices.rows) + " held-out runs of pooled parts)"};
+  }
+  if (const ErrorBand* own = heldout.device(device.name, heldout_min_device_rows)) {
+    return TrustBand{*own, "published runs of " + device.name + " that no fit saw", ""};
+  }
+  int own_rows = 0;
+  for (const auto& [name, band] : heldout.by_device)
+    if (name == device.name) own_rows = band.rows;
+  return TrustBand{heldout.training, all,
+                   own_rows == 0 ? "none of them is of " + device.name
+                                 : "only " + std::to_string(own_rows) + " of them " + (own_rows == 1 ? "is" : "are") +
+                                       " of " + device.name};
+}
+
+namespace {
+
+std::string multiple(double value) { return format_fixed(value, 2) + "x"; }
+
+}  // namespace
+
+std::string trust_text(const TrainingSetup& setup, const HeldoutErrors* heldout, int largest_accelerators) {
+  if (heldout == nullptr) {
+    return "not available: no held-out errors were found (dtsim validate --published --write-heldout FILE writes "
+           "them; the shipped file is validation/published/heldout.json)";
+  }
+  if (setup.profile) {
+    return "compute comes from the measured profile; docs/validation.md's PyTorch validation checks predictions made "
+           "from such profiles";
+  }
+  const std::optional<TrustBand> t = trust_band(setup, *heldout);
+  if (!t) return "compute was measured on this machine by dtsim calibrate; no published run checks it";
+  const ErrorBand& b = t->band;
+  std::string text = "80% of the " + std::to_string(b.rows) + " " + t->basis + " (" + std::to_string(b.min_devices) +
+                     " to " + std::to_string(b.max_devices) + " devices) measured " + multiple(b.low(1.0)) + " to " +
+                     multiple(b.high(1.0)) + " the throughput dtsim predicted (median |error| " +
+                     format_percent(b.median_abs_error) + ")";
+  if (!t->caveat.empty()) text += "; " + t->caveat;
+  if (largest_accelerators > b.max_devices && heldout->collectives.rows > 0) {
+    const ErrorBand& c = heldout->collectives;
+    text += "; above " + std::to_string(b.max_devices) +
+            " devices only the network is checked, against published collectives (80% of " + std::to_string(c.rows) +
+            " held-out nccl-tests and rccl-tests runs measured " + multiple(c.low(1.0)) + " to " +
+            multiple(c.high(1.0)) + " dtsim's bus bandwidth)";
+  }
+  return text;
+}
+
+nlohmann::json trust_json(const TrainingSetup& setup, const HeldoutErrors* heldout) {
+  if (heldout == nullptr) return nullptr;
+  const std::optional<TrustBand> t = trust_band(setup, *heldout);
+  if (!t) return nullptr;
+  const ErrorBand& b = t->band;
+  return nlohmann::json{{"basis", t->basis},
+                        {"rows", b.rows},
+                        {"median_abs_error", b.median_abs_error},
+                        {"p10_error", b.p10_error},
+                        {"p90_error", b.p90_error},
+                        {"min_devices", b.min_devices},
+                        {"max_devices", b.max_devices},
+                        {"caveat", t->caveat},
+                        {"measured_over_predicted", {b.low(1.0), b.high(1.0)}},
+                        {"source", heldout->generated_by}};
+}
+
+nlohmann::json throughput_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted) {
+  if (heldout == nullptr) return nullptr;
+  const std::optional<TrustBand> t = trust_band(setup, *heldout);
+  if (!t) return nullptr;
+  return nlohmann::json::array({t->band.low(predicted), t->band.high(predicted)});
 }
 
 }  // namespace dtsim

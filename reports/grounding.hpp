@@ -4,9 +4,11 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "models/devices.hpp"
+#include "models/heldout_errors.hpp"
 #include "models/training.hpp"
 
 namespace dtsim {
@@ -20,5 +22,24 @@ nlohmann::json grounding_json(const Device& device);
 // The setup's: its measured profile's where it has one (device figures then serve only its memory), else its device's.
 std::string grounding_text(const TrainingSetup& setup);
 nlohmann::json grounding_json(const TrainingSetup& setup);
+
+// How far to trust a predicted throughput: the band of held-out errors (models/heldout_errors.hpp) that applies to the
+// setup's compute, what it was taken over, and what it leaves out. None where the compute was measured (a profile,
+// or a calibration of this machine): their checks are the framework and MPI validations.
+struct TrustBand {
+  ErrorBand band;
+  std::string basis;   // e.g. "published runs of v100-sxm2-32gb"
+  std::string caveat;  // "" or why the errors may be larger than the band's
+};
+std::optional<TrustBand> trust_band(const TrainingSetup& setup, const HeldoutErrors& heldout);
+// One sentence (without the leading "trust: "): the band as multiples of the prediction, and, when
+// `largest_accelerators` exceeds the largest held-out run, what checks the network at that scale. `heldout` nullptr:
+// says they are missing.
+std::string trust_text(const TrainingSetup& setup, const HeldoutErrors* heldout, int largest_accelerators);
+// {"basis", "rows", "median_abs_error", "p10_error", "p90_error", "min_devices", "max_devices", "caveat",
+// "measured_over_predicted": [low, high]}; null without a band.
+nlohmann::json trust_json(const TrainingSetup& setup, const HeldoutErrors* heldout);
+// [low, high] of a predicted throughput under the setup's band; null without one.
+nlohmann::json throughput_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted);
 
 }  // namespace dtsim

@@ -87,10 +87,15 @@ std::string distribution_text(const Scenario& scenario, const std::vector<Predic
 
 }  // namespace
 
-std::string predict_text(const Scenario& scenario, const std::vector<Prediction>& results) {
+std::string predict_text(const Scenario& scenario, const std::vector<Prediction>& results,
+                         const HeldoutErrors* heldout) {
   std::ostringstream out;
+  int largest = 0;
+  for (const Prediction& p : results)
+    largest = std::max(largest, p.accelerators);
   out << "predict " << scenario.name << ": " << setup_line(scenario)
-      << "\n  grounding: " << grounding_text(scenario.setup) << "\n\n";
+      << "\n  grounding: " << grounding_text(scenario.setup)
+      << "\n  trust: " << trust_text(scenario.setup, heldout, largest) << "\n\n";
   out << std::left << std::setw(6) << "accel" << std::setw(6) << "nodes" << std::setw(15) << "algorithm"
       << std::setw(11) << "step" << std::setw(11) << "samples/s" << std::setw(9) << "speedup" << std::setw(7) << "eff."
       << std::setw(11) << "forward" << std::setw(11) << "backward" << std::setw(11) << "exposed" << std::setw(11)
@@ -125,7 +130,8 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
   return out.str();
 }
 
-nlohmann::json predict_json(const Scenario& scenario, const std::vector<Prediction>& results) {
+nlohmann::json predict_json(const Scenario& scenario, const std::vector<Prediction>& results,
+                            const HeldoutErrors* heldout) {
   const TrainingSetup& s = scenario.setup;
   nlohmann::json list = nlohmann::json::array();
   for (const Prediction& p : results) {
@@ -156,6 +162,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                      {"sim_wall_s", p.step.wall_s},
                      {"sim_rank_classes", p.step.rank_classes}};
     if (p.distribution.samples > 0) r["step_distribution"] = step_distribution_json(p.distribution);
+    r["samples_per_s_range"] = p.fits ? throughput_range_json(s, heldout, p.samples_per_s) : nlohmann::json(nullptr);
     list.push_back(r);
   }
   return nlohmann::json{{"scenario", scenario.name},
@@ -164,6 +171,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"device_file", s.device.origin},
                         {"device_figures", device_figures(s.device)},
                         {"grounding", grounding_json(s)},
+                        {"trust", trust_json(s, heldout)},
                         {"cluster", scenario.cluster.name},
                         {"scaling", to_string(s.scaling)},
                         {"batch", s.batch},
@@ -177,10 +185,15 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"results", list}};
 }
 
-std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results, bool search) {
+std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPrediction>& results, bool search,
+                          const HeldoutErrors* heldout) {
   std::ostringstream out;
+  int largest = 0;
+  for (const ParallelPrediction& p : results)
+    largest = std::max(largest, p.accelerators);
   out << "predict " << scenario.name << ": " << setup_line(scenario)
-      << "\n  grounding: " << grounding_text(scenario.setup) << '\n';
+      << "\n  grounding: " << grounding_text(scenario.setup)
+      << "\n  trust: " << trust_text(scenario.setup, heldout, largest) << '\n';
   if (scenario.setup.scaling == ScalingMode::weak) {
     out << "  global batch = " << scenario.setup.batch
         << " x accelerators for every layout, each replica of tensor x pipeline accelerators taking its share\n";
@@ -230,10 +243,13 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
   return out.str();
 }
 
-nlohmann::json parallel_json(const Scenario& scenario, const std::vector<ParallelPrediction>& results) {
+nlohmann::json parallel_json(const Scenario& scenario, const std::vector<ParallelPrediction>& results,
+                             const HeldoutErrors* heldout) {
   nlohmann::json list = nlohmann::json::array();
   for (const ParallelPrediction& p : results) {
     list.push_back({{"accelerators", p.accelerators},
+                    {"samples_per_s_range", p.fits ? throughput_range_json(scenario.setup, heldout, p.samples_per_s)
+                                                   : nlohmann::json(nullptr)},
                     {"nodes", p.nodes},
                     {"data", p.layout.data},
                     {"tensor", p.layout.tensor},
@@ -274,6 +290,7 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                         {"device_file", scenario.setup.device.origin},
                         {"device_figures", device_figures(scenario.setup.device)},
                         {"grounding", grounding_json(scenario.setup)},
+                        {"trust", trust_json(scenario.setup, heldout)},
                         {"cluster", scenario.cluster.name},
                         {"scaling", to_string(scenario.setup.scaling)},
                         {"precision", to_string(scenario.setup.compute.precision)},

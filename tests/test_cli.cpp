@@ -20,6 +20,7 @@
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
 #include "run_dtsim.hpp"
+#include "scenarios/heldout_file.hpp"
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/parallel.hpp"
@@ -765,15 +766,56 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   const Run text = run_dtsim("predict");
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, Catch::Contains("predict resnet50-v100: resnet50 (25.6M parameters) on v100-nvlink-edr"));
-  // header (with its grounding line), baseline, 6 sizes x 4 algorithms, footer; then the links at 64 GPUs (blank line,
-  // title, header) in up to 5 groups of links alike, here fewer: every node's links of a kind carry the same
+  // header (with its grounding and trust lines), baseline, 6 sizes x 4 algorithms, footer; then the links at 64 GPUs
+  // (blank line, title, header) in up to 5 groups of links alike, here fewer: every node's links of a kind carry the
+  // same
   const std::size_t links_at = text.output.find("\nLinks at 64 accelerators (ring) over 3 simulated steps");
   REQUIRE(links_at != std::string::npos);
-  CHECK(count_lines(text.output.substr(0, links_at + 1)) == 5 + 1 + 6 * 4 + 2 + 1);  // (grounding; blank line)
+  CHECK(count_lines(text.output.substr(0, links_at + 1)) == 6 + 1 + 6 * 4 + 2 + 1);  // (grounding, trust; blank)
   const int link_rows = count_lines(text.output.substr(links_at + 1)) - 2;
   CHECK(link_rows >= 1);
   CHECK(link_rows < 5);
   CHECK_THAT(text.output, Catch::Contains(" x pcie (12 GB/s), e.g. "));
+}
+
+TEST_CASE("predict and explain say how far to trust the throughput: the held-out runs' band, as a range per result") {
+  const HeldoutErrors shipped = load_heldout_file(default_heldout_path(DTSIM_SOURCE_DIR));
+  // the default scenario's V100 has enough held-out runs for a band of its own
+  const Run run = run_dtsim("predict --accelerators 1,8 --algorithm ring --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  const ErrorBand* own = shipped.device("v100-sxm2-32gb", heldout_min_device_rows);
+  REQUIRE(own != nullptr);
+  CHECK_THAT(j["trust"]["basis"].get<std::string>(), Catch::Contains("v100-sxm2-32gb"));
+  CHECK(j["trust"]["rows"] == own->rows);
+  CHECK(j["trust"]["caveat"] == "");
+  for (const auto& r : j["results"]) {
+    const double predicted = r["samples_per_s"].get<double>();
+    REQUIRE(r["samples_per_s_range"].size() == 2);
+    CHECK(r["samples_per_s_range"][0].get<double>() == Approx(predicted / (1 + own->p90_error)));
+    CHECK(r["samples_per_s_range"][1].get<double>() == Approx(predicted / (1 + own->p10_error)));
+  }
+  // a part with too few held-out runs of its own gets every part's band and says so; beyond the largest held-out run
+  // the text says what checks the network there
+  const Run h100 = run_dtsim("predict --device h100 --accelerators 1," +
+                             std::to_string(2 * shipped.training.max_devices) + " --algorithm ring");
+  REQUIRE(h100.exit_code == 0);
+  CHECK_THAT(h100.output, Catch::Contains("trust: 80% of the " + std::to_string(shipped.training.rows) +
+                                          " published runs (all parts) that no fit saw"));
+  CHECK_THAT(h100.output, Catch::Contains("of h100-sxm5-80gb"));
+  CHECK_THAT(h100.output, Catch::Contains("only the network is checked, against published collectives"));
+  // a CPU socket is datasheet figures: the band comes with its caveat; explain quotes it too
+  const Run cpu =
+      run_dtsim("explain " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json --json");
+  REQUIRE(cpu.exit_code == 0);
+  const auto c = nlohmann::json::parse(cpu.output);
+  CHECK_THAT(c["trust"]["caveat"].get<std::string>(), Catch::Contains("datasheet figures fitted to nothing"));
+  CHECK(c["trust"]["rows"] == shipped.training.rows);
+  // the flag writes only the test split's errors, and only with --published
+  CHECK_THAT(run_dtsim("validate --published --split fit --write-heldout x.json").output,
+             Catch::Contains("--write-heldout: takes the test split's errors"));
+  CHECK(run_dtsim("validate --write-heldout x.json").exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists("x.json"));
 }
 
 TEST_CASE("predict --algorithm auto reduces each bucket with the library's choice: MPI's on the default scenario") {
@@ -1067,9 +1109,35 @@ TEST_CASE("NCCL executor: the schedules over NCCL point-to-point give exact sums
 }
 
 TEST_CASE("validate --published reproduces the medians docs/validation.md records, and names why rows are left out") {
-  const Run test = run_dtsim("validate --published --json --max-median-error 100");
+  const auto heldout_path =
+      std::filesystem::temp_directory_path() / ("dtsim-heldout-" + std::to_string(::getpid()) + ".json");
+  const Run test =
+      run_dtsim("validate --published --json --max-median-error 100 --write-heldout " + heldout_path.string());
   REQUIRE(test.exit_code == 0);
   const auto t = nlohmann::json::parse(test.output);
+  // the held-out errors predict and explain quote are this run's: the shipped file is current
+  const HeldoutErrors written = load_heldout_file(heldout_path.string());
+  std::filesystem::remove(heldout_path);
+  const HeldoutErrors shipped = load_heldout_file(default_heldout_path(DTSIM_SOURCE_DIR));
+  CHECK(written.training.rows == t["overall"]["rows"].get<int>());
+  CHECK(written.training.median_abs_error == Approx(t["overall"]["median_abs_error"].get<double>()).epsilon(1e-12));
+  CHECK(written.collectives.rows == t["collectives"]["overall"]["rows"].get<int>());
+  auto same_band = [](const ErrorBand& a, const ErrorBand& b) {
+    CHECK(a.rows == b.rows);
+    CHECK(a.median_abs_error == Approx(b.median_abs_error).epsilon(1e-9));
+    CHECK(a.p10_error == Approx(b.p10_error).epsilon(1e-9));
+    CHECK(a.p90_error == Approx(b.p90_error).epsilon(1e-9));
+    CHECK(a.min_devices == b.min_devices);
+    CHECK(a.max_devices == b.max_devices);
+  };
+  same_band(written.training, shipped.training);
+  same_band(written.pooled_devices, shipped.pooled_devices);
+  same_band(written.collectives, shipped.collectives);
+  REQUIRE(written.by_device.size() == shipped.by_device.size());
+  for (std::size_t i = 0; i < written.by_device.size(); ++i) {
+    CHECK(written.by_device[i].first == shipped.by_device[i].first);
+    same_band(written.by_device[i].second, shipped.by_device[i].second);
+  }
   CHECK(t["split"] == "test");
   CHECK(t["overall"]["rows"] == 137);
   CHECK(t["overall"]["median_abs_error"].get<double>() == Approx(0.0898).margin(0.0005));

@@ -6,10 +6,14 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "models/heldout_errors.hpp"
 #include "scenarios/collective_table.hpp"
+#include "scenarios/heldout_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/published_file.hpp"
 
@@ -155,4 +159,46 @@ TEST_CASE("the published collective measurements: sources, both splits on every 
       load_collective_table(write_table("c-kind.csv", header + "a,sys,8,1,8,x,gossip,1024,,1.5,,NCCL,2,https://e.org,"
                                                                "t,fit\n")),
       Catch::Contains("c-kind.csv:2 (collective): expected allreduce, allgather"));
+}
+
+TEST_CASE("a held-out error band: percentiles of the signed errors, and the range of measurements they give") {
+  const ErrorBand b = error_band({0.1, -0.2, 0.3, 0.0, -0.1}, {8, 1, 64, 8, 1});
+  CHECK(b.rows == 5);
+  CHECK(b.median_abs_error == Approx(0.1));
+  CHECK(b.p10_error == Approx(-0.16));  // between -0.2 and -0.1, 40% of the way
+  CHECK(b.p90_error == Approx(0.22));   // between 0.1 and 0.3, 60% of the way
+  CHECK(b.min_devices == 1);
+  CHECK(b.max_devices == 64);
+  // dtsim too fast by 22% at the 90th percentile: the run measures 1 / 1.22 of the prediction
+  CHECK(b.low(100.0) == Approx(100.0 / 1.22));
+  CHECK(b.high(100.0) == Approx(100.0 / 0.84));
+  CHECK(b.low(100.0) < b.high(100.0));
+  CHECK(error_band({}, {}).rows == 0);
+  CHECK_THROWS_AS(error_band({0.1}, {}), std::invalid_argument);
+}
+
+TEST_CASE("the held-out error file reads back what it wrote, and a bad one is refused naming the JSON path") {
+  HeldoutErrors e;
+  e.generated_by = "a test";
+  e.training = error_band({0.1, -0.2, 0.3}, {1, 2, 4});
+  e.by_device = {{"a100-sxm4-80gb", error_band({0.1, 0.05}, {1, 8})}, {"v100-sxm2-16gb", error_band({-0.3}, {16})}};
+  e.pooled_devices = error_band({}, {});
+  e.collectives = error_band({0.5, -0.1}, {8, 16});
+  const nlohmann::json doc = heldout_json(e);
+  CHECK(parse_heldout(doc) == e);
+  CHECK(parse_heldout(doc).device("a100-sxm4-80gb", 2) != nullptr);
+  CHECK(parse_heldout(doc).device("a100-sxm4-80gb", 3) == nullptr);  // too few runs of the part for its own band
+  CHECK(parse_heldout(doc).device("h100-sxm5-80gb", 1) == nullptr);
+  auto refused = [&](const std::function<void(nlohmann::json&)>& change, const std::string& says) {
+    nlohmann::json bad = doc;
+    change(bad);
+    CAPTURE(says);
+    CHECK_THROWS_WITH(parse_heldout(bad), Catch::Contains(says));
+  };
+  refused([](nlohmann::json& d) { d["heldout"]["training"]["extra"] = 1; }, "heldout.training");
+  refused([](nlohmann::json& d) { d["heldout"]["training"]["p10_error"] = 0.5; }, "heldout.training.p10_error");
+  refused([](nlohmann::json& d) { d["heldout"]["split"] = "fit"; }, "heldout.split");
+  refused([](nlohmann::json& d) { d["heldout"]["collectives"].erase("rows"); }, "heldout.collectives");
+  refused([](nlohmann::json& d) { d["heldout"]["by_device"][1]["device"] = "a100-sxm4-80gb"; }, "listed twice");
+  refused([](nlohmann::json& d) { d["heldout"]["training"]["p90_error"] = -2; }, "heldout.training.p90_error");
 }

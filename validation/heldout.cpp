@@ -1,0 +1,60 @@
+#include "validation/heldout.hpp"
+
+#include <map>
+#include <stdexcept>
+
+namespace dtsim {
+namespace {
+
+struct Rows {
+  std::vector<double> errors;
+  std::vector<int> devices;
+  void add(double error, int device_count) {
+    errors.push_back(error);
+    devices.push_back(device_count);
+  }
+  ErrorBand band() const { return error_band(errors, devices); }
+};
+
+}  // namespace
+
+HeldoutErrors heldout_errors(const PublishedResult& training, const CollectiveValidation& collectives,
+                             const PublishedMapping& mapping, const std::string& generated_by) {
+  HeldoutErrors out;
+  out.generated_by = generated_by;
+  Rows all, pooled;
+  std::map<std::string, Rows> by_device;
+  std::map<std::string, bool> is_pooled;
+  for (const PublishedCase& c : training.cases) {
+    if (c.row.split != "test") {
+      throw std::invalid_argument("held-out errors: row " + c.row.id + " is in the " + c.row.split +
+                                  " split, not the test split");
+    }
+    if (!c.not_modelled.empty() || c.device.empty()) continue;
+    all.add(c.error, c.row.device_count);
+    by_device[c.device].add(c.error, c.row.device_count);
+    auto [at, added] = is_pooled.try_emplace(c.device, false);
+    if (added) {
+      const Device d = mapping.device_of(c.device);
+      at->second = d.fit && d.fit->pooled;
+    }
+    if (at->second) pooled.add(c.error, c.row.device_count);
+  }
+  out.training = all.band();
+  for (const auto& [name, rows] : by_device)
+    out.by_device.emplace_back(name, rows.band());
+  out.pooled_devices = pooled.band();
+  Rows coll;
+  for (const CollectiveCase& c : collectives.cases) {
+    if (c.row.split != "test") {
+      throw std::invalid_argument("held-out errors: collective row " + c.row.id + " is in the " + c.row.split +
+                                  " split, not the test split");
+    }
+    if (!c.not_modelled.empty()) continue;
+    coll.add(c.error, c.row.gpus);
+  }
+  out.collectives = coll.band();
+  return out;
+}
+
+}  // namespace dtsim
