@@ -46,6 +46,12 @@ ErrorBand error_band(const std::vector<double>& signed_errors, const std::vector
   return band;
 }
 
+const char* collective_size_class(std::uint64_t bytes_per_rank) {
+  if (bytes_per_rank < 8192) return "< 8 KiB";
+  if (bytes_per_rank < (1U << 20)) return "8 KiB to 1 MiB";
+  return ">= 1 MiB";
+}
+
 const ErrorBand* HeldoutErrors::device(const std::string& name, int min_rows) const {
   for (const auto& [device_name, band] : by_device) {
     if (device_name == name) return band.rows >= min_rows ? &band : nullptr;

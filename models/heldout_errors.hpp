@@ -4,6 +4,7 @@
 // and explain turn them into a range around each predicted throughput. The errors are only reported, never fitted.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,11 +37,16 @@ struct HeldoutErrors {
   std::vector<std::pair<std::string, ErrorBand>> by_device;  // by dtsim device name, sorted
   ErrorBand pooled_devices;  // held-out runs of parts whose efficiencies no fit saw (pooled from other parts)
   ErrorBand collectives;     // held-out nccl-tests and rccl-tests runs: bus bandwidth
+  std::vector<std::pair<std::string, ErrorBand>> collectives_by_size;  // the same by collective_size_class
   bool operator==(const HeldoutErrors&) const = default;
 
   // A device's own band where it has at least `min_rows` held-out runs; nullptr otherwise.
   const ErrorBand* device(const std::string& name, int min_rows) const;
 };
+
+// The size classes of collectives' errors, by each rank's buffer as nccl-tests counts it: "< 8 KiB", "8 KiB to 1 MiB",
+// ">= 1 MiB" (validate --published and predict alike).
+const char* collective_size_class(std::uint64_t bytes_per_rank);
 
 // The fewest held-out runs of one part for predict to quote that part's own band rather than all parts'.
 inline constexpr int heldout_min_device_rows = 10;

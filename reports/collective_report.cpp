@@ -58,6 +58,14 @@ std::string collective_text(const CollectiveRun& run) {
   }
   out << "  algbw      " << format_rate_Bps(algbw_Bps(run)) << '\n';
   out << "  busbw      " << format_rate_Bps(busbw_Bps(run)) << '\n';
+  if (run.trust) {
+    const ErrorBand& b = *run.trust;
+    out << "  trust      80% of the " << b.rows << ' ' << run.trust_basis << " measured " << format_fixed(b.low(1.0), 2)
+        << "x to " << format_fixed(b.high(1.0), 2) << "x the bus bandwidth dtsim predicted (median |error| "
+        << format_percent(b.median_abs_error) << ")";
+    if (run.ranks > b.max_devices) out << "; none was as large as " << run.ranks << " ranks";
+    out << '\n';
+  }
   out << "  messages   " << run.result.messages << " carrying " << format_bytes(run.result.bytes_sent) << '\n';
   if (run.closed_form_s >= 0) {
     char ratio[32];
@@ -170,6 +178,18 @@ nlohmann::json collective_json(const CollectiveRun& run) {
     j["cluster"] = run.cluster;
   }
   if (!run.network_model.empty()) j["network_model"] = run.network_model;
+  if (run.trust) {
+    const ErrorBand& b = *run.trust;
+    j["trust"] = {{"basis", run.trust_basis},
+                  {"rows", b.rows},
+                  {"median_abs_error", b.median_abs_error},
+                  {"p10_error", b.p10_error},
+                  {"p90_error", b.p90_error},
+                  {"min_devices", b.min_devices},
+                  {"max_devices", b.max_devices},
+                  {"measured_over_predicted", {b.low(1.0), b.high(1.0)}}};
+    j["busbw_Bps_range"] = {b.low(busbw_Bps(run)), b.high(busbw_Bps(run))};
+  }
   if (!run.chosen_by.empty()) {
     nlohmann::json weighed = nlohmann::json::array();
     for (const WeighedAlgorithm& w : run.weighed)

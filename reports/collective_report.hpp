@@ -4,9 +4,11 @@
 #include "sim/link_usage.hpp"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "models/alpha_beta.hpp"
+#include "models/heldout_errors.hpp"
 #include "sim/executor.hpp"
 #include "sim/step_sampler.hpp"
 
@@ -42,6 +44,10 @@ struct CollectiveRun {
   // --samples with --arrival: the time with the ranks arriving apart (samples 0: not sampled)
   StepDistribution distribution;
   std::string arrival;  // how they arrived, e.g. "normal:20us"
+  // How far to trust the bus bandwidth (a call in a collective library's protocol): the spread of dtsim's errors on
+  // the held-out published nccl-tests and rccl-tests runs of its size class (models/heldout_errors.hpp); none: no band
+  std::optional<ErrorBand> trust;
+  std::string trust_basis;  // e.g. "held-out nccl-tests and rccl-tests runs (1 MiB or more a rank; 8 to 1024 GPUs)"
 };
 
 double algbw_Bps(const CollectiveRun& run);

@@ -27,8 +27,16 @@ constexpr std::array<FieldSpec, 7> device_band_fields = [] {
     fields[i + 1] = band_fields[i];
   return fields;
 }();
+// A size class's band: its name (collective_size_class), then band_fields.
+constexpr std::array<FieldSpec, 7> size_band_fields = [] {
+  std::array<FieldSpec, 7> fields{};
+  fields[0] = choice_field("size", "", "the size class of each rank's buffer", "< 8 KiB|8 KiB to 1 MiB|>= 1 MiB");
+  for (std::size_t i = 0; i < band_fields.size(); ++i)
+    fields[i + 1] = band_fields[i];
+  return fields;
+}();
 
-constexpr std::array<FieldSpec, 6> heldout_fields{{
+constexpr std::array<FieldSpec, 7> heldout_fields{{
     value_field("generated_by", FieldType::text, "", "the command that wrote the file"),
     object_field("training", true, "every predicted held-out training run (throughput)", band_fields),
     object_list_field("by_device", "the same, by device", device_band_fields),
@@ -36,6 +44,7 @@ constexpr std::array<FieldSpec, 6> heldout_fields{{
                  "held-out runs of parts whose efficiencies were pooled from other parts (no fit row of the part)",
                  band_fields),
     object_field("collectives", true, "held-out nccl-tests and rccl-tests runs (bus bandwidth)", band_fields),
+    object_list_field("collectives_by_size", "the same by size class", size_band_fields),
     choice_field("split", "", "the rows the errors were taken over: the test split", "test"),
 }};
 
@@ -86,6 +95,13 @@ HeldoutErrors parse_heldout(const nlohmann::json& document) {
   }
   e.pooled_devices = read_band(h.object("pooled_devices"));
   e.collectives = read_band(h.object("collectives"));
+  for (const JsonObject& c : h.objects("collectives_by_size")) {
+    const std::string size = c.choice("size");
+    for (const auto& [seen, band] : e.collectives_by_size) {
+      if (seen == size) throw ScenarioError(c.path_of("size") + ": '" + size + "' is listed twice");
+    }
+    e.collectives_by_size.emplace_back(size, read_band(c));
+  }
   return e;
 }
 
@@ -98,13 +114,20 @@ nlohmann::json heldout_json(const HeldoutErrors& errors) {
     d["device"] = name;
     devices.push_back(d);
   }
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const auto& [size, band] : errors.collectives_by_size) {
+    nlohmann::json c = band_json(band);
+    c["size"] = size;
+    sizes.push_back(c);
+  }
   return nlohmann::json{{"heldout",
                          {{"generated_by", errors.generated_by},
                           {"split", "test"},
                           {"training", band_json(errors.training)},
                           {"by_device", devices},
                           {"pooled_devices", band_json(errors.pooled_devices)},
-                          {"collectives", band_json(errors.collectives)}}}};
+                          {"collectives", band_json(errors.collectives)},
+                          {"collectives_by_size", sizes}}}};
 }
 
 std::string default_heldout_path(const std::string& data_dir) {

@@ -811,6 +811,23 @@ TEST_CASE("predict and explain say how far to trust the throughput: the held-out
   const auto c = nlohmann::json::parse(cpu.output);
   CHECK_THAT(c["trust"]["caveat"].get<std::string>(), Catch::Contains("datasheet figures fitted to nothing"));
   CHECK(c["trust"]["rows"] == shipped.training.rows);
+  // a library's collective quotes the held-out nccl-tests runs of its size class, or of every size with how few
+  const std::string p5 = std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/aws-p5.json";
+  const Run large = run_dtsim("collective --cluster " + p5 + " --nodes 2 --bytes 64MB --json");
+  REQUIRE(large.exit_code == 0);
+  const auto l = nlohmann::json::parse(large.output);
+  const ErrorBand* mib = nullptr;
+  for (const auto& [size, band] : shipped.collectives_by_size)
+    if (size == ">= 1 MiB") mib = &band;
+  REQUIRE(mib != nullptr);
+  CHECK(l["trust"]["rows"] == mib->rows);
+  CHECK(l["busbw_Bps_range"][0].get<double>() == Approx(l["busbw_Bps"].get<double>() / (1 + mib->p90_error)));
+  const Run small = run_dtsim("collective --cluster " + p5 + " --nodes 2 --bytes 4KB");
+  REQUIRE(small.exit_code == 0);
+  CHECK_THAT(small.output, Catch::Contains("trust      80% of the " + std::to_string(shipped.collectives.rows) +
+                                           " held-out nccl-tests and rccl-tests runs (every size, only"));
+  CHECK_THAT(run_dtsim("collective --cluster " + p5 + " --nodes 2 --bytes 4KB --protocol none").output,
+             !Catch::Contains("trust"));  // plain messages: no published run checks them
   // the flag writes only the test split's errors, and only with --published
   CHECK_THAT(run_dtsim("validate --published --split fit --write-heldout x.json").output,
              Catch::Contains("--write-heldout: takes the test split's errors"));
@@ -1133,6 +1150,11 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   same_band(written.training, shipped.training);
   same_band(written.pooled_devices, shipped.pooled_devices);
   same_band(written.collectives, shipped.collectives);
+  REQUIRE(written.collectives_by_size.size() == shipped.collectives_by_size.size());
+  for (std::size_t i = 0; i < written.collectives_by_size.size(); ++i) {
+    CHECK(written.collectives_by_size[i].first == shipped.collectives_by_size[i].first);
+    same_band(written.collectives_by_size[i].second, shipped.collectives_by_size[i].second);
+  }
   REQUIRE(written.by_device.size() == shipped.by_device.size());
   for (std::size_t i = 0; i < written.by_device.size(); ++i) {
     CHECK(written.by_device[i].first == shipped.by_device[i].first);

@@ -184,6 +184,7 @@ TEST_CASE("the held-out error file reads back what it wrote, and a bad one is re
   e.by_device = {{"a100-sxm4-80gb", error_band({0.1, 0.05}, {1, 8})}, {"v100-sxm2-16gb", error_band({-0.3}, {16})}};
   e.pooled_devices = error_band({}, {});
   e.collectives = error_band({0.5, -0.1}, {8, 16});
+  e.collectives_by_size = {{">= 1 MiB", error_band({0.5}, {8})}, {"< 8 KiB", error_band({-0.1}, {16})}};
   const nlohmann::json doc = heldout_json(e);
   CHECK(parse_heldout(doc) == e);
   CHECK(parse_heldout(doc).device("a100-sxm4-80gb", 2) != nullptr);
@@ -201,4 +202,10 @@ TEST_CASE("the held-out error file reads back what it wrote, and a bad one is re
   refused([](nlohmann::json& d) { d["heldout"]["collectives"].erase("rows"); }, "heldout.collectives");
   refused([](nlohmann::json& d) { d["heldout"]["by_device"][1]["device"] = "a100-sxm4-80gb"; }, "listed twice");
   refused([](nlohmann::json& d) { d["heldout"]["training"]["p90_error"] = -2; }, "heldout.training.p90_error");
+  refused([](nlohmann::json& d) { d["heldout"]["collectives_by_size"][0]["size"] = "4 MiB"; },
+          "heldout.collectives_by_size[0].size");
+  refused([](nlohmann::json& d) { d["heldout"]["collectives_by_size"][1]["size"] = ">= 1 MiB"; }, "listed twice");
+  CHECK(std::string(collective_size_class(8191)) == "< 8 KiB");
+  CHECK(std::string(collective_size_class(8192)) == "8 KiB to 1 MiB");
+  CHECK(std::string(collective_size_class(1 << 20)) == ">= 1 MiB");
 }

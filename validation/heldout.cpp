@@ -45,6 +45,7 @@ HeldoutErrors heldout_errors(const PublishedResult& training, const CollectiveVa
     out.by_device.emplace_back(name, rows.band());
   out.pooled_devices = pooled.band();
   Rows coll;
+  std::map<std::string, Rows> coll_by_size;
   for (const CollectiveCase& c : collectives.cases) {
     if (c.row.split != "test") {
       throw std::invalid_argument("held-out errors: collective row " + c.row.id + " is in the " + c.row.split +
@@ -52,8 +53,11 @@ HeldoutErrors heldout_errors(const PublishedResult& training, const CollectiveVa
     }
     if (!c.not_modelled.empty()) continue;
     coll.add(c.error, c.row.gpus);
+    coll_by_size[collective_size_class(c.row.size_bytes)].add(c.error, c.row.gpus);
   }
   out.collectives = coll.band();
+  for (const auto& [size, rows] : coll_by_size)
+    out.collectives_by_size.emplace_back(size, rows.band());
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "validation/published_collectives.hpp"
 
+#include "models/heldout_errors.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -85,11 +87,7 @@ void predict_row(CollectiveCase& c, const std::string& data_dir, double extra_la
 
 }  // namespace
 
-std::string collective_band(std::uint64_t bytes) {
-  if (bytes < 8192) return "< 8 KiB";
-  if (bytes < (1U << 20)) return "8 KiB to 1 MiB";
-  return ">= 1 MiB";
-}
+std::string collective_band(std::uint64_t bytes) { return collective_size_class(bytes); }
 
 CollectiveValidation predict_collectives(const std::vector<CollectiveMeasurement>& rows, const std::string& split,
                                          const std::string& data_dir) {
