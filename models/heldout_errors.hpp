@@ -36,7 +36,10 @@ struct HeldoutErrors {
   ErrorBand training;                                        // every predicted held-out training run
   std::vector<std::pair<std::string, ErrorBand>> by_device;  // by dtsim device name, sorted
   ErrorBand pooled_devices;  // held-out runs of parts whose efficiencies no fit saw (pooled from other parts)
-  ErrorBand collectives;     // held-out nccl-tests and rccl-tests runs: bus bandwidth
+  // Speedups: each held-out multi-device run against the held-out one-device run of the same source, part, model,
+  // precision, batch and software (predicted speedup / measured speedup - 1; devices: the multi-device run's)
+  ErrorBand speedup;
+  ErrorBand collectives;  // held-out nccl-tests and rccl-tests runs: bus bandwidth
   std::vector<std::pair<std::string, ErrorBand>> collectives_by_size;  // the same by collective_size_class
   bool operator==(const HeldoutErrors&) const = default;
 

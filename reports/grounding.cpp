@@ -1,5 +1,7 @@
 #include "reports/grounding.hpp"
 
+#include <algorithm>
+
 #include "reports/format.hpp"
 
 namespace dtsim {
@@ -91,6 +93,16 @@ namespace {
 
 std::string multiple(double value) { return format_fixed(value, 2) + "x"; }
 
+nlohmann::json band_json(const ErrorBand& b) {
+  return nlohmann::json{{"rows", b.rows},
+                        {"median_abs_error", b.median_abs_error},
+                        {"p10_error", b.p10_error},
+                        {"p90_error", b.p90_error},
+                        {"min_devices", b.min_devices},
+                        {"max_devices", b.max_devices},
+                        {"measured_over_predicted", {b.low(1.0), b.high(1.0)}}};
+}
+
 }  // namespace
 
 std::string trust_text(const TrainingSetup& setup, const HeldoutErrors* heldout, int largest_accelerators) {
@@ -110,6 +122,13 @@ std::string trust_text(const TrainingSetup& setup, const HeldoutErrors* heldout,
                      multiple(b.high(1.0)) + " the throughput dtsim predicted (median |error| " +
                      format_percent(b.median_abs_error) + ")";
   if (!t->caveat.empty()) text += "; " + t->caveat;
+  if (const ErrorBand& s = heldout->speedup; largest_accelerators > 1 && s.rows > 0) {
+    text += "; speedup: 80% of the " + std::to_string(s.rows) +
+            " held-out pairs of runs of one configuration (all parts, " + std::to_string(s.min_devices) + " to " +
+            std::to_string(s.max_devices) + " devices against one) measured " + multiple(s.low(1.0)) + " to " +
+            multiple(s.high(1.0)) + " the speedup dtsim predicted (median |error| " +
+            format_percent(s.median_abs_error) + ")";
+  }
   if (largest_accelerators > b.max_devices && heldout->collectives.rows > 0) {
     const ErrorBand& c = heldout->collectives;
     text += "; above " + std::to_string(b.max_devices) +
@@ -134,7 +153,18 @@ nlohmann::json trust_json(const TrainingSetup& setup, const HeldoutErrors* heldo
                         {"max_devices", b.max_devices},
                         {"caveat", t->caveat},
                         {"measured_over_predicted", {b.low(1.0), b.high(1.0)}},
+                        {"speedup", band_json(heldout->speedup)},
                         {"source", heldout->generated_by}};
+}
+
+nlohmann::json speedup_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted,
+                                  int accelerators) {
+  if (heldout == nullptr || accelerators <= 1 || heldout->speedup.rows == 0 || !trust_band(setup, *heldout)) {
+    return nullptr;
+  }
+  // (no more than linear: the same work per accelerator cannot go more than N times as fast on N)
+  return nlohmann::json::array({std::min(heldout->speedup.low(predicted), static_cast<double>(accelerators)),
+                                std::min(heldout->speedup.high(predicted), static_cast<double>(accelerators))});
 }
 
 nlohmann::json throughput_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted) {

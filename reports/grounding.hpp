@@ -37,8 +37,12 @@ std::optional<TrustBand> trust_band(const TrainingSetup& setup, const HeldoutErr
 // says they are missing.
 std::string trust_text(const TrainingSetup& setup, const HeldoutErrors* heldout, int largest_accelerators);
 // {"basis", "rows", "median_abs_error", "p10_error", "p90_error", "min_devices", "max_devices", "caveat",
-// "measured_over_predicted": [low, high]}; null without a band.
+// "measured_over_predicted": [low, high], "speedup": the speedup band's fields, "source"}; null without a band.
 nlohmann::json trust_json(const TrainingSetup& setup, const HeldoutErrors* heldout);
+// [low, high] of a predicted speedup on `accelerators` under the held-out speedup band (where the setup has a
+// compute band at all), neither above `accelerators`; null for one accelerator or without a band.
+nlohmann::json speedup_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted,
+                                  int accelerators);
 // [low, high] of a predicted throughput under the setup's band; null without one.
 nlohmann::json throughput_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted);
 

@@ -163,6 +163,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                      {"sim_rank_classes", p.step.rank_classes}};
     if (p.distribution.samples > 0) r["step_distribution"] = step_distribution_json(p.distribution);
     r["samples_per_s_range"] = p.fits ? throughput_range_json(s, heldout, p.samples_per_s) : nlohmann::json(nullptr);
+    r["speedup_range"] = p.fits ? speedup_range_json(s, heldout, p.speedup, p.accelerators) : nlohmann::json(nullptr);
     list.push_back(r);
   }
   return nlohmann::json{{"scenario", scenario.name},

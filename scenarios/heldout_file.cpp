@@ -36,12 +36,16 @@ constexpr std::array<FieldSpec, 7> size_band_fields = [] {
   return fields;
 }();
 
-constexpr std::array<FieldSpec, 7> heldout_fields{{
+constexpr std::array<FieldSpec, 8> heldout_fields{{
     value_field("generated_by", FieldType::text, "", "the command that wrote the file"),
     object_field("training", true, "every predicted held-out training run (throughput)", band_fields),
     object_list_field("by_device", "the same, by device", device_band_fields),
     object_field("pooled_devices", true,
                  "held-out runs of parts whose efficiencies were pooled from other parts (no fit row of the part)",
+                 band_fields),
+    object_field("speedup", true,
+                 "held-out multi-device runs against the held-out one-device run of the same configuration and "
+                 "source (predicted / measured speedup - 1)",
                  band_fields),
     object_field("collectives", true, "held-out nccl-tests and rccl-tests runs (bus bandwidth)", band_fields),
     object_list_field("collectives_by_size", "the same by size class", size_band_fields),
@@ -94,6 +98,7 @@ HeldoutErrors parse_heldout(const nlohmann::json& document) {
     e.by_device.emplace_back(name, read_band(d));
   }
   e.pooled_devices = read_band(h.object("pooled_devices"));
+  e.speedup = read_band(h.object("speedup"));
   e.collectives = read_band(h.object("collectives"));
   for (const JsonObject& c : h.objects("collectives_by_size")) {
     const std::string size = c.choice("size");
@@ -126,6 +131,7 @@ nlohmann::json heldout_json(const HeldoutErrors& errors) {
                           {"training", band_json(errors.training)},
                           {"by_device", devices},
                           {"pooled_devices", band_json(errors.pooled_devices)},
+                          {"speedup", band_json(errors.speedup)},
                           {"collectives", band_json(errors.collectives)},
                           {"collectives_by_size", sizes}}}};
 }

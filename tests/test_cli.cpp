@@ -789,8 +789,20 @@ TEST_CASE("predict and explain say how far to trust the throughput: the held-out
   CHECK_THAT(j["trust"]["basis"].get<std::string>(), Catch::Contains("v100-sxm2-32gb"));
   CHECK(j["trust"]["rows"] == own->rows);
   CHECK(j["trust"]["caveat"] == "");
+  CHECK(j["trust"]["speedup"]["rows"] == shipped.speedup.rows);
   for (const auto& r : j["results"]) {
     const double predicted = r["samples_per_s"].get<double>();
+    const int accelerators = r["accelerators"].get<int>();
+    if (accelerators == 1) {
+      CHECK(r["speedup_range"].is_null());
+    } else {  // the held-out speedups' band, never above linear
+      REQUIRE(r["speedup_range"].size() == 2);
+      const double speedup = r["speedup"].get<double>();
+      CHECK(r["speedup_range"][0].get<double>() ==
+            Approx(std::min<double>(speedup / (1 + shipped.speedup.p90_error), accelerators)));
+      CHECK(r["speedup_range"][1].get<double>() <= accelerators);
+      CHECK(r["speedup_range"][0].get<double>() <= r["speedup_range"][1].get<double>());
+    }
     REQUIRE(r["samples_per_s_range"].size() == 2);
     CHECK(r["samples_per_s_range"][0].get<double>() == Approx(predicted / (1 + own->p90_error)));
     CHECK(r["samples_per_s_range"][1].get<double>() == Approx(predicted / (1 + own->p10_error)));
@@ -1149,6 +1161,8 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   };
   same_band(written.training, shipped.training);
   same_band(written.pooled_devices, shipped.pooled_devices);
+  same_band(written.speedup, shipped.speedup);
+  CHECK(written.speedup.rows >= 20);  // pairs of held-out runs of one configuration, one device and several
   same_band(written.collectives, shipped.collectives);
   REQUIRE(written.collectives_by_size.size() == shipped.collectives_by_size.size());
   for (std::size_t i = 0; i < written.collectives_by_size.size(); ++i) {

@@ -183,6 +183,7 @@ TEST_CASE("the held-out error file reads back what it wrote, and a bad one is re
   e.training = error_band({0.1, -0.2, 0.3}, {1, 2, 4});
   e.by_device = {{"a100-sxm4-80gb", error_band({0.1, 0.05}, {1, 8})}, {"v100-sxm2-16gb", error_band({-0.3}, {16})}};
   e.pooled_devices = error_band({}, {});
+  e.speedup = error_band({0.02, -0.05}, {8, 32});
   e.collectives = error_band({0.5, -0.1}, {8, 16});
   e.collectives_by_size = {{">= 1 MiB", error_band({0.5}, {8})}, {"< 8 KiB", error_band({-0.1}, {16})}};
   const nlohmann::json doc = heldout_json(e);

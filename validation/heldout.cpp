@@ -2,6 +2,7 @@
 
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 namespace dtsim {
 namespace {
@@ -44,6 +45,36 @@ HeldoutErrors heldout_errors(const PublishedResult& training, const CollectiveVa
   for (const auto& [name, rows] : by_device)
     out.by_device.emplace_back(name, rows.band());
   out.pooled_devices = pooled.band();
+  // speedups: a multi-device run against the one-device run of the same configuration and source
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, int, int, std::string,
+                         std::string, std::string>;
+  std::map<Key, std::vector<const PublishedCase*>> configurations;
+  for (const PublishedCase& c : training.cases) {
+    if (!c.not_modelled.empty() || c.device.empty()) continue;
+    const PublishedRow& r = c.row;
+    configurations[Key{r.device, r.framework, r.software_version, r.model, r.precision, r.batch_per_device,
+                       r.sequence_length, r.source_url, r.throughput_unit, r.memory_format}]
+        .push_back(&c);
+  }
+  Rows speedups;
+  for (const auto& [key, cases] : configurations) {
+    const PublishedCase* one = nullptr;
+    int ones = 0;
+    for (const PublishedCase* c : cases) {
+      if (c->row.device_count == 1) {
+        one = c;
+        ++ones;
+      }
+    }
+    if (ones != 1 || one->predicted <= 0) continue;  // (none to compare with, or two that disagree)
+    for (const PublishedCase* c : cases) {
+      if (c->row.device_count == 1) continue;
+      const double predicted = c->predicted / one->predicted;
+      const double measured = c->row.throughput / one->row.throughput;
+      speedups.add(predicted / measured - 1, c->row.device_count);
+    }
+  }
+  out.speedup = speedups.band();
   Rows coll;
   std::map<std::string, Rows> coll_by_size;
   for (const CollectiveCase& c : collectives.cases) {
