@@ -22,6 +22,7 @@ namespace {
 using result_fields::at;
 using result_fields::boolean;
 using result_fields::count;
+using result_fields::join;
 using result_fields::list;
 using result_fields::member;
 using result_fields::number;
@@ -52,6 +53,48 @@ std::vector<LinkGroupRow> read_link_groups(const nlohmann::json& groups, const s
   return rows;
 }
 
+// An optional [low, high] pair (null or absent: none), as predict's *_range fields.
+std::optional<std::pair<double, double>> read_range(const nlohmann::json& row, const char* key,
+                                                    const std::string& path) {
+  if (!row.contains(key) || row[key].is_null()) return std::nullopt;
+  const nlohmann::json& v = row[key];
+  const std::string p = join(path, key);
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() || !(v[0] <= v[1])) {
+    throw ResultFileError(p + ": expected [low, high], two numbers, low first");
+  }
+  return std::pair<double, double>{v[0].get<double>(), v[1].get<double>()};
+}
+
+// predict's trust object in words (its basis, band and caveat, and the speedup's band).
+std::string read_trust(const nlohmann::json& doc) {
+  if (!doc.contains("trust") || doc["trust"].is_null()) return "";
+  const nlohmann::json& t = doc["trust"];
+  const std::string p = "trust";
+  const std::string basis = text(t, "basis", p);
+  const int rows = static_cast<int>(count(t, "rows", p));
+  const nlohmann::json& band = member(t, "measured_over_predicted", p);
+  if (!band.is_array() || band.size() != 2 || !band[0].is_number() || !band[1].is_number()) {
+    throw ResultFileError("trust.measured_over_predicted: expected [low, high], two numbers");
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, " measured %.2fx to %.2fx the throughput dtsim predicted (median |error| %.1f%%)",
+                band[0].get<double>(), band[1].get<double>(), 100 * number(t, "median_abs_error", p));
+  std::string words = "80% of the " + std::to_string(rows) + " " + basis + line;
+  if (const std::string caveat = text(t, "caveat", p); !caveat.empty()) words += "; " + caveat;
+  if (t.contains("speedup")) {
+    const nlohmann::json& s = member(t, "speedup", p);
+    const nlohmann::json& sb = member(s, "measured_over_predicted", p + ".speedup");
+    if (count(s, "rows", p + ".speedup") > 0 && sb.is_array() && sb.size() == 2 && sb[0].is_number() &&
+        sb[1].is_number()) {
+      std::snprintf(line, sizeof line,
+                    "; speedups over one device: %.2fx to %.2fx of the predicted (%d held-out pairs)",
+                    sb[0].get<double>(), sb[1].get<double>(), static_cast<int>(count(s, "rows", p + ".speedup")));
+      words += line;
+    }
+  }
+  return words;
+}
+
 PredictTable read_predict(const nlohmann::json& doc) {
   PredictTable t;
   t.scenario = text(doc, "scenario", "");
@@ -59,6 +102,7 @@ PredictTable read_predict(const nlohmann::json& doc) {
   t.device = text(doc, "device", "");
   t.cluster = text(doc, "cluster", "");
   t.scaling = text(doc, "scaling", "");
+  t.trust = read_trust(doc);
   const nlohmann::json& results = list(doc, "results", "");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const nlohmann::json& r = results[i];
@@ -79,6 +123,8 @@ PredictTable read_predict(const nlohmann::json& doc) {
     row.input_stall_s = number(b, "input_stall_s", bp);
     row.optimizer_s = number(b, "optimizer_s", bp);
     row.bottleneck = text(r, "bottleneck", p);
+    row.samples_per_s_range = read_range(r, "samples_per_s_range", p);
+    row.speedup_range = read_range(r, "speedup_range", p);
     if (r.contains("step_distribution")) {
       const nlohmann::json& d = member(r, "step_distribution", p);
       const std::string dp = p + ".step_distribution";
@@ -217,6 +263,7 @@ constexpr double full_width = 1440;
 void section_predict(std::ostringstream& out, const PredictTable& t, SeriesColours& colours) {
   out << "<section class=\"predict\"><h2>Prediction: " << html(t.scenario) << "</h2>\n<p>" << html(t.model) << " on "
       << html(t.device) << ", cluster " << html(t.cluster) << ", " << html(t.scaling) << " scaling.</p>\n";
+  if (!t.trust.empty()) out << "<p class=\"trust\">How far to trust it: " << html(t.trust) << ".</p>\n";
   std::vector<std::string> algorithms;
   const PredictRow* baseline = nullptr;
   std::set<int> counts{1};
@@ -306,21 +353,30 @@ void section_predict(std::ostringstream& out, const PredictTable& t, SeriesColou
   }
   out << "</div>\n";
   const bool any_sampled = std::any_of(t.rows.begin(), t.rows.end(), [](const PredictRow& r) { return r.samples > 0; });
+  const bool ranges =
+      std::any_of(t.rows.begin(), t.rows.end(), [](const PredictRow& r) { return r.samples_per_s_range.has_value(); });
   out << "<table><thead><tr><th>accelerators</th><th>algorithm</th><th>step</th>"
-      << (any_sampled ? "<th>sampled mean</th><th>sampled p99</th>" : "")
-      << "<th>samples/s</th><th>speedup</th><th>efficiency</th><th>bottleneck</th></tr></thead><tbody>\n";
+      << (any_sampled ? "<th>sampled mean</th><th>sampled p99</th>" : "") << "<th>samples/s</th>"
+      << (ranges ? "<th>80% of held-out runs</th>" : "") << "<th>speedup</th>"
+      << (ranges ? "<th>80% of held-out runs</th>" : "")
+      << "<th>efficiency</th><th>bottleneck</th></tr></thead><tbody>\n";
+  auto range_cell = [](const std::optional<std::pair<double, double>>& r, const char* format) {
+    if (!r) return std::string("<td></td>");
+    return "<td>" + fixed(r->first, format) + " to " + fixed(r->second, format) + "</td>";
+  };
   for (const PredictRow& r : t.rows) {
     out << "<tr><td>" << r.accelerators << "</td><td>" << html(r.algorithm) << "</td>";
     if (!r.fits) {
-      out << "<td colspan=\"" << (any_sampled ? 6 : 4) << "\">does not fit in memory</td>";
+      out << "<td colspan=\"" << (any_sampled ? 6 : 4) + (ranges ? 2 : 0) << "\">does not fit in memory</td>";
     } else {
       out << "<td>" << html(format_seconds(r.step_s)) << "</td>";
       if (any_sampled) {
         out << "<td>" << (r.samples > 0 ? html(format_seconds(r.mean_s)) : "") << "</td><td>"
             << (r.samples > 0 ? html(format_seconds(r.p99_s)) : "") << "</td>";
       }
-      out << "<td>" << fixed(r.samples_per_s, "%.0f") << "</td><td>" << fixed(r.speedup, "%.2fx") << "</td><td>"
-          << format_percent(r.efficiency) << "</td>";
+      out << "<td>" << fixed(r.samples_per_s, "%.0f") << "</td>"
+          << (ranges ? range_cell(r.samples_per_s_range, "%.0f") : "") << "<td>" << fixed(r.speedup, "%.2fx") << "</td>"
+          << (ranges ? range_cell(r.speedup_range, "%.2fx") : "") << "<td>" << format_percent(r.efficiency) << "</td>";
     }
     out << "<td class=\"words\">" << html(r.bottleneck) << "</td></tr>\n";
   }

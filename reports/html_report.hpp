@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ struct PredictRow {
   double input_stall_s = 0;
   double optimizer_s = 0;
   std::string bottleneck;
+  // what 80% of the held-out published runs would have measured (predict's trust; absent in older results): low, high
+  std::optional<std::pair<double, double>> samples_per_s_range;
+  std::optional<std::pair<double, double>> speedup_range;
   // predict --samples: the sampled step (samples 0: not sampled)
   int samples = 0;
   double mean_s = 0;
@@ -60,6 +64,8 @@ struct PredictTable {
   std::string device;
   std::string cluster;
   std::string scaling;
+  // predict's trust object in words ("" when the result has none): which held-out runs, and their band
+  std::string trust;
   std::vector<PredictRow> rows;
   int links_accelerators = 0;  // > 0: the most utilised links of that configuration
   std::string links_algorithm;

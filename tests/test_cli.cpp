@@ -2066,6 +2066,17 @@ TEST_CASE("report: predict and compare results become one HTML page, bad result 
   CHECK(page.find("Fastest algorithm by ranks and message size") != std::string::npos);
   CHECK(page.find("Predicted against measured time") != std::string::npos);
   CHECK(page.find("<h2>Allreduce algorithms compared</h2>") != std::string::npos);
+  // how far to trust the prediction: the held-out runs' band in words, and each row's range
+  CHECK(page.find("How far to trust it: 80% of the ") != std::string::npos);
+  CHECK(page.find("<th>80% of held-out runs</th>") != std::string::npos);
+  {  // a range that is not [low, high] is refused naming its path
+    auto bad = nlohmann::json::parse(predict.output);
+    bad["results"][1]["speedup_range"] = {5.0, 2.0};
+    std::ofstream(dir / "bad-range.json") << bad.dump();
+    const Run refused = run_dtsim("report " + (dir / "bad-range.json").string() + " -o " + (dir / "x.html").string());
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.output, Catch::Contains("results[1].speedup_range: expected [low, high]"));
+  }
   // another collective's comparison is titled by it; one result mixing two is refused
   const Run allgather = run_dtsim("compare --collective allgather --ranks 8 --bytes 1KB,1MB --json");
   REQUIRE(allgather.exit_code == 0);
