@@ -11,9 +11,9 @@
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "cli/output_flags.hpp"
+#include "cli/shipped_heldout.hpp"
 #include "reports/collective_report.hpp"
 #include "reports/result_csv.hpp"
-#include "scenarios/heldout_file.hpp"
 #include "scenarios/units.hpp"
 #include "sim/algorithm_choice.hpp"
 
@@ -187,12 +187,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
                       cluster ? &*cluster : nullptr, arrivals);
   run.arrival = arrivals.text;
   if (run.protocol != Protocol::none) {  // a library's call: the held-out published runs of its size class
-    std::optional<HeldoutErrors> heldout;
-    try {
-      heldout = load_shipped_heldout(DTSIM_DATA_DIR);
-    } catch (const ScenarioError& e) {
-      throw UsageError(e.what());
-    }
+    const std::optional<HeldoutErrors> heldout = shipped_heldout();
     const bool all_to_all = run.collective == "all-to-all";
     const std::uint64_t per_rank =
         all_to_all && run.ranks > 0 ? run.bytes / static_cast<std::uint64_t>(run.ranks) : run.bytes;

@@ -14,9 +14,9 @@
 #include "cli/explanation.hpp"
 #include "cli/flags.hpp"
 #include "cli/scenario_overrides.hpp"
+#include "cli/shipped_heldout.hpp"
 #include "reports/format.hpp"
 #include "reports/grounding.hpp"
-#include "scenarios/heldout_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/algorithm_choice.hpp"
@@ -350,12 +350,7 @@ int explain_command(std::span<char* const> args, std::ostream& out) {
                                                   })
                                     : scenario.algorithms.front();
   const ScenarioVariants variants = apply_overrides(scenario, flags, false);
-  std::optional<HeldoutErrors> heldout;
-  try {
-    heldout = load_shipped_heldout(DTSIM_DATA_DIR);
-  } catch (const ScenarioError& e) {
-    throw UsageError(e.what());
-  }
+  const std::optional<HeldoutErrors> heldout = shipped_heldout();
   const HeldoutErrors* heldout_ptr = heldout ? &*heldout : nullptr;
   std::vector<Explanation> explanations;
   for (const ScenarioVariant& v : variants.variants)

@@ -11,6 +11,7 @@
 #include "cli/flags.hpp"
 #include "cli/output_flags.hpp"
 #include "cli/scenario_overrides.hpp"
+#include "cli/shipped_heldout.hpp"
 #include "cli/sweep.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/format.hpp"
@@ -19,7 +20,6 @@
 #include "reports/result_csv.hpp"
 #include "reports/run_report.hpp"
 #include "scenarios/device_file.hpp"
-#include "scenarios/heldout_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
@@ -324,12 +324,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   }
   const ScenarioVariants variants = apply_overrides(scenario, flags, flags.has("search"));
   const std::string& where = variants.where;
-  std::optional<HeldoutErrors> heldout;
-  try {
-    heldout = load_shipped_heldout(DTSIM_DATA_DIR);
-  } catch (const ScenarioError& e) {
-    throw UsageError(e.what());
-  }
+  const std::optional<HeldoutErrors> heldout = shipped_heldout();
   const HeldoutErrors* heldout_ptr = heldout ? &*heldout : nullptr;
   if (variants.several() && flags.has("trace")) {
     throw UsageError(

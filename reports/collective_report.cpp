@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "reports/format.hpp"
+#include "reports/grounding.hpp"
 
 namespace dtsim {
 
@@ -180,14 +181,8 @@ nlohmann::json collective_json(const CollectiveRun& run) {
   if (!run.network_model.empty()) j["network_model"] = run.network_model;
   if (run.trust) {
     const ErrorBand& b = *run.trust;
-    j["trust"] = {{"basis", run.trust_basis},
-                  {"rows", b.rows},
-                  {"median_abs_error", b.median_abs_error},
-                  {"p10_error", b.p10_error},
-                  {"p90_error", b.p90_error},
-                  {"min_devices", b.min_devices},
-                  {"max_devices", b.max_devices},
-                  {"measured_over_predicted", {b.low(1.0), b.high(1.0)}}};
+    j["trust"] = error_band_json(b);
+    j["trust"]["basis"] = run.trust_basis;
     j["busbw_Bps_range"] = {b.low(busbw_Bps(run)), b.high(busbw_Bps(run))};
   }
   if (!run.chosen_by.empty()) {

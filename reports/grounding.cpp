@@ -55,6 +55,16 @@ nlohmann::json grounding_json(const TrainingSetup& setup) {
                         {"profile_steps", setup.profile->steps}};
 }
 
+nlohmann::json error_band_json(const ErrorBand& b) {
+  return nlohmann::json{{"rows", b.rows},
+                        {"median_abs_error", b.median_abs_error},
+                        {"p10_error", b.p10_error},
+                        {"p90_error", b.p90_error},
+                        {"min_devices", b.min_devices},
+                        {"max_devices", b.max_devices},
+                        {"measured_over_predicted", {b.low(1.0), b.high(1.0)}}};
+}
+
 std::optional<TrustBand> trust_band(const TrainingSetup& setup, const HeldoutErrors& heldout) {
   if (setup.profile) return std::nullopt;
   const Device& device = setup.device;
@@ -92,16 +102,6 @@ std::optional<TrustBand> trust_band(const TrainingSetup& setup, const HeldoutErr
 namespace {
 
 std::string multiple(double value) { return format_fixed(value, 2) + "x"; }
-
-nlohmann::json band_json(const ErrorBand& b) {
-  return nlohmann::json{{"rows", b.rows},
-                        {"median_abs_error", b.median_abs_error},
-                        {"p10_error", b.p10_error},
-                        {"p90_error", b.p90_error},
-                        {"min_devices", b.min_devices},
-                        {"max_devices", b.max_devices},
-                        {"measured_over_predicted", {b.low(1.0), b.high(1.0)}}};
-}
 
 }  // namespace
 
@@ -143,18 +143,12 @@ nlohmann::json trust_json(const TrainingSetup& setup, const HeldoutErrors* heldo
   if (heldout == nullptr) return nullptr;
   const std::optional<TrustBand> t = trust_band(setup, *heldout);
   if (!t) return nullptr;
-  const ErrorBand& b = t->band;
-  return nlohmann::json{{"basis", t->basis},
-                        {"rows", b.rows},
-                        {"median_abs_error", b.median_abs_error},
-                        {"p10_error", b.p10_error},
-                        {"p90_error", b.p90_error},
-                        {"min_devices", b.min_devices},
-                        {"max_devices", b.max_devices},
-                        {"caveat", t->caveat},
-                        {"measured_over_predicted", {b.low(1.0), b.high(1.0)}},
-                        {"speedup", band_json(heldout->speedup)},
-                        {"source", heldout->generated_by}};
+  nlohmann::json j = error_band_json(t->band);
+  j["basis"] = t->basis;
+  j["caveat"] = t->caveat;
+  j["speedup"] = error_band_json(heldout->speedup);
+  j["source"] = heldout->generated_by;
+  return j;
 }
 
 nlohmann::json speedup_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted,

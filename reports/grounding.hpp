@@ -31,6 +31,9 @@ struct TrustBand {
   std::string basis;   // e.g. "published runs of v100-sxm2-32gb"
   std::string caveat;  // "" or why the errors may be larger than the band's
 };
+// {"rows", "median_abs_error", "p10_error", "p90_error", "min_devices", "max_devices", "measured_over_predicted":
+// [low, high] (the multiples of a prediction that 80% of the rows measured)}.
+nlohmann::json error_band_json(const ErrorBand& band);
 std::optional<TrustBand> trust_band(const TrainingSetup& setup, const HeldoutErrors& heldout);
 // One sentence (without the leading "trust: "): the band as multiples of the prediction, and, when
 // `largest_accelerators` exceeds the largest held-out run, what checks the network at that scale. `heldout` nullptr:
