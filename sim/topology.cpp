@@ -287,6 +287,8 @@ Topology::Topology(const ClusterSpec& spec) : spec_(spec), scratch_(std::make_un
       const int j = i * node.nics / node.accelerators;
       accelerator_link.push_back(b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)],
                                         pcie[static_cast<std::size_t>(j)], node.pcie, LinkClass::pcie));
+      pcie_link_.push_back(accelerator_link.back());
+      pcie_index_.push_back(j);
     }
     if (node.nics > 1) {
       const int cpu = b.vertex(VertexKind::cpu);
@@ -300,8 +302,10 @@ Topology::Topology(const ClusterSpec& spec) : spec_(spec), scratch_(std::make_un
         const int l =
             b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)], hub, node.intra, LinkClass::intra);
         links_[static_cast<std::size_t>(l)].to_reducing_switch = node.nvls;
+        nvswitch_link_.push_back(l);
       }
     } else if (node.intra_kind == IntraKind::nvlink) {
+      mesh_first_link_.push_back(b.links());
       for (int i = 0; i < node.accelerators; ++i) {
         for (int k = i + 1; k < node.accelerators; ++k) {
           b.link(accelerator_vertex_[static_cast<std::size_t>(first + i)],
@@ -368,10 +372,21 @@ Topology::Topology(const ClusterSpec& spec) : spec_(spec), scratch_(std::make_un
     }
   }
 
-  std::vector<std::int32_t> distance;
-  bfs_from(accelerator_vertex_[0], distance);
+  // every accelerator reaches accelerator 0: one union-find over the links (no graph needed)
+  std::vector<int> parent(kinds_.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto root = [&parent](int v) {
+    while (parent[static_cast<std::size_t>(v)] != v) {
+      parent[static_cast<std::size_t>(v)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(v)])];
+      v = parent[static_cast<std::size_t>(v)];
+    }
+    return v;
+  };
+  for (const TopologyLink& link : links_)
+    parent[static_cast<std::size_t>(root(link.a))] = root(link.b);
+  const int first_root = root(accelerator_vertex_[0]);
   for (int acc = 1; acc < accelerators(); ++acc) {
-    if (distance[static_cast<std::size_t>(accelerator_vertex_[static_cast<std::size_t>(acc)])] < 0) {
+    if (root(accelerator_vertex_[static_cast<std::size_t>(acc)]) != first_root) {
       throw TopologyError("cluster: accelerator " + std::to_string(acc) + " (node " + std::to_string(node_of(acc)) +
                           ") cannot be reached from accelerator 0 (node 0)");
     }
@@ -464,8 +479,13 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
   inside.clear();
   std::vector<RouteHop>& hops = scratch_->hops;
   const bool to_fabric = is_fabric_endpoint(destination);
+  const bool to_accelerator = destination < accelerators();
   for (int source : sources) {
     if (to_fabric || is_fabric_endpoint(source) || node_of(source) == node_of(destination)) {
+      if (to_accelerator && source < accelerators() && node_route(source, destination, hops)) {
+        visit(source, hops);
+        continue;
+      }
       inside.push_back(source);
     } else if (is_switch_endpoint(source) || is_switch_endpoint(destination)) {
       throw TopologyError("cluster: a switch endpoint (NVLS) routes only inside its node, not from endpoint " +
@@ -476,6 +496,40 @@ void Topology::routes_to(int destination, const std::vector<int>& sources,
     }
   }
   if (!inside.empty()) search_routes(destination, inside, visit);  // (it does not touch scratch_->inside)
+}
+
+bool Topology::node_route(int source, int destination, std::vector<RouteHop>& hops) const {
+  hops.clear();
+  if (source == destination) return true;
+  const auto s = static_cast<std::size_t>(source);
+  const auto d = static_cast<std::size_t>(destination);
+  if (!nvswitch_link_.empty()) {
+    // the shortest routes have two links: through the node's NVSwitch, or through a PCIe switch the two share; the
+    // search takes the wider first link (links are built from the accelerator: a to b leaves it)
+    const int nvswitch = nvswitch_link_[s];
+    const int pcie = pcie_link_[s];
+    const double nvswitch_Bps = links_[static_cast<std::size_t>(nvswitch)].spec.bandwidth_Bps;
+    const double pcie_Bps = links_[static_cast<std::size_t>(pcie)].spec.bandwidth_Bps;
+    if (pcie_index_[s] != pcie_index_[d] || nvswitch_Bps > pcie_Bps) {
+      hops = {{nvswitch, true}, {nvswitch_link_[d], false}};
+      return true;
+    }
+    if (pcie_Bps > nvswitch_Bps) {
+      hops = {{pcie, true}, {pcie_link_[d], false}};
+      return true;
+    }
+    return false;  // (as wide: the search's D-mod-k rule chooses)
+  }
+  if (!mesh_first_link_.empty()) {  // one link between every pair, the only shortest route
+    const int g = spec_.node.accelerators;
+    const int lo = std::min(source, destination) % g;
+    const int hi = std::max(source, destination) % g;
+    const int link =
+        mesh_first_link_[static_cast<std::size_t>(source / g)] + lo * (g - 1) - lo * (lo - 1) / 2 + (hi - lo - 1);
+    hops = {{link, source < destination}};
+    return true;
+  }
+  return false;
 }
 
 // Up from the source's NIC port to the lowest level whose subtree holds both ports, taking at a level-(i-1) switch

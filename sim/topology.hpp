@@ -180,6 +180,9 @@ private:
   void search_routes(int destination, const std::vector<int>& sources,
                      const std::function<void(int, const std::vector<RouteHop>&)>& visit) const;
   void fat_tree_route(int source, int destination, std::vector<RouteHop>& hops) const;
+  // The route between two accelerators of one node from the node's structure (its NVSwitch, or the direct link of a
+  // mesh), the one search_routes would take; false where the structure does not settle it (then search).
+  bool node_route(int source, int destination, std::vector<RouteHop>& hops) const;
 
   ClusterSpec spec_;
   bool star_ = false;  // built by star(): endpoint h's link is link h, the switch is the last vertex
@@ -191,6 +194,12 @@ private:
   std::vector<std::uint8_t> fabric_level_;   // by vertex: a fabric switch's level (leaves 1), 0 elsewhere
   std::vector<int> port_switch_;             // by NIC port: the fabric switch it attaches to
   std::vector<TopologyLink> links_;
+  // node_route's structure: by accelerator its link to its PCIe switch, the switch's index in the node, and its link
+  // to the node's NVSwitch (-1: none); by node its first mesh link (-1: no mesh), pairs (i < k) in order
+  std::vector<int> pcie_link_;
+  std::vector<int> pcie_index_;
+  std::vector<int> nvswitch_link_;
+  std::vector<int> mesh_first_link_;
   mutable std::unique_ptr<Graph> graph_;  // (graph(): built on first use)
   std::unique_ptr<RouteScratch> scratch_;
   std::unique_ptr<FatTreeShape> fat_tree_;  // set for a fat-tree fabric

@@ -290,6 +290,49 @@ TEST_CASE("fat-tree routes computed from the structure equal the graph search's,
   }
 }
 
+TEST_CASE("routes inside a node from its structure equal the graph search's: NVSwitch, PCIe switch, mesh") {
+  const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/";
+  struct Case {
+    std::string file;
+    double pcie_Bps = 0;  // > 0: the PCIe links this wide (wider than the NVSwitch's: the shared PCIe switch wins)
+  };
+  for (const Case& c : std::vector<Case>{{"dgx-a100.json"},
+                                         {"v100-nvlink-edr.json"},
+                                         {"pcie4-100g.json"},
+                                         {"../../validation/published/clusters/amd-mi300x.json"},
+                                         {"dgx-h100.json", 2e12}}) {
+    ClusterSpec spec = load_cluster_file(dir + c.file);
+    spec.nodes = 3;
+    if (c.pcie_Bps > 0) {
+      spec.node.pcie.bandwidth_Bps = c.pcie_Bps;
+      spec.node.nics = 2;  // four GPUs on each PCIe switch
+    }
+    const Topology t(spec);
+    const int g = spec.node.accelerators;
+    int compared = 0;
+    for (int node = 0; node < spec.nodes; ++node) {
+      for (int a = node * g; a < (node + 1) * g; ++a) {
+        for (int b = node * g; b < (node + 1) * g; ++b) {
+          const std::vector<RouteHop> structural = t.route(a, b);
+          const std::vector<RouteHop> searched = t.route_by_search(a, b);
+          CAPTURE(c.file, a, b);
+          REQUIRE(structural.size() == searched.size());
+          for (std::size_t h = 0; h < searched.size(); ++h) {
+            CHECK(structural[h].link == searched[h].link);
+            CHECK(structural[h].a_to_b == searched[h].a_to_b);
+          }
+          ++compared;
+        }
+      }
+    }
+    CHECK(compared == spec.nodes * g * g);
+    if (c.pcie_Bps > 0) {  // through the shared PCIe switch, not the NVSwitch
+      CHECK(t.links()[static_cast<std::size_t>(t.route(0, 1).front().link)].link_class == LinkClass::pcie);
+      CHECK(t.links()[static_cast<std::size_t>(t.route(0, 4).front().link)].link_class == LinkClass::intra);
+    }
+  }
+}
+
 TEST_CASE("a rail-optimised fat-tree puts NIC i of every node on rail i's leaves") {
   ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
   spec.nodes = 20;
