@@ -15,6 +15,7 @@
 #include "cli/sweep.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/format.hpp"
+#include "reports/grounding.hpp"
 #include "reports/predict_report.hpp"
 #include "reports/progress.hpp"
 #include "reports/result_csv.hpp"
@@ -387,7 +388,9 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
         docs.push_back(parallel_json(sc, results, heldout_ptr));
       } else if (csv) {
         for (const ParallelPrediction& p : results)
-          table.add_row(csv_row(variants, v, parallel_csv_cells(p)));
+          table.add_row(csv_row(
+              variants, v,
+              parallel_csv_cells(p, p.fits ? throughput_range(sc.setup, heldout_ptr, p.samples_per_s) : std::nullopt)));
       } else {
         texts.push_back(parallel_text(sc, results, search, heldout_ptr));
       }
@@ -553,7 +556,11 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       docs.push_back(std::move(doc));
     } else if (csv) {
       for (const Prediction& p : results)
-        table.add_row(csv_row(variants, v, predict_csv_cells(p)));
+        table.add_row(
+            csv_row(variants, v,
+                    predict_csv_cells(
+                        p, p.fits ? throughput_range(sc.setup, heldout_ptr, p.samples_per_s) : std::nullopt,
+                        p.fits ? speedup_range(sc.setup, heldout_ptr, p.speedup, p.accelerators) : std::nullopt)));
     } else {
       std::string text = predict_text(sc, results, heldout_ptr);
       if (traced_ran) {

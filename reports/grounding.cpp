@@ -151,21 +151,39 @@ nlohmann::json trust_json(const TrainingSetup& setup, const HeldoutErrors* heldo
   return j;
 }
 
-nlohmann::json speedup_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted,
-                                  int accelerators) {
+std::optional<ValueRange> speedup_range(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted,
+                                        int accelerators) {
   if (heldout == nullptr || accelerators <= 1 || heldout->speedup.rows == 0 || !trust_band(setup, *heldout)) {
-    return nullptr;
+    return std::nullopt;
   }
   // (no more than linear: the same work per accelerator cannot go more than N times as fast on N)
-  return nlohmann::json::array({std::min(heldout->speedup.low(predicted), static_cast<double>(accelerators)),
-                                std::min(heldout->speedup.high(predicted), static_cast<double>(accelerators))});
+  const auto most = static_cast<double>(accelerators);
+  return ValueRange{std::min(heldout->speedup.low(predicted), most), std::min(heldout->speedup.high(predicted), most)};
+}
+
+std::optional<ValueRange> throughput_range(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted) {
+  if (heldout == nullptr) return std::nullopt;
+  const std::optional<TrustBand> t = trust_band(setup, *heldout);
+  if (!t) return std::nullopt;
+  return ValueRange{t->band.low(predicted), t->band.high(predicted)};
+}
+
+namespace {
+
+nlohmann::json range_json(const std::optional<ValueRange>& range) {
+  if (!range) return nullptr;
+  return nlohmann::json::array({range->first, range->second});
+}
+
+}  // namespace
+
+nlohmann::json speedup_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted,
+                                  int accelerators) {
+  return range_json(speedup_range(setup, heldout, predicted, accelerators));
 }
 
 nlohmann::json throughput_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted) {
-  if (heldout == nullptr) return nullptr;
-  const std::optional<TrustBand> t = trust_band(setup, *heldout);
-  if (!t) return nullptr;
-  return nlohmann::json::array({t->band.low(predicted), t->band.high(predicted)});
+  return range_json(throughput_range(setup, heldout, predicted));
 }
 
 }  // namespace dtsim

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "models/devices.hpp"
 #include "models/heldout_errors.hpp"
@@ -42,6 +43,14 @@ std::string trust_text(const TrainingSetup& setup, const HeldoutErrors* heldout,
 // {"basis", "rows", "median_abs_error", "p10_error", "p90_error", "min_devices", "max_devices", "caveat",
 // "measured_over_predicted": [low, high], "speedup": the speedup band's fields, "source"}; null without a band.
 nlohmann::json trust_json(const TrainingSetup& setup, const HeldoutErrors* heldout);
+// A range of values a prediction stands for: low, high.
+using ValueRange = std::pair<double, double>;
+// What 80% of the held-out runs would have measured for a predicted throughput under the setup's band; nothing
+// without one (as throughput_range_json).
+std::optional<ValueRange> throughput_range(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted);
+// The same for a predicted speedup on `accelerators` (as speedup_range_json).
+std::optional<ValueRange> speedup_range(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted,
+                                        int accelerators);
 // [low, high] of a predicted speedup on `accelerators` under the held-out speedup band (where the setup has a
 // compute band at all), neither above `accelerators`; null for one accelerator or without a band.
 nlohmann::json speedup_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted,

@@ -5,12 +5,40 @@
 namespace dtsim {
 
 std::vector<std::string> predict_csv_columns() {
-  return {"accelerators",  "nodes",   "algorithm",    "local_batch", "global_batch", "fits",           "step_s",
-          "samples_per_s", "speedup", "efficiency",   "forward_s",   "backward_s",   "exposed_comm_s", "input_stall_s",
-          "optimizer_s",   "comm_s",  "memory_bytes", "backend",     "bottleneck"};
+  return {"accelerators",
+          "nodes",
+          "algorithm",
+          "local_batch",
+          "global_batch",
+          "fits",
+          "step_s",
+          "samples_per_s",
+          "speedup",
+          "efficiency",
+          "forward_s",
+          "backward_s",
+          "exposed_comm_s",
+          "input_stall_s",
+          "optimizer_s",
+          "comm_s",
+          "memory_bytes",
+          "backend",
+          "bottleneck",
+          "samples_per_s_low",
+          "samples_per_s_high",
+          "speedup_low",
+          "speedup_high"};
 }
 
-std::vector<std::string> predict_csv_cells(const Prediction& p) {
+namespace {
+
+std::string range_low(const std::optional<ValueRange>& r) { return r ? csv_number(r->first) : ""; }
+std::string range_high(const std::optional<ValueRange>& r) { return r ? csv_number(r->second) : ""; }
+
+}  // namespace
+
+std::vector<std::string> predict_csv_cells(const Prediction& p, const std::optional<ValueRange>& samples,
+                                           const std::optional<ValueRange>& speedup) {
   const TrainingResult& s = p.step;
   return {csv_integer(p.accelerators),
           csv_integer(p.nodes),
@@ -30,7 +58,11 @@ std::vector<std::string> predict_csv_cells(const Prediction& p) {
           csv_number(s.comm_s),
           csv_number(p.memory.total_bytes()),
           csv_text(to_string(p.backend)),
-          csv_text(p.bottleneck)};
+          csv_text(p.bottleneck),
+          range_low(samples),
+          range_high(samples),
+          range_low(speedup),
+          range_high(speedup)};
 }
 
 std::string predict_csv(const std::vector<Prediction>& results) {
@@ -71,10 +103,12 @@ std::vector<std::string> parallel_csv_columns() {
           "tensor_parallel_sent_bytes",
           "pipeline_sent_bytes",
           "expert_parallel_sent_bytes",
-          "bottleneck"};
+          "bottleneck",
+          "samples_per_s_low",
+          "samples_per_s_high"};
 }
 
-std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p) {
+std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p, const std::optional<ValueRange>& samples) {
   const ParallelLayout& l = p.layout;
   return {csv_integer(p.accelerators),
           csv_integer(p.nodes),
@@ -106,7 +140,9 @@ std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p) {
           csv_number(p.volume.tensor_bytes),
           csv_number(p.volume.pipeline_bytes),
           csv_number(p.volume.expert_bytes),
-          csv_text(p.bottleneck)};
+          csv_text(p.bottleneck),
+          range_low(samples),
+          range_high(samples)};
 }
 
 std::string parallel_csv(const std::vector<ParallelPrediction>& results) {

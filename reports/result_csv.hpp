@@ -3,10 +3,12 @@
 // columns are listed in docs/reports.md.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "reports/collective_report.hpp"
+#include "reports/grounding.hpp"
 #include "sim/parallel.hpp"
 #include "sim/predict.hpp"
 
@@ -16,11 +18,13 @@ namespace dtsim {
 // columns before them for its variants).
 std::string predict_csv(const std::vector<Prediction>& results);
 std::vector<std::string> predict_csv_columns();
-std::vector<std::string> predict_csv_cells(const Prediction& p);
+// `samples` and `speedup`: the ranges predict's trust gives them (reports/grounding.hpp), empty cells without.
+std::vector<std::string> predict_csv_cells(const Prediction& p, const std::optional<ValueRange>& samples = {},
+                                           const std::optional<ValueRange>& speedup = {});
 // One row per layout of a model-parallel prediction; its columns and one row's cells.
 std::string parallel_csv(const std::vector<ParallelPrediction>& results);
 std::vector<std::string> parallel_csv_columns();
-std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p);
+std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p, const std::optional<ValueRange>& samples = {});
 
 // The columns of one collective run and its cells (`compare` adds its own columns around them).
 std::vector<std::string> collective_csv_columns();

@@ -1982,6 +1982,15 @@ TEST_CASE(
   CHECK(p[3][2] == "ps");
   for (const auto& row : p)
     CHECK(row.size() == p[0].size());
+  // how far to trust each row: the held-out runs' range of samples/s and, above one accelerator, of the speedup
+  const auto column = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(p[0].begin(), p[0].end(), name) - p[0].begin());
+  };
+  REQUIRE(column("samples_per_s_high") < p[0].size());
+  REQUIRE(column("speedup_low") < p[0].size());
+  CHECK(std::stod(p[1][column("samples_per_s_low")]) < std::stod(p[1][column("samples_per_s_high")]));
+  CHECK(p[1][column("speedup_low")].empty());  // the baseline
+  CHECK(std::stod(p[2][column("speedup_high")]) <= 8.0);
 
   const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
   const auto search = csv_rows(run_dtsim("predict " + gpt + " --accelerators 16 --search --csv").output);
