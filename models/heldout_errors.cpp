@@ -25,10 +25,12 @@ double measured_given(double predicted, double error) {
 double ErrorBand::low(double predicted) const { return measured_given(predicted, p90_error); }
 double ErrorBand::high(double predicted) const { return measured_given(predicted, p10_error); }
 
-ErrorBand error_band(const std::vector<double>& signed_errors, const std::vector<int>& devices) {
-  if (signed_errors.size() != devices.size()) {
+ErrorBand error_band(const std::vector<double>& signed_errors, const std::vector<int>& devices,
+                     const std::vector<std::string>& models) {
+  if (signed_errors.size() != devices.size() || (!models.empty() && models.size() != devices.size())) {
     throw std::invalid_argument("error_band: " + std::to_string(signed_errors.size()) + " errors but " +
-                                std::to_string(devices.size()) + " device counts");
+                                std::to_string(devices.size()) + " device counts and " + std::to_string(models.size()) +
+                                " models");
   }
   ErrorBand band;
   band.rows = static_cast<int>(signed_errors.size());
@@ -43,6 +45,9 @@ ErrorBand error_band(const std::vector<double>& signed_errors, const std::vector
   band.p90_error = interpolated(sorted, 0.9);
   band.min_devices = *std::min_element(devices.begin(), devices.end());
   band.max_devices = *std::max_element(devices.begin(), devices.end());
+  band.models = models;
+  std::sort(band.models.begin(), band.models.end());
+  band.models.erase(std::unique(band.models.begin(), band.models.end()), band.models.end());
   return band;
 }
 

@@ -19,6 +19,7 @@ struct ErrorBand {
   double p90_error = 0;
   int min_devices = 0;  // the smallest and largest runs among the rows (devices per run)
   int max_devices = 0;
+  std::vector<std::string> models;  // training rows: the dtsim models they train, sorted (empty for collectives)
   bool operator==(const ErrorBand&) const = default;
 
   // The range of what a run would measure, given dtsim's prediction of a throughput, if its error falls as 80% of
@@ -27,9 +28,11 @@ struct ErrorBand {
   double high(double predicted) const;
 };
 
-// The band of signed errors, with each row's device count (the same length). Percentiles interpolate linearly
+// The band of signed errors, with each row's device count (the same length) and, for training rows, the models they
+// train (empty, or the same length again). Percentiles interpolate linearly
 // between the sorted values (as validate's medians do). Empty input gives a band of 0 rows.
-ErrorBand error_band(const std::vector<double>& signed_errors, const std::vector<int>& devices);
+ErrorBand error_band(const std::vector<double>& signed_errors, const std::vector<int>& devices,
+                     const std::vector<std::string>& models = {});
 
 struct HeldoutErrors {
   std::string generated_by;                                  // the command that wrote them

@@ -62,10 +62,14 @@ nlohmann::json error_band_json(const ErrorBand& b) {
                         {"p90_error", b.p90_error},
                         {"min_devices", b.min_devices},
                         {"max_devices", b.max_devices},
-                        {"measured_over_predicted", {b.low(1.0), b.high(1.0)}}};
+                        {"measured_over_predicted", {b.low(1.0), b.high(1.0)}},
+                        {"models", b.models}};
 }
 
-std::optional<TrustBand> trust_band(const TrainingSetup& setup, const HeldoutErrors& heldout) {
+namespace {
+
+// The band for the setup's device, before what its model adds (trust_band).
+std::optional<TrustBand> device_trust_band(const TrainingSetup& setup, const HeldoutErrors& heldout) {
   if (setup.profile) return std::nullopt;
   const Device& device = setup.device;
   const std::string kind = device_figures(device);
@@ -97,6 +101,22 @@ std::optional<TrustBand> trust_band(const TrainingSetup& setup, const HeldoutErr
                    own_rows == 0 ? "none of them is of " + device.name
                                  : "only " + std::to_string(own_rows) + " of them " + (own_rows == 1 ? "is" : "are") +
                                        " of " + device.name};
+}
+
+}  // namespace
+
+std::optional<TrustBand> trust_band(const TrainingSetup& setup, const HeldoutErrors& heldout) {
+  std::optional<TrustBand> t = device_trust_band(setup, heldout);
+  if (!t || t->band.models.empty()) return t;
+  const std::vector<std::string>& models = t->band.models;
+  if (std::find(models.begin(), models.end(), setup.model.name) == models.end()) {
+    std::string trained;
+    for (const std::string& m : models)
+      trained += (trained.empty() ? "" : ", ") + m;
+    t->caveat += (t->caveat.empty() ? "" : "; ") + std::string("none of them trains ") + setup.model.name +
+                 " (they train " + trained + ")";
+  }
+  return t;
 }
 
 namespace {

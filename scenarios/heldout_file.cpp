@@ -11,25 +11,26 @@ namespace {
 
 constexpr int most_devices = 1 << 24;
 
-constexpr std::array<FieldSpec, 6> band_fields{{
+constexpr std::array<FieldSpec, 7> band_fields{{
     ranged_field("rows", FieldType::integer, "", "held-out rows the band was taken over", 0, 1 << 30),
     ranged_field("median_abs_error", FieldType::number, "", "median |predicted / measured - 1|", 0, unbounded),
     ranged_field("p10_error", FieldType::number, "", "10th percentile of predicted / measured - 1", -1, unbounded),
     ranged_field("p90_error", FieldType::number, "", "90th percentile of predicted / measured - 1", -1, unbounded),
     ranged_field("min_devices", FieldType::integer, "", "devices of the smallest run among the rows", 0, most_devices),
     ranged_field("max_devices", FieldType::integer, "", "devices of the largest run among the rows", 0, most_devices),
+    value_field("models", FieldType::raw, "[]", "the dtsim models the training rows train (names, sorted)"),
 }};
 // A device's band: its name, then band_fields.
-constexpr std::array<FieldSpec, 7> device_band_fields = [] {
-  std::array<FieldSpec, 7> fields{};
+constexpr std::array<FieldSpec, 8> device_band_fields = [] {
+  std::array<FieldSpec, 8> fields{};
   fields[0] = value_field("device", FieldType::text, "", "the dtsim device the rows were predicted with");
   for (std::size_t i = 0; i < band_fields.size(); ++i)
     fields[i + 1] = band_fields[i];
   return fields;
 }();
 // A size class's band: its name (collective_size_class), then band_fields.
-constexpr std::array<FieldSpec, 7> size_band_fields = [] {
-  std::array<FieldSpec, 7> fields{};
+constexpr std::array<FieldSpec, 8> size_band_fields = [] {
+  std::array<FieldSpec, 8> fields{};
   fields[0] = choice_field("size", "", "the size class of each rank's buffer", "< 8 KiB|8 KiB to 1 MiB|>= 1 MiB");
   for (std::size_t i = 0; i < band_fields.size(); ++i)
     fields[i + 1] = band_fields[i];
@@ -68,6 +69,14 @@ ErrorBand read_band(const JsonObject& o) {
     throw ScenarioError(o.path_of("p10_error") + ": expected at most p90_error (" + std::to_string(b.p90_error) +
                         "), got " + std::to_string(b.p10_error));
   }
+  const nlohmann::json models = o.has("models") ? o.json("models") : nlohmann::json::array();
+  if (!models.is_array()) throw ScenarioError(o.path_of("models") + ": expected a list of model names");
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    if (!models[i].is_string() || models[i].get<std::string>().empty()) {
+      throw ScenarioError(o.path_of("models") + "[" + std::to_string(i) + "]: expected a model name");
+    }
+    b.models.push_back(models[i].get<std::string>());
+  }
   if (b.min_devices > b.max_devices) {
     throw ScenarioError(o.path_of("min_devices") + ": expected at most max_devices (" + std::to_string(b.max_devices) +
                         "), got " + std::to_string(b.min_devices));
@@ -78,7 +87,8 @@ ErrorBand read_band(const JsonObject& o) {
 nlohmann::json band_json(const ErrorBand& b) {
   return nlohmann::json{
       {"rows", b.rows},           {"median_abs_error", b.median_abs_error}, {"p10_error", b.p10_error},
-      {"p90_error", b.p90_error}, {"min_devices", b.min_devices},           {"max_devices", b.max_devices}};
+      {"p90_error", b.p90_error}, {"min_devices", b.min_devices},           {"max_devices", b.max_devices},
+      {"models", b.models}};
 }
 
 }  // namespace

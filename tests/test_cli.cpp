@@ -816,6 +816,12 @@ TEST_CASE("predict and explain say how far to trust the throughput: the held-out
                                           " published runs (all parts) that no fit saw"));
   CHECK_THAT(h100.output, Catch::Contains("of h100-sxm5-80gb"));
   CHECK_THAT(h100.output, Catch::Contains("only the network is checked, against published collectives"));
+  // a model none of the held-out runs trains is named as such
+  const Run gpt = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
+                            "/scenarios/training/gpt2-xl-dgx-h100.json --accelerators 1,8 --json");
+  REQUIRE(gpt.exit_code == 0);
+  CHECK_THAT(nlohmann::json::parse(gpt.output)["trust"]["caveat"].get<std::string>(),
+             Catch::Contains("none of them trains gpt2-xl (they train "));
   // a CPU socket is datasheet figures: the band comes with its caveat; explain quotes it too
   const Run cpu =
       run_dtsim("explain " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-cpu.json --json");

@@ -180,7 +180,8 @@ TEST_CASE("a held-out error band: percentiles of the signed errors, and the rang
 TEST_CASE("the held-out error file reads back what it wrote, and a bad one is refused naming the JSON path") {
   HeldoutErrors e;
   e.generated_by = "a test";
-  e.training = error_band({0.1, -0.2, 0.3}, {1, 2, 4});
+  e.training = error_band({0.1, -0.2, 0.3}, {1, 2, 4}, {"resnet50", "bert-large", "resnet50"});
+  CHECK(e.training.models == std::vector<std::string>{"bert-large", "resnet50"});  // each once, sorted
   e.by_device = {{"a100-sxm4-80gb", error_band({0.1, 0.05}, {1, 8})}, {"v100-sxm2-16gb", error_band({-0.3}, {16})}};
   e.pooled_devices = error_band({}, {});
   e.speedup = error_band({0.02, -0.05}, {8, 32});
@@ -203,6 +204,12 @@ TEST_CASE("the held-out error file reads back what it wrote, and a bad one is re
   refused([](nlohmann::json& d) { d["heldout"]["collectives"].erase("rows"); }, "heldout.collectives");
   refused([](nlohmann::json& d) { d["heldout"]["by_device"][1]["device"] = "a100-sxm4-80gb"; }, "listed twice");
   refused([](nlohmann::json& d) { d["heldout"]["training"]["p90_error"] = -2; }, "heldout.training.p90_error");
+  refused(
+      [](nlohmann::json& d) {
+        d["heldout"]["training"]["models"] = {"resnet50", 3};
+      },
+      "heldout.training.models[1]: expected a model name");
+  CHECK_THROWS_AS(error_band({0.1}, {1}, {"a", "b"}), std::invalid_argument);
   refused([](nlohmann::json& d) { d["heldout"]["collectives_by_size"][0]["size"] = "4 MiB"; },
           "heldout.collectives_by_size[0].size");
   refused([](nlohmann::json& d) { d["heldout"]["collectives_by_size"][1]["size"] = ">= 1 MiB"; }, "listed twice");

@@ -10,11 +10,13 @@ namespace {
 struct Rows {
   std::vector<double> errors;
   std::vector<int> devices;
-  void add(double error, int device_count) {
+  std::vector<std::string> models;  // (training rows only)
+  void add(double error, int device_count, const std::string& model = "") {
     errors.push_back(error);
     devices.push_back(device_count);
+    if (!model.empty()) models.push_back(model);
   }
-  ErrorBand band() const { return error_band(errors, devices); }
+  ErrorBand band() const { return error_band(errors, devices, models); }
 };
 
 }  // namespace
@@ -32,14 +34,14 @@ HeldoutErrors heldout_errors(const PublishedResult& training, const CollectiveVa
                                   " split, not the test split");
     }
     if (!c.not_modelled.empty() || c.device.empty()) continue;
-    all.add(c.error, c.row.device_count);
-    by_device[c.device].add(c.error, c.row.device_count);
+    all.add(c.error, c.row.device_count, c.model);
+    by_device[c.device].add(c.error, c.row.device_count, c.model);
     auto [at, added] = is_pooled.try_emplace(c.device, false);
     if (added) {
       const Device d = mapping.device_of(c.device);
       at->second = d.fit && d.fit->pooled;
     }
-    if (at->second) pooled.add(c.error, c.row.device_count);
+    if (at->second) pooled.add(c.error, c.row.device_count, c.model);
   }
   out.training = all.band();
   for (const auto& [name, rows] : by_device)
@@ -71,7 +73,7 @@ HeldoutErrors heldout_errors(const PublishedResult& training, const CollectiveVa
       if (c->row.device_count == 1) continue;
       const double predicted = c->predicted / one->predicted;
       const double measured = c->row.throughput / one->row.throughput;
-      speedups.add(predicted / measured - 1, c->row.device_count);
+      speedups.add(predicted / measured - 1, c->row.device_count, c->model);
     }
   }
   out.speedup = speedups.band();
