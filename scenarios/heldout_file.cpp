@@ -100,23 +100,23 @@ HeldoutErrors parse_heldout(const nlohmann::json& document) {
   e.generated_by = h.text("generated_by");
   h.choice("split");  // (only "test" is accepted)
   e.training = read_band(h.object("training"));
-  for (const JsonObject& d : h.objects("by_device")) {
-    const std::string name = d.text("device");
-    for (const auto& [seen, band] : e.by_device) {
-      if (seen == name) throw ScenarioError(d.path_of("device") + ": '" + name + "' is listed twice");
+  // a list of named bands (by device, by size class): each name once
+  auto named_bands = [&h](const char* list, const char* key, bool choice) {
+    std::vector<std::pair<std::string, ErrorBand>> out;
+    for (const JsonObject& o : h.objects(list)) {
+      const std::string name = choice ? o.choice(key) : o.text(key);
+      for (const auto& [seen, band] : out) {
+        if (seen == name) throw ScenarioError(o.path_of(key) + ": '" + name + "' is listed twice");
+      }
+      out.emplace_back(name, read_band(o));
     }
-    e.by_device.emplace_back(name, read_band(d));
-  }
+    return out;
+  };
+  e.by_device = named_bands("by_device", "device", false);
   e.pooled_devices = read_band(h.object("pooled_devices"));
   e.speedup = read_band(h.object("speedup"));
   e.collectives = read_band(h.object("collectives"));
-  for (const JsonObject& c : h.objects("collectives_by_size")) {
-    const std::string size = c.choice("size");
-    for (const auto& [seen, band] : e.collectives_by_size) {
-      if (seen == size) throw ScenarioError(c.path_of("size") + ": '" + size + "' is listed twice");
-    }
-    e.collectives_by_size.emplace_back(size, read_band(c));
-  }
+  e.collectives_by_size = named_bands("collectives_by_size", "size", true);
   return e;
 }
 
