@@ -14,6 +14,7 @@
 #include "cli/collective_sampling.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_flags.hpp"
+#include "cli/shipped_heldout.hpp"
 #include "cli/sweep.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/format.hpp"
@@ -130,6 +131,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
 
   // --samples: each configuration's time is the mean over ranks arriving apart (its distribution in the JSON)
   const ArrivalSampling arrivals = parse_arrival_sampling(flags);
+  const std::optional<HeldoutErrors> heldout = shipped_heldout();
   const auto timed_call = [&](const AlgorithmInfo& algorithm, int p, std::uint64_t bytes, const RunSettings& s,
                               const ClusterInstance* cluster) {
     CollectiveRun run = run_call(algorithm, p, bytes, settings.algorithm, s, cluster);
@@ -158,8 +160,10 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
       });
   if (!sweep.is_root()) return 0;  // rank 0 of an MPI job reports
   std::vector<CollectiveRun> runs;
-  for (const nlohmann::json& record : records)
+  for (const nlohmann::json& record : records) {
     runs.push_back(collective_run_from_record(record));
+    attach_trust(runs.back(), heldout ? &*heldout : nullptr);  // (how far to trust a library's call)
+  }
   auto at = [&](std::size_t p, std::size_t b, std::size_t a) -> const CollectiveRun& {
     return runs[(p * sizes.size() + b) * chosen.size() + a];
   };
@@ -178,6 +182,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
           compared ? at(p, b, a) : timed_call(*choice.algorithm, ranks[p], sizes[b], choice.settings, cluster);
       run.chosen_by = choice.chosen_by;
       run.weighed = choice.weighed;
+      attach_trust(run, heldout ? &*heldout : nullptr);
       choices.push_back(std::move(run));
     }
   }

@@ -846,6 +846,11 @@ TEST_CASE("predict and explain say how far to trust the throughput: the held-out
                                            " held-out nccl-tests and rccl-tests runs (every size, only"));
   CHECK_THAT(run_dtsim("collective --cluster " + p5 + " --nodes 2 --bytes 4KB --protocol none").output,
              !Catch::Contains("trust"));  // plain messages: no published run checks them
+  // compare's rows carry it too (through its sweep's records)
+  const Run compared = run_dtsim("compare --cluster " + p5 + " --nodes 2 --algorithms ring --bytes 64MB --json");
+  REQUIRE(compared.exit_code == 0);
+  for (const auto& r : nlohmann::json::parse(compared.output))
+    CHECK(r["trust"]["rows"] == mib->rows);
   // the flag writes only the test split's errors, and only with --published
   CHECK_THAT(run_dtsim("validate --published --split fit --write-heldout x.json").output,
              Catch::Contains("--write-heldout: takes the test split's errors"));
