@@ -87,8 +87,6 @@ void predict_row(CollectiveCase& c, const std::string& data_dir, double extra_la
 
 }  // namespace
 
-std::string collective_band(std::uint64_t bytes) { return collective_size_class(bytes); }
-
 CollectiveValidation predict_collectives(const std::vector<CollectiveMeasurement>& rows, const std::string& split,
                                          const std::string& data_dir) {
   const std::map<std::string, std::string> clusters =
@@ -122,7 +120,7 @@ CollectiveValidation predict_collectives(const std::vector<CollectiveMeasurement
     if (c.not_modelled.empty()) {
       const double e = std::fabs(c.error);
       all.push_back(e);
-      band_errors[collective_band(row.size_bytes)].push_back(e);
+      band_errors[collective_size_class(row.size_bytes)].push_back(e);
       system_errors[c.cluster].push_back(e);
       if (row.split == "fit" && row.size_bytes <= 65536) {
         launch_residuals[c.cluster].push_back(c.measured_time_us - (c.predicted_time_us - c.launch_us));

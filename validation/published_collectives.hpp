@@ -50,9 +50,6 @@ struct CollectiveValidation {
   std::vector<ImpliedFactor> implied_net_latency_factor;
 };
 
-// The size band of a message size, as the validation reports it.
-std::string collective_band(std::uint64_t bytes);
-
 // Predicts every row whose split is `split` ("fit", "test" or "all"); data_dir holds validation/ and scenarios/.
 CollectiveValidation predict_collectives(const std::vector<CollectiveMeasurement>& rows, const std::string& split,
                                          const std::string& data_dir);
