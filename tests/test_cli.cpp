@@ -70,7 +70,7 @@ std::string write_variant(const std::filesystem::path& dir, const std::string& t
 
 }  // namespace
 
-TEST_CASE("collective --json prints one object with the documented fields") {
+TEST_CASE("collective --json prints one object with the documented fields", "[cli]") {
   const Run run =
       run_dtsim("collective --algorithm ring --ranks 4 --bytes 4MB --bandwidth 10Gbps --latency 1us --json");
   REQUIRE(run.exit_code == 0);
@@ -91,7 +91,7 @@ TEST_CASE("collective --json prints one object with the documented fields") {
   CHECK(time_s == Approx(j["closed_form_s"].get<double>()).epsilon(1e-3));
 }
 
-TEST_CASE("collective text output, analytical backend, verifier and real payload") {
+TEST_CASE("collective text output, analytical backend, verifier and real payload", "[cli]") {
   const Run text = run_dtsim("collective --ranks 5 --bytes 1MB --backend analytical --verify");
   REQUIRE(text.exit_code == 0);
   CHECK(text.output.find("busbw") != std::string::npos);
@@ -149,7 +149,7 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
   check_usage_errors(cases);
 }
 
-TEST_CASE("collective on a cluster with a library reports the protocol the tuner chose and the channels") {
+TEST_CASE("collective on a cluster with a library reports the protocol the tuner chose and the channels", "[cli]") {
   const std::string cluster = std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/aws-p5.json";
   const Run small = run_dtsim("collective --cluster " + cluster + " --nodes 2 --bytes 8KiB --json");
   REQUIRE(small.exit_code == 0);
@@ -197,7 +197,7 @@ TEST_CASE("collective on a cluster with a library reports the protocol the tuner
   CHECK(h.at("messages").get<double>() > 1e6);
 }
 
-TEST_CASE("the default algorithm, auto, runs the library's choice and says how it chose") {
+TEST_CASE("the default algorithm, auto, runs the library's choice and says how it chose", "[cli]") {
   // the star: MPI's thresholds (recursive doubling for short buffers, Rabenseifner for long ones)
   const Run small = run_dtsim("collective --ranks 8 --bytes 1KB --json");
   REQUIRE(small.exit_code == 0);
@@ -344,7 +344,7 @@ TEST_CASE("flags the chosen command, algorithm or mode does not use, and empty v
   }
 }
 
-TEST_CASE("runs SimGrid cannot hold are refused up front with the estimate and the way out") {
+TEST_CASE("runs SimGrid cannot hold are refused up front with the estimate and the way out", "[cli]") {
   // a real payload of 64 ranks x 1 TB: estimated (buffers and copies in flight) before anything is allocated
   const Run payload = run_dtsim("collective --real-payload --ranks 64 --bytes 1TB --backend simgrid");
   CHECK(payload.exit_code == 2);
@@ -382,7 +382,8 @@ std::pair<nlohmann::json, nlohmann::json> with_and_without_classes(const std::st
 
 }  // namespace
 
-TEST_CASE("collective and predict with --rank-classes off simulate every rank, with the times of one per class") {
+TEST_CASE("collective and predict with --rank-classes off simulate every rank, with the times of one per class",
+          "[cli]") {
   {
     const auto [a, b] = with_and_without_classes(
         "collective --algorithm direct --ranks 256 --bytes 2MB --backend "
@@ -409,13 +410,13 @@ TEST_CASE("collective and predict with --rank-classes off simulate every rank, w
                       {"predict --rank-classes yes", "--rank-classes: expected on or off"}});
 }
 
-TEST_CASE("verify command proves ring and prints the message count") {
+TEST_CASE("verify command proves ring and prints the message count", "[cli]") {
   const Run run = run_dtsim("verify --algorithm ring --ranks 8 --bytes 1000B");
   REQUIRE(run.exit_code == 0);
   CHECK(run.output.find("valid (112 messages") != std::string::npos);
 }
 
-TEST_CASE("compare --json gives one object per (algorithm, ranks, bytes) with the collective keys") {
+TEST_CASE("compare --json gives one object per (algorithm, ranks, bytes) with the collective keys", "[cli]") {
   const Run run = run_dtsim(
       "compare --algorithms ring,butterfly --ranks 2,4,...,16 --bytes 1KB,...,1MB "
       "--backend analytical --json");
@@ -434,7 +435,7 @@ TEST_CASE("compare --json gives one object per (algorithm, ranks, bytes) with th
   CHECK(all.back()["bytes"] == 1000000);
 }
 
-TEST_CASE("compare text marks winners and names the crossover sizes") {
+TEST_CASE("compare text marks winners and names the crossover sizes", "[cli]") {
   const Run run = run_dtsim("compare --algorithms ring,butterfly --ranks 64 --bytes 1KB,100MB --backend analytical");
   REQUIRE(run.exit_code == 0);
   CHECK(run.output.find("64 ranks: butterfly -> ring between 1 KB and 100 MB") != std::string::npos);
@@ -470,7 +471,7 @@ TEST_CASE(
         std::string::npos);
 }
 
-TEST_CASE("a sweep runs its largest point first, so a refused one ends it before the smaller ones run") {
+TEST_CASE("a sweep runs its largest point first, so a refused one ends it before the smaller ones run", "[cli]") {
   // 1 to 1048576 accelerators: before, 1 to 8192 were simulated (about 14 s) and 16384 was refused for memory; now
   // the largest is tried first and its refusal is the answer
   const Run run = run_dtsim("predict --accelerators 1,2,4,...,1048576 --algorithm ps");
@@ -479,7 +480,7 @@ TEST_CASE("a sweep runs its largest point first, so a refused one ends it before
   CHECK(run.output.find("16384 accelerators") == std::string::npos);
 }
 
-TEST_CASE("a hierarchical schedule too large to hold is refused before it is built") {
+TEST_CASE("a hierarchical schedule too large to hold is refused before it is built", "[cli]") {
   // 1000 ranks a node over 1000 nodes with direct between them: 8 billion ops; it grew past 18 GB before
   const Run run = run_dtsim("collective --algorithm hierarchical --ranks 1000000 --ranks-per-node 1000 --inter direct");
   CHECK(run.exit_code == 2);
@@ -487,7 +488,7 @@ TEST_CASE("a hierarchical schedule too large to hold is refused before it is bui
   CHECK(run.output.find("at most 268435456") != std::string::npos);
 }
 
-TEST_CASE("a ring too large to write out is refused, naming --ranks, by the executors that expand it") {
+TEST_CASE("a ring too large to write out is refused, naming --ranks, by the executors that expand it", "[cli]") {
   // built compact (36000 ops) whatever the backend; SimGrid and the analytical executor would write out 4P(P-1)
   for (const char* backend : {"analytical", "simgrid"}) {
     CAPTURE(backend);
@@ -497,7 +498,7 @@ TEST_CASE("a ring too large to write out is refused, naming --ranks, by the exec
   }
 }
 
-TEST_CASE("compare --collective compares another collective's algorithms, all of them by default") {
+TEST_CASE("compare --collective compares another collective's algorithms, all of them by default", "[cli]") {
   const Run run = run_dtsim("compare --collective allgather --ranks 64 --bytes 1KB,100MB --json");
   REQUIRE(run.exit_code == 0);
   std::map<std::pair<std::string, std::uint64_t>, double> time;
@@ -518,7 +519,8 @@ TEST_CASE("compare --collective compares another collective's algorithms, all of
                       {"compare --collective gathr", "--collective: expected allreduce"}});
 }
 
-TEST_CASE("nvls runs where a node's switch reduces, and is refused elsewhere naming the flag and the cluster field") {
+TEST_CASE("nvls runs where a node's switch reduces, and is refused elsewhere naming the flag and the cluster field",
+          "[cli]") {
   const std::string h100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.json";
   const std::string a100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json";
   const Run run = run_dtsim("collective --cluster " + h100 + " --nodes 1 --algorithm nvls --bytes 1GB --json");
@@ -537,7 +539,7 @@ TEST_CASE("nvls runs where a node's switch reduces, and is refused elsewhere nam
   });
 }
 
-TEST_CASE("sharp runs where the fabric's switches reduce, joins compare there, and is refused elsewhere") {
+TEST_CASE("sharp runs where the fabric's switches reduce, joins compare there, and is refused elsewhere", "[cli]") {
   const std::filesystem::path dir = std::filesystem::temp_directory_path();
   const std::string pid = std::to_string(::getpid());
   auto write = [&](const std::string& name, bool sharp) {
@@ -622,7 +624,7 @@ TEST_CASE("compare refuses bad lists with exit 2") {
   check_usage_errors(cases);
 }
 
-TEST_CASE("a schedule too large to verify, and an output file that cannot be written, are bad input: exit 2") {
+TEST_CASE("a schedule too large to verify, and an output file that cannot be written, are bad input: exit 2", "[cli]") {
   check_usage_errors({
       {"verify --algorithm ring --ranks 8192 --bytes 1KB", "--ranks: schedule too large to verify: 8192 ranks"},
       {"collective --algorithm ring --ranks 8192 --bytes 1KB --verify --backend analytical",
@@ -633,7 +635,7 @@ TEST_CASE("a schedule too large to verify, and an output file that cannot be wri
   });
 }
 
-TEST_CASE("collective --collective runs the other collectives and checks their options") {
+TEST_CASE("collective --collective runs the other collectives and checks their options", "[cli]") {
   const Run run = run_dtsim("collective --collective allgather --ranks 4 --bytes 4MB --json");
   REQUIRE(run.exit_code == 0);
   const auto j = nlohmann::json::parse(run.output);
@@ -655,7 +657,7 @@ TEST_CASE("collective --collective runs the other collectives and checks their o
   });
 }
 
-TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input exits 2 naming the JSON path") {
+TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input exits 2 naming the JSON path", "[cli]") {
   const std::string dgx = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json";
   const Run summary = run_dtsim("cluster " + dgx + " --nodes 4 --json");
   REQUIRE(summary.exit_code == 0);
@@ -713,7 +715,8 @@ TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input e
   std::filesystem::remove(bad);
 }
 
-TEST_CASE("compare --cluster works with its default algorithms (ps colocated) and names each row's node count") {
+TEST_CASE("compare --cluster works with its default algorithms (ps colocated) and names each row's node count",
+          "[cli]") {
   const std::string v100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/v100-nvlink-edr.json";
   const Run run = run_dtsim("compare --cluster " + v100 + " --nodes 2,8 --bytes 1KB,1MB");
   REQUIRE(run.exit_code == 0);
@@ -738,7 +741,7 @@ TEST_CASE("compare --cluster works with its default algorithms (ps colocated) an
   CHECK(all[1]["helper_ranks"] == 0);
 }
 
-TEST_CASE("predict: the default scenario with no arguments, JSON results with the documented keys") {
+TEST_CASE("predict: the default scenario with no arguments, JSON results with the documented keys", "[cli]") {
   const Run run = run_dtsim("predict --accelerators 1,8 --algorithm ring,ps --json");
   REQUIRE(run.exit_code == 0);
   const auto j = nlohmann::json::parse(run.output);
@@ -778,7 +781,8 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   CHECK_THAT(text.output, Catch::Contains(" x pcie (12 GB/s), e.g. "));
 }
 
-TEST_CASE("predict and explain say how far to trust the throughput: the held-out runs' band, as a range per result") {
+TEST_CASE("predict and explain say how far to trust the throughput: the held-out runs' band, as a range per result",
+          "[cli]") {
   const HeldoutErrors shipped = load_heldout_file(default_heldout_path(DTSIM_SOURCE_DIR));
   // the default scenario's V100 has enough held-out runs for a band of its own
   const Run run = run_dtsim("predict --accelerators 1,8 --algorithm ring --json");
@@ -858,7 +862,8 @@ TEST_CASE("predict and explain say how far to trust the throughput: the held-out
   CHECK_FALSE(std::filesystem::exists("x.json"));
 }
 
-TEST_CASE("predict --algorithm auto reduces each bucket with the library's choice: MPI's on the default scenario") {
+TEST_CASE("predict --algorithm auto reduces each bucket with the library's choice: MPI's on the default scenario",
+          "[cli]") {
   const Run run = run_dtsim("predict --algorithm auto,rabenseifner,ring --accelerators 8,64 --json");
   REQUIRE(run.exit_code == 0);
   const nlohmann::json results = nlohmann::json::parse(run.output).at("results");
@@ -888,7 +893,8 @@ TEST_CASE("predict --algorithm auto reduces each bucket with the library's choic
   CHECK(nlohmann::json::parse(from_file.output).at("results").back().at("algorithm") == "auto");
 }
 
-TEST_CASE("predict on 25 GbE nodes of 4 GPUs: the NIC links come first, grouped, and the bottleneck names them") {
+TEST_CASE("predict on 25 GbE nodes of 4 GPUs: the NIC links come first, grouped, and the bottleneck names them",
+          "[cli]") {
   const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/tests/data/resnet50-pcie4-25gbe.json";
   const Run run = run_dtsim("predict " + scenario + " --json");
   REQUIRE(run.exit_code == 0);
@@ -947,7 +953,8 @@ TEST_CASE("predict on 25 GbE nodes of 4 GPUs: the NIC links come first, grouped,
   std::filesystem::remove(journal);
 }
 
-TEST_CASE("predict --search ranks layouts of one global batch by time per sample and shows each row's batches") {
+TEST_CASE("predict --search ranks layouts of one global batch by time per sample and shows each row's batches",
+          "[cli]") {
   const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";  // weak, 2 per GPU
   const Run json = run_dtsim("predict " + gpt + " --accelerators 16 --search --json");
   REQUIRE(json.exit_code == 0);
@@ -1011,7 +1018,7 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 naming the path") {
+TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 naming the path", "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-train-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string sync = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/fashion-mnist-sync.json";
@@ -1055,7 +1062,8 @@ TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("calibrate: a quick run writes a file that --calibration uses, and external CSV samples are fitted alike") {
+TEST_CASE("calibrate: a quick run writes a file that --calibration uses, and external CSV samples are fitted alike",
+          "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-calibrate-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string measured = (dir / "measured.json").string();
@@ -1107,7 +1115,7 @@ TEST_CASE("calibrate: a quick run writes a file that --calibration uses, and ext
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("predict on the calibrated machine: the scenario's device is what dtsim calibrate measured") {
+TEST_CASE("predict on the calibrated machine: the scenario's device is what dtsim calibrate measured", "[cli]") {
   const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mlp-strong-calibrated.json";
   const Run run = run_dtsim("predict " + scenario + " --accelerators 1,2 --algorithm ring --json");
   REQUIRE(run.exit_code == 0);
@@ -1148,7 +1156,8 @@ TEST_CASE("NCCL executor: the schedules over NCCL point-to-point give exact sums
   CHECK(output.find("case nccl 1048576") != std::string::npos);
 }
 
-TEST_CASE("validate --published reproduces the medians docs/validation.md records, and names why rows are left out") {
+TEST_CASE("validate --published reproduces the medians docs/validation.md records, and names why rows are left out",
+          "[cli]") {
   const auto heldout_path =
       std::filesystem::temp_directory_path() / ("dtsim-heldout-" + std::to_string(::getpid()) + ".json");
   const Run test =
@@ -1230,7 +1239,8 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   CHECK(run_dtsim("validate --published --split half").exit_code == 2);
 }
 
-TEST_CASE("validate --repredict gates the current model on the committed real measurements, deterministically") {
+TEST_CASE("validate --repredict gates the current model on the committed real measurements, deterministically",
+          "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-repredict-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string committed = std::string(DTSIM_SOURCE_DIR) + "/reports/validation.json";
@@ -1269,7 +1279,8 @@ TEST_CASE("validate --repredict gates the current model on the committed real me
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("validate --measured predicts measurements made elsewhere, and every command's flag table is whole") {
+TEST_CASE("validate --measured predicts measurements made elsewhere, and every command's flag table is whole",
+          "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-measured-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   {
@@ -1405,7 +1416,7 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("explain: in words per size, where efficiency falls below 80%, and re-simulated what-ifs") {
+TEST_CASE("explain: in words per size, where efficiency falls below 80%, and re-simulated what-ifs", "[cli]") {
   const std::string path = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/vgg16-pcie-horovod.json";
   const Run run = run_dtsim("explain " + path + " --json");
   REQUIRE(run.exit_code == 0);
@@ -1433,7 +1444,7 @@ TEST_CASE("explain: in words per size, where efficiency falls below 80%, and re-
   CHECK_THAT(text.output, Catch::Contains("doubling NIC and fabric bandwidth: "));
 }
 
-TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulates layout changes") {
+TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulates layout changes", "[cli]") {
   const std::string path = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
   const Run predicted = run_dtsim("predict " + path + " --json");
   const Run run = run_dtsim("explain " + path + " --json");
@@ -1529,7 +1540,8 @@ TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulat
   CHECK_THAT(none.output, Catch::Contains("(4d x 1t x 2p, 1f1b, 8 micro-batches; the same global batch of 128): fits"));
 }
 
-TEST_CASE("a scenario's device: a built-in name, a path relative to the scenario, or an inline object, all alike") {
+TEST_CASE("a scenario's device: a built-in name, a path relative to the scenario, or an inline object, all alike",
+          "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-devices-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "sub");
   const std::string source = DTSIM_SOURCE_DIR;
@@ -1594,7 +1606,7 @@ TEST_CASE("a scenario's device: a built-in name, a path relative to the scenario
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cluster override the scenario") {
+TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cluster override the scenario", "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-overrides-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string good = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/resnet50-v100.json";
@@ -1733,7 +1745,8 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("predict --runtime and --recompute: one variant per value, recomputation trades memory for compute") {
+TEST_CASE("predict --runtime and --recompute: one variant per value, recomputation trades memory for compute",
+          "[cli]") {
   const std::string path = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
   const Run run = run_dtsim("predict " + path + " --recompute none,full --json");
   REQUIRE(run.exit_code == 0);
@@ -1774,7 +1787,7 @@ TEST_CASE("predict --runtime and --recompute: one variant per value, recomputati
   CHECK_THAT(run_dtsim(nchw + " --precision fp32").output, !Catch::Contains("channels-last"));
 }
 
-TEST_CASE("predict --backend analytical: the step as if no link were shared, so what contention costs shows") {
+TEST_CASE("predict --backend analytical: the step as if no link were shared, so what contention costs shows", "[cli]") {
   const Run shared = run_dtsim("predict --accelerators 64 --algorithm ring,ps --backend flow --json");
   const Run alone = run_dtsim("predict --accelerators 64 --algorithm ring,ps --backend analytical --json");
   REQUIRE(shared.exit_code == 0);
@@ -1795,7 +1808,7 @@ TEST_CASE("predict --backend analytical: the step as if no link were shared, so 
   CHECK_THAT(traced.output, Catch::Contains("--trace: needs --backend simgrid or auto"));
 }
 
-TEST_CASE("explain --batch: why exposed communication never reaches 0, from the simulation") {
+TEST_CASE("explain --batch: why exposed communication never reaches 0, from the simulation", "[cli]") {
   const Run run = run_dtsim("explain --accelerators 1,8 --batch 16,32,64 --json");
   REQUIRE(run.exit_code == 0);
   const auto j = nlohmann::json::parse(run.output);
@@ -1825,7 +1838,7 @@ TEST_CASE("explain --batch: why exposed communication never reaches 0, from the 
   CHECK_THAT(text.output, Catch::Contains("Exposed communication stays above 0 in every variant tried: the last of"));
 }
 
-TEST_CASE("collective lists the busiest links and --trace writes a trace-event file") {
+TEST_CASE("collective lists the busiest links and --trace writes a trace-event file", "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-trace-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string trace = (dir / "ring.json").string();
@@ -2016,7 +2029,7 @@ TEST_CASE(
   });
 }
 
-TEST_CASE("predict --csv with list-valued overrides: one table, each row led by its variant's values") {
+TEST_CASE("predict --csv with list-valued overrides: one table, each row led by its variant's values", "[cli]") {
   const Run swept =
       run_dtsim("predict --accelerators 1,8 --algorithm ring --model resnet50,alexnet --batch 16,32 --csv");
   REQUIRE(swept.exit_code == 0);
@@ -2062,7 +2075,8 @@ TEST_CASE("predict --csv with list-valued overrides: one table, each row led by 
   CHECK(l[4][global] == "128");  // 4 per accelerator on 32
 }
 
-TEST_CASE("report: predict and compare results become one HTML page, bad result files exit 2 naming the path") {
+TEST_CASE("report: predict and compare results become one HTML page, bad result files exit 2 naming the path",
+          "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-report-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const Run predict = run_dtsim("predict --accelerators 1,4,8 --algorithm ring,tree --json");
@@ -2126,7 +2140,7 @@ TEST_CASE("report: predict and compare results become one HTML page, bad result 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("report: validate --published --json becomes a section with one point per predicted row") {
+TEST_CASE("report: validate --published --json becomes a section with one point per predicted row", "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-published-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const Run published = run_dtsim("validate --published --split test --json --max-median-error 100");
@@ -2185,7 +2199,7 @@ nlohmann::json simulated_part(const std::string& output) {
 
 }  // namespace
 
-TEST_CASE("sweeps resume from their journal and split over MPI processes with the single-process result") {
+TEST_CASE("sweeps resume from their journal and split over MPI processes with the single-process result", "[cli]") {
   const std::string sweep = "compare --ranks 4,8 --bytes 1KB,1MB --algorithms ring,tree,ps --json";
   const Run alone = run_dtsim(sweep);
   REQUIRE(alone.exit_code == 0);
@@ -2252,7 +2266,7 @@ TEST_CASE("sweeps resume from their journal and split over MPI processes with th
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("calibrate --published fits on the fit split only and reproduces the shipped device files") {
+TEST_CASE("calibrate --published fits on the fit split only and reproduces the shipped device files", "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-published-fit-" + std::to_string(::getpid()));
   const Run fit = run_dtsim("calibrate --published --out-dir " + dir.string());
   REQUIRE(fit.exit_code == 0);
@@ -2275,7 +2289,8 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
   CHECK_THAT(run_dtsim("calibrate --published --prior-weight -1").output, Catch::Contains("--prior-weight"));
 }
 
-TEST_CASE("predict and explain with expert parallelism: the all-to-alls in the breakdown, expert what-ifs simulated") {
+TEST_CASE("predict and explain with expert parallelism: the all-to-alls in the breakdown, expert what-ifs simulated",
+          "[cli]") {
   const std::string mixtral = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mixtral-8x7b-ep.json";
   const Run predict = run_dtsim("predict " + mixtral + " --accelerators 64 --json");
   REQUIRE(predict.exit_code == 0);
@@ -2301,7 +2316,7 @@ TEST_CASE("predict and explain with expert parallelism: the all-to-alls in the b
 #endif
 #endif
 
-TEST_CASE("the SimGrid executor's ranks fit a 3 GB address space at 512 ranks (1 MiB of stack each, not 8)") {
+TEST_CASE("the SimGrid executor's ranks fit a 3 GB address space at 512 ranks (1 MiB of stack each, not 8)", "[cli]") {
 #ifdef DTSIM_TEST_UNDER_ASAN
   WARN("skipped under AddressSanitizer, whose shadow memory needs more address space than any such limit");
 #else

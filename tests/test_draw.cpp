@@ -101,7 +101,8 @@ TEST_CASE("the arrows drawn are the schedule's transfers, and the last round sho
   CHECK(drawn > 40);
 }
 
-TEST_CASE("the lecture's examples: 1..7 reach 28 through a tree (8 and 13 first), 1..4 reach 10 by butterfly") {
+TEST_CASE("the lecture's examples: 1..7 reach 28 through a tree (8 and 13 first), 1..4 reach 10 by butterfly",
+          "[cli]") {
   // the lecture's tree: 1, 2 and 5 make 8; 3, 4 and 6 make 13; with 7, 28; then 28 broadcast in two steps. As
   // dtsim's binary tree, rank 0 the root holding 7, its children 5 and 6, their leaves 1, 2 and 3, 4.
   const auto tree =
@@ -127,7 +128,7 @@ TEST_CASE("the lecture's examples: 1..7 reach 28 through a tree (8 and 13 first)
   CHECK(butterfly.output.find("data-layout=\"hypercube\"") != std::string::npos);
 }
 
-TEST_CASE("draw: rounds are timed on SimGrid, bad input exits 2 naming the flag") {
+TEST_CASE("draw: rounds are timed on SimGrid, bad input exits 2 naming the flag", "[cli]") {
   const auto timed = run_dtsim("draw --algorithm ring --ranks 4 --bytes 1MB --bandwidth 10Gbps");
   REQUIRE(timed.exit_code == 0);
   CHECK(timed.output.find("class=\"when\">from 0 s to") != std::string::npos);
@@ -168,7 +169,7 @@ TEST_CASE("draw: rounds are timed on SimGrid, bad input exits 2 naming the flag"
   CHECK(summary.output.find("bytes moved per round") != std::string::npos);
 }
 
-TEST_CASE("draw --scenario: a training step per rank class, its buckets' allreduces and the exposed wait") {
+TEST_CASE("draw --scenario: a training step per rank class, its buckets' allreduces and the exposed wait", "[cli]") {
   const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/vgg16-pcie-horovod.json";
   const auto r = run_dtsim("draw --scenario " + scenario + " --accelerators 8");
   REQUIRE(r.exit_code == 0);
@@ -198,7 +199,7 @@ TEST_CASE("draw --scenario: a training step per rank class, its buckets' allredu
   CHECK(run_dtsim("draw --scenario " + scenario + " --ranks 4").exit_code == 2);
 }
 
-TEST_CASE("dtsim lesson: seven sections of simulated numbers, each claim beside its re-simulated what-if") {
+TEST_CASE("dtsim lesson: seven sections of simulated numbers, each claim beside its re-simulated what-if", "[cli]") {
   const std::string page = (std::filesystem::temp_directory_path() / "dtsim-test-lesson.html").string();
   const auto r = run_dtsim("lesson --quick -o " + page);
   REQUIRE(r.exit_code == 0);

@@ -149,7 +149,7 @@ TEST_CASE("a CSV of layer times is read strictly") {
              Catch::Contains("appears twice"));
 }
 
-TEST_CASE("import-profile prints the layers and predict --profile predicts from the measured times") {
+TEST_CASE("import-profile prints the layers and predict --profile predicts from the measured times", "[cli]") {
   const auto imported = run_dtsim("import-profile " + mlp_trace + " --json");
   REQUIRE(imported.exit_code == 0);
   const nlohmann::json profile = nlohmann::json::parse(imported.output);
@@ -271,7 +271,7 @@ TEST_CASE("validate --framework refuses what it cannot run with one line and exi
   CHECK_THAT(not_torch.output, Catch::Contains("not a pytorch-validation.json"));
 }
 
-TEST_CASE("report draws a PyTorch validation: predicted against measured steps and exposed communication") {
+TEST_CASE("report draws a PyTorch validation: predicted against measured steps and exposed communication", "[cli]") {
   const std::string html = (std::filesystem::temp_directory_path() / "dtsim-test-profile-report.html").string();
   const auto run = run_dtsim("report " + std::string(DTSIM_SOURCE_DIR) + "/reports/pytorch-validation.json -o " + html);
   REQUIRE(run.exit_code == 0);
@@ -297,7 +297,8 @@ TEST_CASE("report draws a PyTorch validation: predicted against measured steps a
   CHECK_THAT(refused.output, Catch::Contains("cases[1].measured_s: missing"));
 }
 
-TEST_CASE("validate --framework pytorch refuses rank counts the emulated cluster cannot host, before running") {
+TEST_CASE("validate --framework pytorch refuses rank counts the emulated cluster cannot host, before running",
+          "[cli]") {
   const auto many = run_dtsim("validate --framework pytorch --ranks 2,64 --out-dir /tmp");
   CHECK(many.exit_code == 2);
   CHECK_THAT(many.output, Catch::Contains("--ranks: expected rank counts from 2 to 16, e.g. 2,4, got '64'"));

@@ -162,7 +162,7 @@ TEST_CASE("draws are counters: the same seed gives the same numbers, another see
   CHECK(scale == dtsim::rank_slowdowns({0.25, {}, 2.0}, 32, 4, 1, 0));
 }
 
-TEST_CASE("predict --samples: the same seed prints the same bytes, and the distribution is in the JSON") {
+TEST_CASE("predict --samples: the same seed prints the same bytes, and the distribution is in the JSON", "[cli]") {
   const std::string file = write_scenario("normal.json", {{"jitter", {{"distribution", "normal"}, {"sigma", 0.03}}}});
   const std::string command = "predict " + file + " --algorithm ring,tree --samples 30 --seed ";
   const auto a = run_dtsim(command + "4");
@@ -270,7 +270,7 @@ TEST_CASE("background load leaves the job the rest of the fabric's bandwidth") {
   CHECK(b.step.comm_s > 1.5 * a.step.comm_s);
 }
 
-TEST_CASE("a node of a slower device paces a synchronous step, a faster one does not speed it up") {
+TEST_CASE("a node of a slower device paces a synchronous step, a faster one does not speed it up", "[cli]") {
   const dtsim::Scenario plain = scenario_with(nullptr);  // V100 nodes
   const dtsim::Scenario slower =
       scenario_with({{"devices", nlohmann::json::array({{{"device", "p100-sxm2-16gb"}, {"nodes", {1}}}})}});
@@ -312,7 +312,7 @@ TEST_CASE("bursts of other traffic lengthen the reductions that start inside the
                   std::invalid_argument);
 }
 
-TEST_CASE("collective and compare --samples: ranks arriving apart, reproducible, never faster than together") {
+TEST_CASE("collective and compare --samples: ranks arriving apart, reproducible, never faster than together", "[cli]") {
   const std::string command = "collective --algorithm ring --ranks 16 --bytes 1MB --backend flow --json";
   const auto together = run_dtsim(command);
   const auto a = run_dtsim(command + " --samples 30 --arrival normal:20us --seed 3");
@@ -357,7 +357,7 @@ TEST_CASE("with_arrivals: a late rank starts the collective late, and the schedu
         Approx(dtsim::run_analytical(late, dtsim::AnalyticalOptions{}).time_s));
 }
 
-TEST_CASE("calibrate's step times become an empirical jitter, and a run's failure rates need units") {
+TEST_CASE("calibrate's step times become an empirical jitter, and a run's failure rates need units", "[cli]") {
   const std::vector<double> times = dtsim::measure_step_times(16, 20);
   REQUIRE(times.size() == 20);
   for (const double t : times)
@@ -420,7 +420,7 @@ TEST_CASE("calibrate's step times become an empirical jitter, and a run's failur
   CHECK(never.output.find("inf ") == std::string::npos);
 }
 
-TEST_CASE("predict --run: interruptions, the checkpoint interval beside Young's and Daly's, goodput") {
+TEST_CASE("predict --run: interruptions, the checkpoint interval beside Young's and Daly's, goodput", "[cli]") {
   const auto r = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
                            "/scenarios/training/gpt2-xl-dgx-h100.json --algorithm ring --accelerators 1,32 "
                            "--run 30d --json");
