@@ -15,12 +15,10 @@ fi
 CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DDTSIM_SANITIZE=ON -DDTSIM_FUZZ=ON \
   -DDTSIM_BUILD_TESTS=ON -DDTSIM_CUDA=OFF > /dev/null
-# What the job runs, not every target: the CLI and the tests, and a libFuzzer binary per loader (its run below starts
-# by replaying the shipped files and kept crashers, so the fuzz-replay:* tests run in the release build only); not the
-# bench/ programs. About a tenth of the build.
-mapfile -t loaders < <(cd build-asan/fuzz && ls -- *.seeds | sed 's/\.seeds$//')
-((${#loaders[@]} > 0)) || { echo "sanitize: no fuzz seed lists in build-asan/fuzz" >&2; exit 1; }
-cmake --build build-asan -j"$(nproc)" --target dtsim dtsim_tests fuzz_selftest_replay "${loaders[@]/#/fuzz_}"
+# What the job runs, not every target (tests/fuzz/CMakeLists.txt): the CLI and the tests, and a libFuzzer binary per
+# loader (its run below starts by replaying the shipped files and kept crashers, so the fuzz-replay:* tests run in the
+# release build only); not the replay binaries or the bench/ programs.
+cmake --build build-asan -j"$(nproc)" --target sanitizer-job
 echo "sanitize: build took $SECONDS s"
 # Sanitizer reports go to files, not into the outputs the tests parse: SimGrid switches stacks (its raw contexts),
 # which ASan notes once per process with a warning. Any report is fatal (abort_on_error, halt_on_error) and the logs
