@@ -39,8 +39,8 @@ status=0
 cat build/quick/validation.md
 phase "live MPI validation"
 # And real PyTorch DDP training there (the quick run's 4 ranks: the MLP, 1 Gbit/s, four processes sharing the cores;
-# about 2 minutes, where 2 and 4 ranks took 3.4): the median step-time error within 25% (1.5-9.5% on the reference VM,
-# where runs of one case vary by 10%); its table is printed for the log.
+# about 2 minutes, against 3.4 for its 2 and 4 ranks): the median step-time error within 25% (1.5-9.5% on the
+# reference VM, where runs of one case vary by 10%); its table is printed for the log.
 mkdir -p build/quick-torch
 ./build/dtsim validate --framework pytorch --quick --ranks 4 --out-dir build/quick-torch --max-median-error 0.25 \
   || status=$?
