@@ -126,7 +126,7 @@ constexpr std::array<FieldSpec, 12> fabric_fields{{
 // cost a host adds to each call. Default 0: NCCL's base latency holds a call's fixed cost, and the launches the fit
 // rows of validation/published/collectives.csv imply are 0 (clamped; negative on 3 of 5 systems) or more on the
 // others (8.7 us on a virtual machine, 62 us over TCP offload), median 0 (docs/validation.md, "Collectives").
-constexpr std::array<FieldSpec, 5> library_fields{{
+constexpr std::array<FieldSpec, 6> library_fields{{
     choice_field("name", "", "the library: nccl (NVIDIA), rccl (AMD; dtsim applies NCCL's published constants to it)",
                  "nccl|rccl"),
     choice_field(
@@ -142,6 +142,11 @@ constexpr std::array<FieldSpec, 5> library_fields{{
                  "NCCL's network latencies (a ring or tree step, a level of the NVLS tree, CollNet's network part) "
                  "times this: its tables are InfiniBand's, and slower transports (EFA, TCP offload) take longer",
                  0.1, 100),
+    value_field(
+        "msccl", FieldType::boolean, "false",
+        "rccl: MSCCL's algorithms run where RCCL ships one (an allreduce of up to 16 MiB on one node of 8 fully "
+        "connected GPUs: all-pairs, as `direct`); RCCL enables MSCCL by default on MI300X; false: the tuner "
+        "always chooses"),
 }};
 
 constexpr std::array<FieldSpec, 7> cluster_fields{{
@@ -179,6 +184,11 @@ CollectiveLibrary read_library(const JsonObject& o) {
                         " ms");
   }
   library.net_latency_factor = o.number("net_latency_factor");
+  library.msccl = o.boolean("msccl");
+  if (library.msccl && library.name != "rccl") {
+    throw ScenarioError(o.path_of("msccl") + ": only for name \"rccl\" (MSCCL's algorithms are RCCL's), got \"" +
+                        library.name + "\"");
+  }
   library.allow_ll = library.allow_ll128 = library.allow_simple = false;
   const std::string list = o.text("protocols");
   std::size_t at = 0;

@@ -27,6 +27,28 @@ AlgorithmCandidate cheapest(const AlgorithmInfo* algorithm, const CollectiveLibr
   return best;
 }
 
+// RCCL's MSCCL all-pairs allreduce (cluster file library.msccl) where RCCL ships an algorithm file for it: 8 GPUs of
+// one node, each linked to every other, out of place (tools/msccl-algorithms/allreduce-allpairs-8n-*-op.xml in
+// ROCm/rccl): LL up to 512 KiB (2, 4 or 8 channels by size), Simple from 512 KiB to 16 MiB (8 channels). Every GPU
+// sends each peer its eighth and adds up the eighths it receives, then sends each peer its sum: `direct`'s two steps.
+// (The in-place files cover other ranges, e.g. LL from 80 KiB to 1 MiB; the out-of-place ones are used for all
+// calls.) Returns false where no file applies.
+bool msccl_allreduce(int ranks, std::uint64_t bytes, const NetworkCost& network, int nodes, AlgorithmChoice& choice) {
+  constexpr int msccl_gpus = 8;
+  constexpr std::uint64_t simple_from_bytes = 512 * 1024, largest_bytes = 16 * 1024 * 1024;
+  const NodeSpec& node = network.topology->spec().node;
+  if (!network.library.msccl || ranks != msccl_gpus || nodes != 1 || node.accelerators != msccl_gpus ||
+      node.intra_kind != IntraKind::nvlink || bytes == 0 || bytes > largest_bytes) {
+    return false;
+  }
+  const Protocol protocol = bytes < simple_from_bytes ? Protocol::ll : Protocol::simple;
+  if (!network.library.allows(protocol)) return false;
+  choice.algorithm = &find_algorithm("direct");
+  choice.protocol = protocol;
+  choice.rule = network.library.name + " msccl (all-pairs, 8 GPUs, up to 16 MiB)";
+  return true;
+}
+
 // NCCL's tuner between its ring and its tree for an allreduce.
 AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                                   const NetworkCost& network, bool in_switch) {
@@ -41,6 +63,7 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
   const AlgorithmInfo* tree = &find_algorithm(chains ? "chain-dbtree" : "dbtree");
   const Schedule ring_schedule = ring->build(ranks, bytes, options);
   LibraryCall call = library_call(network, ring_schedule);
+  if (msccl_allreduce(ranks, bytes, network, call.nodes, choice)) return choice;
   // the bandwidth of the call's channels together, as plan_library_call lays them (a NIC each across nodes)
   const int channels = library_channels(network, ring_schedule);
   if (call.hop == HopClass::net) call.bandwidth_Bps *= channels;

@@ -8,7 +8,9 @@
 //   (node.intra.nvls), NVLS too: 25 us and twice the NVLink bus bandwidth times nvlsEfficiency x (channels-1)/channels
 //   (estimate_nvls_allreduce_seconds), in Simple; across nodes whose switches reduce, laid in whole nodes, the NVLS
 //   tree (estimate_nvls_tree_allreduce_seconds); across nodes of a fabric whose switches reduce (fabric.sharp), CollNet
-//   as `sharp` (estimate_collnet_allreduce_seconds); the switch algorithms only where `in_switch` allows them;
+//   as `sharp` (estimate_collnet_allreduce_seconds); the switch algorithms only where `in_switch` allows them; on a
+//   cluster whose RCCL runs MSCCL (library.msccl), 8 GPUs of one pairwise-linked node up to 16 MiB take MSCCL's
+//   all-pairs file instead (`direct`, LL below 512 KiB, Simple above; a rule, no candidates);
 // - elsewhere (MPI on a star or a cluster without a library), MPICH's default selection (src/mpi/coll/allreduce,
 //   MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048; Thakur, Rabenseifner and Gropp 2005, "Optimization of collective
 //   communication operations in MPICH", section 4.4): recursive doubling (`butterfly`) up to 2 KiB or below one

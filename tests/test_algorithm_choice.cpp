@@ -211,3 +211,55 @@ TEST_CASE("at one GPU a node NCCL's tuner weighs PAT for reduce-scatter and allg
   CHECK_THROWS_AS(plan_library_call(find_algorithm("bruck", ag), 16, floats, 1 << 20, network, false, Protocol::ll),
                   OptionError);
 }
+
+TEST_CASE("RCCL's MSCCL files take an 8-GPU mesh node's allreduce up to 16 MiB: all-pairs, LL then Simple") {
+  ClusterSpec spec =
+      load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/amd-mi300x.json");
+  REQUIRE(spec.library.msccl);
+  const auto choose = [](const ClusterSpec& s, std::uint64_t bytes) {
+    const Topology topology(s);
+    NetworkCost network;
+    network.topology = &topology;
+    network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    network.library = s.library;
+    return choose_algorithm(Collective::allreduce, topology.accelerators(), bytes, AlgorithmOptions(4), network);
+  };
+  const AlgorithmChoice small = choose(spec, 32 << 10);
+  CHECK(small.algorithm->name == "direct");
+  CHECK(small.protocol == Protocol::ll);
+  CHECK(small.candidates.empty());
+  CHECK_THAT(small.rule, Catch::StartsWith("rccl msccl"));
+  CHECK(choose(spec, (512 << 10) - 4).protocol == Protocol::ll);
+  const AlgorithmChoice mid = choose(spec, 512 << 10);
+  CHECK(mid.algorithm->name == "direct");
+  CHECK(mid.protocol == Protocol::simple);
+  CHECK(choose(spec, 16 << 20).algorithm->name == "direct");
+  // above the files' sizes, and with MSCCL off, RCCL's tuner weighs its own algorithms
+  const AlgorithmChoice large = choose(spec, (16 << 20) + 4);
+  CHECK(large.algorithm->name != "direct");
+  CHECK_FALSE(large.candidates.empty());
+  ClusterSpec off = spec;
+  off.library.msccl = false;
+  CHECK(choose(off, 32 << 10).algorithm->name == "ring");
+  // the files are for 8 GPUs of one node: two nodes take the tuner's choice
+  ClusterSpec two = spec;
+  two.nodes = 2;
+  CHECK(choose(two, 32 << 10).algorithm->name != "direct");
+  // without LL (NCCL_PROTO), the small sizes' file cannot run
+  ClusterSpec no_ll = spec;
+  no_ll.library.allow_ll = false;
+  CHECK(choose(no_ll, 32 << 10).algorithm->name != "direct");
+  // and the call is faster than the ring the tuner would run there: 2 steps of latency instead of 14
+  const Topology topology(spec);
+  NetworkCost network;
+  network.topology = &topology;
+  network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  network.library = spec.library;
+  FlowOptions flow(network);
+  const auto time_of = [&](const char* name, Protocol protocol) {
+    Schedule s = find_algorithm(name).build(8, 32 << 10, AlgorithmOptions(4));
+    s.protocol = protocol;
+    return run_flow(s, flow).time_s;
+  };
+  CHECK(time_of("direct", Protocol::ll) < 0.7 * time_of("ring", Protocol::ll));
+}

@@ -135,6 +135,11 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
              Catch::StartsWith("cluster.library.launch: expected at most 10ms"));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "hopper", "net_latency_factor": 0})"),
              Catch::StartsWith("cluster.library.net_latency_factor: expected a number in [0.1, 100]"));
+  CHECK_THAT(
+      with_library(R"({"name": "nccl", "generation": "hopper", "msccl": true})"),
+      Catch::Equals("cluster.library.msccl: only for name \"rccl\" (MSCCL's algorithms are RCCL's), got \"nccl\""));
+  CHECK_THAT(with_library(R"({"name": "rccl", "generation": "hopper", "msccl": "yes"})"),
+             Catch::StartsWith("cluster.library.msccl: expected true or false"));
   // the documentation table is generated from the same field specs the loader uses
   const std::string doc = cluster_fields_markdown();
   CHECK_THAT(doc, Catch::Contains("| `oversubscription` | a number >= 1 | `1` |"));

@@ -59,6 +59,7 @@ void predict_row(CollectiveCase& c, const std::string& data_dir, double extra_la
     const AlgorithmChoice choice = choose_algorithm(
         Collective::allreduce, row.gpus, std::max<std::uint64_t>(row.size_bytes, 4) / 4 * 4, options, network);
     double best_s = std::numeric_limits<double>::infinity();
+    if (choice.candidates.empty()) chosen = choice.algorithm;  // a rule chose (RCCL's MSCCL files)
     for (const AlgorithmCandidate& candidate : choice.candidates) {
       const bool tree = candidate.algorithm->name == "dbtree" || candidate.algorithm->name == "chain-dbtree";
       if (!tree && candidate.estimate_s < best_s) {
