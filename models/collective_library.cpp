@@ -81,7 +81,11 @@ constexpr double tree_correction[3][23] = {
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
-constexpr double nvlink_share[4] = {20.0 / 25.0, 20.0 / 25.0, 20.6 / 25.0, 40.1 / 50.0};
+constexpr double nccl_nvlink_share[4] = {20.0 / 25.0, 20.0 / 25.0, 20.6 / 25.0, 40.1 / 50.0};
+// The intra-node share a library counts on: the cluster file's (CollectiveLibrary::intra_share) or NCCL's.
+double intra_link_share(const CollectiveLibrary& library) {
+  return library.intra_share > 0 ? library.intra_share : nccl_nvlink_share[static_cast<int>(library.generation)];
+}
 // NVLS: its latency, hwLat[NVLINK][NVLS][Simple] (tuning.cc), and its channels (NCCL_NVLS_NCHANNELS, src/transport/
 // nvls.cc)
 constexpr double nvls_latency_us = 25.0;
@@ -138,7 +142,7 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     c.base_latency_s = nvls_latency_us * us;
     if (algorithm == LibraryAlgorithm::nvls_tree)
       c.base_latency_s += 2 * nccl_floor_log2(nodes) * nvls_tree_net_us * net_latency_factor * us;
-    const double share = nvlink_share[static_cast<int>(generation)] * nvls_efficiency(generation);
+    const double share = intra_link_share(*this) * nvls_efficiency(generation);
     c.wire_fraction = {share, 1, net_share};
     return c;
   }
@@ -147,8 +151,7 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     // part a step, and the network share x 0.75
     c.base_latency_s = (pat_base_us + pat_rank_us * nodes) * us;
     c.hop_latency_s = {4.0 * us, 4.0 * us, pat_net_step_us * net_latency_factor * us};
-    c.wire_fraction = {nvlink_share[static_cast<int>(generation)] * pat_efficiency, pat_efficiency,
-                       net_share * pat_efficiency};
+    c.wire_fraction = {intra_link_share(*this) * pat_efficiency, pat_efficiency, net_share * pat_efficiency};
     return c;
   }
   if (algorithm == LibraryAlgorithm::collnet) {
@@ -156,7 +159,7 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     // node has several GPUs: NCCL's formula, without its 0.4 us a local rank), no per-step latency, and the network
     // share times 0.85 from Hopper on
     c.base_latency_s = (collnet_net_us * net_latency_factor + (nodes > 1 ? 2 * collnet_intra_us : 0)) * us;
-    c.wire_fraction = {nvlink_share[static_cast<int>(generation)], 1, net_share * collnet_efficiency(generation)};
+    c.wire_fraction = {intra_link_share(*this), 1, net_share * collnet_efficiency(generation)};
     return c;
   }
   const int p = protocol_index(protocol);
@@ -178,7 +181,7 @@ ProtocolCost CollectiveLibrary::cost(Protocol protocol, LibraryAlgorithm algorit
     case Protocol::ll128: format = 0.92; break;
     default: break;
   }
-  c.wire_fraction = {format * nvlink_share[static_cast<int>(generation)], format, format * net_share};
+  c.wire_fraction = {format * intra_link_share(*this), format, format * net_share};
   return c;
 }
 

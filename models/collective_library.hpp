@@ -66,6 +66,10 @@ struct CollectiveLibrary {
   // each) runs MSCCL's all-pairs algorithm instead of the tuner's choice (RCCL enables MSCCL by default on MI300X; its
   // docs/how-to/rccl-usage-tips). sim/algorithm_choice.cpp holds the sizes and protocols of RCCL's algorithm files.
   bool msccl = false;
+  // The share of an intra-node link's line rate the library's topology model counts on; 0: NCCL's NVLink figure for
+  // the generation (collective_library.cpp). RCCL counts 48 GB/s per xGMI link on MI300X (GFX94X_XGMI_WIDTH in its
+  // src/graph/topo.h), 0.75 of the 64 GB/s line rate: the cluster file's library.link_rate over intra.bandwidth.
+  double intra_share = 0;
   // Which protocols the tuner may pick (NCCL_PROTO); all by default.
   bool allow_ll = true;
   bool allow_ll128 = true;

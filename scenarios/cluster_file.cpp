@@ -126,7 +126,7 @@ constexpr std::array<FieldSpec, 12> fabric_fields{{
 // cost a host adds to each call. Default 0: NCCL's base latency holds a call's fixed cost, and the launches the fit
 // rows of validation/published/collectives.csv imply are 0 (clamped; negative on 3 of 5 systems) or more on the
 // others (8.7 us on a virtual machine, 62 us over TCP offload), median 0 (docs/validation.md, "Collectives").
-constexpr std::array<FieldSpec, 6> library_fields{{
+constexpr std::array<FieldSpec, 7> library_fields{{
     choice_field("name", "", "the library: nccl (NVIDIA), rccl (AMD; dtsim applies NCCL's published constants to it)",
                  "nccl|rccl"),
     choice_field(
@@ -147,6 +147,11 @@ constexpr std::array<FieldSpec, 6> library_fields{{
         "rccl: MSCCL's algorithms run where RCCL ships one (an allreduce of up to 16 MiB on one node of 8 fully "
         "connected GPUs: all-pairs, as `direct`); RCCL enables MSCCL by default on MI300X; false: the tuner "
         "always chooses"),
+    required_when(value_field("link_rate", FieldType::bandwidth, "",
+                              "the rate per intra-node link (each way) the library's topology model counts on, at most "
+                              "node.intra.bandwidth (RCCL on MI300X: 48GBps a xGMI link, GFX94X_XGMI_WIDTH in its "
+                              "src/graph/topo.h); absent: NCCL's NVLink share of the line rate for the generation"),
+                  "the library counts its own rate"),
 }};
 
 constexpr std::array<FieldSpec, 7> cluster_fields{{
@@ -345,7 +350,23 @@ ClusterSpec parse_cluster(const nlohmann::json& document) {
                         std::to_string(node.accelerators) + "), got " + std::to_string(node.nics));
   }
   spec.fabric = read_fabric(c.object("fabric"), c, node);
-  if (c.has("library")) spec.library = read_library(c.object("library"));
+  if (c.has("library")) {
+    const JsonObject library = c.object("library");
+    spec.library = read_library(library);
+    if (library.has("link_rate")) {
+      const double rate_Bps = library.bandwidth_Bps("link_rate");
+      if (node.intra_kind == IntraKind::pcie) {
+        throw ScenarioError(library.path_of("link_rate") +
+                            ": not with node.intra.kind \"pcie\" (the pcie links' rates are usable rates already)");
+      }
+      if (!(rate_Bps > 0) || rate_Bps > node.intra.bandwidth_Bps) {
+        throw ScenarioError(library.path_of("link_rate") + ": expected more than 0 and at most node.intra.bandwidth (" +
+                            std::to_string(node.intra.bandwidth_Bps / 1e9) + " GB/s), got " +
+                            std::to_string(rate_Bps / 1e9) + " GB/s");
+      }
+      spec.library.intra_share = rate_Bps / node.intra.bandwidth_Bps;
+    }
+  }
   return spec;
 }
 

@@ -263,3 +263,26 @@ TEST_CASE("RCCL's MSCCL files take an 8-GPU mesh node's allreduce up to 16 MiB: 
   };
   CHECK(time_of("direct", Protocol::ll) < 0.7 * time_of("ring", Protocol::ll));
 }
+
+TEST_CASE("a library's own intra-link rate (library.link_rate) sets the share of the line rate its calls reach") {
+  // RCCL counts 48 GB/s per xGMI link on MI300X where NCCL's Hopper figure would give 20.6 / 25 of the 64 GB/s line
+  const ClusterSpec spec =
+      load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/amd-mi300x.json");
+  REQUIRE(spec.library.intra_share == Approx(48.0 / 64.0));
+  ClusterSpec nccl_share = spec;
+  nccl_share.library.intra_share = 0;
+  const auto ring_time = [](const ClusterSpec& s) {
+    const Topology topology(s);
+    NetworkCost network;
+    network.topology = &topology;
+    network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    network.library = s.library;
+    const LibraryCallPlan plan =
+        plan_library_call(find_algorithm("ring"), 8, AlgorithmOptions(4), 1ULL << 30, network, false, Protocol::simple);
+    FlowOptions flow(network);
+    flow.accelerator_of = plan.accelerator_of;
+    return run_flow(plan.schedule, flow).time_s;
+  };
+  // a large call is bandwidth-bound: its time grows by the ratio of the shares
+  CHECK(ring_time(spec) / ring_time(nccl_share) == Approx((20.6 / 25.0) / (48.0 / 64.0)).epsilon(0.01));
+}

@@ -140,6 +140,16 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
       Catch::Equals("cluster.library.msccl: only for name \"rccl\" (MSCCL's algorithms are RCCL's), got \"nccl\""));
   CHECK_THAT(with_library(R"({"name": "rccl", "generation": "hopper", "msccl": "yes"})"),
              Catch::StartsWith("cluster.library.msccl: expected true or false"));
+  CHECK_THAT(with_library(R"({"name": "rccl", "generation": "hopper", "link_rate": "0GBps"})"),
+             Catch::StartsWith("cluster.library.link_rate: expected a bandwidth in [1bps"));
+  CHECK_THAT(with_library(R"({"name": "rccl", "generation": "hopper", "link_rate": "1TBps"})"),
+             Catch::StartsWith("cluster.library.link_rate: expected more than 0 and at most node.intra.bandwidth"));
+  CHECK_THAT(with_library(R"({"name": "rccl", "generation": "hopper", "link_rate": "fast"})"),
+             Catch::EndsWith("got 'fast'"));
+  const ClusterSpec counted = parse_cluster(nlohmann::json::parse(
+      with("\"nodes\": 4,",
+           "\"nodes\": 4, \"library\": {\"name\": \"rccl\", \"generation\": \"hopper\", \"link_rate\": \"25GBps\"},")));
+  CHECK(counted.library.intra_share == Approx(0.5));  // 25 of the intra links' 50 GB/s
   // the documentation table is generated from the same field specs the loader uses
   const std::string doc = cluster_fields_markdown();
   CHECK_THAT(doc, Catch::Contains("| `oversubscription` | a number >= 1 | `1` |"));
