@@ -283,7 +283,15 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   out << std::setw(7) << "ranks" << std::setw(10) << "bytes";
   for (const AlgorithmInfo* algorithm : chosen)
     out << std::setw(width) << algorithm->name;
-  out << "auto (" << choices.front().chosen_by << ")\n";
+  // every rule that chose a cell (a library's fixed algorithm files for some sizes, its tuner for the others)
+  std::vector<std::string> seen;
+  std::string rules;
+  for (const CollectiveRun& c : choices) {
+    if (std::find(seen.begin(), seen.end(), c.chosen_by) != seen.end()) continue;
+    rules += (seen.empty() ? "" : " or ") + c.chosen_by;
+    seen.push_back(c.chosen_by);
+  }
+  out << "auto (" << rules << ")\n";
   std::size_t auto_slower = 0;
   for (std::size_t p = 0; p < ranks.size(); ++p) {
     for (std::size_t b = 0; b < sizes.size(); ++b) {
@@ -309,7 +317,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
       out << '\n';
     }
   }
-  out << "\nauto: what --algorithm auto runs, chosen by " << choices.front().chosen_by
+  out << "\nauto: what --algorithm auto runs, chosen by " << rules
       << " as the library would (not by timing them); +N%: slower than the fastest compared, in " << auto_slower
       << " of " << choices.size() << " cells\n";
   out << "\ncrossovers\n";

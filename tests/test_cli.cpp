@@ -243,6 +243,13 @@ TEST_CASE("the default algorithm, auto, runs the library's choice and says how i
   REQUIRE(table.exit_code == 0);
   CHECK_THAT(table.output, Catch::Contains("auto (mpich thresholds)"));
   CHECK_THAT(table.output, Catch::Contains("rabenseifner "));  // run though not compared
+  // where different rules choose different cells (RCCL's MSCCL files up to 16 MiB, its tuner above), both are named
+  const Run rules = run_dtsim("compare --cluster " + std::string(DTSIM_SOURCE_DIR) +
+                              "/validation/published/clusters/amd-mi300x.json --nodes 1 --bytes 32KiB,256MiB "
+                              "--algorithms ring,direct");
+  REQUIRE(rules.exit_code == 0);
+  CHECK_THAT(rules.output, Catch::Contains("auto (rccl msccl (all-pairs, 8 GPUs, up to 16 MiB) or rccl tuner)"));
+  CHECK_THAT(rules.output, Catch::Contains("direct ll "));
   check_usage_errors(
       {{"collective --algorithm fastest", "--algorithm: unknown allreduce algorithm 'fastest'"},
        {"collective --algorithm fastest", "; or auto"},
