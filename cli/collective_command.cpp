@@ -35,7 +35,9 @@ std::vector<FlagSpec> schedule_flags() {
       {"ranks", "P", "8",
        "number of ranks, 1 to 1000000 (ring on the simgrid or analytical backend, or with --verify: at most 8192, its "
        "4P(P-1) ops written out must fit 2 GiB; the flow backend runs it compact)"},
-      {"bytes", "SIZE", "100MB", "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB"},
+      {"bytes", "SIZE", "100MB",
+       "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB (all-to-all: the rows of blocks of all P "
+       "ranks together; each rank's row, nccl-tests' size, is SIZE/P)"},
       {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
   };
 }

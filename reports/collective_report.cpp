@@ -26,7 +26,13 @@ std::string collective_text(const CollectiveRun& run) {
   if (run.helper_ranks > 0) {  // (the parameter server's own hosts; every other helper is a switch that reduces)
     out << " + " << run.helper_ranks << (run.algorithm == "ps" ? " server hosts" : " switch helpers");
   }
-  out << ", " << format_bytes(run.bytes) << " (" << run.bytes << " B)\n";
+  out << ", " << format_bytes(run.bytes) << " (" << run.bytes << " B)";
+  // all-to-all: the buffer holds every rank's row of blocks; nccl-tests' size is one row
+  if (run.collective == "all-to-all" && run.ranks > 0) {
+    out << ", " << format_bytes(run.bytes / static_cast<std::uint64_t>(run.ranks))
+        << " a rank (its row of blocks: nccl-tests' size)";
+  }
+  out << '\n';
   if (!run.chosen_by.empty()) {
     out << "  chosen     by " << run.chosen_by << " (--algorithm auto; name one to force it)";
     for (std::size_t i = 0; i < run.weighed.size(); ++i) {
