@@ -62,8 +62,8 @@ struct CollectiveLibrary {
   // and PAT's network parts) as InfiniBand has them; a slower transport (EFA's SRD, TCP offload) takes this many times
   // as long. 1: the tables' values.
   double net_latency_factor = 1;
-  // RCCL's MSCCL: an allreduce of up to msccl_allpairs_max_bytes on one node of 8 fully connected GPUs (one process
-  // each) runs MSCCL's all-pairs algorithm instead of the tuner's choice (RCCL enables MSCCL by default on MI300X; its
+  // RCCL's MSCCL: an allreduce of up to 16 MiB on one node of 8 fully connected GPUs (one process each) runs MSCCL's
+  // all-pairs algorithm instead of the tuner's choice (RCCL enables MSCCL by default on MI300X; its
   // docs/how-to/rccl-usage-tips). sim/algorithm_choice.cpp holds the sizes and protocols of RCCL's algorithm files.
   bool msccl = false;
   // The share of an intra-node link's line rate the library's topology model counts on; 0: NCCL's NVLink figure for
