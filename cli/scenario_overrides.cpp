@@ -148,6 +148,12 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     throw UsageError("--nodes: give either --nodes or --accelerators, not both");
   }
   Scenario base = scenario;
+  // a run whose model, device or cluster comes from a flag is no longer the scenario as its file names it
+  std::string changed;
+  for (const char* flag : {"model", "profile", "device", "cluster"}) {
+    if (flags.has(flag)) changed += (changed.empty() ? " with --" : ", --") + std::string(flag);
+  }
+  base.name += changed;
   if (flags.has("cluster")) {
     base.cluster = cluster_from_flag(flags.get("cluster"));
     base.cluster_name = flags.get("cluster");

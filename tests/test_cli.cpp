@@ -776,6 +776,10 @@ TEST_CASE("predict: the default scenario with no arguments, JSON results with th
   const Run text = run_dtsim("predict");
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, Catch::Contains("predict resnet50-v100: resnet50 (25.6M parameters) on v100-nvlink-edr"));
+  // flags that replace the scenario's model, device or cluster say so in the header
+  const Run changed = run_dtsim("predict --model bert-base --device a100-sxm4-80gb --accelerators 1");
+  REQUIRE(changed.exit_code == 0);
+  CHECK_THAT(changed.output, Catch::StartsWith("predict resnet50-v100 with --model, --device: bert-base"));
   // header (with its grounding and trust lines), baseline, 6 sizes x 4 algorithms, footer; then the links at 64 GPUs
   // (blank line, title, header) in up to 5 groups of links alike, here fewer: every node's links of a kind carry the
   // same
