@@ -1014,7 +1014,7 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
        "a30, b200-sxm-180gb"},
       {"predict " + variant("cluster.json", "\"cpu-10gbe\"", "\"cray\""),
        "scenario.cluster: unknown cluster 'cray' (built-in: cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-h100, "
-       "dgx1-v100, dgx2-v100, pcie4-100g, v100-nvlink-edr; or a path to a .json cluster file)"},
+       "dgx1-v100, dgx2-v100, mi300x, pcie4-100g, v100-nvlink-edr; or a path to a .json cluster file)"},
       {"predict " + variant("preset.json", "\"none\"", "\"deepspeed\""),
        "scenario.framework.preset: expected \"ddp\", \"horovod\" or \"none\", got \"deepspeed\""},
       {"predict " + variant("split.json", "[1, 2, 4, 5, 10, 20]", "[1, 3]"),

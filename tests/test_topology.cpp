@@ -18,6 +18,7 @@
 #include "algorithms/registry.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
+#include "scenarios/scenario_file.hpp"
 #include "sim/analytical_executor.hpp"
 #include "sim/platform_xml.hpp"
 #include "sim/simgrid_executor.hpp"
@@ -163,9 +164,17 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
 TEST_CASE("every built-in cluster loads, routes, and runs a collective on both executors") {
   const std::filesystem::path dir = std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios" / "clusters";
   int files = 0;
+  const std::string scenario_doc = scenario_fields_markdown();  // its `cluster` field lists the built-in ones
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     CAPTURE(entry.path().string());
     ++files;
+    const std::string stem = entry.path().stem().string();
+    bool listed = false;
+    for (const char* before : {"(", " "}) {
+      for (const char* after : {",", ")"})
+        listed = listed || scenario_doc.find(before + stem + after) != std::string::npos;
+    }
+    CHECK(listed);
     ClusterSpec spec = load_cluster_file(entry.path().string());
     CHECK(spec.source.size() > 40);  // every number says where it comes from
     spec.nodes = 3;
