@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
+#include <utility>
 
 #include "algorithms/registry.hpp"
 #include "cluster_helpers.hpp"
@@ -21,12 +22,12 @@ struct Cluster {
   Topology topology;
   NetworkCost network;
   Cluster(int nodes, bool library, const char* protocols = "")
-      : spec([&] {
+      : Cluster([&] {
           ClusterSpec s = test::a100_nodes(nodes, library);
           if (std::string(protocols) == "simple") s.library.allow_ll = s.library.allow_ll128 = false;
           return s;
-        }()),
-        topology(spec) {
+        }()) {}
+  explicit Cluster(ClusterSpec s) : spec(std::move(s)), topology(spec) {
     network.topology = &topology;
     network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
     network.library = spec.library;
@@ -216,14 +217,7 @@ TEST_CASE("RCCL's MSCCL files take an 8-GPU mesh node's allreduce up to 16 MiB: 
   ClusterSpec spec =
       load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/amd-mi300x.json");
   REQUIRE(spec.library.msccl);
-  const auto choose = [](const ClusterSpec& s, std::uint64_t bytes) {
-    const Topology topology(s);
-    NetworkCost network;
-    network.topology = &topology;
-    network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
-    network.library = s.library;
-    return choose_algorithm(Collective::allreduce, topology.accelerators(), bytes, AlgorithmOptions(4), network);
-  };
+  const auto choose = [](const ClusterSpec& s, std::uint64_t bytes) { return Cluster(s).choose(bytes); };
   const AlgorithmChoice small = choose(spec, 32 << 10);
   CHECK(small.algorithm->name == "direct");
   CHECK(small.protocol == Protocol::ll);
@@ -250,12 +244,8 @@ TEST_CASE("RCCL's MSCCL files take an 8-GPU mesh node's allreduce up to 16 MiB: 
   no_ll.library.allow_ll = false;
   CHECK(choose(no_ll, 32 << 10).algorithm->name != "direct");
   // and the call is faster than the ring the tuner would run there: 2 steps of latency instead of 14
-  const Topology topology(spec);
-  NetworkCost network;
-  network.topology = &topology;
-  network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
-  network.library = spec.library;
-  FlowOptions flow(network);
+  const Cluster mesh(spec);
+  FlowOptions flow(mesh.network);
   const auto time_of = [&](const char* name, Protocol protocol) {
     Schedule s = find_algorithm(name).build(8, 32 << 10, AlgorithmOptions(4));
     s.protocol = protocol;
@@ -272,14 +262,10 @@ TEST_CASE("a library's own intra-link rate (library.link_rate) sets the share of
   ClusterSpec nccl_share = spec;
   nccl_share.library.intra_share = 0;
   const auto ring_time = [](const ClusterSpec& s) {
-    const Topology topology(s);
-    NetworkCost network;
-    network.topology = &topology;
-    network.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
-    network.library = s.library;
-    const LibraryCallPlan plan =
-        plan_library_call(find_algorithm("ring"), 8, AlgorithmOptions(4), 1ULL << 30, network, false, Protocol::simple);
-    FlowOptions flow(network);
+    const Cluster mesh(s);
+    const LibraryCallPlan plan = plan_library_call(find_algorithm("ring"), 8, AlgorithmOptions(4), 1ULL << 30,
+                                                   mesh.network, false, Protocol::simple);
+    FlowOptions flow(mesh.network);
     flow.accelerator_of = plan.accelerator_of;
     return run_flow(plan.schedule, flow).time_s;
   };
