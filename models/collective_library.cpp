@@ -35,6 +35,48 @@ const char* to_string(GpuGeneration generation) {
   return "?";
 }
 
+namespace {
+constexpr std::array<LibraryAlgorithm, 6> library_algorithms{LibraryAlgorithm::ring,    LibraryAlgorithm::tree,
+                                                             LibraryAlgorithm::nvls,    LibraryAlgorithm::nvls_tree,
+                                                             LibraryAlgorithm::collnet, LibraryAlgorithm::pat};
+}  // namespace
+
+const char* to_string(LibraryAlgorithm algorithm) {
+  switch (algorithm) {
+    case LibraryAlgorithm::ring: return "ring";
+    case LibraryAlgorithm::tree: return "tree";
+    case LibraryAlgorithm::nvls: return "nvls";
+    case LibraryAlgorithm::nvls_tree: return "nvlstree";
+    case LibraryAlgorithm::collnet: return "collnet";
+    case LibraryAlgorithm::pat: return "pat";
+  }
+  return "?";
+}
+
+bool parse_library_algorithm(std::string_view text, LibraryAlgorithm& algorithm) {
+  for (const LibraryAlgorithm a : library_algorithms) {
+    if (text == to_string(a)) {
+      algorithm = a;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string CollectiveLibrary::allreduce_restriction() const {
+  std::string list;
+  bool all = true;
+  for (const LibraryAlgorithm a : library_algorithms) {
+    if (a == LibraryAlgorithm::pat) continue;  // (not an allreduce)
+    if (!allows_allreduce(a)) {
+      all = false;
+      continue;
+    }
+    list += (list.empty() ? "" : ",") + std::string(to_string(a));
+  }
+  return all ? std::string() : list;
+}
+
 bool CollectiveLibrary::allows(Protocol protocol) const {
   switch (protocol) {
     case Protocol::none: return false;

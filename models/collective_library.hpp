@@ -41,6 +41,9 @@ const char* to_string(GpuGeneration generation);
 // reducing), NVLS tree (NVLS in nodes, trees between them), CollNet (the fabric's switches reducing: SHARP), or PAT
 // (NCCL 2.23's logarithmic allgather and reduce-scatter at one GPU a node, which dtsim runs as `bruck`).
 enum class LibraryAlgorithm : std::uint8_t { ring, tree, nvls, nvls_tree, collnet, pat };
+// NCCL_ALGO's names, lower case: ring, tree, nvls, nvlstree, collnet (CollNetDirect and CollNetChain alike), pat.
+const char* to_string(LibraryAlgorithm algorithm);
+bool parse_library_algorithm(std::string_view text, LibraryAlgorithm& algorithm);
 // NCCL's nvlsEfficiency by generation (v2.30.7-1 src/graph/tuning.cc): the share of the NVLink bandwidth an NVLS
 // call reaches; 0 where the generation has no NVLS (Volta, Ampere).
 double nvls_efficiency(GpuGeneration generation);
@@ -74,9 +77,17 @@ struct CollectiveLibrary {
   bool allow_ll = true;
   bool allow_ll128 = true;
   bool allow_simple = true;
+  // Which algorithms the tuner may pick for an allreduce (NCCL_ALGO="allreduce:..."): a bit per LibraryAlgorithm,
+  // all by default. Ring or tree is always among them (the cluster file's loader insists), since they run every call.
+  std::uint8_t allreduce_algorithms = 0xFF;
 
   bool enabled() const { return !name.empty(); }
   bool allows(Protocol protocol) const;
+  bool allows_allreduce(LibraryAlgorithm algorithm) const {
+    return (allreduce_algorithms & (1U << static_cast<unsigned>(algorithm))) != 0;
+  }
+  // The allreduce list as the cluster file writes it ("ring,tree"), or empty when every algorithm is allowed.
+  std::string allreduce_restriction() const;
   // The protocol's constants for an algorithm family on a collective that spans `nodes` nodes.
   ProtocolCost cost(Protocol protocol, LibraryAlgorithm algorithm, int nodes) const;
 };

@@ -126,7 +126,7 @@ constexpr std::array<FieldSpec, 12> fabric_fields{{
 // cost a host adds to each call. Default 0: NCCL's base latency holds a call's fixed cost, and the launches the fit
 // rows of validation/published/collectives.csv imply are 0 (clamped; negative on 3 of 5 systems) or more on the
 // others (8.7 us on a virtual machine, 62 us over TCP offload), median 0 (docs/validation.md, "Collectives").
-constexpr std::array<FieldSpec, 7> library_fields{{
+constexpr std::array<FieldSpec, 8> library_fields{{
     choice_field("name", "", "the library: nccl (NVIDIA), rccl (AMD; dtsim applies NCCL's published constants to it)",
                  "nccl|rccl"),
     choice_field(
@@ -138,6 +138,9 @@ constexpr std::array<FieldSpec, 7> library_fields{{
                 "10ms"),
     value_field("protocols", FieldType::text, "ll,ll128,simple",
                 "the protocols the tuner may choose from, comma-separated (NCCL_PROTO)"),
+    value_field("allreduce_algorithms", FieldType::text, "ring,tree,nvls,nvlstree,collnet",
+                "the algorithms the tuner may choose for an allreduce, comma-separated, ring or tree among them "
+                "(NCCL_ALGO=\"allreduce:...\"; collnet: CollNet, run as `sharp`); --algorithm still forces any"),
     ranged_field("net_latency_factor", FieldType::number, "1",
                  "NCCL's network latencies (a ring or tree step, a level of the NVLS tree, CollNet's network part) "
                  "times this: its tables are InfiniBand's, and slower transports (EFA, TCP offload) take longer",
@@ -208,6 +211,25 @@ CollectiveLibrary read_library(const JsonObject& o) {
     }
     (p == Protocol::ll ? library.allow_ll : p == Protocol::ll128 ? library.allow_ll128 : library.allow_simple) = true;
     at = comma + 1;
+  }
+  const std::string algorithms = o.text("allreduce_algorithms");
+  library.allreduce_algorithms = 0;
+  for (at = 0; at <= algorithms.size();) {
+    const std::size_t comma = std::min(algorithms.find(',', at), algorithms.size());
+    LibraryAlgorithm a = LibraryAlgorithm::ring;
+    if (!parse_library_algorithm(algorithms.substr(at, comma - at), a) || a == LibraryAlgorithm::pat) {
+      throw ScenarioError(o.path_of("allreduce_algorithms") +
+                          ": expected a comma-separated list of ring, tree, nvls, nvlstree and collnet, got \"" +
+                          algorithms + "\"");
+    }
+    library.allreduce_algorithms |= static_cast<std::uint8_t>(1U << static_cast<unsigned>(a));
+    at = comma + 1;
+  }
+  if (!library.allows_allreduce(LibraryAlgorithm::ring) && !library.allows_allreduce(LibraryAlgorithm::tree)) {
+    throw ScenarioError(o.path_of("allreduce_algorithms") +
+                        ": must include ring or tree (they run every allreduce; the others need switches that "
+                        "reduce or whole nodes), got \"" +
+                        algorithms + "\"");
   }
   return library;
 }

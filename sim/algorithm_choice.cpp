@@ -54,6 +54,8 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
                                   const NetworkCost& network, bool in_switch) {
   AlgorithmChoice choice;
   choice.rule = network.library.name + " tuner";
+  const std::string restriction = network.library.allreduce_restriction();
+  if (!restriction.empty()) choice.rule += " over " + restriction;
   const AlgorithmInfo* ring = &find_algorithm("ring");
   // NCCL's tree: a chain in each node under a double binary tree across nodes, where the options lay ranks in nodes
   // (--ranks-per-node, set from the cluster); dbtree over every rank otherwise
@@ -67,9 +69,12 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
   // the bandwidth of the call's channels together, as plan_library_call lays them (a NIC each across nodes)
   const int channels = library_channels(network, ring_schedule);
   if (call.hop == HopClass::net) call.bandwidth_Bps *= channels;
-  choice.candidates.push_back(
-      cheapest(ring, network.library, [&](Protocol p) { return estimate_seconds(network.library, p, call); }));
-  if (ranks > 1) {
+  const CollectiveLibrary& library = network.library;
+  if (library.allows_allreduce(LibraryAlgorithm::ring)) {
+    choice.candidates.push_back(
+        cheapest(ring, library, [&](Protocol p) { return estimate_seconds(library, p, call); }));
+  }
+  if (ranks > 1 && library.allows_allreduce(LibraryAlgorithm::tree)) {
     TreeCall t;
     t.nodes = call.nodes;
     t.per_node = std::max(1, (ranks + call.nodes - 1) / call.nodes);
@@ -81,8 +86,9 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
         tree, network.library, [&](Protocol p) { return estimate_tree_allreduce_seconds(network.library, p, t); }));
   }
   // NVLS where the call stays in one node whose switch reduces (Simple only)
-  if (in_switch && ranks > 1 && call.nodes == 1 && network.topology->spec().node.nvls &&
-      nvls_efficiency(network.library.generation) > 0 && network.library.allows(Protocol::simple)) {
+  if (in_switch && ranks > 1 && call.nodes == 1 && library.allows_allreduce(LibraryAlgorithm::nvls) &&
+      network.topology->spec().node.nvls && nvls_efficiency(network.library.generation) > 0 &&
+      network.library.allows(Protocol::simple)) {
     NvlsCall n;
     n.ranks = ranks;
     n.bytes = static_cast<double>(bytes);
@@ -91,8 +97,9 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
         {&find_algorithm("nvls"), Protocol::simple, estimate_nvls_allreduce_seconds(network.library, n)});
   }
   // NVLS tree where the call spans nodes whose switches reduce, laid in whole nodes (Simple only)
-  if (in_switch && chains && call.nodes > 1 && network.topology->spec().node.nvls &&
-      nvls_efficiency(network.library.generation) > 0 && network.library.allows(Protocol::simple)) {
+  if (in_switch && chains && call.nodes > 1 && library.allows_allreduce(LibraryAlgorithm::nvls_tree) &&
+      network.topology->spec().node.nvls && nvls_efficiency(network.library.generation) > 0 &&
+      network.library.allows(Protocol::simple)) {
     const NodeSpec& node = network.topology->spec().node;
     NvlsTreeCall n;
     n.ranks = ranks;
@@ -109,8 +116,9 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
   const Topology& topology = *network.topology;
   const NodeSpec& node = topology.spec().node;
   const std::uint64_t sharp_per_node = per_node > 0 && ranks % per_node == 0 ? per_node : 1;
-  if (in_switch && ranks > 1 && call.nodes > 1 && topology.spec().fabric.sharp &&
-      (sharp_per_node == 1 || node.intra_kind == IntraKind::nvswitch) && network.library.allows(Protocol::simple)) {
+  if (in_switch && ranks > 1 && call.nodes > 1 && library.allows_allreduce(LibraryAlgorithm::collnet) &&
+      topology.spec().fabric.sharp && (sharp_per_node == 1 || node.intra_kind == IntraKind::nvswitch) &&
+      network.library.allows(Protocol::simple)) {
     const AlgorithmInfo* sharp = &find_algorithm("sharp");
     if (sharp_per_node > 1 && node.nvls && nvls_efficiency(network.library.generation) > 0) {
       NvlsTreeCall n;
@@ -130,6 +138,11 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
       c.intra_Bps = node.nic.bandwidth_Bps * c.nics;
       choice.candidates.push_back({sharp, Protocol::simple, estimate_collnet_allreduce_seconds(network.library, c)});
     }
+  }
+  // a one-rank call has no tree; the loader keeps ring or tree in the list, so only a tree-only list gets here empty
+  if (choice.candidates.empty()) {
+    choice.candidates.push_back(
+        cheapest(ring, library, [&](Protocol p) { return estimate_seconds(library, p, call); }));
   }
   const auto best = std::min_element(
       choice.candidates.begin(), choice.candidates.end(),

@@ -147,6 +147,34 @@ TEST_CASE("NCCL's tuner: the tree for small calls across many nodes, the ring fo
   CHECK(simple_only.choose(8 << 10).protocol == Protocol::simple);
 }
 
+TEST_CASE("library.allreduce_algorithms (NCCL_ALGO) bounds the tuner's allreduce choice and is named in its rule") {
+  const Cluster all(16, true);
+  REQUIRE(all.choose(8 << 10).algorithm->name == "dbtree");
+  REQUIRE(all.choose(1ULL << 30).algorithm->name == "ring");
+  CHECK(all.network.library.allreduce_restriction().empty());
+  ClusterSpec tree_spec = test::a100_nodes(16, true);
+  tree_spec.library.allreduce_algorithms = 1U << static_cast<unsigned>(LibraryAlgorithm::tree);
+  const Cluster tree_only(tree_spec);
+  for (const std::uint64_t bytes : {std::uint64_t{8} << 10, std::uint64_t{1} << 30}) {
+    const AlgorithmChoice c = tree_only.choose(bytes);
+    CHECK(c.algorithm->name == "dbtree");
+    CHECK(c.rule == "nccl tuner over tree");
+    REQUIRE(c.candidates.size() == 1);
+  }
+  ClusterSpec ring_spec = test::a100_nodes(16, true);
+  ring_spec.library.allreduce_algorithms = 1U << static_cast<unsigned>(LibraryAlgorithm::ring);
+  const Cluster ring_only(ring_spec);
+  const AlgorithmChoice small = ring_only.choose(8 << 10);
+  CHECK(small.algorithm->name == "ring");
+  CHECK(small.rule == "nccl tuner over ring");
+  // a one-rank call has no tree: the ring runs it even where only the tree is listed
+  ClusterSpec one_spec = test::a100_nodes(1, true);
+  one_spec.library.allreduce_algorithms = tree_spec.library.allreduce_algorithms;
+  const Cluster one(one_spec);
+  CHECK(choose_algorithm(Collective::allreduce, 1, 1 << 20, AlgorithmOptions(4), one.network).algorithm->name ==
+        "ring");
+}
+
 TEST_CASE("NCCL's tree estimate: latency terms alone for an empty call, bandwidth at the tree's share beyond") {
   CollectiveLibrary nccl;
   nccl.name = "nccl";

@@ -1223,7 +1223,7 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   // the published collectives, on their systems' cluster files with the library (docs/validation.md)
   const auto& collectives = t["collectives"];
   CHECK(collectives["overall"]["rows"] == 42);
-  CHECK(collectives["overall"]["median_abs_error"].get<double>() == Approx(0.076).margin(0.0005));
+  CHECK(collectives["overall"]["median_abs_error"].get<double>() == Approx(0.078).margin(0.0005));
   CHECK(collectives["overall"]["p90_abs_error"].get<double>() == Approx(0.390).margin(0.0005));
   CHECK(collectives["by_size"][">= 1 MiB"]["rows"] == 32);
   for (const auto& c : collectives["cases"]) {

@@ -132,6 +132,13 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
   CHECK_THAT(with_library(R"({"name": "nccl"})"), Catch::StartsWith("cluster.library.generation: missing"));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "protocols": "ll,fast"})"),
              Catch::StartsWith("cluster.library.protocols: expected a comma-separated list of ll, ll128 and simple"));
+  CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "allreduce_algorithms": "ring,pat"})"),
+             Catch::StartsWith("cluster.library.allreduce_algorithms: expected a comma-separated list of ring, tree, "
+                               "nvls, nvlstree and collnet, got \"ring,pat\""));
+  CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "allreduce_algorithms": ""})"),
+             Catch::StartsWith("cluster.library.allreduce_algorithms: expected a comma-separated list"));
+  CHECK_THAT(with_library(R"({"name": "nccl", "generation": "hopper", "allreduce_algorithms": "nvls,collnet"})"),
+             Catch::StartsWith("cluster.library.allreduce_algorithms: must include ring or tree"));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "launch": "1s"})"),
              Catch::StartsWith("cluster.library.launch: expected at most 10ms"));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "hopper", "net_latency_factor": 0})"),

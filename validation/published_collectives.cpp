@@ -51,7 +51,8 @@ void predict_row(CollectiveCase& c, const std::string& data_dir, double extra_la
   // NCCL's choice as its tuner estimates it, between the ring, NVLS and the NVLS tree (where nodes' switches reduce;
   // fit split 17.1% median without the NVLS tree, 13.3% with it, session 18): the tree's estimate is left out, as it
   // picked the tree where the fit rows' measurements were the ring's (fit split 18.4% median with it against 17.3%
-  // without, session 16)
+  // without, session 16), unless the cluster file's library.allreduce_algorithms leaves the tuner no ring
+  const bool skip_trees = spec.library.allows_allreduce(LibraryAlgorithm::ring);
   const AlgorithmInfo* chosen = &find_algorithm("ring", Collective::allreduce);
   AlgorithmOptions options(4);  // (ranks in whole nodes: NCCL's tree and NVLS tree lay themselves on them)
   options.set(ranks_per_node_option.name, static_cast<std::uint64_t>(spec.node.accelerators));
@@ -62,7 +63,7 @@ void predict_row(CollectiveCase& c, const std::string& data_dir, double extra_la
     if (choice.candidates.empty()) chosen = choice.algorithm;  // a rule chose (RCCL's MSCCL files)
     for (const AlgorithmCandidate& candidate : choice.candidates) {
       const bool tree = candidate.algorithm->name == "dbtree" || candidate.algorithm->name == "chain-dbtree";
-      if (!tree && candidate.estimate_s < best_s) {
+      if (!(tree && skip_trees) && candidate.estimate_s < best_s) {
         best_s = candidate.estimate_s;
         chosen = candidate.algorithm;
       }
