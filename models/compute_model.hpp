@@ -10,6 +10,9 @@
 //              tile shape per kernel; efficiency(fp32) is the device's `efficiency`, tensor math (tf32, fp16, bf16,
 //              fp8) its `tensor_efficiency`.
 //   matrix   = max(math, (weights + batch x activation bytes) / (bandwidth x memory_efficiency)) / grouped
+//              math of a convolution in tensor math runs at the device's conv_tensor_rate (fp16, bf16, fp8) or
+//              conv_tf32_rate (tf32) times that: cuDNN's convolutions and cuBLAS's GEMMs reach different shares of
+//              the peak, one factor each for all devices, fitted (docs/compute.md)
 //              grouped: 1 for an ungrouped convolution or a GEMM; c / (c + grouped_half_channels) for a grouped
 //              convolution of c input channels a group (ResNeXt's 3x3s: 4 to 32; a depthwise one: 1). cuDNN runs
 //              them as many small GEMMs or direct kernels far below the rate of one large GEMM of the same FLOPs; one

@@ -44,6 +44,10 @@ public:
   // A grouped convolution of c input channels a group reaches c / (c + this) of the rate an ungrouped one of its FLOPs
   // and bytes reaches (models/compute_model.hpp); 0: the same rate
   double grouped_half_channels = 0;
+  // A convolution's math runs at this times the rate tensor_efficiency gives a GEMM of its FLOPs: in 16- and 8-bit
+  // tensor math (fp16, bf16, fp8), and in tf32 (cuDNN's implicit-GEMM convolutions against cuBLAS's GEMMs); 1: alike
+  double conv_tensor_rate = 1;
+  double conv_tf32_rate = 1;
   double kernel_launch_s = 0;    // device time between two kernels of a stream
   std::optional<DeviceFit> fit;  // absent: datasheet figures and default efficiencies
 

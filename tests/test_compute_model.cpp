@@ -2,6 +2,7 @@
 // prediction relies on: more batch never lowers throughput, more FLOPs never shortens a kernel, small kernels are
 // dominated by launch and dispatch, fused attention and recomputation move what they should.
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
 
 #include "models/compute_model.hpp"
@@ -287,4 +288,36 @@ TEST_CASE("grouped convolutions run their matrix part at c / (c + grouped_half_c
   const Model resnet = load_named_model("resnet50", DTSIM_SOURCE_DIR, DTSIM_SOURCE_DIR);
   for (const Layer& l : resnet.layers)
     CHECK(l.channels_per_group == 0);
+}
+
+TEST_CASE("a convolution's math in tensor precisions runs at the device's conv rates, GEMMs and fp32 math as before") {
+  Device d = round_device();
+  d.set_peak_flops(Precision::tf32, 50e12);
+  const Layer conv = round_conv();
+  Layer linear = conv;
+  linear.kind = LayerKind::linear;
+  const double batch = 64;  // math-bound in every precision here
+  std::map<Precision, double> conv_s, linear_s;
+  for (const Precision p : {Precision::fp32, Precision::tf32, Precision::fp16}) {
+    conv_s[p] = forward_seconds(conv, batch, d, settings(p));
+    linear_s[p] = forward_seconds(linear, batch, d, settings(p));
+  }
+  d.conv_tensor_rate = 2;
+  d.conv_tf32_rate = 0.5;
+  const double fp16_math = 64e9 / (100e12 * 0.8), tf32_math = 64e9 / (50e12 * 0.8);
+  // fp16: the math half as long; tf32: twice as long; the memory-bound kernels and launches unchanged
+  CHECK(conv_s[Precision::fp16] - forward_seconds(conv, batch, d, settings(Precision::fp16)) == Approx(fp16_math / 2));
+  CHECK(forward_seconds(conv, batch, d, settings(Precision::tf32)) - conv_s[Precision::tf32] == Approx(tf32_math));
+  CHECK(backward_seconds(conv, batch, d, settings(Precision::tf32)) >
+        backward_seconds(linear, batch, d, settings(Precision::tf32)));
+  CHECK(forward_seconds(conv, batch, d, settings(Precision::fp32)) == conv_s[Precision::fp32]);
+  for (const Precision p : {Precision::fp32, Precision::tf32, Precision::fp16})
+    CHECK(forward_seconds(linear, batch, d, settings(p)) == linear_s[p]);
+  // a CPU's convolutions are not cuDNN's
+  Device cpu = d;
+  cpu.kind = DeviceKind::cpu;
+  Device cpu_plain = cpu;
+  cpu_plain.conv_tensor_rate = cpu_plain.conv_tf32_rate = 1;
+  CHECK(forward_seconds(conv, batch, cpu, settings(Precision::fp16)) ==
+        forward_seconds(conv, batch, cpu_plain, settings(Precision::fp16)));
 }

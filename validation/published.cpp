@@ -201,6 +201,10 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       continue;
     }
     setup.compute.precision = *precision;
+    const bool convs = std::any_of(setup.model.layers.begin(), setup.model.layers.end(),
+                                   [](const Layer& l) { return l.kind == LayerKind::conv; });
+    c.tf32_convs = convs && *precision == Precision::tf32;
+    c.tensor_convs = convs && *precision != Precision::tf32 && *precision != Precision::fp32;
     setup.compute.optimizer = has(model.name, "bert") ? Optimizer::adam : Optimizer::momentum;
     // the layout the run used (convolutional networks; sources.md says where each is stated)
     if (row.memory_format == "nchw") setup.compute.memory_format = MemoryFormat::nchw;

@@ -21,8 +21,11 @@ struct PublishedCase {
   std::string not_modelled;  // why not, when it is not
   bool fits = true;          // whether dtsim's memory model says the batch fits the device (measured runs did)
   bool grouped = false;      // the model has grouped (or depthwise) convolutions
-  double predicted = 0;      // in the row's unit
-  double error = 0;          // (predicted - measured) / measured
+  // the model has convolutions and runs them in tensor math: 16- or 8-bit (conv_tensor_rate) or tf32 (conv_tf32_rate)
+  bool tensor_convs = false;
+  bool tf32_convs = false;
+  double predicted = 0;  // in the row's unit
+  double error = 0;      // (predicted - measured) / measured
 };
 
 struct ErrorStats {

@@ -26,6 +26,10 @@ constexpr int knee_grid = 24;
 // at one channel a group) to one that slows even 32 channels a group ninefold.
 constexpr double lowest_grouped_half = 0.05;
 constexpr double highest_grouped_half = 256;
+// The range of the convolutions' rates in tensor math searched: from a quarter to four times a GEMM's (the device
+// files' range).
+constexpr double lowest_conv_rate = 0.25;
+constexpr double highest_conv_rate = 4;
 
 // The minimum of `f` over [lo, hi] by golden-section search (f unimodal enough; deterministic either way).
 double golden_search(const std::function<double(double)>& f, double lo, double hi) {
@@ -58,12 +62,15 @@ EfficiencyParams from_log(const LogParams& l) { return {std::exp(l[0]), std::exp
 
 }  // namespace
 
-void apply_fit(Device& device, const EfficiencyParams& params, double t_half_s, double grouped_half_channels) {
+void apply_fit(Device& device, const EfficiencyParams& params, double t_half_s, double grouped_half_channels,
+               double conv_tensor_rate, double conv_tf32_rate) {
   device.efficiency = params.efficiency;
   device.tensor_efficiency = params.tensor_efficiency;
   device.memory_efficiency = params.memory_efficiency;
   device.half_efficiency_flops = t_half_s * device.largest_peak_flops();
   device.grouped_half_channels = grouped_half_channels;
+  device.conv_tensor_rate = conv_tensor_rate;
+  device.conv_tf32_rate = conv_tf32_rate;
 }
 
 PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vector<std::string>& devices,
@@ -88,17 +95,20 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   PublishedMapping defaults;
   defaults.device_of = [&](const std::string& name) {
     Device d = base_device(name);
-    apply_fit(d, start, 0, 0);
+    apply_fit(d, start, 0, 0, 1, 1);
     return d;
   };
   const PublishedResult before = predict_published(fit_rows, "fit", defaults, data_dir);
   fit.before = before.overall;
   // the predictable fit rows of each device, and those of networks with grouped convolutions
   std::map<std::string, std::vector<PublishedRow>> by_device;
-  std::vector<PublishedRow> grouped_rows;
+  std::vector<PublishedRow> grouped_rows, tensor_conv_rows, tf32_conv_rows;
   for (const PublishedCase& c : before.cases) {
-    if (!c.device.empty()) by_device[c.device].push_back(c.row);
-    if (!c.device.empty() && c.grouped) grouped_rows.push_back(c.row);
+    if (c.device.empty()) continue;
+    by_device[c.device].push_back(c.row);
+    if (c.grouped) grouped_rows.push_back(c.row);
+    if (c.tensor_convs) tensor_conv_rows.push_back(c.row);
+    if (c.tf32_convs) tf32_conv_rows.push_back(c.row);
   }
   if (by_device.empty()) throw std::invalid_argument("no fit row of the published table can be predicted");
 
@@ -107,6 +117,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
     theta[name] = to_log(start);
   double log_knee = std::log(start_knee_s);
   double grouped_half = 0;  // (no grouped penalty until its first search)
+  double conv_tensor = 1, conv_tf32 = 1;
   LogParams pooled{};
 
   auto fitted_mapping = [&](double knee_s) {
@@ -114,7 +125,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
     m.device_of = [&, knee_s](const std::string& name) {
       Device d = base_device(name);
       const auto it = theta.find(name);
-      apply_fit(d, from_log(it == theta.end() ? pooled : it->second), knee_s, grouped_half);
+      apply_fit(d, from_log(it == theta.end() ? pooled : it->second), knee_s, grouped_half, conv_tensor, conv_tf32);
       return d;
     };
     return m;
@@ -149,6 +160,21 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
           std::log(lowest_grouped_half), std::log(highest_grouped_half));
       grouped_half = std::exp(log_grouped);
     }
+    // the convolutions' rates in tensor math, each on the rows it changes
+    for (auto [rate, subset] : {std::pair{&conv_tensor, &tensor_conv_rows}, std::pair{&conv_tf32, &tf32_conv_rows}}) {
+      if (subset->empty()) continue;
+      double* const r = rate;
+      const std::vector<PublishedRow>* const s = subset;
+      *r = std::exp(golden_search(
+          [&](double x) {
+            const double keep = *r;
+            *r = std::exp(x);
+            const double cost = squared_log_errors(*s, std::exp(log_knee));
+            *r = keep;
+            return cost;
+          },
+          std::log(lowest_conv_rate), std::log(highest_conv_rate)));
+    }
     log_knee = knee_search([&](double x) { return squared_log_errors(fit_rows, std::exp(x)); },
                            std::log(shortest_knee_s), std::log(longest_knee_s));
     for (auto& entry : theta) {  // not a structured binding: clang 14 cannot capture one in the lambda below
@@ -173,6 +199,10 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   fit.t_half_s = std::exp(log_knee);
   fit.grouped_half_channels = grouped_half;
   fit.grouped_rows = static_cast<int>(grouped_rows.size());
+  fit.conv_tensor_rate = conv_tensor;
+  fit.conv_tf32_rate = conv_tf32;
+  fit.conv_tensor_rows = static_cast<int>(tensor_conv_rows.size());
+  fit.conv_tf32_rows = static_cast<int>(tf32_conv_rows.size());
   fit.pooled = from_log(pooled);
   const PublishedResult after = predict_published(fit_rows, "fit", fitted_mapping(fit.t_half_s), data_dir);
   fit.after = after.overall;
