@@ -99,15 +99,16 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
       << format_percent(fit.after.p90_abs_error) << "\n";
   out << "  shared knee t_half " << format_seconds(fit.t_half_s) << "; grouped convolutions' half-rate channels "
       << format_fixed(fit.grouped_half_channels, 2) << " (" << fit.grouped_rows
-      << " rows); convolutions' rate in fp16/bf16 " << format_fixed(fit.conv_tensor_rate, 3) << " ("
-      << fit.conv_tensor_rows << " rows), in tf32 " << format_fixed(fit.conv_tf32_rate, 3) << " (" << fit.conv_tf32_rows
-      << " rows); pooled efficiency " << format_fixed(fit.pooled.efficiency, 3) << ", tensor "
+      << " rows); convolutions' rate in fp16/bf16 " << format_fixed(fit.rates.conv_tensor, 3) << " ("
+      << fit.conv_tensor_rows << " rows), in tf32 " << format_fixed(fit.rates.conv_tf32, 3) << " ("
+      << fit.conv_tf32_rows << " rows); GEMMs' in tf32 " << format_fixed(fit.rates.gemm_tf32, 3) << " ("
+      << fit.tf32_rows << " rows); pooled efficiency " << format_fixed(fit.pooled.efficiency, 3) << ", tensor "
       << format_fixed(fit.pooled.tensor_efficiency, 3) << ", memory " << format_fixed(fit.pooled.memory_efficiency, 3)
       << "\n";
   for (const auto& [name, r] : fit.devices) {
     const std::string file = (builtin_dir(data_dir, "devices") / (name + ".json")).string();
     Device d = load_device_file(file);
-    apply_fit(d, r.params, fit.t_half_s, fit.grouped_half_channels, fit.conv_tensor_rate, fit.conv_tf32_rate);
+    apply_fit(d, r.params, fit.t_half_s, fit.grouped_half_channels, fit.rates);
     d.fit = DeviceFit{"dtsim calibrate --published (fit split of validation/published/measurements.csv)",
                       r.rows > 0 ? r.rows : fit_rows, r.median_error, r.rows == 0};
     std::ifstream in(file);

@@ -39,11 +39,13 @@ double grouped_rate(const Layer& layer, const Device& d) {
   return layer.channels_per_group / (layer.channels_per_group + d.grouped_half_channels);
 }
 
-// The rate of a convolution's math relative to a GEMM's of its FLOPs in `p` (Device::conv_tensor_rate and
-// conv_tf32_rate, fitted to published measurements: docs/compute.md); 1 for other layers, fp32, and CPUs.
-double conv_rate(const Layer& layer, const Device& d, Precision p) {
-  if (layer.kind != LayerKind::conv || d.kind != DeviceKind::gpu || p == Precision::fp32) return 1;
-  return p == Precision::tf32 ? d.conv_tf32_rate : d.conv_tensor_rate;
+// The rate of a matrix kernel's math in tensor precision `p` relative to a 16-bit GEMM's (tensor_efficiency) on a
+// GPU: Device::conv_tensor_rate and conv_tf32_rate for a convolution, gemm_tf32_rate for another matrix kernel in
+// tf32 (fitted to published measurements: docs/compute.md); 1 for 16-bit GEMMs, fp32 and CPUs.
+double kernel_rate(const Layer& layer, const Device& d, Precision p) {
+  if (d.kind != DeviceKind::gpu || p == Precision::fp32 || memory_bound(layer.kind)) return 1;
+  if (layer.kind == LayerKind::conv) return p == Precision::tf32 ? d.conv_tf32_rate : d.conv_tensor_rate;
+  return p == Precision::tf32 ? d.gemm_tf32_rate : 1;
 }
 
 // Activation bytes per sample as stored in `p` (Layer counts fp32 bytes).
@@ -80,7 +82,7 @@ double pass_seconds(const Layer& layer, double batch, const Device& device, cons
   const double weights = layer.params * value_bytes(s.precision) * pass.weight_reads;
   const double math =
       math_seconds(pass.flop_factor, batch * math_flops(layer, device, s.precision), device, s.precision) /
-      conv_rate(layer, device, s.precision);
+      kernel_rate(layer, device, s.precision);
   const double traffic = pass.traffic * rt.traffic_scale * activation +
                          pass.score_traffic * rt.traffic_scale * stored(layer.score_bytes, s.precision) * batch +
                          rt.traffic_scale * stored(pass.transpose_bytes, s.precision) * batch;

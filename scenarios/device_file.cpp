@@ -51,7 +51,7 @@ constexpr std::array<FieldSpec, 4> fit_fields{{
                  "device|pooled"),
 }};
 
-constexpr std::array<FieldSpec, 16> device_fields{{
+constexpr std::array<FieldSpec, 17> device_fields{{
     value_field("name", FieldType::text, "", "the device's name in reports (a shipped file's name is its file name)"),
     value_field("description", FieldType::text, "(none)", "what part this is, and what one dtsim accelerator is"),
     object_field("source", true, "where the figures come from", source_fields),
@@ -86,6 +86,10 @@ constexpr std::array<FieldSpec, 16> device_fields{{
                  "GEMM of its FLOPs (cuDNN's convolutions against cuBLAS's GEMMs; fitted with the other efficiencies)",
                  0.25, 4),
     ranged_field("conv_tf32_rate", FieldType::number, "1", "the same for a convolution in tf32 math", 0.25, 4),
+    ranged_field("gemm_tf32_rate", FieldType::number, "1",
+                 "a GEMM's math (linear layers, attention, the LM head) in tf32 runs at this times the rate "
+                 "tensor_efficiency gives it in fp16 or bf16 (fitted with the other efficiencies)",
+                 0.25, 4),
     value_field("kernel_launch", FieldType::duration, "3us (gpu), 1us (cpu)",
                 "device time between two kernels of a stream (the host's dispatch time is the runtime's, "
                 "docs/compute.md)"),
@@ -141,6 +145,7 @@ Device read_device(const nlohmann::json& value, const std::string& path) {
   device.grouped_half_channels = d.number("grouped_half_channels");
   device.conv_tensor_rate = d.number("conv_tensor_rate");
   device.conv_tf32_rate = d.number("conv_tf32_rate");
+  device.gemm_tf32_rate = d.number("gemm_tf32_rate");
   // back-to-back kernels on a GPU stream start about 3 us apart (Gray 2019, 'Getting Started with CUDA Graphs': 3.4 us
   // per short kernel launched from a graph); a CPU's "kernels" are function calls
   device.kernel_launch_s = d.has("kernel_launch")           ? d.seconds("kernel_launch")
@@ -201,13 +206,14 @@ Device load_named_device(const std::string& name, const std::string& base_dir, c
 std::string device_file_with_fit(const std::string& text, const Device& fitted) {
   if (!fitted.fit) throw ScenarioError("device_file_with_fit: " + fitted.name + " has no fit to write");
   parse_device(parse_json_text(text));
-  static constexpr std::array<std::string_view, 8> replaced{"\"efficiency\"",
+  static constexpr std::array<std::string_view, 9> replaced{"\"efficiency\"",
                                                             "\"tensor_efficiency\"",
                                                             "\"memory_efficiency\"",
                                                             "\"half_efficiency_flops\"",
                                                             "\"grouped_half_channels\"",
                                                             "\"conv_tensor_rate\"",
                                                             "\"conv_tf32_rate\"",
+                                                            "\"gemm_tf32_rate\"",
                                                             "\"fit\""};
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -240,11 +246,11 @@ std::string device_file_with_fit(const std::string& text, const Device& fitted) 
       buffer, sizeof buffer,
       "    \"efficiency\": %.4g,\n    \"tensor_efficiency\": %.4g,\n    \"memory_efficiency\": %.4g,\n"
       "    \"half_efficiency_flops\": %.4g,\n    \"grouped_half_channels\": %.4g,\n    \"conv_tensor_rate\": %.4g,\n"
-      "    \"conv_tf32_rate\": %.4g,\n    \"fit\": {\"by\": %s, \"rows\": %lld, \"median_error\": %.4g, \"scope\": "
-      "\"%s\"}",
+      "    \"conv_tf32_rate\": %.4g,\n    \"gemm_tf32_rate\": %.4g,\n    \"fit\": {\"by\": %s, \"rows\": %lld, "
+      "\"median_error\": %.4g, \"scope\": \"%s\"}",
       fitted.efficiency, fitted.tensor_efficiency, fitted.memory_efficiency, fitted.half_efficiency_flops,
-      fitted.grouped_half_channels, fitted.conv_tensor_rate, fitted.conv_tf32_rate, nlohmann::json(f.by).dump().c_str(),
-      f.rows, f.median_error, f.pooled ? "pooled" : "device");
+      fitted.grouped_half_channels, fitted.conv_tensor_rate, fitted.conv_tf32_rate, fitted.gemm_tf32_rate,
+      nlohmann::json(f.by).dump().c_str(), f.rows, f.median_error, f.pooled ? "pooled" : "device");
   lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(close), buffer);
   std::string out;
   for (const std::string& line : lines)

@@ -24,8 +24,8 @@ std::string builtin_device_names(const std::string& data_dir);
 std::string device_alias_names();
 // A device file's text with its efficiency fields and "fit" object replaced by `fitted`'s (efficiency,
 // tensor_efficiency, memory_efficiency, half_efficiency_flops, grouped_half_channels, conv_tensor_rate, conv_tf32_rate,
-// fit); the rest of the text as it
-// was. Throws ScenarioError when the text is not a device file, before or after.
+// gemm_tf32_rate, fit); the rest of the text as it was. Throws ScenarioError when the text is not a device file, before
+// or after.
 std::string device_file_with_fit(const std::string& text, const Device& fitted);
 // The field tables as Markdown (`dtsim help device-file`, docs/devices.md).
 std::string device_fields_markdown();

@@ -166,7 +166,7 @@ TEST_CASE("bad device files and precisions a device lacks exit 2 naming the flag
        "--device: " + unknown +
            ": device.tdp: unknown key (accepted: name, description, source, kind, peak_flops, "
            "memory, memory_bandwidth, efficiency, tensor_efficiency, half_efficiency_flops, memory_efficiency, "
-           "grouped_half_channels, conv_tensor_rate, conv_tf32_rate, kernel_launch, fit)"},
+           "grouped_half_channels, conv_tensor_rate, conv_tf32_rate, gemm_tf32_rate, kernel_launch, fit)"},
       {"predict --device " + no_fp32 + accelerators,
        no_fp32 + ": device.peak_flops.fp32: missing; expected a number in [1000000, 1e+19]"},
       {"explain --device " + zero + accelerators, zero + ": device.efficiency: expected a number in [1e-06, 1], got 0"},

@@ -290,7 +290,7 @@ TEST_CASE("grouped convolutions run their matrix part at c / (c + grouped_half_c
     CHECK(l.channels_per_group == 0);
 }
 
-TEST_CASE("a convolution's math in tensor precisions runs at the device's conv rates, GEMMs and fp32 math as before") {
+TEST_CASE("tensor math runs at the device's kernel rates: convolutions' in 16-bit and tf32, GEMMs' in tf32") {
   Device d = round_device();
   d.set_peak_flops(Precision::tf32, 50e12);
   const Layer conv = round_conv();
@@ -313,6 +313,19 @@ TEST_CASE("a convolution's math in tensor precisions runs at the device's conv r
   CHECK(forward_seconds(conv, batch, d, settings(Precision::fp32)) == conv_s[Precision::fp32]);
   for (const Precision p : {Precision::fp32, Precision::tf32, Precision::fp16})
     CHECK(forward_seconds(linear, batch, d, settings(p)) == linear_s[p]);
+  // gemm_tf32_rate: the other matrix kernels in tf32 only
+  const double conv_tf32_s = forward_seconds(conv, batch, d, settings(Precision::tf32));
+  d.gemm_tf32_rate = 2;
+  CHECK(linear_s[Precision::tf32] - forward_seconds(linear, batch, d, settings(Precision::tf32)) ==
+        Approx(tf32_math / 2));
+  CHECK(forward_seconds(linear, batch, d, settings(Precision::fp16)) == linear_s[Precision::fp16]);
+  CHECK(forward_seconds(conv, batch, d, settings(Precision::tf32)) == conv_tf32_s);
+  Layer norm = conv;
+  norm.kind = LayerKind::norm;
+  Device plain = d;
+  plain.gemm_tf32_rate = 1;
+  CHECK(forward_seconds(norm, batch, d, settings(Precision::tf32)) ==
+        forward_seconds(norm, batch, plain, settings(Precision::tf32)));  // memory-bound kinds keep their rate
   // a CPU's convolutions are not cuDNN's
   Device cpu = d;
   cpu.kind = DeviceKind::cpu;

@@ -204,6 +204,7 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     const bool convs = std::any_of(setup.model.layers.begin(), setup.model.layers.end(),
                                    [](const Layer& l) { return l.kind == LayerKind::conv; });
     c.tf32_convs = convs && *precision == Precision::tf32;
+    c.tf32 = *precision == Precision::tf32;
     c.tensor_convs = convs && *precision != Precision::tf32 && *precision != Precision::fp32;
     setup.compute.optimizer = has(model.name, "bert") ? Optimizer::adam : Optimizer::momentum;
     // the layout the run used (convolutional networks; sources.md says where each is stated)

@@ -24,6 +24,7 @@ struct PublishedCase {
   // the model has convolutions and runs them in tensor math: 16- or 8-bit (conv_tensor_rate) or tf32 (conv_tf32_rate)
   bool tensor_convs = false;
   bool tf32_convs = false;
+  bool tf32 = false;     // tf32 math (gemm_tf32_rate)
   double predicted = 0;  // in the row's unit
   double error = 0;      // (predicted - measured) / measured
 };

@@ -63,14 +63,15 @@ EfficiencyParams from_log(const LogParams& l) { return {std::exp(l[0]), std::exp
 }  // namespace
 
 void apply_fit(Device& device, const EfficiencyParams& params, double t_half_s, double grouped_half_channels,
-               double conv_tensor_rate, double conv_tf32_rate) {
+               const KernelRates& rates) {
   device.efficiency = params.efficiency;
   device.tensor_efficiency = params.tensor_efficiency;
   device.memory_efficiency = params.memory_efficiency;
   device.half_efficiency_flops = t_half_s * device.largest_peak_flops();
   device.grouped_half_channels = grouped_half_channels;
-  device.conv_tensor_rate = conv_tensor_rate;
-  device.conv_tf32_rate = conv_tf32_rate;
+  device.conv_tensor_rate = rates.conv_tensor;
+  device.conv_tf32_rate = rates.conv_tf32;
+  device.gemm_tf32_rate = rates.gemm_tf32;
 }
 
 PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vector<std::string>& devices,
@@ -95,20 +96,21 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   PublishedMapping defaults;
   defaults.device_of = [&](const std::string& name) {
     Device d = base_device(name);
-    apply_fit(d, start, 0, 0, 1, 1);
+    apply_fit(d, start, 0, 0, KernelRates{});
     return d;
   };
   const PublishedResult before = predict_published(fit_rows, "fit", defaults, data_dir);
   fit.before = before.overall;
   // the predictable fit rows of each device, and those of networks with grouped convolutions
   std::map<std::string, std::vector<PublishedRow>> by_device;
-  std::vector<PublishedRow> grouped_rows, tensor_conv_rows, tf32_conv_rows;
+  std::vector<PublishedRow> grouped_rows, tensor_conv_rows, tf32_conv_rows, tf32_rows;
   for (const PublishedCase& c : before.cases) {
     if (c.device.empty()) continue;
     by_device[c.device].push_back(c.row);
     if (c.grouped) grouped_rows.push_back(c.row);
     if (c.tensor_convs) tensor_conv_rows.push_back(c.row);
     if (c.tf32_convs) tf32_conv_rows.push_back(c.row);
+    if (c.tf32) tf32_rows.push_back(c.row);
   }
   if (by_device.empty()) throw std::invalid_argument("no fit row of the published table can be predicted");
 
@@ -117,7 +119,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
     theta[name] = to_log(start);
   double log_knee = std::log(start_knee_s);
   double grouped_half = 0;  // (no grouped penalty until its first search)
-  double conv_tensor = 1, conv_tf32 = 1;
+  KernelRates rates;
   LogParams pooled{};
 
   auto fitted_mapping = [&](double knee_s) {
@@ -125,7 +127,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
     m.device_of = [&, knee_s](const std::string& name) {
       Device d = base_device(name);
       const auto it = theta.find(name);
-      apply_fit(d, from_log(it == theta.end() ? pooled : it->second), knee_s, grouped_half, conv_tensor, conv_tf32);
+      apply_fit(d, from_log(it == theta.end() ? pooled : it->second), knee_s, grouped_half, rates);
       return d;
     };
     return m;
@@ -161,7 +163,9 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
       grouped_half = std::exp(log_grouped);
     }
     // the convolutions' rates in tensor math, each on the rows it changes
-    for (auto [rate, subset] : {std::pair{&conv_tensor, &tensor_conv_rows}, std::pair{&conv_tf32, &tf32_conv_rows}}) {
+    for (auto [rate, subset] :
+         {std::pair{&rates.conv_tensor, &tensor_conv_rows}, std::pair{&rates.conv_tf32, &tf32_conv_rows},
+          std::pair{&rates.gemm_tf32, &tf32_rows}}) {
       if (subset->empty()) continue;
       double* const r = rate;
       const std::vector<PublishedRow>* const s = subset;
@@ -199,10 +203,10 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   fit.t_half_s = std::exp(log_knee);
   fit.grouped_half_channels = grouped_half;
   fit.grouped_rows = static_cast<int>(grouped_rows.size());
-  fit.conv_tensor_rate = conv_tensor;
-  fit.conv_tf32_rate = conv_tf32;
+  fit.rates = rates;
   fit.conv_tensor_rows = static_cast<int>(tensor_conv_rows.size());
   fit.conv_tf32_rows = static_cast<int>(tf32_conv_rows.size());
+  fit.tf32_rows = static_cast<int>(tf32_rows.size());
   fit.pooled = from_log(pooled);
   const PublishedResult after = predict_published(fit_rows, "fit", fitted_mapping(fit.t_half_s), data_dir);
   fit.after = after.overall;

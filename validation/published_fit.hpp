@@ -6,9 +6,10 @@
 // all: the knee t_half of the saturating kernel curve (half_efficiency_flops = t_half x the device's largest peak: a
 // kernel that would take t_half at peak runs at half the achievable rate), and grouped_half_channels (a grouped
 // convolution of c channels a group runs at c / (c + it) of an ungrouped one's rate), searched on the fit rows of
-// networks with grouped convolutions, the only ones it changes, and conv_tensor_rate and conv_tf32_rate (a
-// convolution's math rate in 16-/8-bit tensor math and in tf32 against a GEMM's: cuDNN's kernels and cuBLAS's reach
-// different shares of the peak), each searched on the fit rows of convolutional networks in that math. Minimised:
+// networks with grouped convolutions, the only ones it changes, and conv_tensor_rate, conv_tf32_rate and gemm_tf32_rate
+// (a convolution's math rate in 16-/8-bit tensor math and in tf32, another matrix kernel's in tf32, against a 16-bit
+// GEMM's: cuDNN's kernels and cuBLAS's, and tf32 and 16-bit ones, reach different shares of the peak), each searched on
+// the fit rows it changes (convolutional networks in that math; every tf32 row). Minimised:
 //   sum over fit rows of log(predicted / measured)^2 + prior_weight x sum over devices and parameters of
 //   (log parameter - pooled log parameter)^2
 // where the pooled value of a parameter is its mean over the devices fitted. The prior keeps a device with one or two
@@ -37,6 +38,14 @@ struct DeviceFitResult {
   double median_error = 0;  // of the fitted model on those rows (on all fit rows for a pooled device)
 };
 
+// The rates every device shares: a convolution's in 16-/8-bit tensor math and in tf32, another matrix kernel's in
+// tf32, each against a 16-bit GEMM's.
+struct KernelRates {
+  double conv_tensor = 1;
+  double conv_tf32 = 1;
+  double gemm_tf32 = 1;
+};
+
 struct PublishedFitOptions {
   double prior_weight = 1.0;  // one row's squared log error per squared log deviation from the pooled value
   int sweeps = 4;
@@ -46,12 +55,12 @@ struct PublishedFit {
   double t_half_s = 0;
   double grouped_half_channels = 0;  // shared by all devices, fitted on the rows of networks with grouped convolutions
   int grouped_rows = 0;              // those fit rows (0: not fitted, left at 0)
-  // shared by all devices: a convolution's rate in 16-/8-bit tensor math and in tf32 relative to a GEMM's, each fitted
-  // on the rows of convolutional networks in that math (1 where there are none)
-  double conv_tensor_rate = 1;
-  double conv_tf32_rate = 1;
+  // shared by all devices: a convolution's rate in 16-/8-bit tensor math and in tf32, and another matrix kernel's in
+  // tf32, relative to a 16-bit GEMM's, each fitted on the rows it changes (1 where there are none)
+  KernelRates rates;
   int conv_tensor_rows = 0;
   int conv_tf32_rows = 0;
+  int tf32_rows = 0;
   EfficiencyParams pooled;
   std::map<std::string, DeviceFitResult> devices;  // every device the mapping can load, fitted or pooled
   ErrorStats before;                               // the fit split with the parameters the mapping gave
@@ -61,7 +70,7 @@ struct PublishedFit {
 // Applies fitted parameters to a device: efficiencies, half_efficiency_flops = t_half x its largest peak, the
 // grouped convolutions' half-rate channels and the convolutions' rates in tensor math.
 void apply_fit(Device& device, const EfficiencyParams& params, double t_half_s, double grouped_half_channels,
-               double conv_tensor_rate, double conv_tf32_rate);
+               const KernelRates& rates);
 
 // Fits on the rows whose split is "fit". `devices` names every device to write (those without fit rows get pooled
 // values). Throws std::invalid_argument when no fit row can be predicted.
