@@ -99,7 +99,7 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
       << format_percent(fit.after.p90_abs_error) << "\n";
   out << "  shared knee t_half " << format_seconds(fit.t_half_s) << "; grouped convolutions' half-rate channels "
       << format_fixed(fit.grouped_half_channels, 2) << " (" << fit.grouped_rows
-      << " rows); convolutions' rate in fp16/bf16 " << format_fixed(fit.rates.conv_tensor, 3) << " ("
+      << " rows); convolutions' rate in fp16/bf16/fp8 " << format_fixed(fit.rates.conv_tensor, 3) << " ("
       << fit.conv_tensor_rows << " rows), in tf32 " << format_fixed(fit.rates.conv_tf32, 3) << " ("
       << fit.conv_tf32_rows << " rows); GEMMs' in tf32 " << format_fixed(fit.rates.gemm_tf32, 3) << " ("
       << fit.tf32_rows << " rows); pooled efficiency " << format_fixed(fit.pooled.efficiency, 3) << ", tensor "

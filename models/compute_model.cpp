@@ -41,7 +41,8 @@ double grouped_rate(const Layer& layer, const Device& d) {
 
 // The rate of a matrix kernel's math in tensor precision `p` relative to a 16-bit GEMM's (tensor_efficiency) on a
 // GPU: Device::conv_tensor_rate and conv_tf32_rate for a convolution, gemm_tf32_rate for another matrix kernel in
-// tf32 (fitted to published measurements: docs/compute.md); 1 for 16-bit GEMMs, fp32 and CPUs.
+// tf32 (fitted to published measurements: docs/compute.md); 1 for 16- and 8-bit GEMMs, fp32, memory-bound kinds and
+// CPUs.
 double kernel_rate(const Layer& layer, const Device& d, Precision p) {
   if (d.kind != DeviceKind::gpu || p == Precision::fp32 || memory_bound(layer.kind)) return 1;
   if (layer.kind == LayerKind::conv) return p == Precision::tf32 ? d.conv_tf32_rate : d.conv_tensor_rate;
@@ -209,9 +210,10 @@ double backward_seconds(const Layer& layer, double batch, const Device& device, 
   if (settings.flash_attention && layer.score_flops > 0) extra_flops = layer.score_flops / 2;  // Q K^T again
   if (settings.recompute == Recompute::selective && !settings.flash_attention) pass.score_traffic = t.forward;
   const LayoutTransposes transposes = layout_transposes(layer, device, settings);
-  double seconds = pass_seconds(layer, batch, device, settings,
-                                with_transposes(pass, transposes.backward_bytes, transposes.backward_kernels)) +
-                   math_seconds(1, batch * extra_flops, device, settings.precision);
+  double seconds =
+      pass_seconds(layer, batch, device, settings,
+                   with_transposes(pass, transposes.backward_bytes, transposes.backward_kernels)) +
+      math_seconds(1, batch * extra_flops, device, settings.precision) / kernel_rate(layer, device, settings.precision);
   if (settings.recompute == Recompute::full) seconds += forward_seconds(layer, batch, device, settings);
   return seconds;
 }

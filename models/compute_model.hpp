@@ -9,11 +9,12 @@
 //              waves because the published measurements (validation/published) constrain one knee per device, not a
 //              tile shape per kernel; efficiency(fp32) is the device's `efficiency`, tensor math (tf32, fp16, bf16,
 //              fp8) its `tensor_efficiency`.
+//              math is divided by the kernel's rate on a GPU: a convolution's in tensor math the device's
+//              conv_tensor_rate (fp16, bf16, fp8) or conv_tf32_rate (tf32), another matrix kernel's in tf32 its
+//              gemm_tf32_rate, else 1: cuDNN's convolutions and cuBLAS's GEMMs reach different shares of the peak,
+//              and tf32 kernels other shares than 16-bit ones; one value each for all devices, fitted
+//              (docs/compute.md)
 //   matrix   = max(math, (weights + batch x activation bytes) / (bandwidth x memory_efficiency)) / grouped
-//              math of a convolution in tensor math runs at the device's conv_tensor_rate (fp16, bf16, fp8) or
-//              conv_tf32_rate (tf32) times that, of another matrix kernel in tf32 at its gemm_tf32_rate times that:
-//              cuDNN's convolutions and cuBLAS's GEMMs reach different shares of the peak, and tf32 kernels other
-//              shares than 16-bit ones; one factor each for all devices, fitted (docs/compute.md)
 //              grouped: 1 for an ungrouped convolution or a GEMM; c / (c + grouped_half_channels) for a grouped
 //              convolution of c input channels a group (ResNeXt's 3x3s: 4 to 32; a depthwise one: 1). cuDNN runs
 //              them as many small GEMMs or direct kernels far below the rate of one large GEMM of the same FLOPs; one

@@ -48,8 +48,8 @@ public:
   // tensor math (fp16, bf16, fp8), and in tf32 (cuDNN's implicit-GEMM convolutions against cuBLAS's GEMMs); 1: alike
   double conv_tensor_rate = 1;
   double conv_tf32_rate = 1;
-  // Another matrix kernel's math (a GEMM: linear layers, attention, the LM head) in tf32 runs at this times that rate
-  // (tensor_efficiency is the 16-bit GEMMs' as much as tf32's otherwise); 1: alike
+  // Another matrix kernel's math (a GEMM: linear layers, attention, the LM head) in tf32 runs at this times the rate
+  // tensor_efficiency gives it in 16- or 8-bit math; 1: alike
   double gemm_tf32_rate = 1;
   double kernel_launch_s = 0;    // device time between two kernels of a stream
   std::optional<DeviceFit> fit;  // absent: datasheet figures and default efficiencies

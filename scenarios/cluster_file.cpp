@@ -1,6 +1,8 @@
 #include "scenarios/cluster_file.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -139,8 +141,9 @@ constexpr std::array<FieldSpec, 8> library_fields{{
     value_field("protocols", FieldType::text, "ll,ll128,simple",
                 "the protocols the tuner may choose from, comma-separated (NCCL_PROTO)"),
     value_field("allreduce_algorithms", FieldType::text, "ring,tree,nvls,nvlstree,collnet",
-                "the algorithms the tuner may choose for an allreduce, comma-separated, ring or tree among them "
-                "(NCCL_ALGO=\"allreduce:...\"; collnet: CollNet, run as `sharp`); --algorithm still forces any"),
+                "the algorithms the tuner may choose for an allreduce, comma-separated in any case, ring or tree among "
+                "them (NCCL_ALGO=\"allreduce:...\"; collnet: CollNet, run as `sharp`, with NVLS in nodes where they "
+                "reduce); --algorithm still forces any"),
     ranged_field("net_latency_factor", FieldType::number, "1",
                  "NCCL's network latencies (a ring or tree step, a level of the NVLS tree, CollNet's network part) "
                  "times this: its tables are InfiniBand's, and slower transports (EFA, TCP offload) take longer",
@@ -217,7 +220,9 @@ CollectiveLibrary read_library(const JsonObject& o) {
   for (at = 0; at <= algorithms.size();) {
     const std::size_t comma = std::min(algorithms.find(',', at), algorithms.size());
     LibraryAlgorithm a = LibraryAlgorithm::ring;
-    if (!parse_library_algorithm(algorithms.substr(at, comma - at), a) || a == LibraryAlgorithm::pat) {
+    std::string item = algorithms.substr(at, comma - at);  // (NCCL_ALGO ignores case: "Ring,Tree")
+    std::transform(item.begin(), item.end(), item.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (!parse_library_algorithm(item, a) || a == LibraryAlgorithm::pat) {
       throw ScenarioError(o.path_of("allreduce_algorithms") +
                           ": expected a comma-separated list of ring, tree, nvls, nvlstree and collnet, got \"" +
                           algorithms + "\"");

@@ -450,6 +450,9 @@ void apply_device_overrides(Scenario& scenario) {
   if (scenario.efficiency) {
     scenario.setup.device.efficiency = *scenario.efficiency;
     scenario.setup.device.tensor_efficiency = *scenario.efficiency;
+    // in every precision and kernel family, as the field says: the device's fitted kernel rates do not apply
+    scenario.setup.device.conv_tensor_rate = scenario.setup.device.conv_tf32_rate = 1;
+    scenario.setup.device.gemm_tf32_rate = 1;
   }
   if (scenario.kernel_launch_s) scenario.setup.device.kernel_launch_s = *scenario.kernel_launch_s;
 }

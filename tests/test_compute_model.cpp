@@ -308,8 +308,11 @@ TEST_CASE("tensor math runs at the device's kernel rates: convolutions' in 16-bi
   // fp16: the math half as long; tf32: twice as long; the memory-bound kernels and launches unchanged
   CHECK(conv_s[Precision::fp16] - forward_seconds(conv, batch, d, settings(Precision::fp16)) == Approx(fp16_math / 2));
   CHECK(forward_seconds(conv, batch, d, settings(Precision::tf32)) - conv_s[Precision::tf32] == Approx(tf32_math));
-  CHECK(backward_seconds(conv, batch, d, settings(Precision::tf32)) >
-        backward_seconds(linear, batch, d, settings(Precision::tf32)));
+  Device unit_rates = d;
+  unit_rates.conv_tensor_rate = unit_rates.conv_tf32_rate = 1;
+  CHECK(backward_seconds(conv, batch, d, settings(Precision::tf32)) -
+            backward_seconds(conv, batch, unit_rates, settings(Precision::tf32)) ==
+        Approx(2 * tf32_math));  // backward: twice the forward's FLOPs, at half the rate
   CHECK(forward_seconds(conv, batch, d, settings(Precision::fp32)) == conv_s[Precision::fp32]);
   for (const Precision p : {Precision::fp32, Precision::tf32, Precision::fp16})
     CHECK(forward_seconds(linear, batch, d, settings(p)) == linear_s[p]);

@@ -137,6 +137,17 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
                                "nvls, nvlstree and collnet, got \"ring,pat\""));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "allreduce_algorithms": ""})"),
              Catch::StartsWith("cluster.library.allreduce_algorithms: expected a comma-separated list"));
+  const auto library_of = [&](const std::string& library) {
+    return parse_cluster(nlohmann::json::parse(with("\"nodes\": 4,", "\"nodes\": 4, \"library\": " + library + ",")))
+        .library;
+  };
+  CHECK(library_of(R"({"name": "nccl", "generation": "ampere"})").allreduce_restriction().empty());
+  const CollectiveLibrary ring_tree =
+      library_of(R"({"name": "nccl", "generation": "ampere", "allreduce_algorithms": "Ring,TREE"})");
+  CHECK(ring_tree.allreduce_restriction() == "ring,tree");
+  CHECK(ring_tree.allows_allreduce(LibraryAlgorithm::tree));
+  CHECK(!ring_tree.allows_allreduce(LibraryAlgorithm::nvls_tree));
+  CHECK(!ring_tree.allows_allreduce(LibraryAlgorithm::collnet));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "hopper", "allreduce_algorithms": "nvls,collnet"})"),
              Catch::StartsWith("cluster.library.allreduce_algorithms: must include ring or tree"));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "launch": "1s"})"),

@@ -26,10 +26,10 @@ constexpr int knee_grid = 24;
 // at one channel a group) to one that slows even 32 channels a group ninefold.
 constexpr double lowest_grouped_half = 0.05;
 constexpr double highest_grouped_half = 256;
-// The range of the convolutions' rates in tensor math searched: from a quarter to four times a GEMM's (the device
+// The range of the kernel rates in tensor math searched: from a quarter to four times a 16-bit GEMM's (the device
 // files' range).
-constexpr double lowest_conv_rate = 0.25;
-constexpr double highest_conv_rate = 4;
+constexpr double lowest_kernel_rate = 0.25;
+constexpr double highest_kernel_rate = 4;
 
 // The minimum of `f` over [lo, hi] by golden-section search (f unimodal enough; deterministic either way).
 double golden_search(const std::function<double(double)>& f, double lo, double hi) {
@@ -162,7 +162,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
           std::log(lowest_grouped_half), std::log(highest_grouped_half));
       grouped_half = std::exp(log_grouped);
     }
-    // the convolutions' rates in tensor math, each on the rows it changes
+    // the kernel rates in tensor math, each on the rows it changes
     for (auto [rate, subset] :
          {std::pair{&rates.conv_tensor, &tensor_conv_rows}, std::pair{&rates.conv_tf32, &tf32_conv_rows},
           std::pair{&rates.gemm_tf32, &tf32_rows}}) {
@@ -177,7 +177,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
             *r = keep;
             return cost;
           },
-          std::log(lowest_conv_rate), std::log(highest_conv_rate)));
+          std::log(lowest_kernel_rate), std::log(highest_kernel_rate)));
     }
     log_knee = knee_search([&](double x) { return squared_log_errors(fit_rows, std::exp(x)); },
                            std::log(shortest_knee_s), std::log(longest_knee_s));

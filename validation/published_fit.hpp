@@ -68,7 +68,7 @@ struct PublishedFit {
 };
 
 // Applies fitted parameters to a device: efficiencies, half_efficiency_flops = t_half x its largest peak, the
-// grouped convolutions' half-rate channels and the convolutions' rates in tensor math.
+// grouped convolutions' half-rate channels and the kernel rates in tensor math.
 void apply_fit(Device& device, const EfficiencyParams& params, double t_half_s, double grouped_half_channels,
                const KernelRates& rates);
 
