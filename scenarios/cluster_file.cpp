@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "scenarios/json_reader.hpp"
+#include "scenarios/units.hpp"
 
 namespace dtsim {
 namespace {
@@ -202,10 +203,7 @@ CollectiveLibrary read_library(const JsonObject& o) {
   }
   library.allow_ll = library.allow_ll128 = library.allow_simple = false;
   const std::string list = o.text("protocols");
-  std::size_t at = 0;
-  while (at <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', at), list.size());
-    const std::string item = list.substr(at, comma - at);
+  for (const std::string& item : split_list(list)) {
     Protocol p = Protocol::none;
     bool automatic = false;
     if (!parse_protocol(item, p, automatic) || p == Protocol::none) {
@@ -213,22 +211,19 @@ CollectiveLibrary read_library(const JsonObject& o) {
                           list + "\"");
     }
     (p == Protocol::ll ? library.allow_ll : p == Protocol::ll128 ? library.allow_ll128 : library.allow_simple) = true;
-    at = comma + 1;
   }
   const std::string algorithms = o.text("allreduce_algorithms");
   library.allreduce_algorithms = 0;
-  for (at = 0; at <= algorithms.size();) {
-    const std::size_t comma = std::min(algorithms.find(',', at), algorithms.size());
+  for (std::string item : split_list(algorithms)) {
+    std::transform(item.begin(), item.end(), item.begin(),  // (NCCL_ALGO ignores case: "Ring,Tree")
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
     LibraryAlgorithm a = LibraryAlgorithm::ring;
-    std::string item = algorithms.substr(at, comma - at);  // (NCCL_ALGO ignores case: "Ring,Tree")
-    std::transform(item.begin(), item.end(), item.begin(), [](unsigned char ch) { return std::tolower(ch); });
     if (!parse_library_algorithm(item, a) || a == LibraryAlgorithm::pat) {
       throw ScenarioError(o.path_of("allreduce_algorithms") +
                           ": expected a comma-separated list of ring, tree, nvls, nvlstree and collnet, got \"" +
                           algorithms + "\"");
     }
     library.allreduce_algorithms |= static_cast<std::uint8_t>(1U << static_cast<unsigned>(a));
-    at = comma + 1;
   }
   if (!library.allows_allreduce(LibraryAlgorithm::ring) && !library.allows_allreduce(LibraryAlgorithm::tree)) {
     throw ScenarioError(o.path_of("allreduce_algorithms") +

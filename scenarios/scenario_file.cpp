@@ -252,18 +252,6 @@ constexpr std::array<FieldSpec, 1> scenario_document_fields{{
     object_field("scenario", true, "the scenario", scenario_fields),
 }};
 
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 // The first index whose value an earlier entry already holds, or values.size() if none. By sorting the indices
 // (stably: within equal values they stay in list order, so each run's second index is its first repeat), not by
 // searching the entries before each one: node lists may hold millions.
@@ -601,7 +589,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
       if (info.collective == Collective::allreduce && !info.switch_helpers) sc.algorithms.emplace_back(info.name);
     }
   } else {
-    for (const std::string& name : split_names(algorithms)) {
+    for (const std::string& name : split_list(algorithms)) {
       if (name != "auto") {  // auto: the library's choice per bucket (sim/algorithm_choice.hpp)
         try {
           find_algorithm(name);

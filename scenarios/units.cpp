@@ -131,6 +131,17 @@ std::string bandwidth_text(double Bps) { return scaled_text(Bps, bandwidth_units
 
 std::string seconds_text(double seconds) { return seconds == 0 ? "0s" : scaled_text(seconds, time_units); }
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 std::uint64_t parse_bytes(std::string_view text, std::uint64_t min, std::uint64_t max) {
   const std::string form = std::string("a size like 100MB (") + size_units_text + ")";
   const std::string in_range =

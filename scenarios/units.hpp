@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dtsim {
 
@@ -20,6 +21,10 @@ inline constexpr std::uint64_t max_size_bytes = 1ULL << 53;
 inline constexpr double min_bandwidth_Bps = 0.125;
 inline constexpr double max_bandwidth_Bps = 1e18;
 inline constexpr double max_duration_s = 1e9;
+
+// The items of a comma-separated list, empty ones included ("a,,b" has three; "" has one, empty), for the caller to
+// check and refuse.
+std::vector<std::string> split_list(const std::string& text);
 
 std::uint64_t parse_bytes(std::string_view text, std::uint64_t min = 0, std::uint64_t max = max_size_bytes);
 double parse_bandwidth_Bps(std::string_view text, double min = min_bandwidth_Bps, double max = max_bandwidth_Bps);
