@@ -70,10 +70,10 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
   const int channels = library_channels(network, ring_schedule);
   if (call.hop == HopClass::net) call.bandwidth_Bps *= channels;
   const CollectiveLibrary& library = network.library;
-  if (library.allows_allreduce(LibraryAlgorithm::ring)) {
-    choice.candidates.push_back(
-        cheapest(ring, library, [&](Protocol p) { return estimate_seconds(library, p, call); }));
-  }
+  const auto ring_candidate = [&] {
+    return cheapest(ring, library, [&](Protocol p) { return estimate_seconds(library, p, call); });
+  };
+  if (library.allows_allreduce(LibraryAlgorithm::ring)) choice.candidates.push_back(ring_candidate());
   if (ranks > 1 && library.allows_allreduce(LibraryAlgorithm::tree)) {
     TreeCall t;
     t.nodes = call.nodes;
@@ -140,10 +140,7 @@ AlgorithmChoice library_allreduce(int ranks, std::uint64_t bytes, const Algorith
     }
   }
   // a one-rank call has no tree; the loader keeps ring or tree in the list, so only a tree-only list gets here empty
-  if (choice.candidates.empty()) {
-    choice.candidates.push_back(
-        cheapest(ring, library, [&](Protocol p) { return estimate_seconds(library, p, call); }));
-  }
+  if (choice.candidates.empty()) choice.candidates.push_back(ring_candidate());
   const auto best = std::min_element(
       choice.candidates.begin(), choice.candidates.end(),
       [](const AlgorithmCandidate& a, const AlgorithmCandidate& b) { return a.estimate_s < b.estimate_s; });

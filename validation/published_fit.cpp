@@ -150,35 +150,24 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   update_pooled();
   const double lo = std::log(lowest_efficiency);
   for (int sweep = 0; sweep < options.sweeps; ++sweep) {
-    if (!grouped_rows.empty()) {  // shared by all devices; only rows of grouped networks depend on it
-      const double log_grouped = knee_search(
+    // a value shared by all devices, searched in log space on the rows it changes (none: left as it is)
+    const auto fit_shared = [&](double& value, const std::vector<PublishedRow>& subset, double lowest, double highest,
+                                const auto& search) {
+      if (subset.empty()) return;
+      value = std::exp(search(
           [&](double x) {
-            const double keep = grouped_half;
-            grouped_half = std::exp(x);
-            const double cost = squared_log_errors(grouped_rows, std::exp(log_knee));
-            grouped_half = keep;
+            const double keep = value;
+            value = std::exp(x);
+            const double cost = squared_log_errors(subset, std::exp(log_knee));
+            value = keep;
             return cost;
           },
-          std::log(lowest_grouped_half), std::log(highest_grouped_half));
-      grouped_half = std::exp(log_grouped);
-    }
-    // the kernel rates in tensor math, each on the rows it changes
-    for (auto [rate, subset] :
-         {std::pair{&rates.conv_tensor, &tensor_conv_rows}, std::pair{&rates.conv_tf32, &tf32_conv_rows},
-          std::pair{&rates.gemm_tf32, &tf32_rows}}) {
-      if (subset->empty()) continue;
-      double* const r = rate;
-      const std::vector<PublishedRow>* const s = subset;
-      *r = std::exp(golden_search(
-          [&](double x) {
-            const double keep = *r;
-            *r = std::exp(x);
-            const double cost = squared_log_errors(*s, std::exp(log_knee));
-            *r = keep;
-            return cost;
-          },
-          std::log(lowest_kernel_rate), std::log(highest_kernel_rate)));
-    }
+          std::log(lowest), std::log(highest)));
+    };
+    fit_shared(grouped_half, grouped_rows, lowest_grouped_half, highest_grouped_half, knee_search);
+    fit_shared(rates.conv_tensor, tensor_conv_rows, lowest_kernel_rate, highest_kernel_rate, golden_search);
+    fit_shared(rates.conv_tf32, tf32_conv_rows, lowest_kernel_rate, highest_kernel_rate, golden_search);
+    fit_shared(rates.gemm_tf32, tf32_rows, lowest_kernel_rate, highest_kernel_rate, golden_search);
     log_knee = knee_search([&](double x) { return squared_log_errors(fit_rows, std::exp(x)); },
                            std::log(shortest_knee_s), std::log(longest_knee_s));
     for (auto& entry : theta) {  // not a structured binding: clang 14 cannot capture one in the lambda below
