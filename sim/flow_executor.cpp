@@ -1234,6 +1234,12 @@ private:
     std::sort(bounded_.begin(), bounded_.end(),
               [&](std::uint32_t a, std::uint32_t b) { return bound_level(a) < bound_level(b); });
     std::size_t next_bounded = 0;
+    // What is still unfrozen, kept compact: the links with unfrozen flows (scanned for each level) and the flows
+    // (scanned when a level freezes many), each list rid of what froze before it is read again, in its order, so that
+    // a component whose levels freeze it a slice at a time (the flows of a switch's reduction on every node) costs
+    // the unfrozen part per level instead of the whole component.
+    open_res_.assign(comp_res_.begin(), comp_res_.end());
+    open_flows_.assign(comp_flows_.begin(), comp_flows_.end());
     auto freeze = [&](std::uint32_t id, double level) {
       Flow& f = flows_[id];
       flow_mark_[id] = 2;
@@ -1251,14 +1257,18 @@ private:
     auto share = [&](const Resource& r) { return std::max(0.0, r.left) / r.weight; };
     while (unfrozen > 0) {
       double level = infinity;
-      for (const std::uint32_t res : comp_res_) {
-        if (res_[res].unfrozen > 0) level = std::min(level, share(res_[res]));
+      std::size_t kept = 0;
+      for (const std::uint32_t res : open_res_) {
+        if (res_[res].unfrozen == 0) continue;
+        open_res_[kept++] = res;
+        level = std::min(level, share(res_[res]));
       }
+      open_res_.resize(kept);
       while (next_bounded < bounded_.size() && flow_mark_[bounded_[next_bounded]] != 1)
         ++next_bounded;
       const double by_bound = next_bounded < bounded_.size() ? bound_level(bounded_[next_bounded]) : infinity;
       if (level == infinity && by_bound == infinity) {  // flows on boundary links only: unlimited, until checked
-        for (const std::uint32_t id : comp_flows_) {
+        for (const std::uint32_t id : open_flows_) {
           if (flow_mark_[id] == 1) freeze(id, infinity);
         }
         break;
@@ -1272,9 +1282,9 @@ private:
       }
       filled_.clear();
       std::size_t filled_flows = 0;
-      for (const std::uint32_t res : comp_res_) {
+      for (const std::uint32_t res : open_res_) {
         Resource& r = res_[res];
-        if (r.unfrozen > 0 && share(r) <= close) {
+        if (share(r) <= close) {
           filled_.push_back(res);
           filled_flows += r.unfrozen;
           r.filled = true;
@@ -1286,14 +1296,18 @@ private:
             if (flow_mark_[on.flow] == 1) freeze(on.flow, level);
           }
         }
-      } else {  // many (a server's incast): read every flow in memory order rather than jump around
-        for (const std::uint32_t id : comp_flows_) {
+      } else {  // many (a server's incast): read the unfrozen flows in order rather than jump around
+        kept = 0;
+        for (const std::uint32_t id : open_flows_) {
           if (flow_mark_[id] != 1) continue;
           const auto route = resources(flows_[id]);
           if (std::any_of(route.begin(), route.end(), [&](std::uint32_t res) { return res_[res].filled; })) {
             freeze(id, level);
+          } else {
+            open_flows_[kept++] = id;
           }
         }
+        open_flows_.resize(kept);
       }
       for (const std::uint32_t res : filled_)
         res_[res].filled = false;
@@ -1373,10 +1387,12 @@ private:
   std::vector<std::uint32_t> dirty_;  // links whose saturated flows need new rates
   std::vector<std::uint32_t> seeds_;  // flows that started moving
   std::vector<std::uint32_t> comp_flows_;
-  std::vector<std::uint32_t> comp_res_;  // the links inside the component
-  std::vector<std::uint32_t> boundary_;  // the unsaturated links its flows also cross
-  std::vector<std::uint32_t> bounded_;   // fill: the component's flows with a bound, by bound
-  std::vector<std::uint32_t> filled_;    // fill: the links a level fills
+  std::vector<std::uint32_t> comp_res_;    // the links inside the component
+  std::vector<std::uint32_t> boundary_;    // the unsaturated links its flows also cross
+  std::vector<std::uint32_t> bounded_;     // fill: the component's flows with a bound, by bound
+  std::vector<std::uint32_t> filled_;      // fill: the links a level fills
+  std::vector<std::uint32_t> open_res_;    // fill: the component's links that still carry unfrozen flows
+  std::vector<std::uint32_t> open_flows_;  // fill: its flows not yet frozen (up to the last scan)
 };
 
 // The classes of `ranks` positions running `segments` to simulate instead of the positions, where lumping is allowed:
