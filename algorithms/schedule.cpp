@@ -182,6 +182,23 @@ std::uint64_t expanded_op_count(const Schedule& s) {
   return count;
 }
 
+std::uint64_t expanded_send_count(const Schedule& s) {
+  std::uint64_t count = 0;
+  std::size_t next_repeat = 0;
+  std::uint64_t times = 1;  // how often the step op i is in runs
+  for (std::uint64_t i = 0; i < s.ops.size(); ++i) {
+    const Op op = s.ops[i];
+    if (op.starts_step()) {
+      times = 1;
+      while (next_repeat < s.repeats.size() && s.repeats[next_repeat].op < i)
+        ++next_repeat;
+      if (next_repeat < s.repeats.size() && s.repeats[next_repeat].op == i) times += s.repeats[next_repeat].count;
+    }
+    if (op.kind() == OpKind::send) count += times;
+  }
+  return count;
+}
+
 RankTraffic rank_traffic(const Schedule& s, int rank) {
   RankTraffic t;
   const std::uint64_t begin = s.rank_begin[static_cast<std::size_t>(rank)];

@@ -193,6 +193,8 @@ RankTraffic rank_traffic(const Schedule& s, int rank);
 
 // The number of ops expand(s) holds, counted without expanding.
 std::uint64_t expanded_op_count(const Schedule& s);
+// The number of messages (send ops) expand(s) holds, counted without expanding.
+std::uint64_t expanded_send_count(const Schedule& s);
 // Throws std::invalid_argument (as ScheduleBuilder::reserve_ops does) when expand(s) would hold more than
 // ScheduleBuilder::max_ops ops.
 void check_expanded_size(const Schedule& s);

@@ -1,12 +1,14 @@
 #include "cli/collective_runs.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 
 #include "algorithms/hierarchical.hpp"
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/ring.hpp"
 #include "reports/format.hpp"
+#include "reports/progress.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/json_reader.hpp"
@@ -288,6 +290,19 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     FlowOptions fo(network_cost(settings, cluster));
     fo.lump_ranks = settings.rank_classes;
     run.network_model = "CM02";
+    // how far a long run is, on a terminal, once it has run for a second (the flow engine's messages posted)
+    ProgressLine line(
+        schedule.algorithm + " on " + std::to_string(schedule.ranks) + " ranks: messages simulated (thousandths)",
+        1000);
+    std::size_t shown = 0;
+    const auto started = std::chrono::steady_clock::now();
+    if (line.shown()) {
+      fo.progress = [&](double fraction) {
+        if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) return;
+        for (const auto target = static_cast<std::size_t>(fraction * 1000); shown < target; ++shown)
+          line.next("done");
+      };
+    }
     run.result = run_flow(schedule, fo);
   } else {
     AnalyticalOptions ao(network_cost(settings, cluster));

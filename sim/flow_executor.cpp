@@ -350,6 +350,8 @@ public:
   std::uint64_t skipped_steps() const { return skipped_steps_; }
   std::uint64_t batches() const { return batches_; }
   std::uint64_t messages() const { return messages_; }
+  // FlowOptions::progress reports messages posted out of `total` (0: not at all).
+  void report_progress_of(std::uint64_t total) { progress_total_ = total; }
   std::uint64_t bytes_sent() const { return bytes_sent_; }
 
   // Rank `rank` runs its part of schedule `index` (in the order given to the constructor) from `release`, or now
@@ -372,7 +374,9 @@ public:
 
   void run(const std::function<void(int)>& on_segment_done) override {
     while (!queue_.empty() || !finishing_.empty()) {
-      ++batches_;
+      if ((++batches_ & 4095) == 0 && progress_total_ > 0 && o_.progress) {
+        o_.progress(std::min(1.0, static_cast<double>(messages_) / static_cast<double>(progress_total_)));
+      }
       now_ = std::max(now_, std::min(queue_.empty() ? infinity : queue_.next_at(),
                                      finishing_.empty() ? infinity : finishing_.next_at()));
       while (!queue_.empty() && queue_.next_at() <= now_ + tolerance(now_))
@@ -1358,6 +1362,7 @@ private:
   std::vector<int> ready_;
   std::vector<int> held_;
   std::uint64_t messages_ = 0;
+  std::uint64_t progress_total_ = 0;  // report_progress_of
   std::uint64_t bytes_sent_ = 0;
   std::vector<Segment> segments_;
   bool anchor_posted_ = false;
@@ -1606,6 +1611,7 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
     result.rank_classes = lumped->classes();
   } else {
     FlowEngine engine(schedule.ranks, segments, o);
+    if (o.progress) engine.report_progress_of(expanded_send_count(schedule));
     result.rank_finish_s = run_once(engine, static_cast<std::size_t>(schedule.ranks), "ranks");
     result.messages = engine.messages();
     result.bytes_sent = engine.bytes_sent();

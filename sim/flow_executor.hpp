@@ -11,10 +11,8 @@
 // rank count. docs/flow.md explains each of these and what they cost.
 #pragma once
 
+#include <functional>
 #include <memory>
-
-#include <vector>
-
 #include <utility>
 #include <vector>
 
@@ -73,6 +71,9 @@ struct FlowOptions : NetworkCost {
   // A training step's classes run whenever they exist, not only where the lumped engine is expected to be faster
   // (run_flow_step); true only to check the lumped engine against the full one.
   bool lump_always = false;
+  // run_flow on every rank (not in classes): called every 4096 instants with the fraction of the schedule's messages
+  // posted so far, for a progress line (empty: never).
+  std::function<void(double)> progress;
 };
 
 // Throws std::invalid_argument for a malformed schedule and std::runtime_error for one that deadlocks.

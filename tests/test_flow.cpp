@@ -1,5 +1,6 @@
 // The flow executor against the SimGrid executor: the same schedules, the same network model (CM02, max-min sharing
 // weighted by route latency, latency paid before the bytes move), so the same times.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
@@ -133,6 +134,25 @@ TEST_CASE("a compact ring costs the flow executor the same few instants at any r
   CHECK(batches[1] == batches[2]);
 }
 
+TEST_CASE("a long flow run reports the fraction of its messages posted, rising to the end") {
+  // a pipelined tree of 32 ranks in 4000 segments: every message simulated, thousands of instants
+  const Schedule s = build("pipelined-tree", 32, 4000000, 1, true, 1, 1000);
+  FlowOptions fo;
+  fo.lump_ranks = false;
+  fo.skip_repeats = false;  // (its periodic regime would be skipped on the star)
+  std::vector<double> reported;
+  fo.progress = [&](double fraction) { reported.push_back(fraction); };
+  const ExecutionResult r = run_flow(s, fo);
+  REQUIRE(r.event_batches >= 2 * 4096);
+  CHECK(reported.size() == r.event_batches / 4096);
+  CHECK(reported.front() > 0);
+  CHECK(reported.back() <= 1);
+  CHECK(std::is_sorted(reported.begin(), reported.end()));
+  // the last report, at most 4095 instants before the end, has most of the messages posted
+  CHECK(reported.back() > 0.5);
+  CHECK(r.messages == expanded_send_count(s));
+}
+
 TEST_CASE("padding uneven chunks to the largest errs upwards by at most the padding fraction") {
   // 1000003 bytes over 64 ranks: chunks of 15625 and 15626 bytes, 6.4e-5 apart
   const Schedule s = build("ring", 64, 1000003, 1, true);
@@ -208,6 +228,9 @@ TEST_CASE("executors that run every step expand a compact schedule themselves, w
         CHECK_FALSE(full.compact());
         if (tree && bytes == 1000000 && ranks > 2) CHECK(compact.compact());
         CHECK(full.ops.size() == expanded_op_count(compact));
+        CHECK(expanded_send_count(compact) ==
+              static_cast<std::uint64_t>(std::count_if(full.ops.begin(), full.ops.end(),
+                                                       [](const Op& op) { return op.kind() == OpKind::send; })));
         if (!compact.compact()) continue;
         CHECK(compact.ops.size() < full.ops.size());
         // SimGrid's training actors (run_simgrid_training) still take only the full form: the check says so
