@@ -8,6 +8,7 @@
 #include "algorithms/parameter_server.hpp"
 #include "algorithms/ring.hpp"
 #include "reports/format.hpp"
+#include "reports/grounding.hpp"
 #include "reports/progress.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/cluster_file.hpp"
@@ -311,6 +312,8 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
   }
   if (cluster != nullptr) {
     run.cluster = cluster->description;
+    const ClusterSpec& spec = cluster->topology->spec();
+    if (spec.nodes > 1) run.note = plain_messages_note(spec);
     return run;  // the star's closed forms do not describe a routed cluster
   }
   if (!settings.factors.empty()) return run;  // nor a calibrated piecewise network

@@ -18,6 +18,7 @@
 #include "cli/sweep.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/format.hpp"
+#include "reports/grounding.hpp"
 #include "reports/progress.hpp"
 #include "reports/result_csv.hpp"
 #include "scenarios/units.hpp"
@@ -271,6 +272,9 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
     out << "each cell as the cluster's " << in_library->library
         << " library runs it: the protocol its tuner picks, rings across nodes in a channel per NIC (--csv and --json "
            "list both; --protocol forces one)\n";
+  }
+  if (settings.cluster && *std::max_element(nodes.begin(), nodes.end()) > 1) {
+    if (const std::string note = plain_messages_note(*settings.cluster); !note.empty()) out << note << '\n';
   }
   if (settings.backend == "analytical") {
     out << "analytical backend: no link sharing, so algorithms that send many messages at once (direct) look faster\n"

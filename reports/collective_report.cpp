@@ -49,6 +49,7 @@ std::string collective_text(const CollectiveRun& run) {
   } else {
     out << "  cluster    " << run.cluster << '\n';
   }
+  if (!run.note.empty()) out << "  note       " << run.note << '\n';
   if (run.protocol != Protocol::none) {
     out << "  library    " << run.library << ", protocol " << to_string(run.protocol) << ", " << run.channels
         << (run.channels == 1 ? " channel" : " channels") << '\n';
@@ -203,6 +204,7 @@ nlohmann::json collective_json(const CollectiveRun& run) {
     j["time_distribution"] = step_distribution_json(run.distribution);
     j["time_distribution"]["arrival"] = run.arrival;
   }
+  if (!run.note.empty()) j["note"] = run.note;
   if (run.protocol != Protocol::none) {
     j["library"] = run.library;
     j["protocol"] = to_string(run.protocol);

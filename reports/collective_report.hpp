@@ -48,6 +48,7 @@ struct CollectiveRun {
   // the held-out published nccl-tests and rccl-tests runs of its size class (models/heldout_errors.hpp); none: no band
   std::optional<ErrorBand> trust;
   std::string trust_basis;  // e.g. "held-out nccl-tests and rccl-tests runs (1 MiB or more a rank; 8 to 1024 GPUs)"
+  std::string note;         // what the run leaves out that a user would not guess (empty: nothing)
 };
 
 double algbw_Bps(const CollectiveRun& run);

@@ -206,4 +206,15 @@ nlohmann::json throughput_range_json(const TrainingSetup& setup, const HeldoutEr
   return range_json(throughput_range(setup, heldout, predicted));
 }
 
+std::string plain_messages_note(const ClusterSpec& cluster) {
+  if (!cluster.library.name.empty() || cluster.node.nics < 2) return "";
+  return "plain messages (the cluster file names no collective library): a ring or a tree crosses each node "
+         "boundary through one of the " +
+         std::to_string(cluster.node.nics) +
+         " NICs (algorithms whose every rank sends across nodes use them all), where NCCL spreads a call over channels "
+         "on all of them, in its protocols; add \"library\": "
+         "{\"name\": \"nccl\", \"generation\": G} (volta, ampere, hopper or blackwell) to the cluster for that "
+         "(docs/clusters.md)";
+}
+
 }  // namespace dtsim

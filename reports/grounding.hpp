@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "models/cluster.hpp"
 #include "models/devices.hpp"
 #include "models/heldout_errors.hpp"
 #include "models/training.hpp"
@@ -57,5 +58,10 @@ nlohmann::json speedup_range_json(const TrainingSetup& setup, const HeldoutError
                                   int accelerators);
 // [low, high] of a predicted throughput under the setup's band; null without one.
 nlohmann::json throughput_range_json(const TrainingSetup& setup, const HeldoutErrors* heldout, double predicted);
+
+// A cluster of several NICs a node that names no collective library: what its plain messages leave out, and how to
+// name one (empty for any other cluster). Plain messages cross each node boundary of a ring or a tree through one NIC,
+// where NCCL runs a call in channels over all of them: a buyer comparing one NIC with eight would see no difference.
+std::string plain_messages_note(const ClusterSpec& cluster);
 
 }  // namespace dtsim

@@ -95,7 +95,12 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
     largest = std::max(largest, p.accelerators);
   out << "predict " << scenario.name << ": " << setup_line(scenario)
       << "\n  grounding: " << grounding_text(scenario.setup)
-      << "\n  trust: " << trust_text(scenario.setup, heldout, largest) << "\n\n";
+      << "\n  trust: " << trust_text(scenario.setup, heldout, largest) << '\n';
+  if (std::any_of(results.begin(), results.end(), [](const Prediction& p) { return p.nodes > 1; })) {
+    if (const std::string note = plain_messages_note(scenario.cluster); !note.empty())
+      out << "  note: " << note << '\n';
+  }
+  out << '\n';
   out << std::left << std::setw(6) << "accel" << std::setw(6) << "nodes" << std::setw(15) << "algorithm"
       << std::setw(11) << "step" << std::setw(11) << "samples/s" << std::setw(9) << "speedup" << std::setw(7) << "eff."
       << std::setw(11) << "forward" << std::setw(11) << "backward" << std::setw(11) << "exposed" << std::setw(11)
@@ -195,6 +200,10 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
   out << "predict " << scenario.name << ": " << setup_line(scenario)
       << "\n  grounding: " << grounding_text(scenario.setup)
       << "\n  trust: " << trust_text(scenario.setup, heldout, largest) << '\n';
+  if (std::any_of(results.begin(), results.end(), [](const ParallelPrediction& p) { return p.nodes > 1; })) {
+    if (const std::string note = plain_messages_note(scenario.cluster); !note.empty())
+      out << "  note: " << note << '\n';
+  }
   if (scenario.setup.scaling == ScalingMode::weak) {
     out << "  global batch = " << scenario.setup.batch
         << " x accelerators for every layout, each replica of tensor x pipeline accelerators taking its share\n";

@@ -197,6 +197,32 @@ TEST_CASE("collective on a cluster with a library reports the protocol the tuner
   CHECK(h.at("messages").get<double>() > 1e6);
 }
 
+TEST_CASE("a cluster of several NICs a node without a library says its plain messages use one NIC per boundary",
+          "[cli]") {
+  const std::string plain = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json";
+  const Run across = run_dtsim("collective --cluster " + plain + " --nodes 2 --algorithm ring --bytes 1MB --json");
+  REQUIRE(across.exit_code == 0);
+  const nlohmann::json a = nlohmann::json::parse(across.output);
+  CHECK_THAT(a.at("note").get<std::string>(), Catch::Contains("one of the 8 NICs"));
+  CHECK_THAT(a.at("note").get<std::string>(), Catch::Contains("\"library\""));
+  // one node: no boundary to cross, no note
+  const Run inside = run_dtsim("collective --cluster " + plain + " --nodes 1 --algorithm ring --bytes 1MB --json");
+  REQUIRE(inside.exit_code == 0);
+  CHECK_FALSE(nlohmann::json::parse(inside.output).contains("note"));
+  // a library's channels use every NIC: no note
+  const std::string nccl = std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/aws-p5.json";
+  const Run library = run_dtsim("collective --cluster " + nccl + " --nodes 2 --algorithm ring --bytes 1MB --json");
+  REQUIRE(library.exit_code == 0);
+  CHECK_FALSE(nlohmann::json::parse(library.output).contains("note"));
+  // compare and predict say it once, in their headers
+  const Run compared = run_dtsim("compare --cluster " + plain + " --nodes 1,2 --algorithms ring --bytes 1MB");
+  REQUIRE(compared.exit_code == 0);
+  CHECK_THAT(compared.output, Catch::Contains("plain messages (the cluster file names no collective library)"));
+  const Run predicted = run_dtsim("predict --cluster " + plain + " --accelerators 8,16 --model resnet50");
+  REQUIRE(predicted.exit_code == 0);
+  CHECK_THAT(predicted.output, Catch::Contains("  note: plain messages"));
+}
+
 TEST_CASE("the default algorithm, auto, runs the library's choice and says how it chose", "[cli]") {
   // the star: MPI's thresholds (recursive doubling for short buffers, Rabenseifner for long ones)
   const Run small = run_dtsim("collective --ranks 8 --bytes 1KB --json");
