@@ -72,7 +72,7 @@ RunSettings parse_run_settings(const Flags& flags) {
     if (star && !flags.has("gap") && calibration.message_gap_s > 0) settings.cost.gap_s = calibration.message_gap_s;
   }
   if (!flags.accepts("cluster") || !flags.has("cluster")) {
-    for (const char* name : {"placement", "order", "nodes"}) {
+    for (const char* name : {"placement", "order", "nodes", "library"}) {
       if (flags.accepts(name) && flags.has(name)) throw UsageError("--" + std::string(name) + ": needs --cluster");
     }
     if (settings.protocol != Protocol::none) {
@@ -88,11 +88,8 @@ RunSettings parse_run_settings(const Flags& flags) {
                        "reduce rate)");
     }
   }
-  try {
-    settings.cluster = load_cluster_file(flags.get("cluster"));
-  } catch (const ScenarioError& e) {
-    throw UsageError(std::string("--cluster: ") + e.what());
-  }
+  settings.cluster = cluster_from_flag(flags.get("cluster"));
+  if (flags.accepts("library") && flags.has("library")) apply_library_flag(*settings.cluster, flags.get("library"));
   settings.placement =
       flags.choice("placement", {"block", "round-robin"}) == "block" ? Placement::block : Placement::round_robin;
   settings.order = flags.choice("order", {"topology", "rank"}) == "topology" ? RankOrder::topology : RankOrder::rank;

@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "cli/algorithm_flags.hpp"
 #include "cli/flags.hpp"
+#include "cli/library_flag.hpp"
 #include "models/calibration.hpp"
 #include "reports/collective_report.hpp"
 #include "sim/topology.hpp"
@@ -17,16 +18,18 @@
 namespace dtsim::cli {
 
 // Cluster flags of `collective` and `compare` (each adds its own --nodes).
-inline constexpr std::array<FlagSpec, 3> cluster_flags{{
-    {"cluster", "FILE", "",
-     "a cluster file (e.g. scenarios/clusters/dgx-a100.json): ranks are its accelerators and messages take its "
-     "routes; replaces --bandwidth, --latency, --gap and --reduce-rate"},
+inline constexpr std::array<FlagSpec, 4> cluster_flags{{
+    {"cluster", "NAME|FILE", "",
+     "a built-in cluster (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-h100, dgx1-v100, dgx2-v100, mi300x, "
+     "pcie4-100g, v100-nvlink-edr) or a cluster file: ranks are its accelerators and messages take its routes; "
+     "replaces --bandwidth, --latency, --gap and --reduce-rate"},
     {"placement", "HOW", "block",
      "--cluster: ranks fill nodes one by one (block) or go to the nodes in turn "
      "(round-robin)"},
     {"order", "ORDER", "topology",
      "--cluster: algorithms order ranks by the topology, node neighbours first as NCCL builds its rings "
      "(topology), or by rank number wherever ranks were placed (rank)"},
+    library_flag,
 }};
 
 // The network and backend flags of `collective` and `compare`.

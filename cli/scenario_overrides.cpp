@@ -49,19 +49,6 @@ std::vector<std::string> parse_choices(const Flags& flags, const char* name, Fro
 }
 
 // A path (anything that exists there, or looks like a path: a '/' or a .json ending) or a built-in cluster's name.
-ClusterSpec cluster_from_flag(const std::string& value) {
-  try {
-    std::error_code ec;
-    const bool exists = std::filesystem::exists(value, ec);
-    if (exists || value.ends_with(".json") || value.find('/') != std::string::npos) {
-      return load_cluster_file(value);  // refuses a directory or a missing file, naming it
-    }
-    return load_named_cluster(value, ".", DTSIM_DATA_DIR);
-  } catch (const ScenarioError& e) {
-    throw UsageError(std::string("--cluster: ") + e.what());
-  }
-}
-
 // A path (anything with a '/' or a .json ending, relative to the working directory) or a built-in device's name.
 Device device_from_flag(const std::string& value) { return load_named_device(value, ".", DTSIM_DATA_DIR); }
 
@@ -150,7 +137,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
   Scenario base = scenario;
   // a run whose model, device or cluster comes from a flag is no longer the scenario as its file names it
   std::string changed;
-  for (const char* flag : {"model", "profile", "device", "cluster"}) {
+  for (const char* flag : {"model", "profile", "device", "cluster", "library"}) {
     if (flags.has(flag)) changed += (changed.empty() ? " with --" : ", --") + std::string(flag);
   }
   base.name += changed;
@@ -158,6 +145,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     base.cluster = cluster_from_flag(flags.get("cluster"));
     base.cluster_name = flags.get("cluster");
   }
+  if (flags.has("library")) apply_library_flag(base.cluster, flags.get("library"));
   ScenarioVariants out;
   out.where = "scenario.accelerators";
   if (flags.has("accelerators")) {

@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "cli/flags.hpp"
+#include "cli/library_flag.hpp"
 #include "scenarios/scenario_file.hpp"
 
 namespace dtsim::cli {
 
-constexpr std::array<FlagSpec, 11> scenario_override_flags{{
+constexpr std::array<FlagSpec, 12> scenario_override_flags{{
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node of the cluster), e.g. 1,2,...,16; not with "
@@ -50,6 +51,7 @@ constexpr std::array<FlagSpec, 11> scenario_override_flags{{
     {"cluster", "NAME|FILE", "from the scenario",
      "the cluster, replacing the scenario's: a built-in one (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, "
      "v100-nvlink-edr) or a path to a cluster file; --nodes counts its nodes"},
+    library_flag,
 }};
 
 // One variant of the scenario: the scenario with one value of each list flag.

@@ -208,13 +208,12 @@ nlohmann::json throughput_range_json(const TrainingSetup& setup, const HeldoutEr
 
 std::string plain_messages_note(const ClusterSpec& cluster) {
   if (!cluster.library.name.empty() || cluster.node.nics < 2) return "";
-  return "plain messages (the cluster file names no collective library): a ring or a tree crosses each node "
-         "boundary through one of the " +
+  return "plain messages (the cluster names no collective library): a ring or a tree crosses each node boundary "
+         "through one of the " +
          std::to_string(cluster.node.nics) +
          " NICs (algorithms whose every rank sends across nodes use them all), where NCCL spreads a call over channels "
-         "on all of them, in its protocols; add \"library\": "
-         "{\"name\": \"nccl\", \"generation\": G} (volta, ampere, hopper or blackwell) to the cluster for that "
-         "(docs/clusters.md)";
+         "on all of them, in its protocols; --library nccl runs it so (or \"library\" in the cluster file; "
+         "docs/clusters.md)";
 }
 
 }  // namespace dtsim

@@ -116,6 +116,11 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
        "--algorithm: unknown allreduce algorithm 'rign' (accepted: ring, tree, pipelined-tree, dbtree, chain-dbtree, "
        "butterfly, rabenseifner, ps, direct, hierarchical, nvls, nvls-tree, sharp); or auto"},
       {"collective --backend ns3", "--backend: expected auto, simgrid, analytical or flow"},
+      {"collective --library nccl", "--library: needs --cluster"},
+      {"collective --cluster dgx-a100 --library mpi", "--library: expected nccl, rccl"},
+      {"collective --cluster dgx-a100 --library nccl:pascal", "--library: expected a generation of volta, ampere"},
+      {"collective --cluster mi300x --library rccl", "--library: cannot tell the GPU generation of MI300X"},
+      {"predict --library nccl:kepler", "--library: expected a generation"},
       {"collective --backend flow --network-model LV08", "--network-model: LV08 needs --backend simgrid"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
       {"collective --colour red", "unknown flag --colour"},
@@ -204,7 +209,7 @@ TEST_CASE("a cluster of several NICs a node without a library says its plain mes
   REQUIRE(across.exit_code == 0);
   const nlohmann::json a = nlohmann::json::parse(across.output);
   CHECK_THAT(a.at("note").get<std::string>(), Catch::Contains("one of the 8 NICs"));
-  CHECK_THAT(a.at("note").get<std::string>(), Catch::Contains("\"library\""));
+  CHECK_THAT(a.at("note").get<std::string>(), Catch::Contains("--library nccl"));
   // one node: no boundary to cross, no note
   const Run inside = run_dtsim("collective --cluster " + plain + " --nodes 1 --algorithm ring --bytes 1MB --json");
   REQUIRE(inside.exit_code == 0);
@@ -217,10 +222,39 @@ TEST_CASE("a cluster of several NICs a node without a library says its plain mes
   // compare and predict say it once, in their headers
   const Run compared = run_dtsim("compare --cluster " + plain + " --nodes 1,2 --algorithms ring --bytes 1MB");
   REQUIRE(compared.exit_code == 0);
-  CHECK_THAT(compared.output, Catch::Contains("plain messages (the cluster file names no collective library)"));
+  CHECK_THAT(compared.output, Catch::Contains("plain messages (the cluster names no collective library)"));
   const Run predicted = run_dtsim("predict --cluster " + plain + " --accelerators 8,16 --model resnet50");
   REQUIRE(predicted.exit_code == 0);
   CHECK_THAT(predicted.output, Catch::Contains("  note: plain messages"));
+}
+
+TEST_CASE("--library runs a cluster's collectives through NCCL or plain messages without editing its file", "[cli]") {
+  // the built-in DGX A100 file names no library: with --library nccl a large ring runs in channels over the 8 NICs,
+  // the GPU generation read from the node's A100s
+  const Run nccl =
+      run_dtsim("collective --cluster dgx-a100 --nodes 2 --algorithm ring --bytes 1GiB --library nccl --json");
+  REQUIRE(nccl.exit_code == 0);
+  const nlohmann::json n = nlohmann::json::parse(nccl.output);
+  CHECK(n.at("library") == "nccl");
+  CHECK(n.at("channels").get<int>() == 8);
+  CHECK_FALSE(n.contains("note"));
+  const Run plain = run_dtsim("collective --cluster dgx-a100 --nodes 2 --algorithm ring --bytes 1GiB --json");
+  REQUIRE(plain.exit_code == 0);
+  const nlohmann::json p = nlohmann::json::parse(plain.output);
+  CHECK_FALSE(p.contains("library"));
+  CHECK(n.at("time_s").get<double>() < p.at("time_s").get<double>() / 4);  // eight NICs against one
+  // none removes a file's library
+  const std::string aws = std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/aws-p5.json";
+  const Run removed =
+      run_dtsim("collective --cluster " + aws + " --nodes 2 --algorithm ring --bytes 1MiB --library none --json");
+  REQUIRE(removed.exit_code == 0);
+  CHECK_FALSE(nlohmann::json::parse(removed.output).contains("library"));
+  // predict takes it too, and says the scenario was changed by it
+  const Run predicted =
+      run_dtsim("predict --cluster dgx-a100 --library nccl:ampere --accelerators 16 --model resnet50");
+  REQUIRE(predicted.exit_code == 0);
+  CHECK_THAT(predicted.output, Catch::Contains("with --model, --cluster, --library"));
+  CHECK_THAT(predicted.output, !Catch::Contains("note: plain messages"));
 }
 
 TEST_CASE("the default algorithm, auto, runs the library's choice and says how it chose", "[cli]") {

@@ -1,0 +1,79 @@
+#include "cli/library_flag.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <string_view>
+
+#include "models/collective_library.hpp"
+#include "scenarios/cluster_file.hpp"
+#include "scenarios/scenario_file.hpp"
+
+namespace dtsim::cli {
+
+std::string generation_of_accelerator(const std::string& accelerator) {
+  std::string name = accelerator;
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+  // a part number at the start of a word: "A100-SXM4-80GB", "NVIDIA H100", "GB200" (its B200s)
+  auto names = [&](std::string_view part) {
+    for (std::size_t at = name.find(part); at != std::string::npos; at = name.find(part, at + 1)) {
+      const bool starts = at == 0 || !std::isalpha(static_cast<unsigned char>(name[at - 1])) ||
+                          (at == 1 && name[0] == 'G');  // (GB200, GH200)
+      const std::size_t end = at + part.size();
+      const bool ends = end == name.size() || !std::isdigit(static_cast<unsigned char>(name[end]));
+      if (starts && ends) return true;
+    }
+    return false;
+  };
+  if (names("V100")) return "volta";
+  for (const char* part : {"A100", "A10", "A30", "A40"})
+    if (names(part)) return "ampere";
+  for (const char* part : {"H100", "H200"})
+    if (names(part)) return "hopper";
+  for (const char* part : {"B100", "B200"})
+    if (names(part)) return "blackwell";
+  return "";
+}
+
+ClusterSpec cluster_from_flag(const std::string& value) {
+  try {
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(value, ec);
+    if (exists || value.ends_with(".json") || value.find('/') != std::string::npos) {
+      return load_cluster_file(value);  // refuses a directory or a missing file, naming it
+    }
+    return load_named_cluster(value, ".", DTSIM_DATA_DIR);
+  } catch (const ScenarioError& e) {
+    throw UsageError(std::string("--cluster: ") + e.what());
+  }
+}
+
+void apply_library_flag(ClusterSpec& cluster, const std::string& value) {
+  if (value == "none") {
+    cluster.library = CollectiveLibrary{};
+    return;
+  }
+  const std::size_t colon = value.find(':');
+  const std::string name = value.substr(0, colon);
+  if (name != "nccl" && name != "rccl") {
+    throw UsageError("--library: expected nccl, rccl (each optionally :GENERATION, e.g. nccl:hopper) or none, got '" +
+                     value + "'");
+  }
+  std::string generation = colon == std::string::npos ? "" : value.substr(colon + 1);
+  if (generation.empty()) {
+    generation = name == "nccl" ? generation_of_accelerator(cluster.node.accelerator) : "";
+    if (generation.empty()) {
+      throw UsageError("--library: cannot tell the GPU generation of " + cluster.node.accelerator + "; give it, e.g. " +
+                       name + ":hopper (volta, ampere, hopper or blackwell)");
+    }
+  }
+  CollectiveLibrary library;
+  library.name = name;
+  if (!parse_generation(generation, library.generation)) {
+    throw UsageError("--library: expected a generation of volta, ampere, hopper or blackwell after '" + name +
+                     ":', got '" + generation + "'");
+  }
+  cluster.library = library;
+}
+
+}  // namespace dtsim::cli

@@ -1,0 +1,31 @@
+// --cluster by name or path, and --library: run a cluster's collectives through a collective library (or none) without
+// editing its file.
+#pragma once
+
+#include <string>
+
+#include "cli/flags.hpp"
+#include "models/cluster.hpp"
+
+namespace dtsim::cli {
+
+inline constexpr FlagSpec library_flag{
+    "library", "NAME", "from the cluster file",
+    "the cluster's collective library, replacing cluster.library: nccl or rccl, optionally with the GPU generation "
+    "whose constants apply (nccl:hopper; volta, ampere, hopper or blackwell; nccl's is read from an NVIDIA node's "
+    "accelerator when not given), with the library's defaults for every other field (docs/clusters.md); none: plain "
+    "messages"};
+
+// --cluster NAME|FILE: a path (anything with a '/' or a .json ending, or that exists) or a built-in cluster's name
+// (data_dir/scenarios/clusters/NAME.json); a UsageError naming --cluster for one that cannot be read.
+ClusterSpec cluster_from_flag(const std::string& value);
+
+// The GPU generation an NVIDIA accelerator's name says (V100: volta; A100, A10, A30, A40: ampere; H100, H200:
+// hopper; B100, B200: blackwell), or empty when it says none.
+std::string generation_of_accelerator(const std::string& accelerator);
+
+// Replaces cluster.library as --library VALUE says; a UsageError naming --library for a value it does not accept, or
+// a generation it cannot tell.
+void apply_library_flag(ClusterSpec& cluster, const std::string& value);
+
+}  // namespace dtsim::cli
