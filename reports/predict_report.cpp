@@ -3,6 +3,7 @@
 #include "reports/distribution_json.hpp"
 #include "reports/grounding.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -12,6 +13,19 @@
 
 namespace dtsim {
 namespace {
+
+// The cluster file names what its nodes hold; the scenario's device is what computes. A what-if that swapped one and
+// not the other (predict --cluster dgx-a100 on a V100 scenario) would otherwise read as the cluster's GPUs.
+std::string device_note(const Scenario& sc) {
+  auto lower = [](std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+  };
+  const std::string held = lower(sc.cluster.node.accelerator);
+  if (held.empty() || held == "cpu" || held == "gpu" || held == lower(sc.setup.device.name)) return "";
+  return "the cluster's nodes hold " + sc.cluster.node.accelerator + " and the scenario computes on " +
+         sc.setup.device.name + " (--device names another; `dtsim help device-file` lists them)";
+}
 
 std::string setup_line(const Scenario& sc) {
   const TrainingSetup& s = sc.setup;
@@ -100,6 +114,7 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
     if (const std::string note = plain_messages_note(scenario.cluster); !note.empty())
       out << "  note: " << note << '\n';
   }
+  if (const std::string note = device_note(scenario); !note.empty()) out << "  note: " << note << '\n';
   out << '\n';
   out << std::left << std::setw(6) << "accel" << std::setw(6) << "nodes" << std::setw(15) << "algorithm"
       << std::setw(11) << "step" << std::setw(11) << "samples/s" << std::setw(9) << "speedup" << std::setw(7) << "eff."
@@ -204,6 +219,7 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
     if (const std::string note = plain_messages_note(scenario.cluster); !note.empty())
       out << "  note: " << note << '\n';
   }
+  if (const std::string note = device_note(scenario); !note.empty()) out << "  note: " << note << '\n';
   if (scenario.setup.scaling == ScalingMode::weak) {
     out << "  global batch = " << scenario.setup.batch
         << " x accelerators for every layout, each replica of tensor x pipeline accelerators taking its share\n";

@@ -226,6 +226,14 @@ TEST_CASE("a cluster of several NICs a node without a library says its plain mes
   const Run predicted = run_dtsim("predict --cluster " + plain + " --accelerators 8,16 --model resnet50");
   REQUIRE(predicted.exit_code == 0);
   CHECK_THAT(predicted.output, Catch::Contains("  note: plain messages"));
+  // the default scenario computes on V100s: swapping in an A100 cluster says so
+  CHECK_THAT(
+      predicted.output,
+      Catch::Contains("note: the cluster's nodes hold A100-SXM4-80GB and the scenario computes on v100-sxm2-32gb"));
+  const Run matched = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
+                                "/scenarios/training/bert-large-dgx-a100.json --accelerators 1");
+  REQUIRE(matched.exit_code == 0);
+  CHECK_THAT(matched.output, !Catch::Contains("note:"));
 }
 
 TEST_CASE("--library runs a cluster's collectives through NCCL or plain messages without editing its file", "[cli]") {
