@@ -262,6 +262,13 @@ TEST_CASE("--library runs a cluster's collectives through NCCL or plain messages
       run_dtsim("predict --cluster dgx-a100 --library nccl:ampere --accelerators 16 --model resnet50");
   REQUIRE(predicted.exit_code == 0);
   CHECK_THAT(predicted.output, Catch::Contains("with --model, --cluster, --library"));
+  // auto runs a library's channels on the flow engine at any size (SimGrid only without a library, up to 64)
+  const Run flow = run_dtsim("predict --cluster dgx-a100 --library nccl --accelerators 16 --model resnet50 --json");
+  REQUIRE(flow.exit_code == 0);
+  CHECK(nlohmann::json::parse(flow.output).at("results").at(0).at("backend") == "flow");
+  const Run simgrid = run_dtsim("predict --cluster dgx-a100 --accelerators 16 --model resnet50 --json");
+  REQUIRE(simgrid.exit_code == 0);
+  CHECK(nlohmann::json::parse(simgrid.output).at("results").at(0).at("backend") == "simgrid");
   CHECK_THAT(predicted.output, !Catch::Contains("note: plain messages"));
 }
 
