@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <span>
 #include <stdexcept>
@@ -1491,14 +1492,28 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
     }
   }
   if (first_stream < 0) return std::nullopt;
+  // a collective library's other channels: more units of the reduce stream's rank. A class may hold several channels'
+  // units (the channels' rings are alike but for where they cross nodes); its units' owners are of one class of
+  // ranks (the hints), and starting it starts them all, so a driven rank starts each of its channels' classes once.
+  const int reduce_base = program.stream_base[static_cast<std::size_t>(Stream::reduce)];
+  const int channels = reduce_base >= 0 ? program.reduce_channels : 1;
+  auto channel_unit = [&](int r, int c) { return static_cast<std::size_t>(reduce_base + c * program.ranks + r); };
+  for (int c = 1; c < channels; ++c) {
+    for (int r = 0; r < program.ranks; ++r) {
+      key[channel_unit(r, c)] = key[channel_unit(r, 0)];
+      owner[channel_unit(r, c)] = static_cast<std::uint32_t>(r);
+    }
+  }
   const lumping::UnitHints hints{key, owner, static_cast<std::size_t>(program.ranks)};
   // (at most a class per 16 units: fewer units a class never paid in the layouts measured)
   std::optional<lumping::Lumping> lumped =
       lump_with(program.units, program.segments, options, std::max<std::size_t>(16, units / 16), hints);
   if (!lumped) return std::nullopt;
   LumpedStep out{std::move(*lumped), {}};
-  std::vector<int> driven_of(out.lumping.classes(), -1);  // by class of the first stream's units
-  std::vector<char> owned(out.lumping.classes(), 0);      // classes already given to a driven rank
+  // A driven rank per class of ranks: ranks whose units fall in the same classes (with a library's channels, the same
+  // set of classes over all their reduce units: a rank's channel 0 may be alike another's channel 1)
+  std::map<std::vector<int>, int> driven_of;
+  std::vector<char> owned(out.lumping.classes(), 0);  // classes already given to a driven rank
   for (int r = 0; r < program.ranks; ++r) {
     std::array<int, stream_count> classes{-1, -1, -1, -1, -1, -1, -1};
     for (std::size_t k = 0; k < stream_count; ++k) {
@@ -1507,19 +1522,33 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
             static_cast<int>(out.lumping.class_of[static_cast<std::size_t>(program.unit(r, static_cast<Stream>(k)))]);
       }
     }
-    int& d = driven_of[static_cast<std::size_t>(classes[static_cast<std::size_t>(first_stream)])];
-    if (d < 0) {
-      d = static_cast<int>(out.driven.rank.size());
-      out.driven.rank.push_back(r);
-      out.driven.unit.push_back(classes);
-      for (const int c : classes) {  // a class of units serves one driven rank and stream (the hints make it so)
+    std::vector<int> reduce_set;  // the classes of all its reduce units, each once
+    for (int c = 0; c < channels; ++c)
+      reduce_set.push_back(static_cast<int>(out.lumping.class_of[channel_unit(r, c)]));
+    std::sort(reduce_set.begin(), reduce_set.end());
+    reduce_set.erase(std::unique(reduce_set.begin(), reduce_set.end()), reduce_set.end());
+    std::vector<int> identity(classes.begin(), classes.end());
+    if (channels > 1) {
+      identity[static_cast<std::size_t>(Stream::reduce)] = -1;
+      identity.insert(identity.end(), reduce_set.begin(), reduce_set.end());
+    }
+    identity.push_back(static_cast<int>(program.stage_index(r)));
+    const auto [at, added] = driven_of.try_emplace(identity, static_cast<int>(out.driven.rank.size()));
+    if (!added) continue;   // (a rank alike one already driven: the same classes, started by it)
+    std::vector<int> more;  // its other channels' classes: the set but the one its reduce stream's unit is in
+    if (channels > 1) {
+      more = reduce_set;
+      std::erase(more, classes[static_cast<std::size_t>(Stream::reduce)]);
+    }
+    out.driven.rank.push_back(r);
+    out.driven.unit.push_back(classes);
+    out.driven.more_reduce_units.push_back(more);
+    for (const std::span<const int> list : {std::span<const int>(classes), std::span<const int>(more)}) {
+      for (const int c : list) {  // a class of units serves one driven rank and stream (the hints make it so)
         if (c < 0) continue;
         if (owned[static_cast<std::size_t>(c)]) return std::nullopt;
         owned[static_cast<std::size_t>(c)] = 1;
       }
-    } else if (out.driven.unit[static_cast<std::size_t>(d)] != classes ||
-               program.stage_index(r) != program.stage_index(out.driven.rank[static_cast<std::size_t>(d)])) {
-      return std::nullopt;  // (the hints make this impossible)
     }
   }
   std::vector<int> all(static_cast<std::size_t>(program.ranks));
@@ -1636,8 +1665,8 @@ StepRun run_flow_step(const StepProgram& program, const FlowOptions& options, Ru
   }
   const Placed<FlowOptions> on(options, program.units);
   const FlowOptions& placed_options = on.options;
-  if (program.reduce_channels > 1 || !program.helper_units.empty()) {
-    // (channel and helper units are driven by ranks: classes of units would leave them unstarted)
+  if (!program.helper_units.empty()) {
+    // (rank 0 alone starts the helper units: a class of ranks would start them once for each of its ranks' classes)
   } else if (program.noise != nullptr) {
     // (ranks that draw their own times do not run alike: every rank is simulated)
   } else if (program.units == program.ranks && program.stages.size() == 1) {
@@ -1692,8 +1721,19 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
     FlowOptions o = placed_options;
     o.accelerator_of = training_unit_accelerators(program, placed_options.accelerator_of);
     o.segment_rounds = true;
-    FlowEngine engine(training_units(program, ranks), buckets, o);
-    result = drive_training(program, engine, ranks, "flow executor");
+    // channels without helpers, by classes of units where the cluster is symmetric (each driven rank starts its
+    // channels' classes); switch helpers, started by rank 0 alone, and per-rank variability run every unit
+    const StepProgram step = data_parallel_step(program, ranks);
+    std::optional<LumpedStep> lumped;
+    if (program.helper_endpoints.empty() && program.noise == nullptr) lumped = lump_step(step, o);
+    if (lumped) {
+      lumping::LumpedEngine engine(lumped->lumping, o);
+      result = training_result(program, drive_step(step, engine, lumped->driven, "flow executor (classes of ranks)"));
+      result.rank_classes = lumped->lumping.classes();
+    } else {
+      FlowEngine engine(training_units(program, ranks), buckets, o);
+      result = drive_training(program, engine, ranks, "flow executor");
+    }
   } else if (auto lumped = program.noise == nullptr ? lump(ranks, buckets, placed_options) : std::nullopt) {
     // every class's ranks run the same steps (not with per-rank variability)
     lumping::LumpedEngine engine(*lumped, placed_options);

@@ -272,6 +272,26 @@ TEST_CASE("--library runs a cluster's collectives through NCCL or plain messages
   CHECK_THAT(predicted.output, !Catch::Contains("note: plain messages"));
 }
 
+TEST_CASE("a data-parallel step in a library's channels runs by classes of units, with the full engine's times",
+          "[cli]") {
+  // 8 DGX H100 nodes (two whole leaves of the radix-64 fat-tree): each rank's 8 channel units fall into classes shared
+  // with its node neighbours' (their rings cross nodes at other NICs), and the step is driven by a few ranks
+  const std::string args =
+      "predict --cluster dgx-h100 --library nccl --model resnet50 --device h100-sxm5-80gb --accelerators 64 "
+      "--algorithm ring --json --rank-classes ";
+  const Run lumped = run_dtsim(args + "on");
+  const Run full = run_dtsim(args + "off");
+  REQUIRE(lumped.exit_code == 0);
+  REQUIRE(full.exit_code == 0);
+  const nlohmann::json l = nlohmann::json::parse(lumped.output).at("results").at(0);
+  const nlohmann::json f = nlohmann::json::parse(full.output).at("results").at(0);
+  CHECK(l.at("sim_rank_classes").get<int>() > 0);
+  CHECK(l.at("sim_rank_classes").get<int>() <= 64);
+  CHECK(f.at("sim_rank_classes").get<int>() == 0);
+  CHECK(l.at("comm_s").get<double>() == Approx(f.at("comm_s").get<double>()).epsilon(1e-9));
+  CHECK(l.at("step_time_s").get<double>() == Approx(f.at("step_time_s").get<double>()).epsilon(1e-9));
+}
+
 TEST_CASE("the default algorithm, auto, runs the library's choice and says how it chose", "[cli]") {
   // the star: MPI's thresholds (recursive doubling for short buffers, Rabenseifner for long ones)
   const Run small = run_dtsim("collective --ranks 8 --bytes 1KB --json");
