@@ -404,13 +404,15 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   }
 
   const std::string backend_choice = flags.choice("backend", {"auto", "simgrid", "flow", "analytical"});
-  // auto: the flow engine wherever a cluster names a collective library, at any size: its channels are several
-  // copies of each call, which SimGrid's per-message engine runs about 100 times slower for the same CM02 times (GPT-2
-  // XL on 64 H100s with NCCL: 60 s and 1.3 GB against 0.6 s; docs/flow.md), and link records are not worth that
-  const bool library =
-      std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& sc) { return sc.cluster.library.enabled(); });
-  const auto backend_for = [&backend_choice, library](int accelerators) {
-    if (backend_choice == "auto") return library ? Backend::flow : auto_backend(accelerators);
+  // auto: sim/scenario_step.hpp's auto_step_backend (a cluster with a collective library: the flow engine at any size)
+  const auto backend_for = [&backend_choice, &scenarios](int accelerators) {
+    if (backend_choice == "auto") {
+      return std::any_of(
+                 scenarios.begin(), scenarios.end(),
+                 [&](const Scenario& sc) { return auto_step_backend(accelerators, sc.cluster) == Backend::flow; })
+                 ? Backend::flow
+                 : Backend::simgrid;
+    }
     return backend_choice == "flow"         ? Backend::flow
            : backend_choice == "analytical" ? Backend::analytical
                                             : Backend::simgrid;

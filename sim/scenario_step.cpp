@@ -4,6 +4,10 @@
 
 namespace dtsim {
 
+Backend auto_step_backend(int accelerators, const ClusterSpec& cluster) {
+  return cluster.library.enabled() ? Backend::flow : auto_backend(accelerators);
+}
+
 int StepResult::accelerators() const {
   if (const Prediction* p = plain()) return p->accelerators;
   return parallel()->accelerators;
@@ -66,7 +70,7 @@ StepResult simulate_step(const TrainingSetup& setup, const ClusterSpec& cluster,
     }
     return StepResult(predict_parallel(setup, cluster, *request.layout, request.algorithm, request.record_pipeline));
   }
-  const Backend backend = request.backend.value_or(auto_backend(request.accelerators));
+  const Backend backend = request.backend.value_or(auto_step_backend(request.accelerators, cluster));
   return StepResult(predict_step(setup, cluster, request.accelerators, request.algorithm, request.trace, backend,
                                  std::nullopt, request.rank_classes, request.sampling,
                                  request.progress ? &request.progress : nullptr));

@@ -17,11 +17,17 @@
 
 namespace dtsim {
 
+// What --backend auto runs a data-parallel step of `accelerators` on: SimGrid up to auto_flow_above_ranks, the flow
+// engine above, and the flow engine at every size where the cluster names a collective library: its channels are
+// copies of each call side by side, which SimGrid's per-message engine ran about 100 times slower for the same times
+// (GPT-2 XL with NCCL on 64 H100s: 59.9 s and 1.28 GB against 0.59 s and 43 MB; docs/flow.md).
+Backend auto_step_backend(int accelerators, const ClusterSpec& cluster);
+
 struct StepRequest {
   int accelerators = 1;
   std::string algorithm = "ring";
   std::optional<ParallelLayout> layout;  // absent: plain data parallelism over `accelerators`
-  std::optional<Backend> backend;        // plain: the executor (absent: auto_backend); a layout chooses by its size
+  std::optional<Backend> backend;        // plain: the executor (absent: auto_step_backend); a layout chooses by size
   bool rank_classes = true;              // plain, flow executor: one rank simulated per class of ranks
   StepTrace* trace = nullptr;            // plain: record the step (SimGrid only)
   bool record_pipeline = false;          // layout: record the pipeline's spans

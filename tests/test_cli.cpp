@@ -236,7 +236,8 @@ TEST_CASE("a cluster of several NICs a node without a library says its plain mes
   CHECK_THAT(matched.output, !Catch::Contains("note:"));
 }
 
-TEST_CASE("--library runs a cluster's collectives through NCCL or plain messages without editing its file", "[cli]") {
+TEST_CASE("the library flag runs a cluster's collectives through NCCL or plain messages without editing its file",
+          "[cli]") {
   // the built-in DGX A100 file names no library: with --library nccl a large ring runs in channels over the 8 NICs,
   // the GPU generation read from the node's A100s
   const Run nccl =
