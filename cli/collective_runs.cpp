@@ -1,7 +1,6 @@
 #include "cli/collective_runs.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <sstream>
 
 #include "algorithms/hierarchical.hpp"
@@ -289,18 +288,9 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     fo.lump_ranks = settings.rank_classes;
     run.network_model = "CM02";
     // how far a long run is, on a terminal, once it has run for a second (the flow engine's messages posted)
-    ProgressLine line(
-        schedule.algorithm + " on " + std::to_string(schedule.ranks) + " ranks: messages simulated (thousandths)",
-        1000);
-    std::size_t shown = 0;
-    const auto started = std::chrono::steady_clock::now();
-    if (line.shown()) {
-      fo.progress = [&](double fraction) {
-        if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) return;
-        for (const auto target = static_cast<std::size_t>(fraction * 1000); shown < target; ++shown)
-          line.next("done");
-      };
-    }
+    FractionLine line(schedule.algorithm + " on " + std::to_string(schedule.ranks) + " ranks: messages simulated",
+                      true);
+    if (line.shown()) fo.progress = [&](double fraction) { line.update(fraction); };
     run.result = run_flow(schedule, fo);
   } else {
     AnalyticalOptions ao(network_cost(settings, cluster));

@@ -2,7 +2,6 @@
 // allreduce algorithms.
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <iostream>
 
 #include "algorithms/registry.hpp"
@@ -476,17 +475,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
         request.trace = record_this ? &traced[v] : nullptr;
         // how far a long configuration's simulation is, on a terminal (over the sweep's line while it runs), once it
         // has run for a second
-        ProgressLine reductions("predict " + describe(c) + ": reductions simulated (thousandths)",
-                                sweep.processes() == 1 ? 1000 : 0);
-        std::size_t shown = 0;
-        const auto started = std::chrono::steady_clock::now();
-        if (reductions.shown()) {
-          request.progress = [&](double fraction) {
-            if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) return;
-            for (const auto target = static_cast<std::size_t>(fraction * 1000); shown < target; ++shown)
-              reductions.next("done");
-          };
-        }
+        FractionLine reductions("predict " + describe(c) + ": reductions simulated", sweep.processes() == 1);
+        if (reductions.shown()) request.progress = [&](double fraction) { reductions.update(fraction); };
         Prediction p;
         try {
           request.sampling = sampling;

@@ -32,4 +32,13 @@ void ProgressLine::next(const std::string& what) {
   *out_ << '\r' << padded << std::flush;
 }
 
+FractionLine::FractionLine(std::string label, bool enabled)
+    : line_(std::move(label) + " (thousandths)", enabled ? 1000 : 0), started_(std::chrono::steady_clock::now()) {}
+
+void FractionLine::update(double fraction) {
+  if (std::chrono::steady_clock::now() - started_ < std::chrono::seconds(1)) return;
+  for (const auto target = static_cast<std::size_t>(fraction * 1000); done_ < target; ++done_)
+    line_.next("done");
+}
+
 }  // namespace dtsim

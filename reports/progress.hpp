@@ -32,4 +32,19 @@ private:
   std::size_t last_width_ = 0;
 };
 
+// A ProgressLine of a long run's thousandths, fed with the fraction done, shown only once the run has lasted a second
+// (a short run writes nothing).
+class FractionLine {
+public:
+  // shown: as ProgressLine (stderr a terminal), and only when `enabled`
+  FractionLine(std::string label, bool enabled);
+  bool shown() const { return line_.shown(); }
+  void update(double fraction);
+
+private:
+  ProgressLine line_;
+  std::size_t done_ = 0;
+  std::chrono::steady_clock::time_point started_;
+};
+
 }  // namespace dtsim
