@@ -1522,8 +1522,8 @@ std::optional<LumpedStep> lump_step(const StepProgram& program, const FlowOption
             static_cast<int>(out.lumping.class_of[static_cast<std::size_t>(program.unit(r, static_cast<Stream>(k)))]);
       }
     }
-    std::vector<int> reduce_set;  // the classes of all its reduce units, each once
-    for (int c = 0; c < channels; ++c)
+    std::vector<int> reduce_set;  // with channels: the classes of all its reduce units, each once
+    for (int c = 0; channels > 1 && c < channels; ++c)
       reduce_set.push_back(static_cast<int>(out.lumping.class_of[channel_unit(r, c)]));
     std::sort(reduce_set.begin(), reduce_set.end());
     reduce_set.erase(std::unique(reduce_set.begin(), reduce_set.end()), reduce_set.end());
@@ -1732,7 +1732,7 @@ TrainingResult run_flow_training(const TrainingProgram& program, int ranks, cons
       result.rank_classes = lumped->lumping.classes();
     } else {
       FlowEngine engine(training_units(program, ranks), buckets, o);
-      result = drive_training(program, engine, ranks, "flow executor");
+      result = training_result(program, drive_step(step, engine, "flow executor"));
     }
   } else if (auto lumped = program.noise == nullptr ? lump(ranks, buckets, placed_options) : std::nullopt) {
     // every class's ranks run the same steps (not with per-rank variability)
