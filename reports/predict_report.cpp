@@ -27,6 +27,16 @@ std::string device_note(const Scenario& sc) {
          sc.setup.device.name + " (--device names another; `dtsim help device-file` lists them)";
 }
 
+// The header's note lines: plain messages on a multi-NIC cluster (when a result crosses nodes) and a device that is not
+// the cluster's.
+std::string notes_text(const Scenario& sc, bool across_nodes) {
+  std::string out;
+  for (const std::string& note : {across_nodes ? plain_messages_note(sc.cluster) : std::string(), device_note(sc)}) {
+    if (!note.empty()) out += "  note: " + note + '\n';
+  }
+  return out;
+}
+
 std::string setup_line(const Scenario& sc) {
   const TrainingSetup& s = sc.setup;
   std::ostringstream out;
@@ -110,11 +120,8 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
   out << "predict " << scenario.name << ": " << setup_line(scenario)
       << "\n  grounding: " << grounding_text(scenario.setup)
       << "\n  trust: " << trust_text(scenario.setup, heldout, largest) << '\n';
-  if (std::any_of(results.begin(), results.end(), [](const Prediction& p) { return p.nodes > 1; })) {
-    if (const std::string note = plain_messages_note(scenario.cluster); !note.empty())
-      out << "  note: " << note << '\n';
-  }
-  if (const std::string note = device_note(scenario); !note.empty()) out << "  note: " << note << '\n';
+  out << notes_text(scenario,
+                    std::any_of(results.begin(), results.end(), [](const Prediction& p) { return p.nodes > 1; }));
   out << '\n';
   out << std::left << std::setw(6) << "accel" << std::setw(6) << "nodes" << std::setw(15) << "algorithm"
       << std::setw(11) << "step" << std::setw(11) << "samples/s" << std::setw(9) << "speedup" << std::setw(7) << "eff."
@@ -215,11 +222,8 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
   out << "predict " << scenario.name << ": " << setup_line(scenario)
       << "\n  grounding: " << grounding_text(scenario.setup)
       << "\n  trust: " << trust_text(scenario.setup, heldout, largest) << '\n';
-  if (std::any_of(results.begin(), results.end(), [](const ParallelPrediction& p) { return p.nodes > 1; })) {
-    if (const std::string note = plain_messages_note(scenario.cluster); !note.empty())
-      out << "  note: " << note << '\n';
-  }
-  if (const std::string note = device_note(scenario); !note.empty()) out << "  note: " << note << '\n';
+  out << notes_text(
+      scenario, std::any_of(results.begin(), results.end(), [](const ParallelPrediction& p) { return p.nodes > 1; }));
   if (scenario.setup.scaling == ScalingMode::weak) {
     out << "  global batch = " << scenario.setup.batch
         << " x accelerators for every layout, each replica of tensor x pipeline accelerators taking its share\n";
