@@ -66,6 +66,8 @@ class Topology {
   struct StarTag {};
 
 public:
+  // The most accelerators a cluster may have (4,194,304): more are refused before anything is built.
+  static constexpr std::int64_t max_accelerators = std::int64_t{1} << 22;
   explicit Topology(const ClusterSpec& spec);
   // The plain star of the alpha-beta models (Topology::star).
   Topology(const ClusterSpec& spec, StarTag);
