@@ -168,6 +168,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     choice.algorithm = request.algorithm;
     choice.settings = settings;
   }
+  check_switch_helpers(*choice.algorithm, cluster ? &*cluster : nullptr);
   const Schedule schedule = build_schedule(*choice.algorithm, ranks, request.bytes, options);
   check_trace_ranks(trace, schedule.ranks);
   bool verified = false;

@@ -242,11 +242,21 @@ NetworkCost network_cost(const RunSettings& settings, const ClusterInstance* clu
 
 }  // namespace
 
+namespace {
+const char* const switch_helpers_need =
+    "it needs --cluster with switches that can (node.intra.nvls, fabric.sharp); the star has none";
+}  // namespace
+
+void check_switch_helpers(const AlgorithmInfo& algorithm, const ClusterInstance* cluster) {
+  if (cluster == nullptr && algorithm.switch_helpers) {
+    throw UsageError("--algorithm: " + std::string(algorithm.name) +
+                     " reduces inside a switch: " + switch_helpers_need);
+  }
+}
+
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings, const ClusterInstance* cluster) {
   if (cluster == nullptr && schedule.switch_helpers) {
-    throw UsageError("--algorithm: " + schedule.algorithm +
-                     " reduces inside a switch: it needs --cluster with switches that can (node.intra.nvls, "
-                     "fabric.sharp); the star has none");
+    throw UsageError("--algorithm: " + schedule.algorithm + " reduces inside a switch: " + switch_helpers_need);
   }
   if (cluster != nullptr && static_cast<std::size_t>(schedule.ranks) != cluster->accelerator_of.size()) {
     if (schedule.ranks > schedule.participants) {
@@ -311,6 +321,7 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
 
 CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                        const RunSettings& settings, const ClusterInstance* cluster) {
+  check_switch_helpers(algorithm, cluster);
   if (cluster == nullptr) return run_schedule(build_schedule(algorithm, ranks, bytes, options), settings, cluster);
   LibraryCallPlan plan;
   try {

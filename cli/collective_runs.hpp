@@ -119,6 +119,10 @@ std::string resolved_backend(const RunSettings& settings, const Schedule& schedu
 Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
                         const AlgorithmOptions& options);
 
+// Refuses an algorithm that reduces inside a switch (nvls, nvls-tree, sharp) when there is no cluster, before its
+// schedule is built (which takes long on many ranks).
+void check_switch_helpers(const AlgorithmInfo& algorithm, const ClusterInstance* cluster);
+
 // Times the schedule on the chosen backend (on `cluster` when given) and fills in everything a report needs.
 CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings,
                            const ClusterInstance* cluster = nullptr);
