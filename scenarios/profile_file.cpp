@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <string_view>
+#include <unordered_set>
 
 #include "scenarios/csv_table.hpp"
 #include "scenarios/input_file.hpp"
@@ -238,6 +239,7 @@ MeasuredProfile read_profile_csv(std::istream& in, const std::string& path) {
   p.source = path;
   p.steps = 1;
   bool header = false;
+  std::unordered_set<std::string> names;  // the layers read so far
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -277,8 +279,8 @@ MeasuredProfile read_profile_csv(std::istream& in, const std::string& path) {
     MeasuredLayer layer;
     layer.name = fields[0];
     if (layer.name.empty()) throw ScenarioError(at + " (layer): expected a name");
-    for (const MeasuredLayer& other : p.layers) {
-      if (other.name == layer.name) throw ScenarioError(at + " (layer): '" + layer.name + "' appears twice");
+    if (!names.insert(layer.name).second) {
+      throw ScenarioError(at + " (layer): '" + layer.name + "' appears twice");
     }
     const long long params = whole(fields[1], 0, 1LL << 50);
     if (params < 0) throw ScenarioError(at + " (params): expected a whole number >= 0, got '" + fields[1] + "'");
