@@ -73,6 +73,25 @@ constexpr const char* topics =
     "cluster, cluster-file, "
     "scenario-file, device-file, model-file, train-file, calibration-file";
 
+// Runs a command; -1 when there is no such command.
+int run_command(std::string_view command, std::span<char* const> rest) {
+  using namespace dtsim::cli;
+  if (command == "collective") return collective_command(rest, std::cout);
+  if (command == "verify") return verify_command(rest, std::cout);
+  if (command == "compare") return compare_command(rest, std::cout);
+  if (command == "cluster") return cluster_command(rest, std::cout);
+  if (command == "predict") return predict_command(rest, std::cout);
+  if (command == "train") return train_command(rest, std::cout);
+  if (command == "calibrate") return calibrate_command(rest, std::cout);
+  if (command == "validate") return validate_command(rest, std::cout);
+  if (command == "explain") return explain_command(rest, std::cout);
+  if (command == "report") return report_command(rest, std::cout);
+  if (command == "import-profile") return import_profile_command(rest, std::cout);
+  if (command == "draw") return draw_command(rest, std::cout);
+  if (command == "lesson") return lesson_command(rest, std::cout);
+  return -1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,21 +135,18 @@ int main(int argc, char** argv) {
       std::cout << text;
       return 0;
     }
-    if (command == "collective") return collective_command(rest, std::cout);
-    if (command == "verify") return verify_command(rest, std::cout);
-    if (command == "compare") return compare_command(rest, std::cout);
-    if (command == "cluster") return cluster_command(rest, std::cout);
-    if (command == "predict") return predict_command(rest, std::cout);
-    if (command == "train") return train_command(rest, std::cout);
-    if (command == "calibrate") return calibrate_command(rest, std::cout);
-    if (command == "validate") return validate_command(rest, std::cout);
-    if (command == "explain") return explain_command(rest, std::cout);
-    if (command == "report") return report_command(rest, std::cout);
-    if (command == "import-profile") return import_profile_command(rest, std::cout);
-    if (command == "draw") return draw_command(rest, std::cout);
-    if (command == "lesson") return lesson_command(rest, std::cout);
-    std::cerr << "dtsim: unknown command '" << command << "' (accepted: " << commands << ")\n";
-    return 2;
+    const int status = run_command(command, rest);
+    if (status < 0) {
+      std::cerr << "dtsim: unknown command '" << command << "' (accepted: " << commands << ")\n";
+      return 2;
+    }
+    // what a command printed must have reached its destination (a full disk, a closed pipe: not a success)
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "dtsim " << command << ": cannot write the standard output\n";
+      return 2;
+    }
+    return status;
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';
     return 2;

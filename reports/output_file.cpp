@@ -31,9 +31,27 @@ void remove_stale_temporaries(const std::string& path) {
   }
 }
 
+// A target that exists and is not a plain file (a device such as /dev/stdout, a pipe) is written in place: renaming a
+// file over it would replace it.
+void write_in_place(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw OutputPathError(path + ": cannot write (" + std::strerror(errno) + ")");
+  write(out);
+  out.flush();
+  if (!out) throw OutputPathError(path + ": write failed");
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (fs::is_directory(status)) throw OutputPathError(path + ": cannot write (it is a folder)");
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    write_in_place(path, write);
+    return;
+  }
   remove_stale_temporaries(path);
   const std::string temporary = path + ".tmp" + std::to_string(::getpid());
   {

@@ -17,7 +17,8 @@ struct OutputPathError : std::runtime_error {
 
 // Calls write(stream) into a temporary file, then renames it to `path`; throws OutputPathError naming the path when
 // the file cannot be written (the temporary file is removed). Temporaries of `path` that killed processes left
-// behind (PATH.tmp<PID>, that process gone) are removed first.
+// behind (PATH.tmp<PID>, that process gone) are removed first. A path that exists and is not a plain file (a device
+// such as /dev/stdout, a pipe) is written in place instead, and a folder is refused.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // Throws OutputPathError when `path`'s folder does not exist or is not a folder: checked before a long computation
