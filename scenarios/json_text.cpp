@@ -134,6 +134,10 @@ private:
 }  // namespace
 
 json parse_json_text(const std::string& text) {
+  // (the parser takes a NUL byte for the end of the text, so whatever follows one would go unread)
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    throw ScenarioError("a NUL byte at offset " + std::to_string(nul) + ": expected JSON text");
+  }
   json root;
   CheckedDocument document(root, text);
   const bool ok = json::sax_parse(text, &document, json::input_format_t::json, true, false);

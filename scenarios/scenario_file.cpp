@@ -374,6 +374,9 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
       out.slow.nodes.push_back(static_cast<int>(n));
   }
   check_distinct_nodes(out.slow.nodes, slow.path_of("nodes"));
+  if (out.slow.fraction > 0 && !out.slow.nodes.empty()) {
+    throw ScenarioError(slow.path_of("nodes") + ": give either nodes or a fraction > 0, not both");
+  }
   out.slow.slowdown = slow.number("slowdown");
   if ((out.slow.fraction > 0 || !out.slow.nodes.empty()) && out.slow.slowdown == 1) {
     throw ScenarioError(slow.path_of("slowdown") + ": slow nodes need a slowdown > 1");
@@ -596,6 +599,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
         } catch (const std::invalid_argument& e) {
           throw ScenarioError(o.path_of("algorithms") + ": " + e.what() + "; or auto");
         }
+      }
+      if (std::find(sc.algorithms.begin(), sc.algorithms.end(), name) != sc.algorithms.end()) {
+        throw ScenarioError(o.path_of("algorithms") + ": '" + name + "' is listed twice; give each once");
       }
       sc.algorithms.push_back(name);
     }
