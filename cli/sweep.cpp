@@ -4,6 +4,8 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -57,6 +59,23 @@ bool launched_by_mpirun() {
   return false;
 }
 
+// A journal line's check: FNV-1a (64 bits) of the sweep, the index and the record as written, so that a line edited
+// after dtsim wrote it (a record's numbers, its index) is refused instead of read as a result.
+std::string journal_check(const std::string& signature, std::size_t index, const nlohmann::json& record) {
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (const std::string& part : {signature, std::to_string(index), record.dump()}) {
+    for (const char c : part) {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 1099511628211ULL;
+    }
+    hash ^= 0xff;  // (a separator)
+    hash *= 1099511628211ULL;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
 // The journal's complete lines (a line cut short by an interrupted write is dropped, and cut off the file so that
 // the next append starts a fresh line). Lines of another sweep are refused.
 std::map<std::size_t, nlohmann::json> read_journal(const std::string& path, const std::string& signature,
@@ -89,14 +108,18 @@ std::map<std::size_t, nlohmann::json> read_journal(const std::string& path, cons
                        " (expected the lines a sweep appends)");
     }
     if (!entry.is_object() || !entry.contains("sweep") || !entry.contains("index") || !entry.contains("record") ||
-        !entry["sweep"].is_string() || !entry["index"].is_number_unsigned() || !entry["record"].is_object() ||
-        entry["record"].contains("error")) {
+        !entry.contains("check") || !entry["sweep"].is_string() || !entry["index"].is_number_unsigned() ||
+        !entry["record"].is_object() || !entry["check"].is_string() || entry["record"].contains("error")) {
       throw UsageError("--resume: " + path + " line " + std::to_string(line_no) +
-                       ": expected {\"sweep\", \"index\", \"record\"}");
+                       ": expected {\"sweep\", \"index\", \"record\", \"check\"} as dtsim appends them");
     }
     if (entry["sweep"] != signature) {
       throw UsageError("--resume: " + path + " holds results of another sweep ('" + entry["sweep"].get<std::string>() +
                        "'); give this one a file of its own");
+    }
+    if (entry["check"] != journal_check(signature, entry["index"].get<std::size_t>(), entry["record"])) {
+      throw UsageError("--resume: " + path + " line " + std::to_string(line_no) +
+                       ": the result does not match its check (changed after dtsim wrote it): start a new file");
     }
     done[entry["index"].get<std::size_t>()] = std::move(entry["record"]);
   }
@@ -142,6 +165,10 @@ std::vector<nlohmann::json> Sweep::run(std::size_t count, const std::function<nl
     done = read_journal(journal_, signature_, is_root());
     if (mpi_) MPI_Barrier(MPI_COMM_WORLD);
   }
+  if (!done.empty() && done.rbegin()->first >= count) {  // (a check cannot tell a sweep of another length)
+    throw UsageError("--resume: " + journal_ + " holds result " + std::to_string(done.rbegin()->first) +
+                     ", but this sweep has " + std::to_string(count) + " configurations: start a new file");
+  }
   std::size_t mine = 0;
   for (std::size_t i = static_cast<std::size_t>(rank_); i < count; i += static_cast<std::size_t>(size_))
     mine += done.count(i) == 0 ? 1 : 0;
@@ -167,7 +194,10 @@ std::vector<nlohmann::json> Sweep::run(std::size_t count, const std::function<nl
       record = error_record(e, false);
     }
     if (!journal_.empty() && !record.contains("error")) {
-      append_line(journal_, nlohmann::json{{"sweep", signature_}, {"index", i}, {"record", record}}.dump() + "\n");
+      const std::string check = journal_check(signature_, i, record);
+      append_line(
+          journal_,
+          nlohmann::json{{"sweep", signature_}, {"index", i}, {"record", record}, {"check", check}}.dump() + "\n");
     }
     const bool failed = record.contains("error");
     computed.push_back({i, std::move(record)});
@@ -234,9 +264,8 @@ template <typename T>
 T from_record(const nlohmann::json& record) {
   try {
     return record.get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(std::string("--resume: a result recorded by another version of dtsim (") + e.what() +
-                     "): start a new file");
+  } catch (const nlohmann::json::exception&) {  // (the JSON library's own words name no file nor line)
+    throw UsageError("--resume: a result recorded by another version of dtsim: start a new file");
   }
 }
 
