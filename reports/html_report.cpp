@@ -25,8 +25,9 @@ using result_fields::count;
 using result_fields::join;
 using result_fields::list;
 using result_fields::member;
-using result_fields::number;
+using result_fields::non_negative;
 using result_fields::positive;
+using result_fields::positive_number;
 using result_fields::text;
 
 const char* type_name(const nlohmann::json& v) { return v.type_name(); }
@@ -36,8 +37,8 @@ std::vector<LinkRow> read_links(const nlohmann::json& links, const std::string& 
   for (std::size_t i = 0; i < links.size(); ++i) {
     const nlohmann::json& l = links[i];
     const std::string p = at(path, i);
-    rows.push_back(
-        {text(l, "name", p), count(l, "bytes", p), number(l, "busy_fraction", p), number(l, "utilisation", p)});
+    rows.push_back({text(l, "name", p), count(l, "bytes", p), non_negative(l, "busy_fraction", p),
+                    non_negative(l, "utilisation", p)});
   }
   return rows;
 }
@@ -47,8 +48,9 @@ std::vector<LinkGroupRow> read_link_groups(const nlohmann::json& groups, const s
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const nlohmann::json& g = groups[i];
     const std::string p = at(path, i);
-    rows.push_back({text(g, "kind", p), count(g, "count", p), number(g, "capacity_Bps", p), count(g, "bytes", p),
-                    number(g, "busy_fraction", p), number(g, "utilisation", p), text(g, "first", p)});
+    rows.push_back({text(g, "kind", p), count(g, "count", p), positive_number(g, "capacity_Bps", p),
+                    count(g, "bytes", p), non_negative(g, "busy_fraction", p), non_negative(g, "utilisation", p),
+                    text(g, "first", p)});
   }
   return rows;
 }
@@ -78,7 +80,7 @@ std::string read_trust(const nlohmann::json& doc) {
   }
   char line[160];
   std::snprintf(line, sizeof line, " measured %.2fx to %.2fx the throughput dtsim predicted (median |error| %.1f%%)",
-                band[0].get<double>(), band[1].get<double>(), 100 * number(t, "median_abs_error", p));
+                band[0].get<double>(), band[1].get<double>(), 100 * non_negative(t, "median_abs_error", p));
   std::string words = "80% of the " + std::to_string(rows) + " " + basis + line;
   if (const std::string caveat = text(t, "caveat", p); !caveat.empty()) words += "; " + caveat;
   if (t.contains("speedup")) {
@@ -111,17 +113,19 @@ PredictTable read_predict(const nlohmann::json& doc) {
     row.accelerators = positive(r, "accelerators", p);
     row.algorithm = text(r, "algorithm", p);
     row.fits = boolean(r, "fits", p);
-    row.step_s = number(r, "step_time_s", p);
-    row.samples_per_s = number(r, "samples_per_s", p);
-    row.speedup = number(r, "speedup", p);
-    row.efficiency = number(r, "efficiency", p);
+    // (a configuration that does not fit in memory is not simulated: its figures are 0)
+    const auto figure = row.fits ? &positive_number : &non_negative;
+    row.step_s = figure(r, "step_time_s", p);
+    row.samples_per_s = figure(r, "samples_per_s", p);
+    row.speedup = figure(r, "speedup", p);
+    row.efficiency = figure(r, "efficiency", p);
     const nlohmann::json& b = member(r, "breakdown", p);
     const std::string bp = p + ".breakdown";
-    row.forward_s = number(b, "forward_s", bp);
-    row.backward_s = number(b, "backward_s", bp);
-    row.exposed_comm_s = number(b, "exposed_comm_s", bp);
-    row.input_stall_s = number(b, "input_stall_s", bp);
-    row.optimizer_s = number(b, "optimizer_s", bp);
+    row.forward_s = non_negative(b, "forward_s", bp);
+    row.backward_s = non_negative(b, "backward_s", bp);
+    row.exposed_comm_s = non_negative(b, "exposed_comm_s", bp);
+    row.input_stall_s = non_negative(b, "input_stall_s", bp);
+    row.optimizer_s = non_negative(b, "optimizer_s", bp);
     row.bottleneck = text(r, "bottleneck", p);
     row.samples_per_s_range = read_range(r, "samples_per_s_range", p);
     row.speedup_range = read_range(r, "speedup_range", p);
@@ -129,13 +133,14 @@ PredictTable read_predict(const nlohmann::json& doc) {
       const nlohmann::json& d = member(r, "step_distribution", p);
       const std::string dp = p + ".step_distribution";
       row.samples = static_cast<int>(positive(d, "samples", dp));
-      row.mean_s = number(d, "mean_s", dp);
-      row.p99_s = number(d, "p99_s", dp);
+      row.mean_s = non_negative(d, "mean_s", dp);
+      row.p99_s = non_negative(d, "p99_s", dp);
       const nlohmann::json& bins = list(d, "histogram", dp);
       for (std::size_t bin = 0; bin < bins.size(); ++bin) {
         const std::string bp2 = at(dp + ".histogram", bin);
-        row.histogram.emplace_back(0.5 * (number(bins[bin], "from_s", bp2) + number(bins[bin], "to_s", bp2)),
-                                   static_cast<int>(count(bins[bin], "count", bp2)));
+        row.histogram.emplace_back(
+            0.5 * (non_negative(bins[bin], "from_s", bp2) + non_negative(bins[bin], "to_s", bp2)),
+            static_cast<int>(count(bins[bin], "count", bp2)));
       }
     }
     t.rows.push_back(row);
@@ -165,8 +170,8 @@ CompareTable read_compare(const nlohmann::json& doc) {
   for (std::size_t i = 0; i < doc.size(); ++i) {
     const nlohmann::json& r = doc[i];
     const std::string p = at("", i);
-    t.rows.push_back({text(r, "algorithm", p), positive(r, "ranks", p), count(r, "bytes", p), number(r, "time_s", p),
-                      number(r, "busbw_Bps", p)});
+    t.rows.push_back({text(r, "algorithm", p), positive(r, "ranks", p), count(r, "bytes", p),
+                      non_negative(r, "time_s", p), non_negative(r, "busbw_Bps", p)});
     if (r.contains("collective")) {
       const std::string c = text(r, "collective", p);
       if (i == 0) t.collective = c;
@@ -184,13 +189,13 @@ TrainCurve read_train(const nlohmann::json& doc) {
   c.name = text(doc, "name", "");
   c.mode = text(doc, "mode", "");
   c.workers = positive(doc, "workers", "");
-  c.target_accuracy = number(doc, "target_accuracy", "");
-  c.time_to_target_s = number(doc, "time_to_target_s", "");
+  c.target_accuracy = non_negative(doc, "target_accuracy", "");
+  c.time_to_target_s = non_negative(doc, "time_to_target_s", "");
   const nlohmann::json& points = list(doc, "points", "");
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string p = at("points", i);
-    c.points.push_back({number(points[i], "epoch", p), number(points[i], "time_s", p),
-                        number(points[i], "train_loss", p), number(points[i], "test_accuracy", p)});
+    c.points.push_back({non_negative(points[i], "epoch", p), non_negative(points[i], "time_s", p),
+                        non_negative(points[i], "train_loss", p), non_negative(points[i], "test_accuracy", p)});
   }
   return c;
 }
@@ -199,18 +204,18 @@ ValidationTable read_validation(const nlohmann::json& doc) {
   ValidationTable t;
   if (doc.contains("command")) t.command = text(doc, "command", "");
   const nlohmann::json& summary = member(doc, "summary", "");
-  t.median_abs_error = number(summary, "median_abs_error", "summary");
-  t.p90_abs_error = number(summary, "p90_abs_error", "summary");
+  t.median_abs_error = non_negative(summary, "median_abs_error", "summary");
+  t.p90_abs_error = non_negative(summary, "p90_abs_error", "summary");
   const nlohmann::json& cases = list(doc, "cases", "");
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const nlohmann::json& c = cases[i];
     const std::string p = at("cases", i);
     ValidationRow row{positive(c, "ranks", p),
-                      number(c, "rate_bps", p),
+                      positive_number(c, "rate_bps", p),
                       text(c, "algorithm", p),
                       count(c, "bytes", p),
-                      number(c, "measured_s", p),
-                      number(c, "predicted_s", p),
+                      non_negative(c, "measured_s", p),
+                      non_negative(c, "predicted_s", p),
                       0.0};
     row.error = row.measured_s > 0 ? (row.predicted_s - row.measured_s) / row.measured_s : 0.0;
     t.rows.push_back(row);

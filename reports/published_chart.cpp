@@ -17,27 +17,15 @@ using result_fields::at;
 using result_fields::boolean;
 using result_fields::list;
 using result_fields::member;
+using result_fields::non_negative;
 using result_fields::number;
 using result_fields::positive;
+using result_fields::positive_number;
 using result_fields::text;
 
 constexpr double band = 0.2;  // the +-20% band around prediction = measurement
 
 std::string key_path(const std::string& path, const std::string& key) { return path + "[\"" + key + "\"]"; }
-
-double positive_number(const nlohmann::json& object, const char* key, const std::string& path) {
-  const double v = number(object, key, path);
-  if (v <= 0)
-    throw ResultFileError(result_fields::join(path, key) + ": expected a number > 0, got " + object[key].dump());
-  return v;
-}
-
-double non_negative(const nlohmann::json& object, const char* key, const std::string& path) {
-  const double v = number(object, key, path);
-  if (v < 0)
-    throw ResultFileError(result_fields::join(path, key) + ": expected a number >= 0, got " + object[key].dump());
-  return v;
-}
 
 PublishedErrorStats read_stats(const nlohmann::json& s, std::string name, const std::string& path) {
   PublishedErrorStats out;

@@ -32,6 +32,18 @@ double number(const nlohmann::json& object, const char* key, const std::string& 
   return d;
 }
 
+double non_negative(const nlohmann::json& object, const char* key, const std::string& path) {
+  const double v = number(object, key, path);
+  if (v < 0) throw ResultFileError(join(path, key) + ": expected a number >= 0, got " + object[key].dump());
+  return v;
+}
+
+double positive_number(const nlohmann::json& object, const char* key, const std::string& path) {
+  const double v = number(object, key, path);
+  if (v <= 0) throw ResultFileError(join(path, key) + ": expected a number > 0, got " + object[key].dump());
+  return v;
+}
+
 std::uint64_t count(const nlohmann::json& object, const char* key, const std::string& path) {
   const nlohmann::json& v = member(object, key, path);
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {

@@ -21,9 +21,11 @@ namespace result_fields {
 std::string join(const std::string& path, const char* key);  // path.key
 std::string at(const std::string& path, std::size_t i);      // path[i]
 const nlohmann::json& member(const nlohmann::json& object, const char* key, const std::string& path);
-double number(const nlohmann::json& object, const char* key, const std::string& path);        // finite
-std::uint64_t count(const nlohmann::json& object, const char* key, const std::string& path);  // whole, >= 0
-int positive(const nlohmann::json& object, const char* key, const std::string& path);         // 1 to 2^30
+double number(const nlohmann::json& object, const char* key, const std::string& path);           // finite
+std::uint64_t count(const nlohmann::json& object, const char* key, const std::string& path);     // whole, >= 0
+int positive(const nlohmann::json& object, const char* key, const std::string& path);            // 1 to 2^30
+double non_negative(const nlohmann::json& object, const char* key, const std::string& path);     // finite, >= 0
+double positive_number(const nlohmann::json& object, const char* key, const std::string& path);  // finite, > 0
 std::string text(const nlohmann::json& object, const char* key, const std::string& path);
 bool boolean(const nlohmann::json& object, const char* key, const std::string& path);
 const nlohmann::json& list(const nlohmann::json& object, const char* key, const std::string& path);  // not empty

@@ -818,6 +818,65 @@ TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input e
   std::filesystem::remove(bad);
 }
 
+TEST_CASE("what cannot be built or written is refused up front with exit 2", "[cli]") {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("dtsim-refuse-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  const std::string dgx = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json";
+  nlohmann::json cluster = nlohmann::json::parse(read_file(dgx));
+  // a billion accelerators: refused before the graph is built, with what it would need
+  cluster["cluster"]["nodes"] = 1048576;
+  cluster["cluster"]["node"]["accelerators"] = 1024;
+  cluster["cluster"]["fabric"] = {{"kind", "star"}};
+  const std::string huge = dir + "/huge.json";
+  std::ofstream(huge) << cluster.dump();
+  // a NUL byte ends the parser's text: what follows it must not go unread
+  const std::string nul = dir + "/nul.json";
+  {
+    const std::string text = read_file(dgx);
+    std::ofstream out(nul, std::ios::binary);
+    out << text << std::string(1, '\0') << "garbage{{{";
+  }
+  const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/resnet50-jitter.json";
+  nlohmann::json twice = nlohmann::json::parse(read_file(scenario));
+  twice["scenario"]["algorithms"] = "ring,ring";
+  const std::string twice_path = dir + "/twice.json";
+  std::ofstream(twice_path) << twice.dump();
+  nlohmann::json both = nlohmann::json::parse(read_file(scenario));
+  both["scenario"]["variability"]["slow_nodes"] = {{"nodes", {1}}, {"fraction", 0.5}, {"slowdown", 2}};
+  const std::string both_path = dir + "/both.json";
+  std::ofstream(both_path) << both.dump();
+  check_usage_errors({
+      {"cluster " + huge, "1048576 nodes x 1024 accelerators = 1073741824; at most 4194304 are supported"},
+      {"collective --cluster " + huge, "at most 4194304 are supported (its graph alone would need about"},
+      {"collective --ranks 1000000 --algorithm nvls-tree", "--algorithm: nvls-tree reduces inside a switch"},
+      {"cluster " + nul, "a NUL byte at offset"},
+      {"predict " + twice_path, "scenario.algorithms: 'ring' is listed twice"},
+      {"predict " + both_path, "scenario.variability.slow_nodes.nodes: give either nodes or a fraction > 0, not both"},
+      {"collective --trace " + dir, "--trace: " + dir + ": cannot write (it is a folder)"},
+  });
+  // output that cannot be written is a failure, not a success: standard output and a trace on a full device
+  if (std::filesystem::exists("/dev/full")) {
+    const Run full = run_command(std::string(DTSIM_BINARY) + " compare --ranks 2,4 > /dev/full 2>&1");
+    CHECK(full.exit_code == 2);
+    const Run trace = run_dtsim("collective --trace /dev/full");
+    CHECK(trace.exit_code == 2);
+    CHECK_THAT(trace.output, Catch::Contains("--trace: /dev/full: write failed"));
+    CHECK(std::filesystem::is_character_file("/dev/full"));  // written in place, never renamed over
+  }
+  // a report of impossible figures (a negative step time) is refused, naming the field
+  const Run predicted = run_dtsim("predict --accelerators 1,2 --json");
+  REQUIRE(predicted.exit_code == 0);
+  nlohmann::json result = nlohmann::json::parse(predicted.output);
+  result["results"][1]["step_time_s"] = -1;
+  const std::string negative = dir + "/negative.json";
+  std::ofstream(negative) << result.dump();
+  check_usage_errors(
+      {{"report " + negative + " -o " + dir + "/r.html", "results[1].step_time_s: expected a number > 0, got -1"}});
+  CHECK_FALSE(std::filesystem::exists(dir + "/r.html"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("compare --cluster works with its default algorithms (ps colocated) and names each row's node count",
           "[cli]") {
   const std::string v100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/v100-nvlink-edr.json";
@@ -2347,6 +2406,20 @@ TEST_CASE("sweeps resume from their journal and split over MPI processes with th
   CHECK(other.exit_code == 2);
   CHECK(other.output.find("--resume: " + journal + " holds results of another sweep") != std::string::npos);
   CHECK(count_lines(other.output) == 1);
+
+  // a result edited after dtsim wrote it (a time made negative) is refused, naming the file and the line
+  {
+    nlohmann::json entry = nlohmann::json::parse(lines[2]);
+    REQUIRE(entry.contains("check"));
+    entry["record"]["time_s"] = -1.0;
+    std::ofstream edited(journal, std::ios::trunc);
+    edited << lines[0] << '\n' << lines[1] << '\n' << entry.dump() << '\n';
+  }
+  const Run tampered = run_dtsim(sweep + " --resume " + journal);
+  CHECK(tampered.exit_code == 2);
+  CHECK(tampered.output.find("--resume: " + journal + " line 3: the result does not match its check") !=
+        std::string::npos);
+  CHECK(count_lines(tampered.output) == 1);
 
   // the same sweeps as an MPI job of 3 processes (the MPI in dtsim must be the real one, not SimGrid's SMPI)
   const std::string mpirun = std::string("mpirun ") + (::geteuid() == 0 ? "--allow-run-as-root " : "") +
