@@ -191,8 +191,13 @@ std::vector<int> build_torus(Builder& b, const FabricSpec& f, int ports) {
   const int per = f.endpoints_per_switch;
   if (dims.empty()) dims = {(ports + per - 1) / per};  // a ring sized to the nodes
   long long switches = 1;
-  for (int d : dims)
+  for (int d : dims) {
     switches *= d;
+    if (switches > Topology::max_accelerators) {  // (checked as it grows: the product of large dimensions overflows)
+      throw TopologyError("cluster.fabric.dimensions: more than " + std::to_string(Topology::max_accelerators) +
+                          " switches; at most that many are supported");
+    }
+  }
   if (static_cast<long long>(ports) > switches * per) {
     throw TopologyError("cluster.fabric.dimensions: " + std::to_string(ports) + " NIC ports do not fit " +
                         std::to_string(switches) + " switches x " + std::to_string(per) +

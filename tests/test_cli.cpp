@@ -830,6 +830,12 @@ TEST_CASE("what cannot be built or written is refused up front with exit 2", "[c
   cluster["cluster"]["fabric"] = {{"kind", "star"}};
   const std::string huge = dir + "/huge.json";
   std::ofstream(huge) << cluster.dump();
+  // a torus of 4096^3 switches: refused before any is allocated
+  cluster["cluster"]["nodes"] = 64;
+  cluster["cluster"]["node"]["accelerators"] = 8;
+  cluster["cluster"]["fabric"] = {{"kind", "torus"}, {"dimensions", {4096, 4096, 4096}}};
+  const std::string torus = dir + "/torus.json";
+  std::ofstream(torus) << cluster.dump();
   // a NUL byte ends the parser's text: what follows it must not go unread
   const std::string nul = dir + "/nul.json";
   {
@@ -850,6 +856,7 @@ TEST_CASE("what cannot be built or written is refused up front with exit 2", "[c
       {"cluster " + huge, "1048576 nodes x 1024 accelerators = 1073741824; at most 4194304 are supported"},
       {"collective --cluster " + huge, "at most 4194304 are supported (its graph alone would need about"},
       {"collective --ranks 1000000 --algorithm nvls-tree", "--algorithm: nvls-tree reduces inside a switch"},
+      {"cluster " + torus, "cluster.fabric.dimensions: more than 4194304 switches"},
       {"cluster " + nul, "a NUL byte at offset"},
       {"predict " + twice_path, "scenario.algorithms: 'ring' is listed twice"},
       {"predict " + both_path, "scenario.variability.slow_nodes.nodes: give either nodes or a fraction > 0, not both"},
