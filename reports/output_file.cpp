@@ -86,6 +86,16 @@ void check_output_folder(const std::string& path) {
   if (!fs::is_directory(folder, error)) {
     throw OutputPathError(path + ": cannot write (no folder " + folder.string() + ")");
   }
+  const fs::file_status status = fs::status(target, error);
+  if (fs::is_directory(status)) throw OutputPathError(path + ": cannot write (it is a folder)");
+  if (fs::exists(status)) return;  // (written in place or replaced: write_file_atomically says if it cannot)
+  // a folder that exists may still refuse files (read-only, /proc): the temporary file the write will use, tried now
+  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream probe(temporary, std::ios::binary | std::ios::trunc);
+    if (!probe) throw OutputPathError(path + ": cannot write (" + std::strerror(errno) + ")");
+  }
+  std::remove(temporary.c_str());
 }
 
 }  // namespace dtsim

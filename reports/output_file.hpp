@@ -21,8 +21,8 @@ struct OutputPathError : std::runtime_error {
 // such as /dev/stdout, a pipe) is written in place instead, and a folder is refused.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
-// Throws OutputPathError when `path`'s folder does not exist or is not a folder: checked before a long computation
-// whose result would go there.
+// Throws OutputPathError when `path`'s folder does not exist or is not a folder, `path` is a folder, or no file can be
+// created beside it (a read-only folder): checked before a long computation whose result would go there.
 void check_output_folder(const std::string& path);
 
 }  // namespace dtsim
