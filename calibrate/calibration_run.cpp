@@ -68,6 +68,13 @@ nlohmann::json run_calibration(const CalibrateOptions& o) {
     if (o.progress) o.progress(line);
   };
   const double t = o.quick ? 0.25 : 1.0;  // seconds per measurement
+  // samples measured elsewhere are read and fitted first: a bad file is refused before seconds of measuring
+  std::vector<Sample> network;
+  std::vector<LinearFit> network_fits;
+  if (!o.network_csv.empty()) {
+    network = read_samples_csv(o.network_csv);
+    network_fits = fit_piecewise(network, network_breakpoints, "network");
+  }
   nlohmann::json doc;
   nlohmann::json& c = doc["calibration"];
   c["machine"] = machine();
@@ -111,18 +118,17 @@ nlohmann::json run_calibration(const CalibrateOptions& o) {
   progress("reduction: summing float arrays");
   c["reduction"]["Bps"] = measure_reduce_Bps(std::size_t{1} << 24, t);
 
-  std::vector<Sample> network;
   std::string source;
   if (!o.network_csv.empty()) {
-    network = read_samples_csv(o.network_csv);
     source = "csv " + o.network_csv;
   } else if (o.measure_network) {
     progress("network: MPI ping-pong, 2 processes, 1 B to 64 MB");
     network = run_mpi_pingpong(o.pingpong_binary, pingpong_sizes(64L << 20), o.quick ? 5 : 30, 300);
+    if (!network.empty()) network_fits = fit_piecewise(network, network_breakpoints, "network");
     source = "MPI ping-pong between 2 processes on this machine (mpirun -np 2), best of the repetitions";
   }
   if (!network.empty()) {
-    const std::vector<LinearFit> fits = fit_piecewise(network, network_breakpoints, "network");
+    const std::vector<LinearFit>& fits = network_fits;
     nlohmann::json ranges = nlohmann::json::array();
     for (std::size_t r = 0; r < fits.size(); ++r) {
       ranges.push_back({{"min_bytes", network_breakpoints[r]},

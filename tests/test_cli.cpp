@@ -1113,7 +1113,8 @@ TEST_CASE("predict on 25 GbE nodes of 4 GPUs: the NIC links come first, grouped,
   CHECK_THAT(after.substr(first_row, after.find('\n', first_row + 1) - first_row),
              Catch::Contains("8 x nic (25 Gbit/s), e.g. "));
 
-  // a --resume journal written before predictions named their link class is refused with the flag, not a crash
+  // a --resume journal whose results lack a field (written before predictions named their link class, or edited) is
+  // refused with the flag, not a crash
   const std::string journal =
       (std::filesystem::temp_directory_path() / ("dtsim-links-" + std::to_string(::getpid()) + ".jsonl")).string();
   const std::string sweep = "predict " + scenario + " --accelerators 1,4 --json --resume " + journal;
@@ -1122,7 +1123,7 @@ TEST_CASE("predict on 25 GbE nodes of 4 GPUs: the NIC links come first, grouped,
   REQUIRE(entry["record"].contains("most_utilised_links"));
   entry["record"].erase("most_utilised_links");
   std::ofstream(journal, std::ios::trunc) << entry.dump() << '\n';
-  check_usage_errors({{sweep, "--resume: a result recorded by another version of dtsim ("}});
+  check_usage_errors({{sweep, "--resume: " + journal + " line 1: the result does not match its check"}});
   std::filesystem::remove(journal);
 }
 
@@ -1386,7 +1387,7 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   const auto& collectives = t["collectives"];
   CHECK(collectives["overall"]["rows"] == 42);
   CHECK(collectives["overall"]["median_abs_error"].get<double>() == Approx(0.078).margin(0.0005));
-  CHECK(collectives["overall"]["p90_abs_error"].get<double>() == Approx(0.390).margin(0.0005));
+  CHECK(collectives["overall"]["p90_abs_error"].get<double>() == Approx(0.334).margin(0.0005));
   CHECK(collectives["by_size"][">= 1 MiB"]["rows"] == 32);
   for (const auto& c : collectives["cases"]) {
     CHECK(c["split"] == "test");
@@ -1401,7 +1402,7 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   CHECK(fit_rows == 157);
   CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.0746).margin(0.0005));
   CHECK(f["collectives"]["overall"]["rows"] == 50);
-  CHECK(f["collectives"]["overall"]["median_abs_error"].get<double>() == Approx(0.099).margin(0.0005));
+  CHECK(f["collectives"]["overall"]["median_abs_error"].get<double>() == Approx(0.098).margin(0.0005));
   // under the default limit of 10% today (exit 0); a limit below the median exits 1, with the summary printed
   CHECK(run_dtsim("validate --published").exit_code == 0);
   const Run gated = run_dtsim("validate --published --max-median-error 0.05");
