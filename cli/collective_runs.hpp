@@ -59,7 +59,7 @@ inline constexpr std::array<FlagSpec, 10> network_flags{{
      "library's costs"},
     {"force", "", "",
      "run even when the estimated memory (with --real-payload, its buffers too) exceeds what this "
-     "machine has available (it may then fail or swap), or SimGrid would take more than 300 s"},
+     "machine has available (it may then fail or swap), or SimGrid (or --samples' runs) would take more than 300 s"},
 }};
 // network_flags, then the algorithm option flags (cli/algorithm_flags.hpp).
 std::vector<FlagSpec> run_flags();

@@ -1,10 +1,13 @@
 #include "cli/collective_sampling.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <vector>
 
 #include "models/variability.hpp"
+#include "reports/format.hpp"
 #include "scenarios/units.hpp"
+#include "sim/executor.hpp"
 #include "sim/network.hpp"
 
 namespace dtsim::cli {
@@ -63,7 +66,18 @@ StepDistribution sample_arrivals(const Schedule& schedule, const RunSettings& se
       }
       flops[static_cast<std::size_t>(r)] = delay * flops_per_s;
     }
+    const auto started = std::chrono::steady_clock::now();
     steps.push_back(run_schedule(with_arrivals(schedule, flops), quiet, cluster).result.time_s);
+    if (s == 0 && !settings.force) {  // the first sample's wall time, times all of them: refused when too long
+      const double each_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double all_s = each_s * sampling.samples;
+      if (all_s > simgrid_time_limit_s) {
+        throw UsageError("--samples: " + std::to_string(sampling.samples) + " samples would take about " +
+                         format_seconds(all_s) + " (" + format_seconds(each_s) + " each), above the " +
+                         format_seconds(simgrid_time_limit_s) +
+                         " limit: ask for fewer samples or ranks, or --force to run them anyway");
+      }
+    }
   }
   StepDistribution d = summarize_steps(std::move(steps));
   d.seed = sampling.seed;
