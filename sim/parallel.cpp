@@ -294,7 +294,10 @@ int replica_batch(const TrainingSetup& setup, const ParallelLayout& layout) {
   if (setup.scaling == ScalingMode::weak) {  // batch x accelerators in all, shared by the D replicas
     const long long replica = static_cast<long long>(setup.batch) * layout.tensor * layout.pipeline;
     if (replica > std::numeric_limits<int>::max()) {
-      throw std::invalid_argument("a replica's batch of " + std::to_string(replica) + " samples is too large");
+      throw std::invalid_argument("a replica's batch of " + std::to_string(replica) + " samples (batch " +
+                                  std::to_string(setup.batch) + " x " + std::to_string(layout.tensor) + " tensor x " +
+                                  std::to_string(layout.pipeline) + " pipeline ranks) is too large: at most " +
+                                  std::to_string(std::numeric_limits<int>::max()));
     }
     return static_cast<int>(replica);
   }
