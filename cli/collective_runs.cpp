@@ -143,8 +143,9 @@ ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes) {
   ClusterInstance instance;
   try {
     instance.topology = std::make_shared<const Topology>(spec);
-  } catch (const TopologyError& e) {
-    throw UsageError("--nodes " + std::to_string(nodes) + ": " + e.what());
+  } catch (const TopologyError& e) {  // (named as the user gave the count: --nodes, or the file's own field)
+    const std::string origin = nodes == settings.cluster->nodes ? "--cluster: cluster.nodes = " : "--nodes ";
+    throw UsageError(origin + std::to_string(nodes) + ": " + e.what());
   }
   instance.accelerator_of = place_positions(*instance.topology, settings.placement, settings.order);
   instance.description = cluster_description(settings, std::to_string(nodes));
