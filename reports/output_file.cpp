@@ -31,6 +31,9 @@ void remove_stale_temporaries(const std::string& path) {
   }
 }
 
+// The temporary file beside `path` that this process writes before renaming it over `path`.
+std::string temporary_of(const std::string& path) { return path + ".tmp" + std::to_string(::getpid()); }
+
 // A target that exists and is not a plain file (a device such as /dev/stdout, a pipe) is written in place: renaming a
 // file over it would replace it.
 void write_in_place(const std::string& path, const std::function<void(std::ostream&)>& write) {
@@ -53,7 +56,7 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     return;
   }
   remove_stale_temporaries(path);
-  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  const std::string temporary = temporary_of(path);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) throw OutputPathError(path + ": cannot write (" + std::strerror(errno) + ")");
@@ -90,7 +93,7 @@ void check_output_folder(const std::string& path) {
   if (fs::is_directory(status)) throw OutputPathError(path + ": cannot write (it is a folder)");
   if (fs::exists(status)) return;  // (written in place or replaced: write_file_atomically says if it cannot)
   // a folder that exists may still refuse files (read-only, /proc): the temporary file the write will use, tried now
-  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  const std::string temporary = temporary_of(path);
   {
     std::ofstream probe(temporary, std::ios::binary | std::ios::trunc);
     if (!probe) throw OutputPathError(path + ": cannot write (" + std::strerror(errno) + ")");
