@@ -241,11 +241,9 @@ NetworkCost network_cost(const RunSettings& settings, const ClusterInstance* clu
   return network;
 }
 
-}  // namespace
-
-namespace {
 const char* const switch_helpers_need =
     "it needs --cluster with switches that can (node.intra.nvls, fabric.sharp); the star has none";
+
 }  // namespace
 
 void check_switch_helpers(const AlgorithmInfo& algorithm, const ClusterInstance* cluster) {

@@ -255,7 +255,8 @@ constexpr std::array<FieldSpec, 1> scenario_document_fields{{
 // The first index whose value an earlier entry already holds, or values.size() if none. By sorting the indices
 // (stably: within equal values they stay in list order, so each run's second index is its first repeat), not by
 // searching the entries before each one: node lists may hold millions.
-std::size_t first_repeat(const std::vector<int>& values) {
+template <typename T>
+std::size_t first_repeat(const std::vector<T>& values) {
   std::vector<std::size_t> order(values.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
@@ -600,10 +601,10 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
           throw ScenarioError(o.path_of("algorithms") + ": " + e.what() + "; or auto");
         }
       }
-      if (std::find(sc.algorithms.begin(), sc.algorithms.end(), name) != sc.algorithms.end()) {
-        throw ScenarioError(o.path_of("algorithms") + ": '" + name + "' is listed twice; give each once");
-      }
       sc.algorithms.push_back(name);
+    }
+    if (const std::size_t i = first_repeat(sc.algorithms); i < sc.algorithms.size()) {
+      throw ScenarioError(o.path_of("algorithms") + ": '" + sc.algorithms[i] + "' is listed twice; give each once");
     }
   }
   if (o.has("parallel")) {
