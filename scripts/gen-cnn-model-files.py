@@ -309,6 +309,10 @@ MODELS = {
                   "He et al. 2016 (arXiv:1512.03385), ResNet-101 v1.5 as in torchvision (resnet101 = "
                   "_resnet(Bottleneck, [3, 4, 23, 3])): 44,549,160 parameters and 7.80 GMACs (torchvision "
                   "ResNet101_Weights.IMAGENET1K_V1; the paper's Table 1 gives 7.6e9 for v1)"),
+    "resnet152": (lambda: resnet([3, 8, 36, 3]),
+                  "He et al. 2016 (arXiv:1512.03385), ResNet-152 v1.5 as in torchvision (resnet152 = "
+                  "_resnet(Bottleneck, [3, 8, 36, 3])): 60,192,808 parameters and 11.51 GMACs (torchvision "
+                  "ResNet152_Weights.IMAGENET1K_V1; the paper's Table 1 gives 11.3e9 for v1)"),
     "resnext50-32x4d": (lambda: resnext([3, 4, 6, 3]),
                         "Xie et al. 2017 (arXiv:1611.05431), ResNeXt-50 (32x4d) as in torchvision (resnext50_32x4d; "
                         "groups 32, width per group 4): 25,028,904 parameters and 4.23 GMACs (torchvision "

@@ -87,8 +87,11 @@ TEST_CASE("model files' totals match the published parameter counts and multiply
       {"vgg16", 138.36e6, 0.001, 15.47},
       {"resnet50", 25557032, 0, 4.09},
       {"resnet101", 44549160, 0, 7.80},
+      {"resnet152", 60192808, 0, 11.51},
       {"inception-v3", 23.83e6, 0.001, 5.71},
       {"vit-b-16", 86567656, 0, 17.56},
+      {"vit-l-16", 304326632, 0, 61.55},
+      {"vit-s-16", 22050664, 0, 4.61},
       {"bert-large", 340e6, 0.02, 0},
       {"bert-base", 110e6, 0.01, 0},
       {"gpt2-xl", 1557.6e6, 0.001, 0},
@@ -325,7 +328,8 @@ TEST_CASE("every shipped device file loads, is named as its file, cites a source
     CHECK(builtin_device(d.name).peak_flops(Precision::fp32) == d.peak_flops(Precision::fp32));
   }
   CHECK(files >= 16);
-  CHECK_THROWS_WITH(builtin_device("tpu"), Catch::Contains("unknown device 'tpu' (built-in: a10, a100-pcie-80gb"));
+  CHECK_THROWS_WITH(builtin_device("tpu"),
+                    Catch::Contains("unknown device 'tpu' (built-in: a10, a100-pcie-40gb, a100-pcie-80gb"));
   CHECK_THROWS_WITH(builtin_device("tpu"), Catch::Contains("old names: v100 = v100-sxm2-32gb, a100 = a100-sxm4-80gb"));
 }
 

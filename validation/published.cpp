@@ -40,7 +40,10 @@ ModelChoice model_of(const PublishedRow& row) {
   if (has(m, "bert-large")) name = "bert-large";
   if (has(m, "bert-base")) name = "bert-base";
   if (m == "timm resnet101") name = "resnet101";
+  if (m == "timm resnet152") name = "resnet152";
+  if (m == "timm vit_small_patch16_224") name = "vit-s-16";
   if (m == "timm vit_base_patch16_224") name = "vit-b-16";
+  if (m == "timm vit_large_patch16_224") name = "vit-l-16";
   if (m == "timm vgg16") name = "vgg16";
   // ResNeXt, SE-ResNeXt and EfficientNet as their model files build them (NVIDIA's ConvNets names and timm's); their
   // grouped and depthwise convolutions run at the devices' fitted grouped_half_channels (since session 29)
@@ -127,6 +130,7 @@ std::string published_device_name(const PublishedRow& row) {
                                                         {"v100-32gb-dgx2", "v100-sxm2-32gb"},
                                                         {"a100-sxm4-40gb", "a100-sxm4-40gb"},
                                                         {"a100-sxm4-80gb", "a100-sxm4-80gb"},
+                                                        {"a100-pcie-40gb", "a100-pcie-40gb"},
                                                         {"a100-pcie-80gb", "a100-pcie-80gb"},
                                                         {"h100-sxm", "h100-sxm5-80gb"},
                                                         {"h100-sxm-80gb", "h100-sxm5-80gb"},
@@ -135,6 +139,9 @@ std::string published_device_name(const PublishedRow& row) {
                                                         {"b200-192gb", "b200-sxm-180gb"},
                                                         {"rtx3090", "rtx-3090"},
                                                         {"rtx4090", "rtx-4090"},
+                                                        {"rtxa6000", "rtx-a6000"},
+                                                        {"rtx6000-ada", "rtx-6000-ada"},
+                                                        {"quadro-rtx8000", "quadro-rtx-8000"},
                                                         {"a10", "a10"}};
   const auto it = names.find(row.device);
   return it == names.end() ? "" : it->second;
