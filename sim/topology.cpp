@@ -344,14 +344,15 @@ Topology::Topology(const ClusterSpec& spec) : spec_(spec), scratch_(std::make_un
       } else {  // rail i: NIC i of every node, on whole leaves of its own (k/2 ports each)
         const int leaf = std::max(1, spec.fabric.radix / 2);
         long long per_rail = (static_cast<long long>(spec.nodes) + leaf - 1) / leaf * leaf;
-        // where the switches reduce (SHARP) and the fabric needs a third level, each rail is cabled as whole pods
-        // (k/2 leaves under one set of level-2 switches), so that its aggregation tree follows the fabric: a rail
-        // straddling two pods would reduce through one level-2 switch's uplink for all of its leaves
+        // where the fabric needs a third level, each rail is cabled as whole pods (k/2 leaves under one set of
+        // level-2 switches: a rail group), as NVIDIA's rail-optimised SuperPODs are, so that traffic between the
+        // nodes of one rail never leaves its pod and no pod mixes rails (and, where the switches reduce, a rail's
+        // aggregation tree follows the fabric instead of reducing through one level-2 switch's uplink)
         const long long pod = static_cast<long long>(leaf) * std::max(1, spec.fabric.radix / 2);
         const bool third_level = spec.fabric.levels == 0
                                      ? per_rail * node.nics > fat_tree_capacity(spec.fabric.radix, 2)
                                      : spec.fabric.levels >= 3;
-        if (spec.fabric.sharp && third_level && per_rail > leaf) per_rail = (per_rail + pod - 1) / pod * pod;
+        if (third_level && per_rail > leaf) per_rail = (per_rail + pod - 1) / pod * pod;
         if (per_rail * node.nics > std::numeric_limits<int>::max()) {
           throw TopologyError("cluster.fabric.rails: " + std::to_string(node.nics) + " rails of " +
                               std::to_string(per_rail) + " ports are too many for one fabric");

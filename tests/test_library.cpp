@@ -240,6 +240,29 @@ TEST_CASE("a library's channels on a rail-optimised fabric run by classes of ran
   }
 }
 
+TEST_CASE("on a 3-level rail-optimised fabric each rail is a pod of its own, and the channels still run by classes") {
+  // radix 8: leaves of 4 ports, pods of 4 leaves (16 ports); 6 nodes of 8 NICs need 2 leaves a rail and a third level.
+  // Each rail is cabled as a whole pod (a rail group): a ring channel's hops between nodes never leave it, and every
+  // rail is alike, as on 2-level fabrics. Packed rails (pods mixing rails) made every rank a class of its own.
+  ClusterSpec spec = a100_nodes(6);
+  spec.fabric.rails = true;
+  spec.fabric.radix = 8;
+  const Run run(spec);
+  REQUIRE(run.topology.fabric_switches() == 8 * (4 + 4) + 16);  // a pod of 4 leaves and 4 spines a rail, 16 cores
+  const LibraryCallPlan plan = plan_library_call(
+      [&](std::uint64_t share) { return find_algorithm("ring").build(48, share, AlgorithmOptions(4)); },
+      std::uint64_t{25} << 20, 4, run.network, true, Protocol::simple);
+  REQUIRE(plan.channels == 8);
+  FlowOptions o(run.network);
+  o.accelerator_of = plan.accelerator_of;
+  const ExecutionResult classes = run_flow(plan.schedule, o);
+  o.lump_ranks = false;
+  const ExecutionResult every = run_flow(plan.schedule, o);
+  CHECK(classes.rank_classes > 0);
+  CHECK(classes.rank_classes * 16 <= static_cast<std::size_t>(plan.schedule.ranks));
+  CHECK(rel_diff(classes.time_s, every.time_s) < 1e-9);
+}
+
 TEST_CASE("inside a full-mesh node the library's rings use every link direction once") {
   ClusterSpec spec =
       load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/amd-mi300x.json");
