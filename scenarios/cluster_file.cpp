@@ -101,11 +101,11 @@ constexpr std::array<FieldSpec, 12> fabric_fields{{
                  std::numeric_limits<double>::infinity()),
     value_field("rails", FieldType::boolean, "false",
                 "fat-tree: rail-optimised, NIC i of every node on leaf switches of rail i alone (as DGX SuperPODs "
-                "are cabled); false: a node's NICs on consecutive leaf ports"),
+                "are cabled; with three levels, each rail fills whole pods of its own); false: a node's NICs on "
+                "consecutive leaf ports"),
     value_field("sharp", FieldType::boolean, "false",
                 "star and fat-tree: the switches reduce data in the network (InfiniBand SHARP, e.g. Quantum and "
-                "Quantum-2 switches), so the sharp allreduce (NCCL's CollNet) can run (with rails on three levels, "
-                "each rail fills whole pods); false: they cannot"),
+                "Quantum-2 switches), so the sharp allreduce (NCCL's CollNet) can run; false: they cannot"),
     required_when(ranged_field("dimensions", FieldType::integer_list, "",
                                "torus: switches along each of 2 or 3 dimensions; ring: one entry (default: enough "
                                "switches for the nodes)",

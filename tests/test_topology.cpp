@@ -390,6 +390,14 @@ TEST_CASE("a rail-optimised fat-tree puts NIC i of every node on rail i's leaves
   // so the library's rings (channel c on NIC c of every node) stay on their rail's leaf
   CHECK(rails.fabric_place(8 + 3) == 3 * 20 + 1);
   CHECK(plain.fabric_place(8 + 3) == 8 + 3);
+  // 120 nodes need a third level: each rail is then a pod of its own (6 leaves and their spines), so GPU 3 of node 0
+  // and GPU 3 of node 100 (same rail, leaves 0 and 5) meet at a spine of their pod, never at the top (8 hops), and
+  // a rail's ports start at a pod's first: rail 1 at 400 (pods of 20 leaves of 20 ports), not at 120 (packed)
+  spec.nodes = 120;
+  const Topology three(spec);
+  CHECK(three.route(3, 100 * 8 + 3).size() == 8);
+  CHECK(three.fabric_place(1) == 400);
+  CHECK(three.fabric_place(8 + 1) == 401);
   // the loader reads it, for fat-trees only
   const std::string file = "/tmp/dtsim-rails-test.json";
   {
