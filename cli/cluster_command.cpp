@@ -9,6 +9,7 @@
 
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
+#include "cli/library_flag.hpp"
 #include "reports/format.hpp"
 #include "reports/output_file.hpp"
 #include "reports/progress.hpp"
@@ -65,9 +66,10 @@ std::string fabric_text(const FabricSpec& f) {
 
 const char* cluster_usage() {
   static const std::string text =
-      "usage: dtsim cluster FILE [flags]\n"
-      "Builds the cluster a cluster file describes (scenarios/clusters/*.json; `dtsim help cluster-file` lists every\n"
-      "field) and prints its size, the longest route between accelerators, and the bisection bandwidth: the max-flow\n"
+      "usage: dtsim cluster NAME|FILE [flags]\n"
+      "Builds the cluster a cluster file describes (a built-in name such as dgx-a100, or a path; `dtsim help\n"
+      "cluster-file` lists every field) and prints its size, the longest route between accelerators, and the bisection "
+      "bandwidth: the max-flow\n"
       "between the first and the second half of the accelerators.\n\n" +
       flags_help(cluster_command_flags);
   return text.c_str();
@@ -81,14 +83,14 @@ const char* cluster_file_help() {
 
 int cluster_command(std::span<char* const> args, std::ostream& out) {
   if (args.empty() || std::string_view(args[0]).starts_with("--")) {
-    throw UsageError("expected a cluster file first, e.g. dtsim cluster scenarios/clusters/dgx-a100.json");
+    throw UsageError("expected a cluster first (a built-in name or a file), e.g. dtsim cluster dgx-a100");
   }
   const std::string path = args[0];
-  if (path.empty()) throw UsageError("expected a cluster file first, got ''");
+  if (path.empty()) throw UsageError("expected a cluster first (a built-in name or a file), got ''");
   const Flags flags(cluster_command_flags, args.subspan(1));
   ClusterSpec spec;
   try {
-    spec = load_cluster_file(path);
+    spec = cluster_by_name_or_file(path);  // a built-in name too, as --cluster takes it
   } catch (const ScenarioError& e) {
     throw UsageError(e.what());
   }

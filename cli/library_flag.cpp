@@ -35,14 +35,18 @@ std::string generation_of_accelerator(const std::string& accelerator) {
   return "";
 }
 
+ClusterSpec cluster_by_name_or_file(const std::string& value) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(value, ec);
+  if (exists || value.ends_with(".json") || value.find('/') != std::string::npos) {
+    return load_cluster_file(value);  // refuses a directory or a missing file, naming it
+  }
+  return load_named_cluster(value, ".", DTSIM_DATA_DIR);
+}
+
 ClusterSpec cluster_from_flag(const std::string& value) {
   try {
-    std::error_code ec;
-    const bool exists = std::filesystem::exists(value, ec);
-    if (exists || value.ends_with(".json") || value.find('/') != std::string::npos) {
-      return load_cluster_file(value);  // refuses a directory or a missing file, naming it
-    }
-    return load_named_cluster(value, ".", DTSIM_DATA_DIR);
+    return cluster_by_name_or_file(value);
   } catch (const ScenarioError& e) {
     throw UsageError(std::string("--cluster: ") + e.what());
   }

@@ -19,6 +19,9 @@ inline constexpr FlagSpec library_flag{
 // --cluster NAME|FILE: a path (anything with a '/' or a .json ending, or that exists) or a built-in cluster's name
 // (data_dir/scenarios/clusters/NAME.json); a UsageError naming --cluster for one that cannot be read.
 ClusterSpec cluster_from_flag(const std::string& value);
+// The same resolution (a built-in name, or a path to a cluster file), its errors as ScenarioError without a flag's
+// name (dtsim cluster's positional argument).
+ClusterSpec cluster_by_name_or_file(const std::string& value);
 
 // The GPU generation an NVIDIA accelerator's name says (V100: volta; A100, A10, A30, A40: ampere; H100, H200:
 // hopper; B100, B200: blackwell), or empty when it says none.

@@ -426,7 +426,7 @@ TEST_CASE("flags the chosen command, algorithm or mode does not use, and empty v
       {"predict ''", "dtsim predict: expected a scenario file (or none for the default), got ''"},
       {"explain ''", "dtsim explain: expected a scenario file (or none for the default), got ''"},
       {"train ''", "dtsim train: expected a training file first, got ''"},
-      {"cluster ''", "dtsim cluster: expected a cluster file first, got ''"},
+      {"cluster ''", "dtsim cluster: expected a cluster first (a built-in name or a file), got ''"},
       {"report ''", "dtsim report: expected result files, got ''"},
       // validate's modes (--out-dir /nonexistent: were a check missing, no real validation could start)
       {"validate --ranks 8 --out-dir /nonexistent", "--ranks: needs --measured"},
@@ -772,6 +772,13 @@ TEST_CASE("cluster: the summary command, --cluster runs, and bad cluster input e
   const std::string h100 = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.json";
   CHECK(nlohmann::json::parse(run_dtsim("cluster " + h100 + " --json").output)["nvls"] == true);
   CHECK(run_dtsim("cluster " + h100).output.find("(reduces in the switch: NVLS)") != std::string::npos);
+  // a built-in name, as --cluster takes it; an unknown one lists the built-in clusters
+  const Run named = run_dtsim("cluster dgx-a100 --nodes 4 --json");
+  REQUIRE(named.exit_code == 0);
+  CHECK(nlohmann::json::parse(named.output)["accelerators"] == 32);
+  const Run unknown = run_dtsim("cluster dgx-z100");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.output, Catch::Contains("unknown cluster 'dgx-z100' (built-in: cpu-10gbe"));
 
   const Run run = run_dtsim("collective --cluster " + dgx + " --nodes 2 --algorithm hierarchical --bytes 64MB --json");
   REQUIRE(run.exit_code == 0);
