@@ -99,10 +99,11 @@ constexpr std::array<FieldSpec, 12> fabric_fields{{
     ranged_field("oversubscription", FieldType::number, "1",
                  "fat-tree: endpoint ports per uplink at the leaf switches (k/2 / oversubscription uplinks)", 1,
                  std::numeric_limits<double>::infinity()),
-    value_field("rails", FieldType::boolean, "false",
-                "fat-tree: rail-optimised, NIC i of every node on leaf switches of rail i alone (as DGX SuperPODs "
-                "are cabled; with three levels, each rail fills whole pods of its own); false: a node's NICs on "
-                "consecutive leaf ports"),
+    value_field(
+        "rails", FieldType::boolean, "false",
+        "fat-tree: rail-optimised, NIC i of every node on leaf switches of rail i alone (as DGX SuperPODs "
+        "are cabled; with three levels, each rail fills whole pods of its own where they fit); false: a node's NICs on "
+        "consecutive leaf ports"),
     value_field("sharp", FieldType::boolean, "false",
                 "star and fat-tree: the switches reduce data in the network (InfiniBand SHARP, e.g. Quantum and "
                 "Quantum-2 switches), so the sharp allreduce (NCCL's CollNet) can run; false: they cannot"),

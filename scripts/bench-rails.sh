@@ -5,9 +5,9 @@
 # Prints a Markdown table of wall seconds and peak RSS (/usr/bin/time) and the simulated times of both builds; a run
 # stopped at 150 s shows 150 and no simulated time.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 (($# == 2)) || { echo "usage: scripts/bench-rails.sh OLD_DTSIM NEW_DTSIM" >&2; exit 2; }
-old=$1 new=$2
+old=$(realpath "$1") new=$(realpath "$2")
+cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp/dgx-a100-rails.json" <<'PY'
@@ -32,7 +32,8 @@ for args in "${runs[@]}"; do
       bin=$old; [[ $which == new ]] && bin=$new
       # shellcheck disable=SC2086
       /usr/bin/time -f "%e %M" -o "$tmp/time" timeout 150 "$bin" $args >"$tmp/$which.json" || echo '{}' >"$tmp/$which.json"
-      read -r wall rss <"$tmp/time"
+      # (a run that exits non-zero, e.g. stopped by timeout, has a line before the figures)
+      read -r wall rss < <(tail -n 1 "$tmp/time")
       if [[ $which == old ]]; then t_old+=("$wall") rss_old=$rss; else t_new+=("$wall") rss_new=$rss; fi
     done
   done
@@ -45,7 +46,7 @@ def t(path):
         return "-"
     if "time_s" in d:
         return f"{d['time_s'] * 1e3:.4f} ms"
-    r = d.get("results", [{}])[-1]
+    r = (d.get("results") or [{}])[-1]
     return f"{r.get('step_time_s', float('nan')) * 1e3:.4f} ms a step" if r else "-"
 print(f"{t(sys.argv[1])} / {t(sys.argv[2])}")
 PY

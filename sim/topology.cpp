@@ -348,11 +348,18 @@ Topology::Topology(const ClusterSpec& spec) : spec_(spec), scratch_(std::make_un
         // level-2 switches: a rail group), as NVIDIA's rail-optimised SuperPODs are, so that traffic between the
         // nodes of one rail never leaves its pod and no pod mixes rails (and, where the switches reduce, a rail's
         // aggregation tree follows the fabric instead of reducing through one level-2 switch's uplink)
+        // (Without SHARP, only where the pods fit the levels the packed rails need: a rail count that does not
+        // divide the radix would otherwise need a level more, or overflow given levels.)
         const long long pod = static_cast<long long>(leaf) * std::max(1, spec.fabric.radix / 2);
-        const bool third_level = spec.fabric.levels == 0
-                                     ? per_rail * node.nics > fat_tree_capacity(spec.fabric.radix, 2)
-                                     : spec.fabric.levels >= 3;
-        if (third_level && per_rail > leaf) per_rail = (per_rail + pod - 1) / pod * pod;
+        int levels = spec.fabric.levels;
+        while (spec.fabric.levels == 0 && levels < 4 &&
+               fat_tree_capacity(spec.fabric.radix, std::max(levels, 1)) < per_rail * node.nics)
+          ++levels;
+        const long long padded = (per_rail + pod - 1) / pod * pod;
+        if (levels >= 3 && per_rail > leaf &&
+            (spec.fabric.sharp || padded * node.nics <= fat_tree_capacity(spec.fabric.radix, levels))) {
+          per_rail = padded;
+        }
         if (per_rail * node.nics > std::numeric_limits<int>::max()) {
           throw TopologyError("cluster.fabric.rails: " + std::to_string(node.nics) + " rails of " +
                               std::to_string(per_rail) + " ports are too many for one fabric");

@@ -398,6 +398,15 @@ TEST_CASE("a rail-optimised fat-tree puts NIC i of every node on rail i's leaves
   CHECK(three.route(3, 100 * 8 + 3).size() == 8);
   CHECK(three.fabric_place(1) == 400);
   CHECK(three.fabric_place(8 + 1) == 401);
+  // where pods would not fit the levels the rails need packed (8 rails on radix 36: 3 levels hold 1458 nodes packed,
+  // 1296 in pods), the rails stay packed: 1297 nodes keep three levels (routes of at most 10 links), not four
+  ClusterSpec dgx2 = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx2-v100.json");
+  dgx2.fabric.rails = true;
+  dgx2.nodes = 1297;
+  const Topology packed(dgx2);
+  CHECK(packed.route(0, packed.accelerators() - 1).size() == 10);
+  CHECK(packed.fabric_place(2) ==
+        1314);  // GPU 2 on NIC 1: rail 1 right after rail 0's 73 leaves of 18 ports (pods: 1620)
   // the loader reads it, for fat-trees only
   const std::string file = "/tmp/dtsim-rails-test.json";
   {
