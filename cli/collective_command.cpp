@@ -169,7 +169,8 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     choice.settings = settings;
   }
   check_switch_helpers(*choice.algorithm, cluster ? &*cluster : nullptr);
-  const Schedule schedule = build_schedule(*choice.algorithm, ranks, request.bytes, options);
+  const Schedule schedule =
+      build_schedule(*choice.algorithm, ranks, request.bytes, options, cluster ? &*cluster : nullptr);
   check_trace_ranks(trace, schedule.ranks);
   bool verified = false;
   if (flags.has("verify")) {

@@ -149,16 +149,19 @@ ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes) {
   }
   instance.accelerator_of = place_positions(*instance.topology, settings.placement, settings.order);
   instance.description = cluster_description(settings, std::to_string(nodes));
+  instance.ranks_origin = (nodes == settings.cluster->nodes ? "--cluster: cluster.nodes = " : "--nodes ") +
+                          std::to_string(nodes) + " (" + std::to_string(instance.topology->accelerators()) + " ranks)";
   return instance;
 }
 
-Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
-                        const AlgorithmOptions& options) {
+Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                        const ClusterInstance* cluster) {
   try {
     return algorithm.build(ranks, bytes, options);
   } catch (const OptionError& e) {
     throw UsageError("--" + e.option + ": " + e.what());
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::invalid_argument& e) {  // (on a cluster, named by the node count the ranks came from)
+    if (cluster != nullptr) throw UsageError(cluster->ranks_origin + ": " + e.what() + "; use fewer nodes");
     throw UsageError(std::string("--ranks: ") + e.what());
   }
 }
@@ -331,8 +334,8 @@ CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t 
     throw UsageError("--" + e.option + ": " + e.what());
   } catch (const TopologyError& e) {  // (an algorithm the cluster cannot run: NVLS without in-switch reduction)
     throw UsageError(std::string("--algorithm: ") + e.what());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--ranks: ") + e.what());
+  } catch (const std::invalid_argument& e) {  // (too many ops: named by the node count the ranks came from)
+    throw UsageError(cluster->ranks_origin + ": " + e.what() + "; use fewer nodes");
   }
   ClusterInstance laid = *cluster;
   laid.accelerator_of = std::move(plan.accelerator_of);

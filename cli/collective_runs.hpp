@@ -101,6 +101,9 @@ struct ClusterInstance {
   std::shared_ptr<const Topology> topology;
   std::vector<int> accelerator_of;
   std::string description;  // one line for reports
+  // Where its rank count came from, for messages: "--nodes 2048 (16384 ranks)" or "--cluster: cluster.nodes = 4 (32
+  // ranks)"
+  std::string ranks_origin;
 };
 // One line describing settings.cluster with `nodes` nodes (e.g. "2" or "2, 8"), its placement and order.
 std::string cluster_description(const RunSettings& settings, const std::string& nodes);
@@ -115,9 +118,9 @@ int parse_nodes(const Flags& flags, const ClusterSpec& cluster);
 std::string resolved_backend(const RunSettings& settings, const Schedule& schedule);
 
 // Builds the algorithm's schedule; an option it cannot use is a UsageError naming the option's flag, a schedule too
-// large to build one naming --ranks.
-Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
-                        const AlgorithmOptions& options);
+// large to build one naming --ranks (on a cluster: where its node count came from, ClusterInstance::ranks_origin).
+Schedule build_schedule(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                        const ClusterInstance* cluster = nullptr);
 
 // Refuses an algorithm that reduces inside a switch (nvls, nvls-tree, sharp) when there is no cluster, before its
 // schedule is built (which takes long on many ranks).

@@ -863,6 +863,11 @@ TEST_CASE("what cannot be built or written is refused up front with exit 2", "[c
       {"cluster " + huge, "1048576 nodes x 1024 accelerators = 1073741824; at most 4194304 are supported"},
       {"collective --cluster " + huge, "--cluster: cluster.nodes = 1048576: cluster: 1048576 nodes x 1024"},
       {"collective --ranks 1000000 --algorithm nvls-tree", "--algorithm: nvls-tree reduces inside a switch"},
+      // a schedule too large to build, named by the node count its ranks came from (not --ranks, which was not given)
+      {"collective --cluster dgx-a100 --nodes 2048 --collective all-to-all --bytes 64MB",
+       "--nodes 2048 (16384 ranks): direct schedule for 16384 ranks needs 536838144 ops"},
+      {"compare --cluster dgx-a100 --nodes 2048 --collective all-to-all --bytes 64MB",
+       "--nodes 2048 (16384 ranks): direct schedule for 16384 ranks needs 536838144 ops"},
       {"cluster " + torus, "cluster.fabric.dimensions: more than 4194304 switches"},
       // (a ring of 64 ranks on SimGrid takes tens of milliseconds a sample: 100,000 far above the 300 s limit)
       {"collective --ranks 64 --algorithm ring --samples 100000 --arrival normal:20us",
