@@ -214,6 +214,26 @@ TEST_CASE("a ring across 8-NIC nodes runs as 8 channels and moves 1/8 of the byt
   CHECK(small.schedule.protocol == Protocol::ll);
 }
 
+namespace {
+
+// A library call's plan runs by classes of ranks (at most a sixteenth as many as ranks) with the times, messages and
+// bytes of simulating every rank.
+void check_runs_by_classes(const Run& run, const LibraryCallPlan& plan) {
+  FlowOptions o(run.network);
+  o.accelerator_of = plan.accelerator_of;
+  const ExecutionResult classes = run_flow(plan.schedule, o);
+  o.lump_ranks = false;
+  const ExecutionResult every = run_flow(plan.schedule, o);
+  CHECK(classes.rank_classes > 0);
+  CHECK(classes.rank_classes * 16 <= static_cast<std::size_t>(plan.schedule.ranks));
+  CHECK(every.rank_classes == 0);
+  CHECK(rel_diff(classes.time_s, every.time_s) < 1e-9);
+  CHECK(classes.messages == every.messages);
+  CHECK(classes.bytes_sent == every.bytes_sent);
+}
+
+}  // namespace
+
 TEST_CASE("a library's channels on a rail-optimised fabric run by classes of ranks, with every rank's times") {
   // eager messages have no rounds to skip, so every message is simulated; where the cluster is symmetric (rails: every
   // node's NIC i alike) one rank of each class is enough
@@ -226,17 +246,7 @@ TEST_CASE("a library's channels on a rail-optimised fabric run by classes of ran
         [&](std::uint64_t share) { return find_algorithm("ring").build(128, share, AlgorithmOptions(4)); }, bytes, 4,
         run.network, true, Protocol::none);
     REQUIRE(plan.schedule.compact());
-    FlowOptions o(run.network);
-    o.accelerator_of = plan.accelerator_of;
-    const ExecutionResult classes = run_flow(plan.schedule, o);
-    o.lump_ranks = false;
-    const ExecutionResult every = run_flow(plan.schedule, o);
-    CHECK(classes.rank_classes > 0);
-    CHECK(classes.rank_classes * 16 <= static_cast<std::size_t>(plan.schedule.ranks));
-    CHECK(every.rank_classes == 0);
-    CHECK(rel_diff(classes.time_s, every.time_s) < 1e-9);
-    CHECK(classes.messages == every.messages);
-    CHECK(classes.bytes_sent == every.bytes_sent);
+    check_runs_by_classes(run, plan);
   }
 }
 
@@ -253,14 +263,7 @@ TEST_CASE("on a 3-level rail-optimised fabric each rail is a pod of its own, and
       [&](std::uint64_t share) { return find_algorithm("ring").build(48, share, AlgorithmOptions(4)); },
       std::uint64_t{25} << 20, 4, run.network, true, Protocol::simple);
   REQUIRE(plan.channels == 8);
-  FlowOptions o(run.network);
-  o.accelerator_of = plan.accelerator_of;
-  const ExecutionResult classes = run_flow(plan.schedule, o);
-  o.lump_ranks = false;
-  const ExecutionResult every = run_flow(plan.schedule, o);
-  CHECK(classes.rank_classes > 0);
-  CHECK(classes.rank_classes * 16 <= static_cast<std::size_t>(plan.schedule.ranks));
-  CHECK(rel_diff(classes.time_s, every.time_s) < 1e-9);
+  check_runs_by_classes(run, plan);
 }
 
 TEST_CASE("inside a full-mesh node the library's rings use every link direction once") {
