@@ -115,13 +115,19 @@ long long fat_tree_capacity(int k, int levels) {
   return capacity;
 }
 
+// The levels of a fat-tree of radix k for `ports` endpoint ports: `given`, or (0: auto) the fewest that hold them,
+// at most 4.
+int fat_tree_levels(int k, long long ports, int given) {
+  if (given > 0) return given;
+  int levels = 1;
+  while (levels < 4 && fat_tree_capacity(k, levels) < ports)
+    ++levels;
+  return levels;
+}
+
 std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports, FatTreeShape& shape) {
   const int k = f.radix;
-  if (f.levels == 0) {  // auto: the fewest levels that hold the ports
-    f.levels = 1;
-    while (f.levels < 4 && fat_tree_capacity(k, f.levels) < ports)
-      ++f.levels;
-  }
+  f.levels = fat_tree_levels(k, ports, f.levels);
   std::vector<long long> m;
   std::vector<long long> w;
   if (f.levels == 1) {
@@ -351,10 +357,7 @@ Topology::Topology(const ClusterSpec& spec) : spec_(spec), scratch_(std::make_un
         // (Without SHARP, only where the pods fit the levels the packed rails need: a rail count that does not
         // divide the radix would otherwise need a level more, or overflow given levels.)
         const long long pod = static_cast<long long>(leaf) * std::max(1, spec.fabric.radix / 2);
-        int levels = spec.fabric.levels;
-        while (spec.fabric.levels == 0 && levels < 4 &&
-               fat_tree_capacity(spec.fabric.radix, std::max(levels, 1)) < per_rail * node.nics)
-          ++levels;
+        const int levels = fat_tree_levels(spec.fabric.radix, per_rail * node.nics, spec.fabric.levels);
         const long long padded = (per_rail + pod - 1) / pod * pod;
         if (levels >= 3 && per_rail > leaf &&
             (spec.fabric.sharp || padded * node.nics <= fat_tree_capacity(spec.fabric.radix, levels))) {
