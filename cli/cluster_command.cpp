@@ -68,9 +68,8 @@ const char* cluster_usage() {
   static const std::string text =
       "usage: dtsim cluster NAME|FILE [flags]\n"
       "Builds the cluster a cluster file describes (a built-in name such as dgx-a100, or a path; `dtsim help\n"
-      "cluster-file` lists every field) and prints its size, the longest route between accelerators, and the bisection "
-      "bandwidth: the max-flow\n"
-      "between the first and the second half of the accelerators.\n\n" +
+      "cluster-file` lists every field) and prints its size, the longest route between accelerators, and the\n"
+      "bisection bandwidth: the max-flow between the first and the second half of the accelerators.\n\n" +
       flags_help(cluster_command_flags);
   return text.c_str();
 }

@@ -141,16 +141,17 @@ ClusterInstance instantiate_cluster(const RunSettings& settings, int nodes) {
   ClusterSpec spec = *settings.cluster;
   spec.nodes = nodes;
   ClusterInstance instance;
+  // (named as the user gave the count: --nodes, or the file's own field)
+  const std::string origin =
+      (nodes == settings.cluster->nodes ? "--cluster: cluster.nodes = " : "--nodes ") + std::to_string(nodes);
   try {
     instance.topology = std::make_shared<const Topology>(spec);
-  } catch (const TopologyError& e) {  // (named as the user gave the count: --nodes, or the file's own field)
-    const std::string origin = nodes == settings.cluster->nodes ? "--cluster: cluster.nodes = " : "--nodes ";
-    throw UsageError(origin + std::to_string(nodes) + ": " + e.what());
+  } catch (const TopologyError& e) {
+    throw UsageError(origin + ": " + e.what());
   }
   instance.accelerator_of = place_positions(*instance.topology, settings.placement, settings.order);
   instance.description = cluster_description(settings, std::to_string(nodes));
-  instance.ranks_origin = (nodes == settings.cluster->nodes ? "--cluster: cluster.nodes = " : "--nodes ") +
-                          std::to_string(nodes) + " (" + std::to_string(instance.topology->accelerators()) + " ranks)";
+  instance.ranks_origin = origin + " (" + std::to_string(instance.topology->accelerators()) + " ranks)";
   return instance;
 }
 
