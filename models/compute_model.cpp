@@ -188,7 +188,24 @@ double kept_activation_bytes(const Model& model, const ComputeSettings& settings
   return kept;
 }
 
-double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
+namespace {
+
+// cuDNN's autotuner (cudnn.benchmark in PyTorch, on in NVIDIA's and Lambda's training scripts; TensorFlow's default)
+// times every algorithm it has for a convolution and runs the fastest, fp32 CUDA-core kernels among them when tf32
+// math is allowed: so a tf32 convolution is never slower than the same one in fp32. It matters where tf32 tensor
+// math is no faster than fp32 (GeForce and workstation Ampere and Ada parts: RTX 3090 35.6 TFLOP/s either way).
+bool tf32_conv_may_run_fp32(const Layer& layer, const Device& device, const ComputeSettings& settings) {
+  return layer.kind == LayerKind::conv && settings.precision == Precision::tf32 && device.kind == DeviceKind::gpu &&
+         device.has(Precision::fp32);
+}
+
+ComputeSettings in_fp32(ComputeSettings settings) {
+  settings.precision = Precision::fp32;
+  return settings;
+}
+
+double forward_seconds_as_given(const Layer& layer, double batch, const Device& device,
+                                const ComputeSettings& settings) {
   const KernelTraffic t = kernel_traffic(layer.kind);
   const LayoutTransposes transposes = layout_transposes(layer, device, settings);
   Pass pass;
@@ -198,7 +215,8 @@ double forward_seconds(const Layer& layer, double batch, const Device& device, c
                       with_transposes(pass, transposes.forward_bytes, transposes.forward_kernels));
 }
 
-double backward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
+double backward_seconds_as_given(const Layer& layer, double batch, const Device& device,
+                                 const ComputeSettings& settings) {
   const KernelTraffic t = kernel_traffic(layer.kind);
   Pass pass;
   pass.flop_factor = layer.backward_flop_factor;
@@ -216,6 +234,24 @@ double backward_seconds(const Layer& layer, double batch, const Device& device, 
       math_seconds(1, batch * extra_flops, device, settings.precision) / kernel_rate(layer, device, settings.precision);
   if (settings.recompute == Recompute::full) seconds += forward_seconds(layer, batch, device, settings);
   return seconds;
+}
+
+}  // namespace
+
+double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
+  if (tf32_conv_may_run_fp32(layer, device, settings)) {
+    return std::min(forward_seconds(layer, batch, device, in_fp32(settings)),
+                    forward_seconds_as_given(layer, batch, device, settings));
+  }
+  return forward_seconds_as_given(layer, batch, device, settings);
+}
+
+double backward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
+  if (tf32_conv_may_run_fp32(layer, device, settings)) {
+    return std::min(backward_seconds(layer, batch, device, in_fp32(settings)),
+                    backward_seconds_as_given(layer, batch, device, settings));
+  }
+  return backward_seconds_as_given(layer, batch, device, settings);
 }
 
 double optimizer_seconds(double params, const Device& device, const ComputeSettings& settings) {

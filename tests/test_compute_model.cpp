@@ -337,3 +337,42 @@ TEST_CASE("tensor math runs at the device's kernel rates: convolutions' in 16-bi
   CHECK(forward_seconds(conv, batch, cpu, settings(Precision::fp16)) ==
         forward_seconds(conv, batch, cpu_plain, settings(Precision::fp16)));
 }
+
+TEST_CASE("a tf32 convolution runs as fast as the same one in fp32 where tf32 math is no faster (cuDNN's autotuner)") {
+  // a GeForce-like part: tf32 tensor math at the fp32 rate; the tf32 convolutions' kernel rate halves it again
+  Device d = round_device();
+  d.set_peak_flops(Precision::tf32, 10e12);
+  d.conv_tf32_rate = 0.5;  // tf32 math 10e12 x 0.8 x 0.5 = 4e12 against fp32's 10e12 x 0.5 = 5e12
+  Layer conv = round_conv();
+  conv.winograd_flops = 0.5e9;  // the fp32 kernels it may run take Winograd's fewer multiplies too
+  Layer linear = round_conv();
+  linear.kind = LayerKind::linear;
+  const double batch = 64;
+  const ComputeSettings tf32 = settings(Precision::tf32), fp32 = settings(Precision::fp32);
+  CHECK(forward_seconds(conv, batch, d, tf32) == forward_seconds(conv, batch, d, fp32));
+  CHECK(backward_seconds(conv, batch, d, tf32) == backward_seconds(conv, batch, d, fp32));
+  // tf32 math alone would have taken longer: the difference is the math's (memory-bound kernels alike)
+  Device tf32_only = d;
+  tf32_only.set_peak_flops(Precision::fp32, 1e9);  // (an fp32 path too slow to be chosen)
+  const double tf32_math = 64e9 / 4e12;
+  const double fp32_math = 64 * (1e9 - 0.5e9 * (1 - 16.0 / 36.0)) / 5e12;
+  CHECK(forward_seconds(conv, batch, tf32_only, tf32) - forward_seconds(conv, batch, d, tf32) ==
+        Approx(tf32_math - fp32_math));
+  // where tf32 math is faster (an A100: 8 times fp32's peak) the tf32 kernels run
+  Device a100_like = d;
+  a100_like.set_peak_flops(Precision::tf32, 80e12);
+  CHECK(forward_seconds(conv, batch, a100_like, tf32) < forward_seconds(conv, batch, a100_like, fp32));
+  Device a100_slow_fp32 = a100_like;
+  a100_slow_fp32.set_peak_flops(Precision::fp32, 1e9);
+  CHECK(forward_seconds(conv, batch, a100_like, tf32) == forward_seconds(conv, batch, a100_slow_fp32, tf32));
+  // other matrix kernels (cuBLAS GEMMs) are not autotuned: a linear layer stays in tf32 math, slower or not
+  d.gemm_tf32_rate = 0.5;
+  CHECK(forward_seconds(linear, batch, d, tf32) > forward_seconds(linear, batch, d, fp32));
+  // the shipped RTX 3090 file: ResNet-50's convolutions in tf32 take what they take in fp32
+  const Device rtx3090 = load_named_device("rtx-3090", DTSIM_SOURCE_DIR, DTSIM_SOURCE_DIR);
+  const Model resnet = load_named_model("resnet50", DTSIM_SOURCE_DIR, DTSIM_SOURCE_DIR);
+  for (const Layer& l : resnet.layers) {
+    if (l.kind != LayerKind::conv) continue;
+    CHECK(forward_seconds(l, 224, rtx3090, tf32) <= forward_seconds(l, 224, rtx3090, fp32));
+  }
+}
