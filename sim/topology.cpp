@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <sstream>
 
 namespace dtsim {
 
@@ -98,6 +99,34 @@ struct FatTreeShape {
 
 namespace {
 
+// A fabric's switches and links are bounded in proportion to the NIC ports it holds (a full-bisection fat-tree of four
+// levels has under 6 links and 2 switches a port), and never below 2^22 links and 2^20 switches: a fabric far larger
+// than its ports (a 4-level fat-tree of radix 1024 for 32 ports: 1.3e8 switches) is refused before anything is built,
+// with its counts and an estimate of its memory (measured: a fabric of 6.3 million links takes 3.3 GB in `dtsim
+// cluster`, about 520 bytes a link with its routing graph and the bisection's flow network).
+constexpr double bytes_per_fabric_link = 520;
+
+void check_fabric_size(const std::string& fields, const std::string& what, long double switches, long double links,
+                       long long ports) {
+  const long double most_switches = std::max<long double>(1 << 20, 2.0L * ports);
+  const long double most_links = std::max<long double>(1 << 22, 6.0L * ports);
+  if (switches <= most_switches && links <= most_links) return;
+  auto count = [](long double n) {
+    std::ostringstream out;
+    if (n < 1e6) {
+      out << static_cast<long long>(n);
+    } else {
+      out.precision(3);
+      out << static_cast<double>(n);
+    }
+    return out.str();
+  };
+  throw TopologyError("cluster.fabric: " + what + " has " + count(switches) + " switches and " + count(links) +
+                      " links (about " + count(links * bytes_per_fabric_link / 1e9) + " GB); for " +
+                      std::to_string(ports) + " NIC ports at most " + count(most_switches) + " switches and " +
+                      count(most_links) + " links are supported: lower " + fields);
+}
+
 // Fabric builders return the switch each NIC port attaches to.
 std::vector<int> build_star(Builder& b, int ports) {
   const int hub = b.vertex(VertexKind::fabric_switch);
@@ -159,6 +188,14 @@ std::vector<int> build_fat_tree(Builder& b, FabricSpec f, int ports, FatTreeShap
   std::vector<long long> lower(levels + 1, 1);  // lower[i] = prod w_1..w_i
   for (std::size_t i = 1; i <= levels; ++i)
     lower[i] = lower[i - 1] * w[i - 1];
+  long double switches = 0, fabric_links = 0;
+  for (std::size_t i = 1; i <= levels; ++i) {
+    switches += static_cast<long double>(upper[i]) * static_cast<long double>(lower[i]);
+    if (i >= 2) fabric_links += static_cast<long double>(upper[i - 1]) * lower[i - 1] * w[i - 1];
+  }
+  check_fabric_size("radix or levels (levels 0: the fewest that hold the NIC ports)",
+                    "a " + std::to_string(f.levels) + "-level fat-tree of radix " + std::to_string(k), switches,
+                    fabric_links, ports);
   shape.m = m;
   shape.w = w;
   shape.lower = lower;
@@ -204,6 +241,9 @@ std::vector<int> build_torus(Builder& b, const FabricSpec& f, int ports) {
                           " switches; at most that many are supported");
     }
   }
+  check_fabric_size("dimensions", "a torus of " + std::to_string(switches) + " switches",
+                    static_cast<long double>(switches),
+                    static_cast<long double>(switches) * static_cast<long double>(dims.size()), ports);
   if (static_cast<long long>(ports) > switches * per) {
     throw TopologyError("cluster.fabric.dimensions: " + std::to_string(ports) + " NIC ports do not fit " +
                         std::to_string(switches) + " switches x " + std::to_string(per) +
@@ -239,6 +279,10 @@ std::vector<int> build_dragonfly(Builder& b, const FabricSpec& f, int ports) {
                         " endpoints; raise groups, routers_per_group or "
                         "endpoints_per_switch");
   }
+  check_fabric_size("groups or routers_per_group",
+                    "a dragonfly of " + std::to_string(g) + " groups of " + std::to_string(a) + " routers",
+                    static_cast<long double>(g) * a,
+                    static_cast<long double>(g) * a * (a - 1) / 2 + static_cast<long double>(g) * (g - 1) / 2, ports);
   std::vector<int> router(static_cast<std::size_t>(g * a));
   for (int& v : router)
     v = b.vertex(VertexKind::fabric_switch);

@@ -451,6 +451,19 @@ TEST_CASE("clusters too large for their fabric are refused naming the fabric") {
                                       "most 32)"));
   CHECK_THROWS_WITH(Topology(simple_cluster(17, torus({4, 4}))),
                     Catch::StartsWith("cluster.fabric.dimensions: 17 NIC ports do not fit 16 switches"));
+  // a fabric far larger than its ports is refused before it is built, with its size: a 4-level fat-tree of radix 1024
+  // (1.3e8 switches) or a torus of 2048 x 2048 switches for 4 ports; one in proportion to its ports is not
+  CHECK_THROWS_WITH(Topology(simple_cluster(4, fat_tree(1024, 4, 1))),
+                    Catch::StartsWith("cluster.fabric: a 4-level fat-tree of radix 1024 has 1.35e+08 switches and "
+                                      "4.03e+08 links (about 209 GB); for 4 NIC ports at most 1.05e+06 switches"));
+  CHECK_THROWS_WITH(Topology(simple_cluster(4, torus({2048, 2048}))), Catch::Contains("lower dimensions"));
+  FabricSpec fly;
+  fly.kind = FabricKind::dragonfly;
+  fly.groups = 64;
+  fly.routers_per_group = 1024;
+  fly.global_links_per_router = 1;
+  CHECK_THROWS_WITH(Topology(simple_cluster(4, fly)), Catch::Contains("lower groups or routers_per_group"));
+  CHECK(Topology(simple_cluster(4, torus({1024, 64}))).fabric_switches() == 65536);
   // auto levels pick the fewest that fit
   FabricSpec autotree = fat_tree(8, 0, 1);
   CHECK(Topology(simple_cluster(8, autotree)).fabric_switches() == 1);
