@@ -6,17 +6,23 @@
 #include <nlohmann/json.hpp>
 
 #include "scenarios/json_reader.hpp"
+#include "scenarios/units.hpp"
 
 namespace dtsim {
 namespace {
 
 constexpr double tiny = 1e-300;
+// Rates as the flags take them (1 bit/s to 10^18 bytes/s; a FLOP rate up to 10^21), times up to 10^9 s: a rate of
+// 1e-300 would have every executor wait forever.
+constexpr double min_rate = min_bandwidth_Bps;
+constexpr double max_rate = max_bandwidth_Bps;
+constexpr double max_flop_rate = 1e21;
 
 constexpr std::array<FieldSpec, 6> kernel_fields{{
     value_field("model", FieldType::text, "", "what was timed"),
     value_field("samples", FieldType::raw, "", "[batch, seconds] pairs"),
-    ranged_field("overhead_s", FieldType::number, "", "fitted fixed time of a step", 0, unbounded),
-    ranged_field("per_sample_s", FieldType::number, "", "fitted time per sample", tiny, unbounded),
+    ranged_field("overhead_s", FieldType::number, "", "fitted fixed time of a step", 0, max_duration_s),
+    ranged_field("per_sample_s", FieldType::number, "", "fitted time per sample", tiny, max_duration_s),
     ranged_field("r_squared", FieldType::number, "", "goodness of the fit", -unbounded, 1),
     value_field("residuals", FieldType::raw, "", "measured minus fitted seconds, per sample"),
 }};
@@ -28,7 +34,7 @@ constexpr std::array<FieldSpec, 2> step_time_fields{{
 
 constexpr std::array<FieldSpec, 4> calibration_compute_fields{{
     value_field("gemm", FieldType::raw, "", "the GEMM shapes and their FLOP/s"),
-    ranged_field("gemm_flops_per_s", FieldType::number, "", "the best GEMM rate", tiny, unbounded),
+    ranged_field("gemm_flops_per_s", FieldType::number, "", "the best GEMM rate", 1, max_flop_rate),
     object_field("kernel", true, "the SGD kernel's step time against batch size", kernel_fields),
     object_field("step_times", false,
                  "consecutive SGD kernel steps at one batch, each timed: the machine's step-time distribution "
@@ -37,17 +43,17 @@ constexpr std::array<FieldSpec, 4> calibration_compute_fields{{
 }};
 
 constexpr std::array<FieldSpec, 1> memory_fields{{
-    ranged_field("triad_Bps", FieldType::number, "", "STREAM-like triad bandwidth", tiny, unbounded),
+    ranged_field("triad_Bps", FieldType::number, "", "STREAM-like triad bandwidth", min_rate, max_rate),
 }};
 
 constexpr std::array<FieldSpec, 1> reduction_fields{{
-    ranged_field("Bps", FieldType::number, "", "bytes of float arrays summed per second", tiny, unbounded),
+    ranged_field("Bps", FieldType::number, "", "bytes of float arrays summed per second", min_rate, max_rate),
 }};
 
 constexpr std::array<FieldSpec, 5> range_fields{{
     ranged_field("min_bytes", FieldType::number, "", "the range starts at this message size", 0, unbounded),
-    ranged_field("alpha_s", FieldType::number, "", "fitted latency", 0, unbounded),
-    ranged_field("bandwidth_Bps", FieldType::number, "", "fitted bandwidth (1 / slope)", tiny, unbounded),
+    ranged_field("alpha_s", FieldType::number, "", "fitted latency", 0, max_duration_s),
+    ranged_field("bandwidth_Bps", FieldType::number, "", "fitted bandwidth (1 / slope)", min_rate, max_rate),
     ranged_field("r_squared", FieldType::number, "", "goodness of the fit", -unbounded, 1),
     value_field("residuals", FieldType::raw, "", "measured minus fitted seconds, per sample"),
 }};
@@ -55,7 +61,7 @@ constexpr std::array<FieldSpec, 5> range_fields{{
 constexpr std::array<FieldSpec, 2> message_rate_fields{{
     value_field("samples", FieldType::raw, "", "[messages sent at once, seconds] pairs (dtsim-mpi-pingpong msgrate)"),
     ranged_field("message_gap_s", FieldType::number, "",
-                 "the per-message gap g fitted to them: what each further message of a step costs", 0, unbounded),
+                 "the per-message gap g fitted to them: what each further message of a step costs", 0, max_duration_s),
 }};
 
 constexpr std::array<FieldSpec, 4> calibration_network_fields{{

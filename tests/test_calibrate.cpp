@@ -134,13 +134,20 @@ TEST_CASE("calibration files: a missing or wrong field names its JSON path") {
     return std::string("no error");
   };
   CHECK(error([](nlohmann::json& j) { j["calibration"]["memory"].erase("triad_Bps"); }) ==
-        "calibration.memory.triad_Bps: missing; expected a number >= 1e-300");
+        "calibration.memory.triad_Bps: missing; expected a number in [0.125, 1e+18]");
   CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["reduction"]["Bps"] = "fast"; }),
              Catch::StartsWith("calibration.reduction.Bps: expected a number"));
   CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["network"]["ranges"][1]["min_bytes"] = 0; }),
              Catch::StartsWith("calibration.network.ranges[1].min_bytes: expected ranges by ascending min_bytes"));
-  CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["compute"]["kernel"]["per_sample_s"] = -1; }),
-             Catch::StartsWith("calibration.compute.kernel.per_sample_s: expected a number >= 1e-300, got -1"));
+  CHECK_THAT(
+      error([](nlohmann::json& j) { j["calibration"]["compute"]["kernel"]["per_sample_s"] = -1; }),
+      Catch::StartsWith("calibration.compute.kernel.per_sample_s: expected a number in [1e-300, 1000000000], got -1"));
+  // a rate of 1e-300 would leave every executor waiting for ever (SimGrid reported a deadlock): refused as the flags
+  // are
+  CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["network"]["ranges"][0]["bandwidth_Bps"] = 1e-300; }),
+             Catch::StartsWith("calibration.network.ranges[0].bandwidth_Bps: expected a number in [0.125, 1e+18]"));
+  CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["reduction"]["Bps"] = 1e-300; }),
+             Catch::StartsWith("calibration.reduction.Bps: expected a number in [0.125, 1e+18]"));
   CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["colour"] = 1; }),
              Catch::StartsWith("calibration.colour: unknown key"));
   // fields kept as a record of the fit are held to their documented ranges too
