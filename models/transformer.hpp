@@ -35,7 +35,11 @@ struct PatchSpec {
   int patch_size = 16;
   int channels = 3;
   bool class_token = true;
-  int tokens() const { return (image_size / patch_size) * (image_size / patch_size) + (class_token ? 1 : 0); }
+  // (64-bit: a 65536-pixel image of 1-pixel patches has 2^32 patches)
+  long long tokens() const {
+    const long long side = image_size / patch_size;
+    return side * side + (class_token ? 1 : 0);
+  }
 };
 
 struct TransformerSpec {

@@ -17,6 +17,7 @@ namespace dtsim {
 namespace {
 
 constexpr double max_size = 1 << 24;
+constexpr long long max_sequence = 1 << 24;  // tokens per sample (the sequence field's range)
 constexpr std::string_view kinds = "transformer|layers";
 
 constexpr std::array<FieldSpec, 4> moe_fields{{
@@ -60,7 +61,7 @@ constexpr std::array<FieldSpec, 26> transformer_fields{{
         ranged_field("vocab", FieldType::integer, "", "vocabulary size (token embedding and LM head rows)", 1, 1 << 30),
         "there are no patches"),
     required_when(
-        ranged_field("sequence", FieldType::integer, "", "tokens per sample, the length trained at", 1, 1 << 24),
+        ranged_field("sequence", FieldType::integer, "", "tokens per sample, the length trained at", 1, max_sequence),
         "there are no patches"),
     ranged_field("positions", FieldType::integer, "sequence",
                  "rows of the learned position table (position learned), at least sequence", 1, 1 << 24),
@@ -214,6 +215,12 @@ Model read_transformer(const JsonObject& o) {
       throw ScenarioError(p.path_of("patch_size") + ": expected a divisor of image_size = " +
                           std::to_string(patches.image_size) + ", got " + std::to_string(patches.patch_size));
     }
+    if (patches.tokens() > max_sequence) {  // as many tokens as a sequence may have
+      throw ScenarioError(p.path_of("patch_size") + ": (image_size / patch_size)^2 patches must be at most " +
+                          std::to_string(max_sequence) + " tokens, as a sequence; image_size " +
+                          std::to_string(patches.image_size) + " and patch_size " + std::to_string(patches.patch_size) +
+                          " make " + std::to_string(patches.tokens()));
+    }
     const std::string why = "without patches (the patches make " + std::to_string(patches.tokens()) + " tokens)";
     only_with(o, "vocab", false, why);
     only_with(o, "sequence", false, why);
@@ -223,7 +230,7 @@ Model read_transformer(const JsonObject& o) {
                           "vocabulary for \"lm\"), got \"lm\"");
     }
     t.patches = patches;
-    t.sequence = patches.tokens();
+    t.sequence = static_cast<int>(patches.tokens());
   } else {
     t.vocab = to_int(o.integer("vocab"));
     t.sequence = to_int(o.integer("sequence"));
