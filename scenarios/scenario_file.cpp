@@ -96,7 +96,7 @@ constexpr std::array<FieldSpec, 4> jitter_fields{{
                  "forward or backward, the optimizer)",
                  "step|kernel"),
     value_field("times", FieldType::raw, "(the calibration's)",
-                "empirical: measured step times in seconds, a list of at least 2 positive numbers (absent: the "
+                "empirical: measured step times in seconds, a list of at least 2 positive numbers up to 1e9 (absent: the "
                 "`calibration` file's SGD step times, from dtsim calibrate)"),
 }};
 
@@ -353,9 +353,10 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
         throw ScenarioError(jitter.path_of("times") + ": expected a list of at least 2 step times in seconds");
       }
       for (std::size_t i = 0; i < list.size(); ++i) {
-        if (!list[i].is_number() || !(list[i].get<double>() > 0) || !std::isfinite(list[i].get<double>())) {
+        // (up to 1e9 s: their mean, which the draws divide by, must not overflow)
+        if (!list[i].is_number() || !(list[i].get<double>() > 0) || !(list[i].get<double>() <= max_duration_s)) {
           throw ScenarioError(jitter.path_of("times") + "[" + std::to_string(i) +
-                              "]: expected a positive number of seconds, got " + list[i].dump());
+                              "]: expected a positive number of seconds up to 1e9, got " + list[i].dump());
         }
         times.push_back(list[i].get<double>());
       }

@@ -208,6 +208,9 @@ TEST_CASE("impossible variability is refused with exit 2 naming the field") {
       {{{"jitter", {{"distribution", "empirical"}, {"times", nlohmann::json::array()}}}},
        "scenario.variability.jitter.times"},
       {{{"jitter", {{"distribution", "empirical"}, {"times", {0.1, -1}}}}}, "scenario.variability.jitter.times[1]"},
+      // (1e308 s: the mean overflowed, and each step was reported as 8 ms against 175 ms simulated)
+      {{{"jitter", {{"distribution", "empirical"}, {"times", {1e308, 1e308}}}}},
+       "scenario.variability.jitter.times[0]: expected a positive number of seconds up to 1e9, got 1e+308"},
       {{{"slow_nodes", {{"fraction", 1.5}, {"slowdown", 2}}}}, "scenario.variability.slow_nodes.fraction"},
       {{{"slow_nodes", {{"nodes", {2}}}}}, "scenario.variability.slow_nodes.slowdown"},
       {{{"background_load", 1}}, "scenario.variability.background_load"},
