@@ -1,5 +1,6 @@
 // `dtsim report RESULT.json... -o report.html`: one self-contained HTML page with charts from result files.
 #include <array>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -71,6 +72,13 @@ int report_command(std::span<char* const> args, std::ostream& out) {
   if (!flags.has("output")) {
     if (output.ends_with(".json")) output.resize(output.size() - 5);
     output += ".html";
+  }
+  for (const std::string& path : inputs) {  // a page written over a result it was drawn from would lose the result
+    std::error_code ec;
+    if (std::filesystem::equivalent(output, path, ec)) {
+      throw UsageError("--output: " + output + " is the result file " + path +
+                       " itself; name another file (e.g. report.html)");
+    }
   }
   try {
     write_file_atomically(output, [&](std::ostream& file) { file << render_report_html(content); });

@@ -2313,6 +2313,13 @@ TEST_CASE("report: predict and compare results become one HTML page, bad result 
   // without -o: the first result's name with .html
   REQUIRE(run_dtsim("report " + (dir / "predict.json").string()).exit_code == 0);
   CHECK(std::filesystem::exists(dir / "predict.html"));
+  // -o naming one of the results it reads is refused, and the result is left as it was
+  const std::string kept = read_file((dir / "allgather.json").string());
+  const Run over =
+      run_dtsim("report " + (dir / "allgather.json").string() + " -o " + (dir / "." / "allgather.json").string());
+  CHECK(over.exit_code == 2);
+  CHECK_THAT(over.output, Catch::Contains("is the result file"));
+  CHECK(read_file((dir / "allgather.json").string()) == kept);
 
   std::ofstream(dir / "bad.json") << R"({"scenario": "x", "results": 3})";
   std::ofstream(dir / "broken.json") << "{";
