@@ -179,6 +179,16 @@ std::string resolved_backend(const RunSettings& settings, const Schedule& schedu
 
 namespace {
 
+// The flag and the words that name a schedule's size in a refusal: its ranks, and the parameter servers on hosts of
+// their own where it has them (a million --servers made 1000064 "--ranks").
+std::string size_words(const Schedule& schedule) {
+  const int servers = schedule.ranks - schedule.participants;
+  if (schedule.participants > 0 && servers > 0 && !schedule.switch_helpers) {
+    return "--servers: " + std::to_string(schedule.participants) + " ranks and " + std::to_string(servers) + " servers";
+  }
+  return "--ranks: " + std::to_string(schedule.ranks) + " ranks";
+}
+
 // Refuses, before it starts, a run that SimGrid cannot hold (more actors than this machine allows) or that would not
 // fit in this machine's available memory (with --real-payload, the payload's buffers and copies too); --force runs
 // the latter anyway.
@@ -203,9 +213,10 @@ void check_resources(const Schedule& schedule, const std::string& backend, const
   if (backend == "simgrid" && !settings.force) {
     const double seconds = estimated_simgrid_seconds(schedule);
     if (seconds > simgrid_time_limit_s) {
-      throw UsageError("--ranks: " + std::to_string(schedule.ranks) + " ranks of " + schedule.algorithm +
-                       " on SimGrid would take at least " + format_seconds(seconds) +
-                       " (2.5 us a message), above the " + format_seconds(simgrid_time_limit_s) +
+      throw UsageError(size_words(schedule) + " of " + schedule.algorithm + " on SimGrid would take about " +
+                       format_seconds(seconds) +
+                       " (2.5 us a message, and 0.6 ns more for each message in flight with it), above the " +
+                       format_seconds(simgrid_time_limit_s) +
                        " limit: use --backend flow (the same network model), fewer ranks, or --force to run it anyway");
     }
   }
@@ -223,10 +234,9 @@ void check_resources(const Schedule& schedule, const std::string& backend, const
                      " for every rank's buffer and the copies in flight); this machine has " + format_bytes(have) +
                      " available: use fewer --ranks or a smaller --bytes, or --force to run it anyway");
   }
-  throw UsageError("--ranks: " + std::to_string(schedule.ranks) + " ranks of " + schedule.algorithm + " on " + backend +
-                   " need about " + format_bytes(need) + " of memory (" +
-                   std::to_string(executed_op_count(schedule, executor)) + " schedule ops); this machine has " +
-                   format_bytes(have) + " available" +
+  throw UsageError(size_words(schedule) + " of " + schedule.algorithm + " on " + backend + " need about " +
+                   format_bytes(need) + " of memory (" + std::to_string(executed_op_count(schedule, executor)) +
+                   " schedule ops); this machine has " + format_bytes(have) + " available" +
                    (backend == "simgrid" ? ": use --backend flow, or fewer ranks" : ": use fewer ranks") +
                    ", or --force to run it anyway");
 }

@@ -165,10 +165,13 @@ std::uint64_t executed_op_count(const Schedule& schedule, RunMemory executor);
 // MemAvailable of /proc/meminfo, or 0 where it cannot be read.
 std::uint64_t available_memory_bytes();
 
-// A lower bound on the wall-clock seconds SimGrid takes for a schedule: its messages (repetitions of compact steps
-// counted) times 2.5 us, the least measured per message (ring on the star, 256 and 512 ranks: 2.5 and 2.9 us; direct,
-// whose messages share links, 12 us). Runs estimated above simgrid_time_limit_s are refused up front (collective,
-// compare) unless forced.
+// An estimate of the wall-clock seconds SimGrid takes for a schedule: its messages (repetitions of compact steps
+// counted) times 2.5 us (ring on the star, 256 and 512 ranks: 2.5 and 2.9 us a message) plus 0.6 ns for every
+// message that may be in flight with it, each rank's largest step's sends summed over the ranks: SimGrid's sharing
+// solver slows as concurrent messages grow (measured on the star, 64 MB: direct at 128, 256 and 512 ranks 0.37, 9.5
+// and 88 s, estimated 0.4, 5.4 and 83 s; ps with 64 ranks and 250, 500 and 1000 servers 0.43, 1.2 and 6.1 s,
+// estimated 0.4, 2.9 and 10 s; 20,000 servers ran for more than 10 minutes, estimated 3,900 s). Runs estimated above
+// simgrid_time_limit_s are refused up front (collective, compare) unless forced.
 double estimated_simgrid_seconds(const Schedule& schedule);
 constexpr double simgrid_time_limit_s = 300;
 

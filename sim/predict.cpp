@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
 #include "algorithms/hierarchical.hpp"
@@ -314,6 +315,20 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   const MemoryBudget budget{backend != Backend::simgrid ? RunMemory::flow : RunMemory::simgrid,
                             available_bytes ? *available_bytes : available_memory_bytes()};
   TrainingProgram program = make_program(setup, accelerators, p.local_batch, algorithm, options, per_node, budget, &sg);
+  if (backend == Backend::simgrid) {  // refused up front as a collective is (a step at 8192 ranks had run for minutes)
+    double seconds = 0;
+    for (const Schedule& bucket : program.buckets)
+      seconds += estimated_simgrid_seconds(bucket);
+    if (seconds > simgrid_time_limit_s) {
+      std::ostringstream text;
+      text.precision(4);
+      text << "SimGrid would take about " << seconds << " s for the step's " << program.buckets.size() << " "
+           << algorithm
+           << " allreduces (2.5 us a message, and 0.6 ns more for each message in flight with it), above the "
+           << simgrid_time_limit_s << " s limit: use --backend flow (the same network model) or fewer accelerators";
+      throw std::invalid_argument(text.str());
+    }
+  }
   FlowOptions fo = flow_options(sg);
   fo.lump_ranks = rank_classes;
   fo.contention = backend == Backend::flow;

@@ -510,7 +510,10 @@ TEST_CASE("collective and predict with --rank-classes off simulate every rank, w
     CHECK(a["comm_s"].get<double>() == Approx(b["comm_s"].get<double>()).epsilon(1e-9));
   }
   check_usage_errors({{"predict --rank-classes off --backend simgrid", "--rank-classes: only the flow backend"},
-                      {"predict --rank-classes yes", "--rank-classes: expected on or off"}});
+                      {"predict --rank-classes yes", "--rank-classes: expected on or off"},
+                      // a step SimGrid would take over an hour to run is refused up front, as a collective is
+                      {"predict --accelerators 8192 --algorithm ring --backend simgrid",
+                       "8192 accelerators: SimGrid would take about 4976 s for the step's 5 ring allreduces"}});
 }
 
 TEST_CASE("verify command proves ring and prints the message count", "[cli]") {

@@ -629,9 +629,20 @@ TEST_CASE("SimGrid's time is estimated from the messages before a run, compact r
     const Schedule compact = build("ring", ranks, 100000000, 1, true);
     REQUIRE(compact.compact());
     const double messages = 2.0 * ranks * (ranks - 1);
-    CHECK(estimated_simgrid_seconds(compact) == Approx(messages * 2.5e-6));
-    if (ranks == 64) CHECK(estimated_simgrid_seconds(build("ring", ranks, 100000000)) == Approx(messages * 2.5e-6));
+    const double each = 2.5e-6 + 0.6e-9 * ranks;  // a ring step: one send a rank, P in flight
+    CHECK(estimated_simgrid_seconds(compact) == Approx(messages * each));
+    if (ranks == 64) CHECK(estimated_simgrid_seconds(build("ring", ranks, 100000000)) == Approx(messages * each));
   }
+  // direct sends P-1 messages a rank at once: P(P-1) in flight, so SimGrid slows with them (measured at 512 ranks: 88
+  // s)
+  const double direct = 2.0 * 512 * 511;
+  CHECK(estimated_simgrid_seconds(build("direct", 512, 64000000)) == Approx(direct * (2.5e-6 + 0.6e-9 * 512 * 511)));
+  // a parameter server of 64 ranks and 20,000 shards (ran over 10 minutes) is refused; one of 250 shards (0.4 s) not
+  AlgorithmOptions servers;
+  servers.set("servers", std::uint64_t{20000});
+  CHECK(estimated_simgrid_seconds(find_algorithm("ps").build(64, 64000000, servers)) > simgrid_time_limit_s);
+  servers.set("servers", std::uint64_t{250});
+  CHECK(estimated_simgrid_seconds(find_algorithm("ps").build(64, 64000000, servers)) < 1);
   // 8192 ranks: 134 million messages, above the limit that collective and compare refuse without --force
   CHECK(estimated_simgrid_seconds(build("ring", 8192, 100000000, 1, true)) > simgrid_time_limit_s);
 }
