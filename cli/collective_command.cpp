@@ -33,8 +33,10 @@ std::vector<FlagSpec> schedule_flags() {
        "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
       {"algorithm", "NAME", "auto", algorithm_doc},
       {"ranks", "P", "8",
-       "number of ranks, 1 to 1000000 (ring on the simgrid or analytical backend, or with --verify: at most 8192, its "
-       "4P(P-1) ops written out must fit 2 GiB; the flow backend runs it compact)"},
+       "number of ranks, 1 to 1000000 (ring on the simgrid or analytical backend: at most 8192, its 4P(P-1) ops "
+       "written "
+       "out must fit 2 GiB; the flow backend runs it compact; --verify: ranks x chunks x ranks state cells at most "
+       "2^28, a ring of P chunks up to 645 ranks)"},
       {"bytes", "SIZE", "100MB",
        "buffer size per rank, 0B to 1TiB, e.g. 100MB, 64KiB (all-to-all: the rows of blocks of all P "
        "ranks together; each rank's row, nccl-tests' size, is SIZE/P)"},

@@ -106,10 +106,19 @@ int main(int argc, char** argv) {
   const bool wants_help = std::any_of(rest.begin(), rest.end(), [](const char* arg) {
     return std::string_view(arg) == "--help" || std::string_view(arg) == "-h";
   });
+  // what was printed must have reached its destination (a full disk, a closed pipe: not a success)
+  const auto written = [&](int status) {
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "dtsim " << command << ": cannot write the standard output\n";
+      return 2;
+    }
+    return status;
+  };
   try {
     if (command == "--help" || command == "-h" || (command == "help" && (argc == 2 || (argc == 3 && wants_help)))) {
       std::cout << usage;
-      return 0;
+      return written(0);
     }
     if (command == "help" || wants_help) {
       // dtsim help TOPIC, dtsim CMD ... --help: the command's flags or the file's fields
@@ -133,20 +142,14 @@ int main(int argc, char** argv) {
         }
       }
       std::cout << text;
-      return 0;
+      return written(0);
     }
     const int status = run_command(command, rest);
     if (status < 0) {
       std::cerr << "dtsim: unknown command '" << command << "' (accepted: " << commands << ")\n";
       return 2;
     }
-    // what a command printed must have reached its destination (a full disk, a closed pipe: not a success)
-    std::cout.flush();
-    if (!std::cout) {
-      std::cerr << "dtsim " << command << ": cannot write the standard output\n";
-      return 2;
-    }
-    return status;
+    return written(status);
   } catch (const UsageError& e) {
     std::cerr << "dtsim " << command << ": " << e.what() << '\n';
     return 2;

@@ -95,9 +95,10 @@ constexpr std::array<FieldSpec, 4> jitter_fields{{
                  "step: one draw per rank and step scales all its computes; kernel: one draw per compute (a layer's "
                  "forward or backward, the optimizer)",
                  "step|kernel"),
-    value_field("times", FieldType::raw, "(the calibration's)",
-                "empirical: measured step times in seconds, a list of at least 2 positive numbers up to 1e9 (absent: the "
-                "`calibration` file's SGD step times, from dtsim calibrate)"),
+    value_field(
+        "times", FieldType::raw, "(the calibration's)",
+        "empirical: measured step times in seconds, a list of at least 2 positive numbers up to 1e9 (absent: the "
+        "`calibration` file's SGD step times, from dtsim calibrate)"),
 }};
 
 constexpr std::array<FieldSpec, 3> slow_node_fields{{

@@ -884,6 +884,8 @@ TEST_CASE("what cannot be built or written is refused up front with exit 2", "[c
   if (std::filesystem::exists("/dev/full")) {
     const Run full = run_command(std::string(DTSIM_BINARY) + " compare --ranks 2,4 > /dev/full 2>&1");
     CHECK(full.exit_code == 2);
+    for (const char* help : {" help", " help collective", " --help", " predict --help"})  // help's text too
+      CHECK(run_command(std::string(DTSIM_BINARY) + help + " > /dev/full 2>&1").exit_code == 2);
     const Run trace = run_dtsim("collective --trace /dev/full");
     CHECK(trace.exit_code == 2);
     CHECK_THAT(trace.output, Catch::Contains("--trace: /dev/full: write failed"));

@@ -276,8 +276,8 @@ TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accept
            inline_variant("s10.json", "\"vocab\": 128256,", "\"patches\": {\"image_size\": 224, \"patch_size\": 15},"),
        "scenario.model.patches.patch_size: expected a divisor of image_size = 224, got 15"},
       // 2^32 patches: they had wrapped round to 1 token in 32 bits and the model simulated, exit 0
-      {"predict " +
-           inline_variant("s-patches.json", "\"vocab\": 128256,", "\"patches\": {\"image_size\": 65536, \"patch_size\": 1},"),
+      {"predict " + inline_variant("s-patches.json", "\"vocab\": 128256,",
+                                   "\"patches\": {\"image_size\": 65536, \"patch_size\": 1},"),
        "scenario.model.patches.patch_size: (image_size / patch_size)^2 patches must be at most 16777216 tokens, as a "
        "sequence; image_size 65536 and patch_size 1 make 4294967297"},
       {"predict " + inline_variant("s12.json", "\"position\": \"rope\"", "\"position\": \"rope\", \"positions\": 9"),
