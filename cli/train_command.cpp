@@ -109,6 +109,15 @@ int train_command(std::span<char* const> args, std::ostream& out) {
     throw UsageError(e.what());
   }
   check_training_resources(scenario, train, test, flags.has("force"));
+  // every output's folder before the training, so that a bad one leaves the others as they were
+  for (const char* output : {"csv", "trace"}) {
+    if (!flags.has(output)) continue;
+    try {
+      check_output_folder(flags.get(output));
+    } catch (const OutputPathError& e) {
+      throw UsageError("--" + std::string(output) + ": " + e.what());
+    }
+  }
   TrainReport report;
   try {
     report = run_sgd_training(scenario.config, train, test, flags.has("trace"), backend);

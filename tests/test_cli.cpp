@@ -1234,6 +1234,12 @@ TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 
   std::string header;
   std::getline(points, header);
   CHECK(header == "epoch,time_s,train_loss,test_accuracy");
+  // an output that cannot be written is refused before the training, and the other output is left as it was
+  std::ofstream(csv) << "an earlier result\n";
+  const Run bad_trace = run_dtsim("train " + quick + " --csv " + csv + " --trace /nonexistent-dtsim/t.json");
+  CHECK(bad_trace.exit_code == 2);
+  CHECK_THAT(bad_trace.output, Catch::Contains("--trace: /nonexistent-dtsim/t.json: cannot write"));
+  CHECK(read_file(csv) == "an earlier result\n");
   check_usage_errors({
       {"train " + variant("mode.json", "\"allreduce\"", "\"gossip\""),
        "train.mode: expected \"allreduce\", \"sync-ps\", \"async-ps\" or \"ssp\", got \"gossip\""},
