@@ -135,9 +135,9 @@ int framework_validation(const Flags& flags, double limit, std::ostream& out) {
     if (terminal) std::cerr << "\r\033[K";
   }
   const nlohmann::json doc = framework_json(result, command);
-  write_file_atomically(dir + "/pytorch-validation.json", [&](std::ostream& f) { f << doc.dump(2) << '\n'; });
-  write_file_atomically(dir + "/pytorch-validation.md",
-                        [&](std::ostream& f) { f << framework_markdown(result, command); });
+  write_files_atomically(
+      {{dir + "/pytorch-validation.json", [&](std::ostream& f) { f << doc.dump(2) << '\n'; }},
+       {dir + "/pytorch-validation.md", [&](std::ostream& f) { f << framework_markdown(result, command); }}});
   if (flags.has("json")) {
     out << doc.dump(2) << '\n';
     return result.median_abs_error > limit ? 1 : 0;
@@ -245,9 +245,9 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
         previous.value("command", std::string("dtsim validate")) + ", predictions redone by dtsim validate --repredict";
     const std::string dir = flags.get("out-dir");
     const nlohmann::json doc = validation_json(plan, result, command);  // built before the files are replaced
-    write_file_atomically(dir + "/validation.json", [&](std::ostream& f) { f << doc.dump(2) << '\n'; });
-    write_file_atomically(dir + "/validation.md",
-                          [&](std::ostream& f) { f << validation_markdown(plan, result, command); });
+    write_files_atomically(
+        {{dir + "/validation.json", [&](std::ostream& f) { f << doc.dump(2) << '\n'; }},
+         {dir + "/validation.md", [&](std::ostream& f) { f << validation_markdown(plan, result, command); }}});
     out << "re-predicted " << result.cases.size() << " cases: " << error_summary(result) << '\n';
     return result.median_abs_error > limit ? 1 : 0;
   }
@@ -268,10 +268,10 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     const std::string command =
         "dtsim validate --measured " + flags.get("measured") + " --ranks " + std::to_string(ranks);
     const std::string dir = flags.get("out-dir");
-    write_file_atomically(dir + "/validation-measured.json",
-                          [&](std::ostream& f) { f << validation_json(plan, result, command).dump(2) << '\n'; });
-    write_file_atomically(dir + "/validation-measured.md",
-                          [&](std::ostream& f) { f << validation_markdown(plan, result, command); });
+    write_files_atomically(
+        {{dir + "/validation-measured.json",
+          [&](std::ostream& f) { f << validation_json(plan, result, command).dump(2) << '\n'; }},
+         {dir + "/validation-measured.md", [&](std::ostream& f) { f << validation_markdown(plan, result, command); }}});
     out << "validation of " << result.cases.size() << " measured cases: " << error_summary(result) << '\n';
     return result.median_abs_error > limit ? 1 : 0;
   }
@@ -296,10 +296,10 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     std::cerr << "\r\033[K[" << format_seconds(t) << "] " << line << std::flush;
   });
   if (terminal) std::cerr << "\r\033[K";
-  write_file_atomically(dir + "/validation.json",
-                        [&](std::ostream& f) { f << validation_json(plan, result, command).dump(2) << '\n'; });
-  write_file_atomically(dir + "/validation.md",
-                        [&](std::ostream& f) { f << validation_markdown(plan, result, command); });
+  write_files_atomically(
+      {{dir + "/validation.json",
+        [&](std::ostream& f) { f << validation_json(plan, result, command).dump(2) << '\n'; }},
+       {dir + "/validation.md", [&](std::ostream& f) { f << validation_markdown(plan, result, command); }}});
   bool all_exact = true;
   for (const ValidationCase& c : result.cases)
     all_exact = all_exact && c.result_ok;

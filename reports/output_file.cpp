@@ -101,4 +101,11 @@ void check_output_folder(const std::string& path) {
   std::remove(temporary.c_str());
 }
 
+void write_files_atomically(const std::vector<OutputFile>& files) {
+  for (const OutputFile& file : files)
+    check_output_folder(file.path);
+  for (const OutputFile& file : files)
+    write_file_atomically(file.path, file.write);
+}
+
 }  // namespace dtsim

@@ -1476,6 +1476,14 @@ TEST_CASE("validate --repredict gates the current model on the committed real me
        "cases[0].bytes: expected a whole number of bytes >= 0, got -1"},
       {"validate --repredict " + zero + " --out-dir " + dir.string(), "cases[0].measured_s: expected a time > 0 s"},
   });
+  // the .json and .md are written together: one that cannot be leaves the other as it was
+  const auto pair = dir / "pair";
+  std::filesystem::create_directories(pair / "validation.md");
+  std::ofstream(pair / "validation.json") << "an earlier result\n";
+  const Run blocked = run_dtsim("validate --repredict " + committed + " --out-dir " + pair.string());
+  CHECK(blocked.exit_code == 2);
+  CHECK_THAT(blocked.output, Catch::Contains("validation.md: cannot write (it is a folder)"));
+  CHECK(read_file((pair / "validation.json").string()) == "an earlier result\n");
   std::filesystem::remove_all(dir);
 }
 
