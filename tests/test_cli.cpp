@@ -1469,12 +1469,21 @@ TEST_CASE("validate --repredict gates the current model on the committed real me
   const std::string empty = edited("empty.json", [](nlohmann::json& j) { j["cases"] = nlohmann::json::array(); });
   const std::string negative = edited("negative.json", [](nlohmann::json& j) { j["cases"][0]["bytes"] = -1; });
   const std::string zero = edited("zero.json", [](nlohmann::json& j) { j["cases"][0]["measured_s"] = 0; });
+  const std::string no_alpha = edited("no-alpha.json", [](nlohmann::json& j) { j["networks"][0].erase("alpha_s"); });
+  const std::string text_time = edited("text.json", [](nlohmann::json& j) { j["cases"][0]["measured_s"] = "x"; });
+  const std::string orphan = edited("orphan.json", [](nlohmann::json& j) { j["cases"][0]["rate_bps"] = 5; });
   check_usage_errors({
       {"validate --repredict " + empty + " --out-dir " + dir.string(),
        "--repredict: " + empty + ": cases: expected a non-empty list of cases"},
       {"validate --repredict " + negative + " --out-dir " + dir.string(),
        "cases[0].bytes: expected a whole number of bytes >= 0, got -1"},
       {"validate --repredict " + zero + " --out-dir " + dir.string(), "cases[0].measured_s: expected a time > 0 s"},
+      // named by their JSON paths (they had come out as the JSON library's own type errors)
+      {"validate --repredict " + no_alpha + " --out-dir " + dir.string(), "networks[0].alpha_s: missing"},
+      {"validate --repredict " + text_time + " --out-dir " + dir.string(),
+       "cases[0].measured_s: expected a time > 0 s, got \"x\""},
+      {"validate --repredict " + orphan + " --out-dir " + dir.string(),
+       "cases[0].ranks, rate_bps: no entry of networks has 4 ranks at 5 bit/s"},
   });
   // the .json and .md are written together: one that cannot be leaves the other as it was
   const auto pair = dir / "pair";

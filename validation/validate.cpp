@@ -15,6 +15,7 @@
 #include "algorithms/schedule.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/microbench.hpp"
+#include "scenarios/units.hpp"
 #include "sim/simgrid_executor.hpp"
 
 namespace dtsim {
@@ -355,20 +356,52 @@ ValidationResult validate_measured(const std::string& path, int ranks, const std
   return result;
 }
 
+namespace {
+
+// A field of a validation.json that a re-prediction reads: present, a number in [low, high], named by its JSON path.
+double field_number(const nlohmann::json& object, const std::string& at, const char* key, double low, double high) {
+  const std::string path = at + key;
+  if (!object.is_object() || !object.contains(key)) throw std::invalid_argument(path + ": missing");
+  const nlohmann::json& value = object.at(key);
+  if (!value.is_number() || !(value.get<double>() >= low) || !(value.get<double>() <= high)) {
+    std::ostringstream range;
+    range.precision(10);
+    range << low << ", " << high;
+    throw std::invalid_argument(path + ": expected a number in [" + range.str() + "], got " + value.dump());
+  }
+  return value.get<double>();
+}
+
+int field_count(const nlohmann::json& object, const std::string& at, const char* key) {
+  const double value = field_number(object, at, key, 1, 1 << 20);
+  if (value != std::floor(value)) {
+    throw std::invalid_argument(at + key + ": expected a whole number, got " + object.at(key).dump());
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
 ValidationResult repredict(const nlohmann::json& previous) {
   ValidationResult result;
   try {
-    for (const auto& n : previous.at("networks")) {
+    if (!previous.is_object() || !previous.contains("networks") || !previous.at("networks").is_array()) {
+      throw std::invalid_argument("networks: expected the list of networks the cases ran on");
+    }
+    const nlohmann::json& networks = previous.at("networks");
+    for (std::size_t i = 0; i < networks.size(); ++i) {
+      const nlohmann::json& n = networks[i];
+      const std::string at = "networks[" + std::to_string(i) + "].";
       ValidationNetwork net;
-      net.ranks = n.at("ranks").get<int>();
-      net.rate_bps = n.at("rate_bps").get<double>();
-      net.cost.alpha_s = n.at("alpha_s").get<double>();
-      net.cost.bandwidth_Bps = n.at("bandwidth_Bps").get<double>();
-      net.cost.reduce_Bps = n.at("reduce_Bps").get<double>();
+      net.ranks = field_count(n, at, "ranks");
+      net.rate_bps = field_number(n, at, "rate_bps", 0, 8 * max_bandwidth_Bps);
+      net.cost.alpha_s = field_number(n, at, "alpha_s", 0, max_duration_s);
+      net.cost.bandwidth_Bps = field_number(n, at, "bandwidth_Bps", min_bandwidth_Bps, max_bandwidth_Bps);
+      net.cost.reduce_Bps = field_number(n, at, "reduce_Bps", min_bandwidth_Bps, max_bandwidth_Bps);
       net.cost.gap_s = n.value("gap_s", 0.0);  // (runs before the message-rate test have none)
       if (n.contains("message_rate"))
         net.message_rate = n.at("message_rate").get<std::vector<std::pair<double, double>>>();
-      net.beta_r_squared = n.at("beta_r_squared").get<double>();
+      net.beta_r_squared = field_number(n, at, "beta_r_squared", -1e300, 1);
       net.bandwidth_all_ranks = n.value("bandwidth_from", std::string()) == all_ranks_text;
       net.all_ranks_alpha_s = n.value("all_ranks_alpha_s", 0.0);
       net.two_rank_bandwidth_Bps = n.value("two_rank_bandwidth_Bps", 0.0);
@@ -393,23 +426,35 @@ ValidationResult repredict(const nlohmann::json& previous) {
       const nlohmann::json& c = cases[i];
       const std::string at = "cases[" + std::to_string(i) + "].";
       ValidationCase v;
-      v.ranks = c.at("ranks").get<int>();
-      v.rate_bps = c.at("rate_bps").get<double>();
+      v.ranks = field_count(c, at, "ranks");
+      v.rate_bps = field_number(c, at, "rate_bps", 0, 8 * max_bandwidth_Bps);
+      if (!c.contains("algorithm") || !c.at("algorithm").is_string()) {
+        throw std::invalid_argument(at + "algorithm: expected an algorithm's name");
+      }
       v.algorithm = c.at("algorithm").get<std::string>();
       if (!c.at("bytes").is_number_unsigned()) {
         throw std::invalid_argument(at + "bytes: expected a whole number of bytes >= 0, got " + c.at("bytes").dump());
       }
       v.bytes = c.at("bytes").get<std::uint64_t>();
-      v.measured_s = c.at("measured_s").get<double>();
-      if (!(v.measured_s > 0) || !std::isfinite(v.measured_s)) {
-        throw std::invalid_argument(at + "measured_s: expected a time > 0 s, got " + c.at("measured_s").dump());
+      if (!c.contains("measured_s") || !c.at("measured_s").is_number() || !(c.at("measured_s").get<double>() > 0) ||
+          !(c.at("measured_s").get<double>() <= max_duration_s)) {
+        throw std::invalid_argument(at + "measured_s: expected a time > 0 s, got " +
+                                    (c.contains("measured_s") ? c.at("measured_s").dump() : std::string("nothing")));
       }
-      if (v.ranks < 1) throw std::invalid_argument(at + "ranks: expected a whole number >= 1");
+      v.measured_s = c.at("measured_s").get<double>();
+      if (!c.contains("result_ok") || !c.at("result_ok").is_boolean()) {
+        throw std::invalid_argument(at + "result_ok: expected true or false");
+      }
       v.result_ok = c.at("result_ok").get<bool>();
       const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const ValidationNetwork& n) {
         return n.ranks == v.ranks && n.rate_bps == v.rate_bps;
       });
-      if (net == result.networks.end()) throw std::invalid_argument("a case without its network");
+      if (net == result.networks.end()) {
+        std::ostringstream text;
+        text << at << "ranks, rate_bps: no entry of networks has " << v.ranks << " ranks at " << v.rate_bps
+             << " bit/s (each case runs on one of them)";
+        throw std::invalid_argument(text.str());
+      }
       const TransportModel model{net->cost, v.rate_bps > 0, net->send_buffer_bytes, net->older_send_weight};
       v.predicted_s = predict_case(v.algorithm, v.ranks, v.bytes, model);
       result.cases.push_back(v);
