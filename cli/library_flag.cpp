@@ -64,6 +64,10 @@ void apply_library_flag(ClusterSpec& cluster, const std::string& value) {
                      value + "'");
   }
   std::string generation = colon == std::string::npos ? "" : value.substr(colon + 1);
+  if (colon != std::string::npos && generation.empty()) {
+    throw UsageError("--library: expected a generation of volta, ampere, hopper or blackwell after '" + name +
+                     ":', got nothing (without the ':', the accelerator's own)");
+  }
   if (generation.empty()) {
     generation = name == "nccl" ? generation_of_accelerator(cluster.node.accelerator) : "";
     if (generation.empty()) {
