@@ -586,6 +586,17 @@ TrainingEstimate estimate_training(const TrainConfig& c, double train_samples, d
   const double evaluations = c.eval_every_epochs > 0 ? std::ceil(c.epochs / c.eval_every_epochs) + 1 : 1;
   // a gradient is forward and backward; an evaluation the forward third
   e.flops = Mlp::flops_per_sample_of(c.layers) * (train_samples * c.epochs + evaluations * test_samples / 3);
+  // steps: every batch of every epoch; a step's messages: the allreduce's (its compact schedule counted without
+  // expanding), or each worker's push and pull
+  const double steps = c.batch > 0 ? std::ceil(train_samples * c.epochs / c.batch) : 0;
+  double per_step = 2.0 * workers;
+  if (c.mode == TrainMode::allreduce && c.workers > 1) {
+    AlgorithmOptions options;
+    options.element_bytes = 4;
+    per_step = static_cast<double>(expanded_send_count(
+        find_algorithm(c.algorithm).build(c.workers, static_cast<std::uint64_t>(e.parameters) * 4, options)));
+  }
+  e.messages = steps * per_step;
   return e;
 }
 

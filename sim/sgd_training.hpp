@@ -45,6 +45,7 @@ struct TrainingEstimate {
   double parameters = 0;
   double memory_bytes = 0;
   double flops = 0;
+  double messages = 0;  // the run's simulated messages: its steps' exchanges (allreduce schedule, or push and pull)
 };
 TrainingEstimate estimate_training(const TrainConfig& config, double train_samples, double test_samples,
                                    double features);
