@@ -43,7 +43,10 @@ Flags::Flags(std::span<const FlagSpec> specs, std::span<char* const> args) : spe
       value = args[++i];
     }
     if (!it->value_form.empty() && value.empty()) {  // an empty path, list or number is never what was meant
-      throw UsageError("--" + std::string(name) + ": expected " + std::string(it->value_form) + ", got ''");
+      // what the flag accepts, from its help up to the first parenthesis: "number of ranks, 1 to 1000000"
+      const std::string_view doc = it->doc.substr(0, std::min(it->doc.find(" ("), it->doc.size()));
+      throw UsageError("--" + std::string(name) + ": expected " + std::string(it->value_form) +
+                       (doc.empty() ? "" : " (" + std::string(doc) + ")") + ", got ''");
     }
     values_.emplace(std::string(name), std::move(value));
   }
