@@ -53,10 +53,12 @@ std::uint64_t count(const nlohmann::json& object, const char* key, const std::st
 }
 
 int positive(const nlohmann::json& object, const char* key, const std::string& path) {
-  const std::uint64_t v = count(object, key, path);
-  if (v < 1 || v > (1U << 30))
-    throw ResultFileError(join(path, key) + ": expected 1 to 2^30, got " + std::to_string(v));
-  return static_cast<int>(v);
+  const nlohmann::json& v = member(object, key, path);
+  const bool whole = v.is_number_unsigned() || v.is_number_integer();
+  if (!whole || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > (std::int64_t{1} << 30)) {
+    throw ResultFileError(join(path, key) + ": expected a whole number in [1, 1073741824], got " + v.dump());
+  }
+  return static_cast<int>(v.get<std::int64_t>());
 }
 
 std::string text(const nlohmann::json& object, const char* key, const std::string& path) {

@@ -284,6 +284,14 @@ TEST_CASE("a result file that is not dtsim's is refused with the JSON path") {
   nlohmann::json runs = compare_result();
   runs[3]["ranks"] = -4;
   CHECK_THROWS_WITH(add_result(runs, "c.json", content), Catch::Contains("[3].ranks: expected a whole number"));
+  // the same range whichever way a count is out of it (0 and -5 had been told different ones)
+  for (const int accelerators : {0, -5}) {
+    bad = predict_result();
+    bad["results"][1]["accelerators"] = accelerators;
+    CHECK_THROWS_WITH(
+        add_result(bad, "p.json", content),
+        "results[1].accelerators: expected a whole number in [1, 1073741824], got " + std::to_string(accelerators));
+  }
   CHECK(content.sources.empty());
 }
 
