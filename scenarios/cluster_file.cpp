@@ -211,7 +211,11 @@ CollectiveLibrary read_library(const JsonObject& o) {
       throw ScenarioError(o.path_of("protocols") + ": expected a comma-separated list of ll, ll128 and simple, got \"" +
                           list + "\"");
     }
-    (p == Protocol::ll ? library.allow_ll : p == Protocol::ll128 ? library.allow_ll128 : library.allow_simple) = true;
+    bool& allowed = p == Protocol::ll      ? library.allow_ll
+                    : p == Protocol::ll128 ? library.allow_ll128
+                                           : library.allow_simple;
+    if (allowed) throw ScenarioError(o.path_of("protocols") + ": " + item + " is listed twice in \"" + list + "\"");
+    allowed = true;
   }
   const std::string algorithms = o.text("allreduce_algorithms");
   library.allreduce_algorithms = 0;

@@ -132,6 +132,8 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
   CHECK_THAT(with_library(R"({"name": "nccl"})"), Catch::StartsWith("cluster.library.generation: missing"));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "protocols": "ll,fast"})"),
              Catch::StartsWith("cluster.library.protocols: expected a comma-separated list of ll, ll128 and simple"));
+  CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "protocols": "ll,ll"})"),
+             Catch::StartsWith("cluster.library.protocols: ll is listed twice in \"ll,ll\""));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "allreduce_algorithms": "ring,pat"})"),
              Catch::StartsWith("cluster.library.allreduce_algorithms: expected a comma-separated list of ring, tree, "
                                "nvls, nvlstree and collnet, got \"ring,pat\""));
