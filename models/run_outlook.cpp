@@ -38,7 +38,10 @@ RunOutlook run_outlook(const FailureSettings& settings, const ComponentCounts& c
     const double interval = std::isfinite(o.interval_s) ? o.interval_s : length.wall_s;
     const RunEstimate unit = expected_run(interval, o.mtbf_s, interval, cost);
     work_s = length.wall_s * interval / unit.wall_s;
-    if (!(work_s > 0)) {  // failures come so often that no interval of work ever completes: nothing is trained
+    // failures come so often that no interval of work ever completes: nothing is trained (less than a billionth of
+    // the budget: an MTBF of 1 s against a 0.6 s checkpoint and its restarts left 1e-125 s of work, whose own run
+    // then came out at 1e46 days)
+    if (!(work_s > 1e-9 * length.wall_s)) {
       o.run.wall_s = length.wall_s;
       o.run.goodput = 0;
       o.run.expected_interruptions = length.wall_s / o.mtbf_s;
@@ -48,6 +51,14 @@ RunOutlook run_outlook(const FailureSettings& settings, const ComponentCounts& c
   }
   const double interval = std::isfinite(o.interval_s) ? std::min(o.interval_s, work_s) : work_s;
   o.run = expected_run(work_s, o.mtbf_s, interval, cost);
+  // A run expecting more failures than sample_runs will draw (1e7 a sample) never ends in any practical sense (an
+  // MTBF of 1 s against a 0.6 s checkpoint: about 1e264 failures): reported as never ending, as one whose failures
+  // outpace every interval is, not sampled.
+  if (o.run.expected_interruptions > 1e7) {
+    o.run.wall_s = std::numeric_limits<double>::infinity();
+    o.run.goodput = 0;
+    o.run.expected_interruptions = std::numeric_limits<double>::infinity();
+  }
   // (a run that never ends, failures outpacing every checkpoint interval, has nothing to sample)
   if (samples > 0 && std::isfinite(o.run.wall_s))
     o.sampled_wall_s = sample_runs(work_s, o.mtbf_s, interval, cost, seed, samples);

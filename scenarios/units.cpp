@@ -212,11 +212,16 @@ double parse_long_seconds(std::string_view text, double min, double max) {
 
 double parse_rate_per_h(std::string_view text) {
   static constexpr std::array<Unit, 3> per_units{{{"/h", 1}, {"/day", 1.0 / 24}, {"/year", 1.0 / (24 * 365.25)}}};
-  const std::string what = "a rate like 1.2e-5/h (per /h, /day or /year), >= 0 and finite";
+  // (at most one a second: a component failing faster is no hardware, and 1e300/h overflowed the goodput's figures)
+  constexpr double most_per_h = 3600;
+  const std::string what = "a rate like 1.2e-5/h (per /h, /day or /year), from 0 to 3600/h";
   const std::size_t length = number_length(text);
   double value = 0;
   const Unit* unit = length == 0 ? nullptr : find_unit(text.substr(length), per_units);
-  if (unit == nullptr || !read_double(text, length, value) || !std::isfinite(value) || value < 0) refuse(what, text);
+  if (unit == nullptr || !read_double(text, length, value) || !std::isfinite(value) || value < 0 ||
+      value * unit->scale > most_per_h) {
+    refuse(what, text);
+  }
   return value * unit->scale;
 }
 

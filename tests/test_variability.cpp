@@ -406,7 +406,13 @@ TEST_CASE("calibrate's step times become an empirical jitter, and a run's failur
   CHECK(number.output.find("scenario.failures.gpu: scenario.failures.gpu") == std::string::npos);
   // failures far more often than a checkpoint takes: the run trains nothing and never ends (before: an internal
   // "work_s must be positive" error, and "inf" interruptions)
-  failing["scenario"]["failures"] = {{"gpu", "1e6/h"}};
+  failing["scenario"]["failures"] = {{"gpu", "1e300/h"}};  // (beyond one a second: had printed 48-digit percentages)
+  std::ofstream(rates) << failing.dump();
+  const auto absurd = run_dtsim("predict " + rates + " --run 30d");
+  CHECK(absurd.exit_code == 2);
+  CHECK(absurd.output.find("scenario.failures.gpu: expected a rate like 1.2e-5/h (per /h, /day or /year), from 0 to "
+                           "3600/h") != std::string::npos);
+  failing["scenario"]["failures"] = {{"gpu", "3600/h"}};
   std::ofstream(rates) << failing.dump();
   const auto budget = run_dtsim("predict " + rates + " --run 1d --json");
   REQUIRE(budget.exit_code == 0);
