@@ -40,8 +40,8 @@ constexpr double compute_limit_s = 3600;
 
 // Refuses, before any model is built, a run that would not fit in the available memory or would compute for over an
 // hour even at 1 TFLOP/s; --force runs it anyway.
-void check_training_resources(const TrainScenario& scenario, const Dataset& train, const Dataset& test, bool force,
-                              bool on_simgrid) {
+void check_training_resources(const std::string& path, const TrainScenario& scenario, const Dataset& train,
+                              const Dataset& test, bool force, bool on_simgrid) {
   if (force) return;
   const TrainConfig& c = scenario.config;
   const TrainingEstimate e = estimate_training(c, train.count, test.count, train.features);
@@ -52,24 +52,26 @@ void check_training_resources(const TrainScenario& scenario, const Dataset& trai
                            std::to_string(c.workers) + " workers";
   const std::uint64_t have = available_memory_bytes();
   if (have != 0 && e.memory_bytes > static_cast<double>(have)) {
-    throw UsageError(
-        scenario.name + ": " + what + " needs about " + format_bytes(static_cast<std::uint64_t>(e.memory_bytes)) +
-        " of memory (each worker's weights, gradient, momentum and batch scratch); this machine has " +
-        format_bytes(have) + " available: use narrower layers or fewer workers, or --force to run it anyway");
+    throw UsageError(path + ": train.layers, train.workers: " + what + " needs about " +
+                     format_bytes(static_cast<std::uint64_t>(e.memory_bytes)) +
+                     " of memory (each worker's weights, gradient, momentum and batch scratch); this machine has " +
+                     format_bytes(have) +
+                     " available: use narrower layers or fewer workers, or --force to run it anyway");
   }
   // SimGrid's per-message cost (at least 2.5 us: sim/executor.hpp) adds to the compute: 4096 workers' ring on SimGrid
   // moves 33.5 million messages a step
   const double simulation_s = on_simgrid ? e.messages * 2.5e-6 : 0;
   if (simulation_s > compute_limit_s) {
-    throw UsageError(scenario.name + ": " + what + " moves " + format_count(e.messages) +
+    throw UsageError(path + ": train.workers, train.epochs: " + what + " moves " + format_count(e.messages) +
                      " simulated messages: at least " + format_seconds(simulation_s) +
                      " on SimGrid (2.5 us a message), above the " + format_seconds(compute_limit_s) +
                      " limit: use --backend flow, fewer workers or fewer epochs, or --force to run it anyway");
   }
   const double seconds = e.flops / optimistic_flops_per_s;
   if (seconds > compute_limit_s) {
-    throw UsageError(scenario.name + ": " + what + " computes " + format_count(e.flops) + " FLOPs: at least " +
-                     format_seconds(seconds) + " even at 1 TFLOP/s, above the " + format_seconds(compute_limit_s) +
+    throw UsageError(path + ": train.layers, train.epochs: " + what + " computes " + format_count(e.flops) +
+                     " FLOPs: at least " + format_seconds(seconds) + " even at 1 TFLOP/s, above the " +
+                     format_seconds(compute_limit_s) +
                      " limit: use narrower layers or fewer epochs, or --force to run it anyway");
   }
 }
@@ -115,10 +117,10 @@ int train_command(std::span<char* const> args, std::ostream& out) {
     test = fashion_mnist_test(scenario.data_directory);
   } catch (const ScenarioError& e) {
     throw UsageError(e.what());
-  } catch (const DataError& e) {
-    throw UsageError(e.what());
+  } catch (const DataError& e) {  // (the data folder is the file's train.data, or the installed dataset's)
+    throw UsageError(path + ": train.data: " + e.what());
   }
-  check_training_resources(scenario, train, test, flags.has("force"), backend == TrainBackend::simgrid);
+  check_training_resources(path, scenario, train, test, flags.has("force"), backend == TrainBackend::simgrid);
   // every output's folder before the training, so that a bad one leaves the others as they were
   for (const char* output : {"csv", "trace"}) {
     if (!flags.has(output)) continue;
