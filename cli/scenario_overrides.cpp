@@ -110,9 +110,10 @@ void check_variant(const Scenario& v, const Flags& flags, bool search, const std
     } catch (const std::invalid_argument& e) {
       throw UsageError(batch_where + ": " + e.what() + " (" + std::to_string(a) + " accelerators)");
     }
-    if (replica % spec.micro_batches != 0) {
-      throw UsageError(batch_where + ": a replica's batch of " + std::to_string(replica) + " does not split into " +
-                       std::to_string(spec.micro_batches) + " micro-batches (scenario.parallel.micro_batches)");
+    if (replica % spec.micro_batches != 0) {  // (the micro-batches named first, unless --batch set the batch)
+      throw UsageError((flags.has("batch") ? std::string("--batch") : std::string("scenario.parallel.micro_batches")) +
+                       ": a replica's batch of " + std::to_string(replica) + " does not split into " +
+                       std::to_string(spec.micro_batches) + " micro-batches (" + std::to_string(a) + " accelerators)");
     }
     if (const std::string why = expert_layout_problem(v.setup.model, layout); !why.empty())
       throw UsageError((flags.has("model") ? std::string("--model") : where) + ": scenario.parallel.expert: " + why +

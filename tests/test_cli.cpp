@@ -1918,6 +1918,8 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
   const std::string micro32_file = (dir / "micro32.json").string();
   const std::string strong_layered_file = (dir / "strong-layered.json").string();
   std::ofstream(micro32_file) << micro32;
+  const std::string micro7_file = (dir / "micro7.json").string();
+  std::ofstream(micro7_file) << replaced("\"micro_batches\": 16", "\"micro_batches\": 7");
   std::ofstream(strong_layered_file) << strong_layered;
   // nodes of 3 accelerators: a tensor group of 4 is neither part of a node nor whole nodes
   std::string three = read_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/cpu-10gbe.json");
@@ -1948,6 +1950,8 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
       {"predict " + strong + " --batch 30", "--batch: a global batch of 30 does not split evenly over 4 accelerators"},
       {"explain " + micro32_file + " --batch 1",
        "--batch: a replica's batch of 16 does not split into 32 micro-batches"},
+      {"predict " + micro7_file,  // the file's own batch: its micro-batches are named, not the sizes
+       "scenario.parallel.micro_batches: a replica's batch of 32 does not split into 7 micro-batches"},
       {"predict " + strong_layered_file + " --batch 96",
        "--batch: a global batch of 96 does not split evenly over 64 replicas (1024 accelerators)"},
       {"explain " + layered + " --accelerators 40", "--accelerators: 40 is not a multiple of tensor x pipeline = 16"},
