@@ -240,7 +240,7 @@ double backward_seconds_as_given(const Layer& layer, double batch, const Device&
 
 double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
   if (tf32_conv_may_run_fp32(layer, device, settings)) {
-    return std::min(forward_seconds(layer, batch, device, in_fp32(settings)),
+    return std::min(forward_seconds_as_given(layer, batch, device, in_fp32(settings)),
                     forward_seconds_as_given(layer, batch, device, settings));
   }
   return forward_seconds_as_given(layer, batch, device, settings);
@@ -248,7 +248,7 @@ double forward_seconds(const Layer& layer, double batch, const Device& device, c
 
 double backward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings) {
   if (tf32_conv_may_run_fp32(layer, device, settings)) {
-    return std::min(backward_seconds(layer, batch, device, in_fp32(settings)),
+    return std::min(backward_seconds_as_given(layer, batch, device, in_fp32(settings)),
                     backward_seconds_as_given(layer, batch, device, settings));
   }
   return backward_seconds_as_given(layer, batch, device, settings);

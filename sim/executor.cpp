@@ -187,26 +187,17 @@ std::uint64_t peak_rss_bytes() {
 double estimated_simgrid_seconds(const Schedule& schedule) {
   constexpr double seconds_per_message = 2.5e-6;
   constexpr double seconds_per_message_in_flight = 0.6e-9;
-  double messages = 0;
   double in_flight = 0;  // each rank's largest step's sends, summed over the ranks
   for (int r = 0; r < schedule.ranks; ++r) {
     std::uint64_t largest = 0, step = 0;
     for (const Op& op : schedule.rank_ops(r)) {
       if (op.starts_step()) step = 0;
-      if (op.kind() != OpKind::send) continue;
-      messages += 1;
-      largest = std::max(largest, ++step);
+      if (op.kind() == OpKind::send) largest = std::max(largest, ++step);
     }
     in_flight += static_cast<double>(largest);
   }
-  for (const StepRepeat& r : schedule.repeats) {  // (compact schedules: each repeated step's sends again)
-    std::uint64_t sends = 0;
-    for (std::uint64_t i = r.op; i < schedule.ops.size(); ++i) {
-      if (i > r.op && schedule.ops[i].starts_step()) break;
-      sends += schedule.ops[i].kind() == OpKind::send ? 1 : 0;
-    }
-    messages += static_cast<double>(sends) * r.count;
-  }
+  // (compact schedules: each repeated step's sends counted again, without expanding)
+  const auto messages = static_cast<double>(expanded_send_count(schedule));
   return messages * (seconds_per_message + seconds_per_message_in_flight * in_flight);
 }
 
