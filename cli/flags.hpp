@@ -92,6 +92,15 @@ inline std::vector<std::string> split(const std::string& text) {
   return parts;
 }
 
+// Throws std::invalid_argument for a name `names` (split from `list`) holds twice: the same variant or algorithm would
+// run twice.
+inline void check_distinct_names(const std::vector<std::string>& names, const std::string& list) {
+  for (auto it = names.begin(); it != names.end(); ++it) {
+    if (std::find(names.begin(), it, *it) != it)
+      throw std::invalid_argument("'" + *it + "' given twice in '" + list + "'");
+  }
+}
+
 // Expands "a,b,...,z" geometrically (ratio b/a) and "a,...,z" with `default_ratio`; plain lists pass through.
 template <typename T, typename Parse>
 std::vector<T> parse_list(const std::string& text, Parse parse_one, double default_ratio) {

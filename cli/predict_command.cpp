@@ -340,16 +340,13 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
         if (info.collective == Collective::allreduce && !info.switch_helpers) algorithms.emplace_back(info.name);
       }
     } else {
-      for (const std::string& name : split(list)) {
-        flags.parse("algorithm", [&name](const std::string&) {
+      algorithms = split(list);
+      flags.parse("algorithm", [&](const std::string&) {
+        for (const std::string& name : algorithms)
           check_allreduce_name(name);
-          return 0;
-        });
-        if (std::find(algorithms.begin(), algorithms.end(), name) != algorithms.end()) {
-          throw UsageError("--algorithm: '" + name + "' given twice in '" + list + "'");
-        }
-        algorithms.push_back(name);
-      }
+        check_distinct_names(algorithms, list);
+        return 0;
+      });
     }
   }
   std::vector<Scenario> scenarios;

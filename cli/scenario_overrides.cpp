@@ -32,14 +32,9 @@ std::vector<std::string> parse_names(const Flags& flags, const char* name, Check
   return flags.parse(name, [&check](const std::string& v) {
     std::vector<std::string> names = split(v);
     if (names.empty()) throw std::invalid_argument("expected a comma-separated list, got ''");
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      check(names[i]);
-      // (a name twice would run the same variant twice, as --batch 8,8 is refused for)
-      if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
-          names.begin() + static_cast<std::ptrdiff_t>(i)) {
-        throw std::invalid_argument("'" + names[i] + "' is listed twice in '" + v + "'");
-      }
-    }
+    for (const std::string& one : names)
+      check(one);
+    check_distinct_names(names, v);  // (as --batch 8,8 is refused)
     return names;
   });
 }

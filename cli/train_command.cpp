@@ -13,6 +13,7 @@
 #include "scenarios/idx_reader.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/train_file.hpp"
+#include "sim/executor.hpp"
 #include "sim/sgd_training.hpp"
 
 namespace dtsim::cli {
@@ -58,9 +59,9 @@ void check_training_resources(const std::string& path, const TrainScenario& scen
                      format_bytes(have) +
                      " available: use narrower layers or fewer workers, or --force to run it anyway");
   }
-  // SimGrid's per-message cost (at least 2.5 us: sim/executor.hpp) adds to the compute: 4096 workers' ring on SimGrid
-  // moves 33.5 million messages a step
-  const double simulation_s = on_simgrid ? e.messages * 2.5e-6 : 0;
+  // SimGrid's per-message cost (at least simgrid_seconds_per_message) adds to the compute: 4096 workers' ring on
+  // SimGrid moves 33.5 million messages a step
+  const double simulation_s = on_simgrid ? e.messages * simgrid_seconds_per_message : 0;
   if (simulation_s > compute_limit_s) {
     throw UsageError(path + ": train.workers, train.epochs: " + what + " moves " + format_count(e.messages) +
                      " simulated messages: at least " + format_seconds(simulation_s) +

@@ -185,7 +185,6 @@ std::uint64_t peak_rss_bytes() {
 }
 
 double estimated_simgrid_seconds(const Schedule& schedule) {
-  constexpr double seconds_per_message = 2.5e-6;
   constexpr double seconds_per_message_in_flight = 0.6e-9;
   double in_flight = 0;  // each rank's largest step's sends, summed over the ranks
   for (int r = 0; r < schedule.ranks; ++r) {
@@ -198,7 +197,7 @@ double estimated_simgrid_seconds(const Schedule& schedule) {
   }
   // (compact schedules: each repeated step's sends counted again, without expanding)
   const auto messages = static_cast<double>(expanded_send_count(schedule));
-  return messages * (seconds_per_message + seconds_per_message_in_flight * in_flight);
+  return messages * (simgrid_seconds_per_message + seconds_per_message_in_flight * in_flight);
 }
 
 }  // namespace dtsim

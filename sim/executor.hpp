@@ -174,6 +174,8 @@ std::uint64_t available_memory_bytes();
 // simgrid_time_limit_s are refused up front (collective, compare) unless forced.
 double estimated_simgrid_seconds(const Schedule& schedule);
 constexpr double simgrid_time_limit_s = 300;
+// SimGrid's least cost of a message (estimated_simgrid_seconds), also what train's estimate charges.
+constexpr double simgrid_seconds_per_message = 2.5e-6;
 
 // Peak resident set size of the calling process so far.
 std::uint64_t peak_rss_bytes();

@@ -120,8 +120,8 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --cluster dgx-a100 --library mpi", "--library: expected nccl, rccl"},
       {"collective --cluster dgx-a100 --library nccl:pascal", "--library: expected a generation of volta, ampere"},
       {"collective --cluster dgx-a100 --library nccl:", "after 'nccl:', got nothing"},  // (had run as plain nccl)
-      {"predict --model resnet50,resnet50", "--model: 'resnet50' is listed twice"},     // (had run it twice)
-      {"predict --precision fp32,mixed,fp32", "--precision: 'fp32' is listed twice"},
+      {"predict --model resnet50,resnet50", "--model: 'resnet50' given twice"},         // (had run it twice)
+      {"predict --precision fp32,mixed,fp32", "--precision: 'fp32' given twice"},
       {"collective --cluster mi300x --library rccl", "--library: cannot tell the GPU generation of MI300X"},
       {"predict --library nccl:kepler", "--library: expected a generation"},
       {"collective --backend flow --network-model LV08", "--network-model: LV08 needs --backend simgrid"},
