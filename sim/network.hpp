@@ -10,8 +10,8 @@
 // part of a Schedule (a segment) from a release time on, tells the caller when each unit finishes a segment, and keeps
 // the clock. Computes are local to a unit, so the caller times them itself and releases the next segment when they end;
 // whatever the caller starts in its callback runs on the same network, contending with what is already moving. The
-// SimGrid engine (every message, sim/simgrid_network.cpp), the flow engine and its lumped form (sim/flow_executor.cpp)
-// implement it; the step is written once, against it.
+// SimGrid engine (every message, sim/simgrid_network.cpp), the flow engine (sim/flow_engine.hpp) and its lumped form
+// (sim/lumped_engine.cpp) implement it; the step is written once, against it.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,200 @@
+// Link sharing: each moving flow's rate by weighted max-min fairness, recomputed for the flows a change touches.
+#include "sim/flow_engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+namespace dtsim::flow_engine {
+
+void FlowEngine::compute_rates() {
+  while (true) {
+    comp_flows_.clear();
+    comp_res_.clear();
+    boundary_.clear();
+    for (const std::uint32_t id : seeds_)
+      add_to_component(id);
+    for (std::size_t i = 0; i < dirty_.size(); ++i) {  // dirty_ grows as the component is explored
+      const std::uint32_t res = dirty_[i];
+      comp_res_.push_back(res);
+      for (const OnResource& on : on_resource_[res])
+        add_to_component(on.flow);
+    }
+    if (comp_flows_.size() * 4 > flows_.size()) {  // most flows: visit them in memory order (a server's incast)
+      comp_flows_.clear();
+      for (std::uint32_t id = 0; id < flows_.size(); ++id) {
+        if (flow_mark_[id] == 1) comp_flows_.push_back(id);
+      }
+    }
+    for (const std::uint32_t res : comp_res_) {
+      Resource& r = res_[res];
+      r.left = r.capacity;
+      r.weight = 0;
+      r.unfrozen = 0;
+    }
+    for (const std::uint32_t res : boundary_)
+      res_[res].left = res_[res].capacity - res_[res].load;
+    for (const std::uint32_t id : comp_flows_) {
+      const Flow& f = flows_[id];
+      for (const std::uint32_t res : resources(f)) {
+        Resource& r = res_[res];
+        if (r.mark == 2) {
+          r.left += f.rate * f.cost;  // its load without the flows inside
+        } else {
+          ++r.unfrozen;
+          r.weight += f.cost / f.penalty;
+        }
+      }
+    }
+    fill();
+    bool exact = true;
+    for (const std::uint32_t res : boundary_) {
+      Resource& r = res_[res];
+      if (r.left <= 1e-9 * r.capacity) {  // the new rates fill or overload a boundary link
+        r.mark = 0;
+        mark_dirty(res);
+        exact = false;
+      }
+    }
+    if (exact) break;
+    for (const std::uint32_t res : boundary_) {  // start over from the links inside and those that filled up
+      if (res_[res].mark == 2) res_[res].mark = 0;
+    }
+    for (const std::uint32_t id : comp_flows_)
+      flow_mark_[id] = 0;
+  }
+  dirty_.clear();
+  seeds_.clear();
+  for (const std::uint32_t id : comp_flows_) {
+    flow_mark_[id] = 0;
+    set_rate(id, flows_[id].next_rate);
+  }
+  for (const std::uint32_t res : comp_res_)
+    res_[res].mark = 0;
+  for (const std::uint32_t res : boundary_)
+    res_[res].mark = 0;
+}
+
+inline void FlowEngine::add_to_component(std::uint32_t id) {
+  if (flow_mark_[id] != 0) return;
+  flow_mark_[id] = 1;
+  comp_flows_.push_back(id);
+  for (const std::uint32_t res : resources(flows_[id])) {
+    Resource& r = res_[res];
+    if (r.mark != 0) continue;
+    if (saturated(r) || r.load == 0) {  // (an idle link carries only flows that start now: no one outside)
+      mark_dirty(res);
+    } else {
+      r.mark = 2;
+      boundary_.push_back(res);
+    }
+  }
+}
+
+inline void FlowEngine::fill() {
+  std::size_t unfrozen = comp_flows_.size();
+  bounded_.clear();
+  for (const std::uint32_t id : comp_flows_) {
+    if (flows_[id].bound < infinity) bounded_.push_back(id);
+  }
+  auto bound_level = [&](std::uint32_t id) { return flows_[id].bound * flows_[id].penalty; };
+  std::sort(bounded_.begin(), bounded_.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return bound_level(a) < bound_level(b); });
+  std::size_t next_bounded = 0;
+  // What is still unfrozen, kept compact: the links with unfrozen flows (scanned for each level) and the flows
+  // (scanned when a level freezes many), each list rid of what froze before it is read again, in its order, so that
+  // a component whose levels freeze it a slice at a time (the flows of a switch's reduction on every node) costs
+  // the unfrozen part per level instead of the whole component.
+  open_res_.assign(comp_res_.begin(), comp_res_.end());
+  open_flows_.assign(comp_flows_.begin(), comp_flows_.end());
+  auto freeze = [&](std::uint32_t id, double level) {
+    Flow& f = flows_[id];
+    flow_mark_[id] = 2;
+    --unfrozen;
+    f.next_rate = level / f.penalty;
+    for (const std::uint32_t res : resources(f)) {
+      Resource& r = res_[res];
+      r.left -= f.next_rate * f.cost;
+      if (r.mark == 1) {
+        r.weight -= f.cost / f.penalty;
+        --r.unfrozen;
+      }
+    }
+  };
+  auto share = [&](const Resource& r) { return std::max(0.0, r.left) / r.weight; };
+  while (unfrozen > 0) {
+    double level = infinity;
+    std::size_t kept = 0;
+    for (const std::uint32_t res : open_res_) {
+      if (res_[res].unfrozen == 0) continue;
+      open_res_[kept++] = res;
+      level = std::min(level, share(res_[res]));
+    }
+    open_res_.resize(kept);
+    while (next_bounded < bounded_.size() && flow_mark_[bounded_[next_bounded]] != 1)
+      ++next_bounded;
+    const double by_bound = next_bounded < bounded_.size() ? bound_level(bounded_[next_bounded]) : infinity;
+    if (level == infinity && by_bound == infinity) {  // flows on boundary links only: unlimited, until checked
+      for (const std::uint32_t id : open_flows_) {
+        if (flow_mark_[id] == 1) freeze(id, infinity);
+      }
+      break;
+    }
+    const double close = std::min(level, by_bound) * (1 + 1e-12);
+    if (by_bound <= level) {
+      for (std::size_t i = next_bounded; i < bounded_.size() && bound_level(bounded_[i]) <= close; ++i) {
+        if (flow_mark_[bounded_[i]] == 1) freeze(bounded_[i], by_bound);
+      }
+      continue;
+    }
+    filled_.clear();
+    std::size_t filled_flows = 0;
+    for (const std::uint32_t res : open_res_) {
+      Resource& r = res_[res];
+      if (share(r) <= close) {
+        filled_.push_back(res);
+        filled_flows += r.unfrozen;
+        r.filled = true;
+      }
+    }
+    if (filled_flows * 8 < unfrozen) {  // a few flows freeze: read them from their links' lists
+      for (const std::uint32_t res : filled_) {
+        for (const OnResource& on : on_resource_[res]) {
+          if (flow_mark_[on.flow] == 1) freeze(on.flow, level);
+        }
+      }
+    } else {  // many (a server's incast): read the unfrozen flows in order rather than jump around
+      kept = 0;
+      for (const std::uint32_t id : open_flows_) {
+        if (flow_mark_[id] != 1) continue;
+        const auto route = resources(flows_[id]);
+        if (std::any_of(route.begin(), route.end(), [&](std::uint32_t res) { return res_[res].filled; })) {
+          freeze(id, level);
+        } else {
+          open_flows_[kept++] = id;
+        }
+      }
+      open_flows_.resize(kept);
+    }
+    for (const std::uint32_t res : filled_)
+      res_[res].filled = false;
+  }
+}
+
+void FlowEngine::set_rate(std::uint32_t id, double rate) {
+  Flow& f = flows_[id];
+  if (rate == f.rate) return;
+  for (const std::uint32_t res : resources(f))
+    res_[res].load += (rate - f.rate) * f.cost;
+  f.remaining = std::max(0.0, f.remaining - f.rate * (now_ - f.updated_at));
+  f.updated_at = now_;
+  f.rate = rate;
+  if (rate > 0) {
+    finishing_.set(id, now_ + f.remaining / rate);
+  } else {
+    finishing_.erase(id);
+  }
+}
+
+}  // namespace dtsim::flow_engine
