@@ -1480,6 +1480,12 @@ TEST_CASE("validate --repredict gates the current model on the committed real me
   const std::string no_alpha = edited("no-alpha.json", [](nlohmann::json& j) { j["networks"][0].erase("alpha_s"); });
   const std::string text_time = edited("text.json", [](nlohmann::json& j) { j["cases"][0]["measured_s"] = "x"; });
   const std::string orphan = edited("orphan.json", [](nlohmann::json& j) { j["cases"][0]["rate_bps"] = 5; });
+  // a key its writer never writes is refused, not ignored; so are repetitions it cannot have run
+  const std::string unknown = edited("unknown.json", [](nlohmann::json& j) { j["cases"][2]["measured_ms"] = 1; });
+  const std::string top = edited("top.json", [](nlohmann::json& j) { j["note"] = "x"; });
+  const std::string no_reps = edited("no-reps.json", [](nlohmann::json& j) { j["repetitions"] = 0; });
+  const std::string bad_gap = edited("gap.json", [](nlohmann::json& j) { j["networks"][1]["gap_s"] = -1; });
+  const std::string bogus = edited("bogus.json", [](nlohmann::json& j) { j["cases"][5]["algorithm"] = "bogus"; });
   check_usage_errors({
       {"validate --repredict " + empty + " --out-dir " + dir.string(),
        "--repredict: " + empty + ": cases: expected a non-empty list of cases"},
@@ -1492,6 +1498,15 @@ TEST_CASE("validate --repredict gates the current model on the committed real me
        "cases[0].measured_s: expected a time > 0 s, got \"x\""},
       {"validate --repredict " + orphan + " --out-dir " + dir.string(),
        "cases[0].ranks, rate_bps: no entry of networks has 4 ranks at 5 bit/s"},
+      {"validate --repredict " + unknown + " --out-dir " + dir.string(),
+       "cases[2].measured_ms: unknown key (accepted: ranks, rate_bps, algorithm, bytes, measured_s, predicted_s"},
+      {"validate --repredict " + top + " --out-dir " + dir.string(), "note: unknown key (accepted: command"},
+      {"validate --repredict " + no_reps + " --out-dir " + dir.string(),
+       "repetitions: expected a number in [1, 1048576], got 0"},
+      {"validate --repredict " + bad_gap + " --out-dir " + dir.string(),
+       "networks[1].gap_s: expected a number in [0, 1000000000], got -1"},
+      {"validate --repredict " + bogus + " --out-dir " + dir.string(),
+       "cases[5].algorithm: unknown allreduce algorithm 'bogus'"},
   });
   // the .json and .md are written together: one that cannot be leaves the other as it was
   const auto pair = dir / "pair";

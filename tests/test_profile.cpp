@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/ddp_buckets.hpp"
@@ -269,6 +271,28 @@ TEST_CASE("validate --framework refuses what it cannot run with one line and exi
                                    "/reports/validation.json --out-dir /tmp");
   CHECK(not_torch.exit_code == 2);
   CHECK_THAT(not_torch.output, Catch::Contains("not a pytorch-validation.json"));
+  // its own file read back strictly: each bad field named by its JSON path, a key it never writes refused
+  const nlohmann::json committed = read_json(std::string(DTSIM_SOURCE_DIR) + "/reports/pytorch-validation.json");
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> edits = {
+      {[](nlohmann::json& j) { j["cases"][1]["bucket"] = 25; }, "cases[1].bucket: unknown key (accepted: ranks"},
+      {[](nlohmann::json& j) { j["networks"][0]["cpu_share"] = 2; },
+       "networks[0].cpu_share: expected a number in [0, 1], got 2"},
+      {[](nlohmann::json& j) { j["cases"][0]["batch"] = 0; }, "cases[0].batch: expected a number in [1, 1048576]"},
+      {[](nlohmann::json& j) { j["cases"][0]["profile"] = 7; }, "cases[0].profile: expected a non-empty string, got 7"},
+      {[](nlohmann::json& j) {
+         j["cases"][0]["compute_samples_s"] = {0.1, -1};
+       },
+       "cases[0].compute_samples_s[1]: expected a time > 0 s, got -1"},
+      {[](nlohmann::json& j) { j["networks"] = nlohmann::json::array(); }, "networks: expected a non-empty list"},
+  };
+  for (const auto& [edit, message] : edits) {
+    nlohmann::json broken = committed;
+    edit(broken);
+    const std::string bad = write_temp("broken-pytorch-validation.json", broken.dump());
+    const auto refused = run_dtsim("validate --framework pytorch --repredict " + bad + " --out-dir /tmp");
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.output, Catch::Contains(message));
+  }
 }
 
 TEST_CASE("report draws a PyTorch validation: predicted against measured steps and exposed communication", "[cli]") {

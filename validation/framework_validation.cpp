@@ -15,8 +15,10 @@
 #include "reports/framework_report.hpp"
 #include "reports/output_file.hpp"
 #include "scenarios/profile_file.hpp"
+#include "scenarios/units.hpp"
 #include "sim/predict.hpp"
 #include "sim/scenario_step.hpp"
+#include "validation/json_fields.hpp"
 #include "validation/validate.hpp"
 
 namespace dtsim {
@@ -296,46 +298,89 @@ nlohmann::json framework_json(const FrameworkResult& result, const std::string& 
 }
 
 FrameworkResult repredict_framework(const nlohmann::json& previous, const std::string& base_dir) {
-  if (previous.value("kind", std::string()) != "pytorch-validation") {
+  if (!previous.is_object() || previous.value("kind", std::string()) != "pytorch-validation") {
     throw std::invalid_argument("not a pytorch-validation.json (its \"kind\" is not pytorch-validation)");
   }
+  check_keys(previous, "",
+             {"kind", "command", "median_abs_error", "p90_abs_error", "exposed_median_points", "exposed_max_points",
+              "networks", "cases"});
+  for (const char* list : {"networks", "cases"}) {
+    if (!previous.contains(list) || !previous.at(list).is_array() || previous.at(list).empty()) {
+      throw std::invalid_argument(std::string(list) + ": expected a non-empty list");
+    }
+  }
   FrameworkResult result;
-  for (const nlohmann::json& n : previous.at("networks")) {
+  const nlohmann::json& networks = previous.at("networks");
+  for (std::size_t i = 0; i < networks.size(); ++i) {
+    const nlohmann::json& n = networks[i];
+    const std::string at = "networks[" + std::to_string(i) + "].";
+    check_keys(n, at,
+               {"ranks", "rate_bps", "alpha_s", "bandwidth_Bps", "gap_s", "reduce_Bps", "cpu_share",
+                "compute_rate_while_transporting", "transport_rate_while_computing", "transport_s_per_byte",
+                "transport_alone_Bps"});
     FrameworkNetwork net;
-    net.ranks = n.at("ranks").get<int>();
-    net.rate_bps = n.at("rate_bps").get<double>();
-    net.cost.alpha_s = n.at("alpha_s").get<double>();
-    net.cost.bandwidth_Bps = n.at("bandwidth_Bps").get<double>();
-    net.cost.gap_s = n.at("gap_s").get<double>();
-    net.reduce_Bps = n.at("reduce_Bps").get<double>();
-    net.cpu_share = n.at("cpu_share").get<double>();
+    net.ranks = field_count(n, at, "ranks");
+    net.rate_bps = field_number(n, at, "rate_bps", 0, 8 * max_bandwidth_Bps);
+    net.cost.alpha_s = field_number(n, at, "alpha_s", 0, max_duration_s);
+    net.cost.bandwidth_Bps = field_number(n, at, "bandwidth_Bps", min_bandwidth_Bps, max_bandwidth_Bps);
+    net.cost.gap_s = field_number(n, at, "gap_s", 0, max_duration_s);
+    net.reduce_Bps = field_number(n, at, "reduce_Bps", min_bandwidth_Bps, max_bandwidth_Bps);
+    net.cpu_share = field_number(n, at, "cpu_share", 0, 1);  // (0: no share set)
     // (runs before session 27: not measured, the model without it)
-    net.compute_rate_while_transporting = n.value("compute_rate_while_transporting", 1.0);
-    net.transport_rate_while_computing = n.value("transport_rate_while_computing", 1.0);
-    net.transport_s_per_byte = n.value("transport_s_per_byte", 0.0);
-    net.transport_alone_Bps = n.value("transport_alone_Bps", 0.0);  // (runs before session 28: not kept)
+    net.compute_rate_while_transporting = optional_number(n, at, "compute_rate_while_transporting", 1e-3, 2, 1.0);
+    net.transport_rate_while_computing = optional_number(n, at, "transport_rate_while_computing", 1e-3, 2, 1.0);
+    net.transport_s_per_byte = optional_number(n, at, "transport_s_per_byte", 0, 1, 0.0);
+    // (runs before session 28: not kept)
+    net.transport_alone_Bps = optional_number(n, at, "transport_alone_Bps", 0, max_bandwidth_Bps, 0.0);
     result.networks.push_back(net);
   }
-  for (const nlohmann::json& j : previous.at("cases")) {
+  const nlohmann::json& cases = previous.at("cases");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const nlohmann::json& j = cases[i];
+    const std::string at = "cases[" + std::to_string(i) + "].";
+    check_keys(j, at,
+               {"ranks", "rate_bps", "model", "batch", "bucket_mb", "profile", "compute_s", "compute_alone_s",
+                "compute_all_s", "compute_same_run_s", "compute_samples_s", "measured_s", "predicted_s", "error",
+                "measured_exposed_fraction", "predicted_exposed_fraction", "buckets"});
     FrameworkCase c;
-    c.ranks = j.at("ranks").get<int>();
-    c.rate_bps = j.at("rate_bps").get<double>();
-    c.model = j.at("model").get<std::string>();
-    c.batch = j.at("batch").get<int>();
-    c.bucket_mb = j.at("bucket_mb").get<double>();
-    c.profile = j.at("profile").get<std::string>();
-    c.compute_s = j.at("compute_s").get<double>();
-    c.compute_alone_s = j.value("compute_alone_s", c.compute_s);  // (runs before session 26: the same)
-    c.compute_all_s = j.value("compute_all_s", c.compute_s);      // (runs before session 28: the same)
-    c.compute_same_run_s = j.value("compute_same_run_s", 0.0);
-    c.compute_samples_s = j.value("compute_samples_s", std::vector<double>());  // (before session 29: none)
-    c.measured_s = j.at("measured_s").get<double>();
+    c.ranks = field_count(j, at, "ranks");
+    c.rate_bps = field_number(j, at, "rate_bps", 0, 8 * max_bandwidth_Bps);
+    c.model = field_text(j, at, "model");
+    c.batch = field_count(j, at, "batch");
+    c.bucket_mb = field_number(j, at, "bucket_mb", 1e-6, 1e6);
+    c.profile = field_text(j, at, "profile");
+    c.compute_s = field_number(j, at, "compute_s", 1e-9, max_duration_s);
+    // (runs before session 26: the same as compute_s; before session 28 likewise)
+    c.compute_alone_s = optional_number(j, at, "compute_alone_s", 1e-9, max_duration_s, c.compute_s);
+    c.compute_all_s = optional_number(j, at, "compute_all_s", 1e-9, max_duration_s, c.compute_s);
+    c.compute_same_run_s = optional_number(j, at, "compute_same_run_s", 0, max_duration_s, 0.0);
+    if (j.contains("compute_samples_s")) {  // (before session 29: none)
+      const nlohmann::json& samples = j.at("compute_samples_s");
+      for (std::size_t k = 0; samples.is_array() && k < samples.size(); ++k) {
+        if (!samples[k].is_number() || !(samples[k].get<double>() > 0) ||
+            !(samples[k].get<double>() <= max_duration_s)) {
+          throw std::invalid_argument(at + "compute_samples_s[" + std::to_string(k) + "]: expected a time > 0 s, got " +
+                                      samples[k].dump());
+        }
+        c.compute_samples_s.push_back(samples[k].get<double>());
+      }
+      if (!samples.is_array()) throw std::invalid_argument(at + "compute_samples_s: expected a list of times in s");
+    }
+    c.measured_s = field_number(j, at, "measured_s", 1e-9, max_duration_s);
     const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const FrameworkNetwork& n) {
       return n.ranks == c.ranks && n.rate_bps == c.rate_bps;
     });
-    if (net == result.networks.end()) throw std::invalid_argument("a case without its network");
-    predict_framework_case(c, *net, base_dir);
+    if (net == result.networks.end()) {
+      throw std::invalid_argument(at + "ranks, rate_bps: no entry of networks has " + std::to_string(c.ranks) +
+                                  " ranks at that rate (each case runs on one of them)");
+    }
     result.cases.push_back(c);
+  }
+  for (FrameworkCase& c : result.cases) {  // (once the whole file is read: a bad field is named before any work)
+    const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const FrameworkNetwork& n) {
+      return n.ranks == c.ranks && n.rate_bps == c.rate_bps;
+    });
+    predict_framework_case(c, *net, base_dir);
   }
   summarize_framework(result);
   return result;

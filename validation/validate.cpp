@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "algorithms/parameter_server.hpp"
@@ -17,6 +19,7 @@
 #include "calibrate/microbench.hpp"
 #include "scenarios/units.hpp"
 #include "sim/simgrid_executor.hpp"
+#include "validation/json_fields.hpp"
 
 namespace dtsim {
 
@@ -356,63 +359,62 @@ ValidationResult validate_measured(const std::string& path, int ranks, const std
   return result;
 }
 
-namespace {
-
-// A field of a validation.json that a re-prediction reads: present, a number in [low, high], named by its JSON path.
-double field_number(const nlohmann::json& object, const std::string& at, const char* key, double low, double high) {
-  const std::string path = at + key;
-  if (!object.is_object() || !object.contains(key)) throw std::invalid_argument(path + ": missing");
-  const nlohmann::json& value = object.at(key);
-  if (!value.is_number() || !(value.get<double>() >= low) || !(value.get<double>() <= high)) {
-    std::ostringstream range;
-    range.precision(10);
-    range << low << ", " << high;
-    throw std::invalid_argument(path + ": expected a number in [" + range.str() + "], got " + value.dump());
-  }
-  return value.get<double>();
-}
-
-int field_count(const nlohmann::json& object, const std::string& at, const char* key) {
-  const double value = field_number(object, at, key, 1, 1 << 20);
-  if (value != std::floor(value)) {
-    throw std::invalid_argument(at + key + ": expected a whole number, got " + object.at(key).dump());
-  }
-  return static_cast<int>(value);
-}
-
-}  // namespace
-
 ValidationResult repredict(const nlohmann::json& previous) {
   ValidationResult result;
   try {
-    if (!previous.is_object() || !previous.contains("networks") || !previous.at("networks").is_array()) {
+    check_keys(previous, "", {"command", "repetitions", "networks", "cases", "summary", "summary_all_sizes"});
+    field_count(previous, "", "repetitions");  // (only reported: the measurements' medians are over that many)
+    if (!previous.contains("networks") || !previous.at("networks").is_array()) {
       throw std::invalid_argument("networks: expected the list of networks the cases ran on");
     }
     const nlohmann::json& networks = previous.at("networks");
     for (std::size_t i = 0; i < networks.size(); ++i) {
       const nlohmann::json& n = networks[i];
       const std::string at = "networks[" + std::to_string(i) + "].";
+      check_keys(
+          n, at,
+          {"ranks", "rate_bps", "alpha_s", "bandwidth_Bps", "reduce_Bps", "gap_s", "message_rate", "beta_r_squared",
+           "alpha_from", "bandwidth_from", "all_ranks_alpha_s", "two_rank_bandwidth_Bps", "exchange_bandwidth_Bps",
+           "exchange_slowest_Bps", "send_buffer_bytes", "two_sends", "older_send_weight"});
       ValidationNetwork net;
       net.ranks = field_count(n, at, "ranks");
       net.rate_bps = field_number(n, at, "rate_bps", 0, 8 * max_bandwidth_Bps);
       net.cost.alpha_s = field_number(n, at, "alpha_s", 0, max_duration_s);
       net.cost.bandwidth_Bps = field_number(n, at, "bandwidth_Bps", min_bandwidth_Bps, max_bandwidth_Bps);
       net.cost.reduce_Bps = field_number(n, at, "reduce_Bps", min_bandwidth_Bps, max_bandwidth_Bps);
-      net.cost.gap_s = n.value("gap_s", 0.0);  // (runs before the message-rate test have none)
-      if (n.contains("message_rate"))
-        net.message_rate = n.at("message_rate").get<std::vector<std::pair<double, double>>>();
+      // the fields below are absent from runs made before their microbenchmark existed: 0, not measured
+      net.cost.gap_s = optional_number(n, at, "gap_s", 0, max_duration_s, 0);
+      if (n.contains("message_rate")) {
+        const nlohmann::json& rates = n.at("message_rate");
+        for (std::size_t k = 0; rates.is_array() && k < rates.size(); ++k) {
+          const nlohmann::json& pair = rates[k];
+          if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number() || !pair[1].is_number() ||
+              !(pair[0].get<double>() >= 1) || !(pair[1].get<double>() > 0) ||
+              !(pair[1].get<double>() <= max_duration_s)) {
+            throw std::invalid_argument(at + "message_rate[" + std::to_string(k) +
+                                        "]: expected [messages >= 1, seconds > 0], got " + pair.dump());
+          }
+          net.message_rate.emplace_back(pair[0].get<double>(), pair[1].get<double>());
+        }
+        if (!rates.is_array()) throw std::invalid_argument(at + "message_rate: expected a list of [messages, seconds]");
+      }
       net.beta_r_squared = field_number(n, at, "beta_r_squared", -1e300, 1);
       net.bandwidth_all_ranks = n.value("bandwidth_from", std::string()) == all_ranks_text;
-      net.all_ranks_alpha_s = n.value("all_ranks_alpha_s", 0.0);
-      net.two_rank_bandwidth_Bps = n.value("two_rank_bandwidth_Bps", 0.0);
-      net.exchange_bandwidth_Bps = n.value("exchange_bandwidth_Bps", 0.0);
-      net.exchange_slowest_Bps = n.value("exchange_slowest_Bps", 0.0);
-      net.send_buffer_bytes = n.value("send_buffer_bytes", 0.0);
-      for (const auto& m : n.value("two_sends", nlohmann::json::array())) {
+      net.all_ranks_alpha_s = optional_number(n, at, "all_ranks_alpha_s", 0, max_duration_s, 0);
+      net.two_rank_bandwidth_Bps = optional_number(n, at, "two_rank_bandwidth_Bps", 0, max_bandwidth_Bps, 0);
+      net.exchange_bandwidth_Bps = optional_number(n, at, "exchange_bandwidth_Bps", 0, max_bandwidth_Bps, 0);
+      net.exchange_slowest_Bps = optional_number(n, at, "exchange_slowest_Bps", 0, max_bandwidth_Bps, 0);
+      net.send_buffer_bytes = optional_number(n, at, "send_buffer_bytes", 0, 1e12, 0);
+      const nlohmann::json two_sends = n.value("two_sends", nlohmann::json::array());
+      for (std::size_t k = 0; k < two_sends.size(); ++k) {
+        const nlohmann::json& m = two_sends[k];
+        const std::string in = at + "two_sends[" + std::to_string(k) + "].";
+        check_keys(m, in,
+                   {"bytes", "measured_first_s", "measured_second_s", "predicted_first_s", "predicted_second_s"});
         TwoSends t;
-        t.bytes = m.at("bytes").get<double>();
-        t.measured_first_s = m.at("measured_first_s").get<double>();
-        t.measured_second_s = m.at("measured_second_s").get<double>();
+        t.bytes = field_number(m, in, "bytes", 1, 1e12);
+        t.measured_first_s = field_number(m, in, "measured_first_s", 0, max_duration_s);
+        t.measured_second_s = field_number(m, in, "measured_second_s", 0, max_duration_s);
         net.two_sends.push_back(t);
       }
       TransportModel model{net.cost, net.rate_bps > 0, net.send_buffer_bytes};
@@ -425,6 +427,7 @@ ValidationResult repredict(const nlohmann::json& previous) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const nlohmann::json& c = cases[i];
       const std::string at = "cases[" + std::to_string(i) + "].";
+      check_keys(c, at, {"ranks", "rate_bps", "algorithm", "bytes", "measured_s", "predicted_s", "error", "result_ok"});
       ValidationCase v;
       v.ranks = field_count(c, at, "ranks");
       v.rate_bps = field_number(c, at, "rate_bps", 0, 8 * max_bandwidth_Bps);
@@ -432,8 +435,9 @@ ValidationResult repredict(const nlohmann::json& previous) {
         throw std::invalid_argument(at + "algorithm: expected an algorithm's name");
       }
       v.algorithm = c.at("algorithm").get<std::string>();
-      if (!c.at("bytes").is_number_unsigned()) {
-        throw std::invalid_argument(at + "bytes: expected a whole number of bytes >= 0, got " + c.at("bytes").dump());
+      if (!c.contains("bytes") || !c.at("bytes").is_number_unsigned()) {
+        throw std::invalid_argument(at + "bytes: expected a whole number of bytes >= 0, got " +
+                                    (c.contains("bytes") ? c.at("bytes").dump() : std::string("nothing")));
       }
       v.bytes = c.at("bytes").get<std::uint64_t>();
       if (!c.contains("measured_s") || !c.at("measured_s").is_number() || !(c.at("measured_s").get<double>() > 0) ||
@@ -455,9 +459,19 @@ ValidationResult repredict(const nlohmann::json& previous) {
              << " bit/s (each case runs on one of them)";
         throw std::invalid_argument(text.str());
       }
-      const TransportModel model{net->cost, v.rate_bps > 0, net->send_buffer_bytes, net->older_send_weight};
-      v.predicted_s = predict_case(v.algorithm, v.ranks, v.bytes, model);
       result.cases.push_back(v);
+    }
+    for (std::size_t i = 0; i < result.cases.size(); ++i) {  // (the whole file read: a bad field is named first)
+      ValidationCase& v = result.cases[i];
+      const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const ValidationNetwork& n) {
+        return n.ranks == v.ranks && n.rate_bps == v.rate_bps;
+      });
+      const TransportModel model{net->cost, v.rate_bps > 0, net->send_buffer_bytes, net->older_send_weight};
+      try {
+        v.predicted_s = predict_case(v.algorithm, v.ranks, v.bytes, model);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("cases[" + std::to_string(i) + "].algorithm: " + e.what());
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("not a validation.json: ") + e.what());
