@@ -12,6 +12,7 @@
 #include "scenarios/csv_table.hpp"
 #include "scenarios/input_file.hpp"
 #include "scenarios/json_reader.hpp"
+#include "scenarios/units.hpp"
 
 namespace dtsim {
 namespace {
@@ -76,9 +77,11 @@ std::vector<Event> trace_events(const nlohmann::json& document, const std::strin
     const auto name = e.find("name");
     const auto ts = e.find("ts");
     const auto dur = e.find("dur");
-    if (name == e.end() || !name->is_string() || ts == e.end() || !ts->is_number() || dur == e.end() ||
-        !dur->is_number() || dur->get<double>() < 0) {
-      throw ScenarioError(where + ": a complete event (ph X) needs a name, a ts and a dur >= 0 (microseconds)");
+    // (times within 1e9 s, as every duration dtsim reads: a larger one is no measurement of a step)
+    if (name == e.end() || !name->is_string() || ts == e.end() || !ts->is_number() ||
+        !(std::fabs(ts->get<double>()) <= max_duration_s * 1e6) || dur == e.end() || !dur->is_number() ||
+        !(dur->get<double>() >= 0) || !(dur->get<double>() <= max_duration_s * 1e6)) {
+      throw ScenarioError(where + ": a complete event (ph X) needs a name, a ts and a dur in [0, 1e15] (microseconds)");
     }
     const auto cat = e.find("cat");
     if (cat != e.end() && cat->is_string() && (*cat == "kernel" || *cat == "gpu_memcpy")) {
@@ -225,8 +228,8 @@ namespace {
 double csv_milliseconds(const std::string& text, const std::string& where) {
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
-    throw ScenarioError(where + ": expected milliseconds, a number >= 0, got '" + text + "'");
+  if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0) || !(value * 1e-3 <= max_duration_s)) {
+    throw ScenarioError(where + ": expected milliseconds, a number in [0, 1e12], got '" + text + "'");
   }
   return value * 1e-3;
 }
@@ -239,7 +242,8 @@ MeasuredProfile read_profile_csv(std::istream& in, const std::string& path) {
   p.source = path;
   p.steps = 1;
   bool header = false;
-  std::unordered_set<std::string> names;  // the layers read so far
+  std::unordered_set<std::string> names;     // the layers read so far
+  std::unordered_set<std::string> settings;  // the settings read so far
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -253,6 +257,7 @@ MeasuredProfile read_profile_csv(std::istream& in, const std::string& path) {
       const std::string key = setting.substr(0, eq);
       const std::string value = eq == std::string::npos ? "" : setting.substr(eq + 1);
       if (header) throw ScenarioError(at + ": settings (# key=value) come before the header");
+      if (!settings.insert(key).second) throw ScenarioError(at + ": " + key + " given twice (each setting once)");
       if (key == "batch") {
         const long long b = whole(value, 1, 1 << 30);
         if (b < 0) throw ScenarioError(at + ": batch: expected a whole number >= 1, got '" + value + "'");

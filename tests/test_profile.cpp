@@ -122,6 +122,11 @@ TEST_CASE("traces of another shape are refused with what is missing") {
     if (e["name"] == "ProfilerStep#1") e["ts"] = e["ts"].get<double>() - 1000;
   }
   CHECK_THAT(refusal(write_temp("overlap.json", overlapping.dump())), Catch::Contains("overlapping steps"));
+  nlohmann::json endless = trace;  // a duration no step takes (1e300 us) is no measurement
+  for (nlohmann::json& e : endless) {
+    if (e["name"] == "ProfilerStep#1") e["dur"] = 1e300;
+  }
+  CHECK_THAT(refusal(write_temp("endless.json", endless.dump())), Catch::Contains("a dur in [0, 1e15]"));
   CHECK_THAT(refusal(write_temp("object.json", R"({"events": []})")), Catch::Contains("not a trace-event file"));
   CHECK_THAT(refusal(write_temp("number.json", "3")), Catch::Contains("not a trace-event file"));
   CHECK_THAT(refusal(write_temp("syntax.json", "[{")), Catch::Contains("not valid JSON"));
@@ -149,6 +154,14 @@ TEST_CASE("a CSV of layer times is read strictly") {
              Catch::Contains("unknown setting 'speed'"));
   CHECK_THAT(refusal(write_temp("twice.csv", "# batch=2\nlayer,params,forward_ms,backward_ms\na,1,1,1\na,1,1,1\n")),
              Catch::Contains("appears twice"));
+  // a setting given twice is refused (the second had silently replaced the first), and so is a time no step takes
+  CHECK_THAT(refusal(write_temp("batch2.csv", "# batch=2\n# batch=4\nlayer,params,forward_ms,backward_ms\na,1,1,1\n")),
+             Catch::Contains(":2: batch given twice"));
+  CHECK_THAT(refusal(write_temp("huge.csv",
+                                "# batch=2\n# optimizer_ms=1e300\nlayer,params,forward_ms,backward_ms\na,1,1,1\n")),
+             Catch::Contains(":2 (optimizer_ms): expected milliseconds, a number in [0, 1e12], got '1e300'"));
+  CHECK_THAT(refusal(write_temp("huge2.csv", "# batch=2\nlayer,params,forward_ms,backward_ms\na,1,1,2e12\n")),
+             Catch::Contains(":3 (backward_ms): expected milliseconds"));
 }
 
 TEST_CASE("import-profile prints the layers and predict --profile predicts from the measured times", "[cli]") {
