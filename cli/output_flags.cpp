@@ -52,7 +52,9 @@ TraceRequest parse_trace_request(const Flags& flags) {
       }
       if (ranks.empty()) throw std::invalid_argument("expected classes, all or a list of ranks like 0,5,17, got ''");
       std::sort(ranks.begin(), ranks.end());
-      ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+      if (std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end()) {  // (as every list flag)
+        throw std::invalid_argument("'" + v + "' lists the same value twice; give each once");
+      }
       return ranks;
     });
   }

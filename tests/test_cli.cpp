@@ -2154,6 +2154,8 @@ TEST_CASE("collective lists the busiest links and --trace writes a trace-event f
        "--trace-ranks: expected classes, all or a list of ranks like 0,5,17, got '1,x'"},
       {"collective --ranks 4 --trace-ranks 4 --trace " + trace,
        "--trace-ranks: rank 4 is not in the traced run of 4 ranks (0 to 3)"},
+      {"collective --ranks 4 --trace-ranks 2,0,2 --trace " + trace,
+       "--trace-ranks: '2,0,2' lists the same value twice; give each once"},
       {"collective --ranks 4 --trace-max-bytes lots --trace " + trace, "--trace-max-bytes: expected a size"},
       {"predict --accelerators 1,8 --trace-ranks 8 --trace " + trace, "--trace-ranks: rank 8 is not in the traced run"},
   });
