@@ -258,6 +258,25 @@ NetworkCost network_cost(const RunSettings& settings, const ClusterInstance* clu
 const char* const switch_helpers_need =
     "it needs --cluster with switches that can (node.intra.nvls, fabric.sharp); the star has none";
 
+// An all-to-all of fewer elements than its P x P blocks leaves blocks empty: their messages still cost a latency and
+// a gap each, which the user should know they asked for (empty when every block holds an element).
+std::string empty_blocks_note(const Schedule& schedule) {
+  if (schedule.collective != Collective::alltoall || schedule.chunks.empty()) return {};
+  const auto empty = static_cast<std::uint64_t>(
+      std::count_if(schedule.chunks.begin(), schedule.chunks.end(), [](const Chunk& c) { return c.size_bytes == 0; }));
+  if (empty == 0) return {};
+  const auto blocks = static_cast<std::uint64_t>(schedule.chunks.size());
+  const std::uint64_t element =
+      std::max_element(schedule.chunks.begin(), schedule.chunks.end(), [](const Chunk& a, const Chunk& b) {
+        return a.size_bytes < b.size_bytes;
+      })->size_bytes;
+  return std::to_string(empty) + " of the " + std::to_string(blocks) + " blocks (" + std::to_string(schedule.ranks) +
+         " x " + std::to_string(schedule.ranks) + ") hold no element: " + format_bytes(schedule.bytes) +
+         " is less than an element a block, so their messages carry nothing but still pay their latency and gap; "
+         "--bytes " +
+         format_bytes(blocks * element) + " or more fills every block";
+}
+
 }  // namespace
 
 void check_switch_helpers(const AlgorithmInfo& algorithm, const ClusterInstance* cluster) {
@@ -320,10 +339,11 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     ao.record_trace = settings.record;
     run.result = run_analytical(schedule, ao);
   }
+  run.note = empty_blocks_note(schedule);
   if (cluster != nullptr) {
     run.cluster = cluster->description;
     const ClusterSpec& spec = cluster->topology->spec();
-    if (spec.nodes > 1) run.note = plain_messages_note(spec);
+    if (spec.nodes > 1) run.note += (run.note.empty() ? "" : "; ") + plain_messages_note(spec);
     return run;  // the star's closed forms do not describe a routed cluster
   }
   if (!settings.factors.empty()) return run;  // nor a calibrated piecewise network

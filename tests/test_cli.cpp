@@ -753,6 +753,14 @@ TEST_CASE("collective --collective runs the other collectives and checks their o
   CHECK(j["busbw_Bps"].get<double>() == Approx(j["algbw_Bps"].get<double>() * 0.75));
   CHECK(run_dtsim("collective --collective broadcast --algorithm tree --root 3 --ranks 5 --real-payload").exit_code ==
         0);
+  // an all-to-all of fewer elements than blocks: the empty blocks are said, with the size that fills them all
+  const auto sparse =
+      nlohmann::json::parse(run_dtsim("collective --collective all-to-all --ranks 64 --bytes 1000B --json").output);
+  CHECK_THAT(sparse["note"].get<std::string>(), Catch::Contains("3096 of the 4096 blocks (64 x 64) hold no element") &&
+                                                    Catch::Contains("--bytes 4.096 KB or more fills every block"));
+  const auto full =
+      nlohmann::json::parse(run_dtsim("collective --collective all-to-all --ranks 64 --bytes 4096B --json").output);
+  CHECK_FALSE(full.contains("note"));
   check_usage_errors({
       {"collective --collective gathr", "--collective: expected allreduce, reduce-scatter, allgather"},
       {"collective --collective all-to-all --algorithm ring", "--algorithm: unknown all-to-all algorithm 'ring'"},
