@@ -34,6 +34,15 @@ long long whole(std::string_view text, long long low, long long high) {
   return value;
 }
 
+// A profile is a measurement of a step: one whose parts add up to no time measured nothing (and would give every
+// prediction an infinite rate).
+void check_measured_time(const MeasuredProfile& p, const std::string& path) {
+  if (!(p.step_s() > 0)) {
+    throw ScenarioError(path + ": its layers' forward and backward, the optimizer and the overhead add up to 0 s: " +
+                        "a profile needs the measured time of a step");
+  }
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
@@ -189,8 +198,10 @@ MeasuredProfile read_profile_trace(const nlohmann::json& document, const std::st
       throw ScenarioError(where + " starts before " + steps[i - 1]->name + " ends: overlapping steps");
     }
     times.push_back(read_step(where, *steps[i], events));
-    if (times.back().order != times.front().order || times.back().batch != times.front().batch) {
-      throw ScenarioError(where + ": its layers or batch differ from " + steps.front()->name + "'s");
+    if (times.back().order != times.front().order || times.back().batch != times.front().batch ||
+        times.back().params != times.front().params) {
+      throw ScenarioError(where + ": its layers, their parameters or its batch differ from " + steps.front()->name +
+                          "'s");
     }
   }
   MeasuredProfile p;
@@ -220,6 +231,7 @@ MeasuredProfile read_profile_trace(const nlohmann::json& document, const std::st
   }
   p.optimizer_s = over_steps([](const StepTimes& t) { return t.optimizer_s; });
   p.overhead_s = over_steps([](const StepTimes& t) { return t.overhead_s; });
+  check_measured_time(p, path);
   return p;
 }
 
@@ -299,6 +311,7 @@ MeasuredProfile read_profile_csv(std::istream& in, const std::string& path) {
   if (p.batch == 0) throw ScenarioError(path + ": no '# batch=B' line (the samples the times were measured at)");
   for (std::size_t l = p.layers.size(); l-- > 0;)
     p.ready_order.push_back(l);
+  check_measured_time(p, path);
   return p;
 }
 

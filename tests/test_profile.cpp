@@ -127,6 +127,14 @@ TEST_CASE("traces of another shape are refused with what is missing") {
     if (e["name"] == "ProfilerStep#1") e["dur"] = 1e300;
   }
   CHECK_THAT(refusal(write_temp("endless.json", endless.dump())), Catch::Contains("a dur in [0, 1e15]"));
+  nlohmann::json regrown = trace;  // a layer whose parameters differ between steps is not one layer
+  int seen = 0;
+  for (nlohmann::json& e : regrown) {
+    if (e["name"] == "dtsim.forward:1#params=803840" && ++seen == 2) e["name"] = "dtsim.forward:1#params=803841";
+  }
+  REQUIRE(seen >= 2);
+  CHECK_THAT(refusal(write_temp("regrown.json", regrown.dump())),
+             Catch::Contains("ProfilerStep#1: its layers, their parameters or its batch differ from ProfilerStep#0's"));
   CHECK_THAT(refusal(write_temp("object.json", R"({"events": []})")), Catch::Contains("not a trace-event file"));
   CHECK_THAT(refusal(write_temp("number.json", "3")), Catch::Contains("not a trace-event file"));
   CHECK_THAT(refusal(write_temp("syntax.json", "[{")), Catch::Contains("not valid JSON"));
@@ -157,6 +165,9 @@ TEST_CASE("a CSV of layer times is read strictly") {
   // a setting given twice is refused (the second had silently replaced the first), and so is a time no step takes
   CHECK_THAT(refusal(write_temp("batch2.csv", "# batch=2\n# batch=4\nlayer,params,forward_ms,backward_ms\na,1,1,1\n")),
              Catch::Contains(":2: batch given twice"));
+  CHECK_THAT(
+      refusal(write_temp("zero.csv", "# batch=16\nlayer,params,forward_ms,backward_ms\n1,0,0,0\n")),
+      Catch::Contains("zero.csv: its layers' forward and backward, the optimizer and the overhead add up to 0 s"));
   CHECK_THAT(refusal(write_temp("huge.csv",
                                 "# batch=2\n# optimizer_ms=1e300\nlayer,params,forward_ms,backward_ms\na,1,1,1\n")),
              Catch::Contains(":2 (optimizer_ms): expected milliseconds, a number in [0, 1e12], got '1e300'"));
