@@ -137,13 +137,7 @@ int train_command(std::span<char* const> args, std::ostream& out) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(path + ": " + e.what());
   }
-  if (flags.has("csv")) {
-    try {
-      write_file_atomically(flags.get("csv"), [&](std::ostream& file) { file << train_csv(report); });
-    } catch (const std::exception& e) {
-      throw UsageError("--csv: " + std::string(e.what()));
-    }
-  }
+  // the trace first: its size is checked before anything is written, so a refusal leaves the CSV as it was
   if (!trace.path.empty()) {
     const TrainConfig& c = scenario.config;
     const int ranks = c.workers + (c.mode == TrainMode::allreduce ? 0 : 1);  // + the parameter server
@@ -152,6 +146,13 @@ int train_command(std::span<char* const> args, std::ostream& out) {
       run_s = std::max(run_s, span.end_s);
     const std::vector<LinkUsage> links = star_link_usage(report.trace, ranks, c.network.bandwidth_Bps, run_s);
     write_trace_file(trace, report.trace, ranks, links, scenario.name, std::cerr);
+  }
+  if (flags.has("csv")) {
+    try {
+      write_file_atomically(flags.get("csv"), [&](std::ostream& file) { file << train_csv(report); });
+    } catch (const std::exception& e) {
+      throw UsageError("--csv: " + std::string(e.what()));
+    }
   }
   if (flags.has("json")) {
     out << train_json(scenario, report).dump() << '\n';

@@ -190,7 +190,13 @@ TrainCurve read_train(const nlohmann::json& doc) {
   c.mode = text(doc, "mode", "");
   c.workers = positive(doc, "workers", "");
   c.target_accuracy = non_negative(doc, "target_accuracy", "");
-  c.time_to_target_s = non_negative(doc, "time_to_target_s", "");
+  // (train writes -1 when the run never reached its target: docs/train.md)
+  const double to_target = result_fields::number(doc, "time_to_target_s", "");
+  if (to_target != -1 && !(to_target >= 0)) {
+    throw ResultFileError("time_to_target_s: expected a number >= 0, or -1 for a target never reached, got " +
+                          doc["time_to_target_s"].dump());
+  }
+  c.time_to_target_s = to_target;
   const nlohmann::json& points = list(doc, "points", "");
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string p = at("points", i);

@@ -153,6 +153,10 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
   c.linear_scaling = base > 0;
   c.base_batch = base > 0 ? base : c.batch;
   c.warmup_epochs = o.number("warmup_epochs");
+  if (c.warmup_epochs > 0 && !c.linear_scaling) {  // (a ramp from the base rate to itself: it had been ignored)
+    throw ScenarioError(o.path_of("warmup_epochs") +
+                        ": ramps to the scaled learning rate, so it needs linear_scaling_base > 0");
+  }
   c.epochs = o.number("epochs");
   c.eval_every_epochs = o.number("eval_every_epochs");
   c.target_accuracy = o.number("target_accuracy");
@@ -210,11 +214,16 @@ TrainScenario parse_train_scenario(const nlohmann::json& document, const std::st
 
   const std::vector<JsonObject> stragglers = o.objects("stragglers");
   if (!stragglers.empty()) c.slowdown.assign(static_cast<std::size_t>(c.workers), 1.0);
+  std::vector<char> slowed(stragglers.empty() ? 0 : static_cast<std::size_t>(c.workers), 0);
   for (const JsonObject& s : stragglers) {
     const long long worker = s.integer("worker");
     if (worker >= c.workers) {
       throw ScenarioError(s.path_of("worker") + ": expected a worker in [0, " + std::to_string(c.workers - 1) +
                           "], got " + std::to_string(worker));
+    }
+    if (slowed[static_cast<std::size_t>(worker)]++ != 0) {  // (the last had silently won)
+      throw ScenarioError(s.path_of("worker") + ": worker " + std::to_string(worker) +
+                          " is listed twice (one entry a worker, with its slowdown)");
     }
     c.slowdown[static_cast<std::size_t>(worker)] = s.number("slowdown");
   }

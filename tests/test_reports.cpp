@@ -295,6 +295,24 @@ TEST_CASE("a result file that is not dtsim's is refused with the JSON path") {
   CHECK(content.sources.empty());
 }
 
+TEST_CASE("a training run that never reached its target (time_to_target_s -1, as train writes it) is drawn so") {
+  nlohmann::json train{{"name", "slow"},
+                       {"mode", "allreduce"},
+                       {"workers", 4},
+                       {"target_accuracy", 0.99},
+                       {"time_to_target_s", -1.0},
+                       {"points",
+                        {{{"epoch", 0}, {"time_s", 0}, {"train_loss", 0}, {"test_accuracy", 0.1}},
+                         {{"epoch", 1}, {"time_s", 2.0}, {"train_loss", 0.5}, {"test_accuracy", 0.82}}}}};
+  ReportContent content;
+  add_result(train, "train.json", content);
+  CHECK_THAT(render_report_html(content), Catch::Contains("not reached"));
+  train["time_to_target_s"] = -2.0;  // any other negative time is no time
+  ReportContent refused;
+  CHECK_THROWS_WITH(add_result(train, "train.json", refused),
+                    "time_to_target_s: expected a number >= 0, or -1 for a target never reached, got -2.0");
+}
+
 namespace {
 
 nlohmann::json published_case(const char* id, const char* device, double measured, double predicted) {
