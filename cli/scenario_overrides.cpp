@@ -193,6 +193,14 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
       flags.has("device")
           ? parse_names(flags, "device", [&loaded](const std::string& n) { loaded.push_back(device_from_flag(n)); })
           : std::vector<std::string>{};
+  for (std::size_t a = 0; a < loaded.size(); ++a) {  // two names of one device (an alias) would run it twice
+    for (std::size_t b = 0; b < a; ++b) {
+      if (loaded[a].name == loaded[b].name) {
+        throw UsageError("--device: '" + devices[b] + "' and '" + devices[a] + "' are the same device (" +
+                         loaded[a].name + "); give each once");
+      }
+    }
+  }
   const std::vector<std::string> precisions =
       flags.has("precision") ? parse_names(flags, "precision", check_precision_name) : std::vector<std::string>{};
   const std::vector<std::string> runtimes =

@@ -624,6 +624,10 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     spec.prefetch = par.choice("prefetch") == "true";
     spec.expert = static_cast<int>(par.integer("expert"));
     spec.search = par.choice("search") == "true";
+    if (par.has("prefetch") && spec.sharding != Sharding::zero3 && !spec.search) {  // (it had been ignored)
+      throw ScenarioError(par.path_of("prefetch") + ": only with sharding \"zero3\" (it gathers the next layer's " +
+                          "parameters ahead), got sharding \"" + sharding + "\"");
+    }
     if (!spec.search) {
       if (!tensor_fits_nodes(spec.tensor, sc.cluster.node.accelerators)) {
         throw ScenarioError(

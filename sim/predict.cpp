@@ -1,6 +1,7 @@
 #include "sim/predict.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -359,10 +360,22 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
                                        : run_simgrid_training(program, accelerators, sg, into);
   };
   if (backend != Backend::simgrid) program.progress = progress;  // (SimGrid runs in a child process)
+  const auto started = std::chrono::steady_clock::now();
   p.step = run(trace != nullptr ? &trace->run : nullptr);
+  const double step_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   program.progress = nullptr;
   if (sampling.samples > 0) {
     std::vector<double> steps;
+    if (sampling.sampler == Sampler::exact && sampling.max_seconds > 0 &&
+        step_wall_s * sampling.samples > sampling.max_seconds) {  // (estimated from the step just simulated)
+      char text[256];
+      std::snprintf(
+          text, sizeof text,
+          "%d exact samples of the step on %d accelerators would take about %.0f s (%.3g s a step "
+          "simulated), above the %.0f s limit: use --sampler fast (each bucket simulated once) or fewer --samples",
+          sampling.samples, accelerators, step_wall_s * sampling.samples, step_wall_s, sampling.max_seconds);
+      throw std::invalid_argument(text);
+    }
     if (sampling.sampler == Sampler::exact) {  // the whole step again per sample, every rank drawing its times
       ComputeNoise noise;
       noise.jitter = &setup.variability.jitter;
