@@ -18,6 +18,7 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/microbench.hpp"
 #include "scenarios/units.hpp"
+#include "sim/executor.hpp"
 #include "sim/simgrid_executor.hpp"
 #include "validation/json_fields.hpp"
 
@@ -84,8 +85,8 @@ RawRun parse_raw(std::istream& in, const std::string& source) {
                                                                 : nullptr;
     if (samples != nullptr) {
       Sample s;
-      if (!(fields >> s.x >> s.y) || !at_end() || !whole(s.x) || !finite(s.y) || s.y <= 0)
-        fail(std::string(kind == "msgrate" ? "COUNT" : "BYTES") + " (a whole number) and SECONDS (positive)");
+      if (!(fields >> s.x >> s.y) || !at_end() || !whole(s.x) || !finite(s.y) || s.y <= 0 || s.y > max_duration_s)
+        fail(std::string(kind == "msgrate" ? "COUNT" : "BYTES") + " (a whole number) and SECONDS (in (0, 1e9])");
       samples->push_back(s);
     } else if (kind == "sendtime") {
       RawRun::SendTime t{};
@@ -108,8 +109,11 @@ RawRun parse_raw(std::istream& in, const std::string& source) {
       double bytes = 0, min_s = 0;
       std::string ok;
       if (!(fields >> c.algorithm >> bytes >> c.median_s >> min_s >> ok) || !at_end() || !whole(bytes) ||
-          !finite(c.median_s) || !finite(min_s) || c.median_s <= 0 || min_s <= 0 || (ok != "ok" && ok != "WRONG"))
-        fail("ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG (BYTES a whole number, the times positive)");
+          !finite(c.median_s) || !finite(min_s) || c.median_s <= 0 || min_s <= 0 || c.median_s > max_duration_s ||
+          min_s > c.median_s || (ok != "ok" && ok != "WRONG"))
+        fail(
+            "ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG (BYTES a whole number, the times positive, up to 1e9 s, the "
+            "fastest repetition MIN_S no slower than the median)");
       c.bytes = static_cast<std::uint64_t>(bytes);
       c.ok = ok == "ok";
       raw.cases.push_back(c);
@@ -193,15 +197,20 @@ SimGridOptions case_options(bool library, const TransportModel& m) {
 // eagerly into the posted receive), each send complete while its last send_buffer_bytes are still in TCP's buffers,
 // which keep older_send_weight times the share of what the rank writes in a later step; OpenMPI's own allreduce sends
 // every message eagerly (the eager limits are raised to 128 MiB), before its receive is posted.
-double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t bytes, const TransportModel& m) {
+// The libraries' own allreduce is pinned to (OpenMPI) or mostly is (NCCL) a ring.
+bool library_case(const std::string& algorithm_name) { return algorithm_name == "mpi" || algorithm_name == "nccl"; }
+
+// The schedule a case ran (its algorithm's, over floats).
+Schedule case_schedule(const std::string& algorithm_name, int ranks, std::uint64_t bytes) {
   AlgorithmOptions options;
   options.element_bytes = 4;
   options.set(ps_placement_option.name, "colocated");
-  // the libraries' own allreduce is pinned to (OpenMPI) or mostly is (NCCL) a ring
-  const bool library = algorithm_name == "mpi" || algorithm_name == "nccl";
-  const std::string algorithm = library ? "ring" : algorithm_name;
-  return run_simgrid(find_qualified_algorithm(algorithm).build(ranks, bytes / 4 * 4, options), case_options(library, m))
-      .time_s;
+  const std::string algorithm = library_case(algorithm_name) ? "ring" : algorithm_name;
+  return find_qualified_algorithm(algorithm).build(ranks, bytes / 4 * 4, options);
+}
+
+double predict_case(const std::string& algorithm_name, int ranks, std::uint64_t bytes, const TransportModel& m) {
+  return run_simgrid(case_schedule(algorithm_name, ranks, bytes), case_options(library_case(algorithm_name), m)).time_s;
 }
 
 // dtsim-mpi-pingpong twosends as a schedule: rank 0 sends `bytes` to rank 1, then (a step later) to rank 2, with
@@ -300,6 +309,16 @@ void predict_raw(const RawRun& raw, int ranks, double rate_bps, double reduce_Bp
   net.all_ranks_alpha_s = all ? loaded.alpha_s : 0.0;
   net.two_rank_bandwidth_Bps = two.bandwidth_Bps;
   net.cost.gap_s = fit_message_gap(raw.msgrate);
+  if (!(net.cost.bandwidth_Bps >= min_bandwidth_Bps && net.cost.bandwidth_Bps <= max_bandwidth_Bps) ||
+      !(net.cost.alpha_s >= 0 && net.cost.alpha_s <= max_duration_s) ||
+      !(net.cost.gap_s >= 0 && net.cost.gap_s <= max_duration_s)) {
+    std::ostringstream text;
+    text << "the ping-pong lines fit no network: a bandwidth of " << net.cost.bandwidth_Bps
+         << " B/s (accepted: " << min_bandwidth_Bps << " to " << max_bandwidth_Bps << "), a latency of "
+         << net.cost.alpha_s << " s and a gap of " << net.cost.gap_s << " s (accepted: 0 to " << max_duration_s
+         << "); check the \"pingpong\" and \"msgrate\" lines";
+    throw std::invalid_argument(text.str());
+  }
   for (const Sample& m : raw.msgrate)
     net.message_rate.emplace_back(m.x, m.y);
   if (!raw.exchange.empty()) net.exchange_bandwidth_Bps = fit_pingpong(raw.exchange, "exchange").bandwidth_Bps;
@@ -352,8 +371,28 @@ ValidationResult validate_measured(const std::string& path, int ranks, const std
   if (raw.cases.empty() || raw.pingpong.size() < 6) {
     throw std::invalid_argument(path + ": expected \"pingpong BYTES SECONDS\" lines (6 or more) and \"case\" lines");
   }
+  double seconds = 0;  // SimGrid's time for every case, estimated before any runs
+  for (const RawRun::Case& c : raw.cases) {
+    try {
+      seconds += estimated_simgrid_seconds(case_schedule(c.algorithm, ranks, c.bytes));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(path + ": case " + c.algorithm + " " + std::to_string(c.bytes) + ": " + e.what());
+    }
+  }
+  if (seconds > simgrid_time_limit_s) {
+    char text[160];
+    std::snprintf(text, sizeof text, "predicting its %zu cases on %d ranks on SimGrid would take about %.0f s",
+                  raw.cases.size(), ranks, seconds);
+    throw std::invalid_argument(path + ": " + text + " (2.5 us a message), above the " +
+                                std::to_string(static_cast<int>(simgrid_time_limit_s)) +
+                                " s limit: split the cases over several files, or measure fewer ranks");
+  }
   ValidationResult result;
-  predict_raw(raw, ranks, 0, 1e12, false, result, [](const std::string&) {});
+  try {
+    predict_raw(raw, ranks, 0, 1e12, false, result, [](const std::string&) {});
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(path + ": " + e.what());
+  }
   result.label = label;
   summarize(result);
   return result;
