@@ -62,6 +62,24 @@ std::vector<Sample> run_mpi_pingpong(const std::string& pingpong_binary, const s
   return samples;
 }
 
+namespace {
+
+// A CSV header of the two columns: two non-empty names, neither a number (a line with another separator, one field or
+// a number in it is a malformed sample, not a header).
+bool is_header(const std::string& line) {
+  const auto comma = line.find(',');
+  if (comma == std::string::npos || line.find(',', comma + 1) != std::string::npos) return false;
+  for (const std::string& field : {line.substr(0, comma), line.substr(comma + 1)}) {
+    if (field.find_first_not_of(" \t") == std::string::npos) return false;
+    char* end = nullptr;
+    std::strtod(field.c_str(), &end);
+    if (end != field.c_str()) return false;  // (it starts with a number)
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<Sample> read_samples_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw CalibrationInputError(path + ": cannot read the file");
@@ -77,7 +95,7 @@ std::vector<Sample> read_samples_csv(const std::string& path) {
     const std::string first = line.substr(0, comma);
     const double bytes = std::strtod(first.c_str(), &end);
     const bool first_ok = end != first.c_str() && *end == '\0';
-    if (number == 1 && !first_ok) continue;  // a header
+    if (number == 1 && !first_ok && is_header(line)) continue;  // a header: two names, like bytes,seconds
     double seconds = 0;
     bool ok = first_ok && comma != std::string::npos;
     if (ok) {

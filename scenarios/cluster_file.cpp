@@ -228,7 +228,12 @@ CollectiveLibrary read_library(const JsonObject& o) {
                           ": expected a comma-separated list of ring, tree, nvls, nvlstree and collnet, got \"" +
                           algorithms + "\"");
     }
-    library.allreduce_algorithms |= static_cast<std::uint8_t>(1U << static_cast<unsigned>(a));
+    const auto bit = static_cast<std::uint8_t>(1U << static_cast<unsigned>(a));
+    if ((library.allreduce_algorithms & bit) != 0) {  // (as protocols: each once)
+      throw ScenarioError(o.path_of("allreduce_algorithms") + ": " + item + " is listed twice in \"" + algorithms +
+                          "\"");
+    }
+    library.allreduce_algorithms |= bit;
   }
   if (!library.allows_allreduce(LibraryAlgorithm::ring) && !library.allows_allreduce(LibraryAlgorithm::tree)) {
     throw ScenarioError(o.path_of("allreduce_algorithms") +

@@ -1,6 +1,8 @@
 #include "scenarios/json_reader.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -163,7 +165,16 @@ std::string JsonObject::text(std::string_view key) const {
   const nlohmann::json fallback = v ? nlohmann::json() : default_json(spec(key));
   const nlohmann::json& j = v ? *v : fallback;
   if (!j.is_string()) fail(key, expected_text(spec(key)), j);
-  return j.get<std::string>();
+  std::string text = j.get<std::string>();
+  // (a name or source is printed in tables, CSV and traces: a control character would break them)
+  if (const auto bad = std::find_if(text.begin(), text.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+      bad != text.end()) {
+    char code[16];
+    std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(static_cast<unsigned char>(*bad)));
+    throw ScenarioError(path_of(key) + ": expected a string without control characters, got " + code +
+                        " at character " + std::to_string(bad - text.begin() + 1));
+  }
+  return text;
 }
 
 std::string JsonObject::choice(std::string_view key) const {

@@ -80,6 +80,12 @@ TEST_CASE("measured samples from CSV: header skipped, a bad line named with its 
   CHECK_THROWS_WITH(read_samples_csv((dir / "bad.csv").string()),
                     Catch::EndsWith("bad.csv:2: expected \"bytes,seconds\" with bytes >= 0 and seconds > 0, got "
                                     "\"1024;2e-6\""));
+  // a first line that is neither a sample nor a header of two names is malformed, not skipped
+  for (const char* first : {"xyz", "1;2e-6", "bytes,seconds,extra"}) {
+    std::ofstream(dir / "first.csv") << first << "\n8,1e-6\n1024,2e-6\n";
+    CHECK_THROWS_WITH(read_samples_csv((dir / "first.csv").string()),
+                      Catch::Contains("first.csv:1: expected \"bytes,seconds\""));
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -122,6 +122,14 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       {"collective --cluster dgx-a100 --library nccl:", "after 'nccl:', got nothing"},  // (had run as plain nccl)
       {"predict --model resnet50,resnet50", "--model: 'resnet50' given twice"},         // (had run it twice)
       {"predict --precision fp32,mixed,fp32", "--precision: 'fp32' given twice"},
+      {"predict --device xeon-8380,xeon-platinum-8380",  // (an old name and its file's name: one device, run twice)
+       "--device: 'xeon-8380' and 'xeon-platinum-8380' are the same device"},
+      // nothing is sampled on the default scenario: a seed or sampler would be ignored
+      {"predict --seed 5", "--seed: needs --samples, or a scenario with random variability"},
+      {"predict --sampler exact", "--sampler: needs --samples, or a scenario with random variability"},
+      // estimated from the step's first simulation, before hours of samples
+      {"predict --accelerators 64 --samples 1000000 --sampler exact",
+       "1000000 exact samples of the step on 64 accelerators would take about"},
       {"collective --cluster mi300x --library rccl", "--library: cannot tell the GPU generation of MI300X"},
       {"predict --library nccl:kepler", "--library: expected a generation"},
       {"collective --backend flow --network-model LV08", "--network-model: LV08 needs --backend simgrid"},
@@ -1252,6 +1260,12 @@ TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 
   CHECK(bad_trace.exit_code == 2);
   CHECK_THAT(bad_trace.output, Catch::Contains("--trace: /nonexistent-dtsim/t.json: cannot write"));
   CHECK(read_file(csv) == "an earlier result\n");
+  // a trace refused for its size after the training leaves the CSV as it was too (it had been written first)
+  const Run big_trace =
+      run_dtsim("train " + quick + " --csv " + csv + " --trace " + (dir / "t.json").string() + " --trace-max-bytes 1B");
+  CHECK(big_trace.exit_code == 2);
+  CHECK_THAT(big_trace.output, Catch::Contains("above --trace-max-bytes 1 B"));
+  CHECK(read_file(csv) == "an earlier result\n");
   check_usage_errors({
       {"train " + variant("mode.json", "\"allreduce\"", "\"gossip\""),
        "train.mode: expected \"allreduce\", \"sync-ps\", \"async-ps\" or \"ssp\", got \"gossip\""},
@@ -1273,6 +1287,12 @@ TEST_CASE("train: JSON and CSV evaluation points, and bad training files exit 2 
                           "\"workers\": 8, \"stragglers\": [{\"worker\": 9, "
                           "\"slowdown\": 2}]"),
        "train.stragglers[0].worker: expected a worker in [0, 7], got 9"},
+      {"train " + variant("warmup.json", "\"workers\": 8", "\"workers\": 8, \"warmup_epochs\": 2"),
+       "train.warmup_epochs: ramps to the scaled learning rate, so it needs linear_scaling_base > 0"},
+      {"train " + variant("straggler2.json", "\"workers\": 8",
+                          "\"workers\": 8, \"stragglers\": [{\"worker\": 1, \"slowdown\": 2}, "
+                          "{\"worker\": 1, \"slowdown\": 3}]"),
+       "train.stragglers[1].worker: worker 1 is listed twice"},
       {"train", "expected a training file first"},
   });
   std::filesystem::remove_all(dir);
@@ -1643,13 +1663,24 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
       {"validate" + with_line("status.txt", "case ring 4194304 1e-3 1e-3 maybe"), "status.txt line 7"},
       {"validate" + with_line("bytes.txt", "case ring 4.5 1e-3 1e-3 ok"), "bytes.txt line 7"},
       {"validate" + with_line("ping.txt", "pingpong 64 -5e-6"),
-       "ping.txt line 7: a \"pingpong\" line: expected BYTES (a whole number) and SECONDS (positive)"},
+       "ping.txt line 7: a \"pingpong\" line: expected BYTES (a whole number) and SECONDS (in (0, 1e9])"},
+      {"validate" + with_line("huge.txt", "pingpong 1048576 1e300"), "huge.txt line 7: a \"pingpong\" line"},
+      // a ping-pong whose slope gives a negative bandwidth is no network (SimGrid had refused it, without the file)
+      {"validate" + with_line("slope.txt", "pingpong 33554432 1e-6\ncase ring 4194304 1e-3 1e-3 ok"),
+       "slope.txt: the ping-pong lines fit no network: a bandwidth of"},
+      {"validate" + with_line("min.txt", "case ring 4194304 1e-3 2e-3 ok"),
+       "min.txt line 7: a \"case\" line: expected ALGORITHM BYTES MEDIAN_S MIN_S ok|WRONG (BYTES a whole number, the "
+       "times positive, up to 1e9 s, the fastest repetition MIN_S no slower than the median)"},
       {"validate" + with_line("rate.txt", "msgrate 16 inf"), "rate.txt line 7: a \"msgrate\" line: expected COUNT"},
       {"validate" + with_line("sendtime.txt", "sendtime 4194304 -1 0.004"), "sendtime.txt line 7: a \"sendtime\""},
   });
+  with_line("big.txt", "case ring 4194304 1e-3 1e-3 ok");
   check_usage_errors({
       {"validate --measured " + (dir / "measured.txt").string(), "--ranks: needed with --measured"},
       {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},
+      // SimGrid's time estimated for every case before any runs (8000 ranks: a ring of 128 million messages)
+      {"validate --measured " + (dir / "big.txt").string() + " --ranks 8000 --out-dir " + dir.string(),
+       "big.txt: predicting its 1 cases on 8000 ranks on SimGrid would take about"},
   });
   for (const char* command :
        {"collective", "compare", "verify", "predict", "explain", "train", "calibrate", "validate", "cluster"}) {
@@ -1944,6 +1975,9 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
   const std::string micro7_file = (dir / "micro7.json").string();
   std::ofstream(micro7_file) << replaced("\"micro_batches\": 16", "\"micro_batches\": 7");
   std::ofstream(strong_layered_file) << strong_layered;
+  const std::string prefetch_file = (dir / "prefetch.json").string();  // prefetch is ZeRO-3's: ignored under zero1
+  std::ofstream(prefetch_file) << replaced("\"sharding\": \"zero1\"",
+                                           "\"sharding\": \"zero1\", \"prefetch\": \"false\"");
   // nodes of 3 accelerators: a tensor group of 4 is neither part of a node nor whole nodes
   std::string three = read_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/cpu-10gbe.json");
   const std::string one_accelerator = "\"accelerators\": 1";
@@ -1973,6 +2007,7 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
       {"predict " + strong + " --batch 30", "--batch: a global batch of 30 does not split evenly over 4 accelerators"},
       {"explain " + micro32_file + " --batch 1",
        "--batch: a replica's batch of 16 does not split into 32 micro-batches"},
+      {"predict " + prefetch_file, "scenario.parallel.prefetch: only with sharding \"zero3\""},
       {"predict " + micro7_file,  // the file's own batch: its micro-batches are named, not the sizes
        "scenario.parallel.micro_batches: a replica's batch of 32 does not split into 7 micro-batches"},
       {"predict " + strong_layered_file + " --batch 96",

@@ -103,6 +103,9 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
         "dimensions, "
         "endpoints_per_switch, groups, routers_per_group, global_links_per_router)");
   CHECK_THAT(expect_error(with("\"100Gbps\"", "\"100Gbs\"")), Catch::StartsWith("cluster.node.nics.bandwidth: "));
+  // a name is printed in tables, CSV and traces: a control character in it is refused, not printed raw
+  CHECK(expect_error(with("{\"nodes\": 4,", "{\"name\": \"cpu\\u0000x\", \"nodes\": 4,")) ==
+        "cluster.name: expected a string without control characters, got U+0000 at character 4");
   CHECK_THAT(expect_error(with("\"100Gbps\"", "100")),
              Catch::Equals("cluster.node.nics.bandwidth: expected a bandwidth string like \"100Gbps\" or \"25GBps\", "
                            "got 100"));
@@ -134,6 +137,8 @@ TEST_CASE("cluster files: values with units, defaults, and one-line errors namin
              Catch::StartsWith("cluster.library.protocols: expected a comma-separated list of ll, ll128 and simple"));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "protocols": "ll,ll"})"),
              Catch::StartsWith("cluster.library.protocols: ll is listed twice in \"ll,ll\""));
+  CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "allreduce_algorithms": "ring,tree,Ring"})"),
+             Catch::StartsWith("cluster.library.allreduce_algorithms: ring is listed twice in \"ring,tree,Ring\""));
   CHECK_THAT(with_library(R"({"name": "nccl", "generation": "ampere", "allreduce_algorithms": "ring,pat"})"),
              Catch::StartsWith("cluster.library.allreduce_algorithms: expected a comma-separated list of ring, tree, "
                                "nvls, nvlstree and collnet, got \"ring,pat\""));
