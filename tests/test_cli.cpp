@@ -748,6 +748,9 @@ TEST_CASE("a schedule too large to verify, and an output file that cannot be wri
       {"collective --algorithm ring --ranks 8192 --bytes 1KB --verify --backend analytical",
        "--verify: schedule too large to verify"},
       {"draw --ranks 4 -o /nonexistent-dir/d.svg", "output: /nonexistent-dir/d.svg: cannot write"},
+      // P x P pairs followed round by round: refused before its 8 GB (it had taken 91 s and 7.6 GB)
+      {"draw --ranks 4096 --summary --algorithm direct --times off",
+       "--ranks: direct on 4096 ranks sends between 16773120 pairs of ranks"},
       // (refused before the lessons are simulated)
       {"lesson --quick -o /nonexistent-dir/l.html", "--output: /nonexistent-dir/l.html: cannot write (no folder"},
   });
