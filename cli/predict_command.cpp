@@ -423,7 +423,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   sampling.samples = flags.has("samples") ? static_cast<int>(flags.integer("samples", 1, 1000000)) : jitter ? 100 : 0;
   sampling.seed = static_cast<std::uint64_t>(flags.has("seed") ? flags.integer("seed", 0, INT64_MAX) : 1);
   sampling.sampler = flags.choice("sampler", {"fast", "exact"}) == "exact" ? Sampler::exact : Sampler::fast;
-  sampling.max_seconds = simgrid_time_limit_s;  // exact samples: estimated from the step's first simulation
+  sampling.max_seconds = simgrid_time_limit_s;  // exact samples: estimated from the first of them
   if (sampling.samples == 0) {                  // (nothing is drawn: they had been accepted and ignored)
     flags.refuse_unless("seed", false, "needs --samples, or a scenario with random variability (docs/variability.md)");
     flags.refuse_unless("sampler", false,

@@ -95,8 +95,8 @@ struct StepSampling {
   int samples = 0;
   std::uint64_t seed = 1;
   Sampler sampler = Sampler::fast;
-  // exact: refused (std::invalid_argument) when the samples, at what the step's first simulation took each, would take
-  // longer than this (0: no limit)
+  // exact: refused (std::invalid_argument) when the samples, at what the first of them took each, would take longer
+  // than this (0: no limit)
   double max_seconds = 0;
 };
 Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,
