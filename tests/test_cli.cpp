@@ -1683,7 +1683,7 @@ TEST_CASE("validate --measured predicts measurements made elsewhere, and every c
       {"validate --measured /nonexistent.txt --ranks 4", "--measured: /nonexistent.txt: cannot read the file"},
       // SimGrid's time estimated for every case before any runs (8000 ranks: a ring of 128 million messages)
       {"validate --measured " + (dir / "big.txt").string() + " --ranks 8000 --out-dir " + dir.string(),
-       "big.txt: predicting its 1 cases on 8000 ranks on SimGrid would take about"},
+       "big.txt: predicting its 1 case on 8000 ranks on SimGrid would take about"},
   });
   for (const char* command :
        {"collective", "compare", "verify", "predict", "explain", "train", "calibrate", "validate", "cluster"}) {

@@ -381,8 +381,8 @@ ValidationResult validate_measured(const std::string& path, int ranks, const std
   }
   if (seconds > simgrid_time_limit_s) {
     char text[160];
-    std::snprintf(text, sizeof text, "predicting its %zu cases on %d ranks on SimGrid would take about %.0f s",
-                  raw.cases.size(), ranks, seconds);
+    std::snprintf(text, sizeof text, "predicting its %zu case%s on %d ranks on SimGrid would take about %.0f s",
+                  raw.cases.size(), raw.cases.size() == 1 ? "" : "s", ranks, seconds);
     throw std::invalid_argument(path + ": " + text + " (2.5 us a message), above the " +
                                 std::to_string(static_cast<int>(simgrid_time_limit_s)) +
                                 " s limit: split the cases over several files, or measure fewer ranks");
