@@ -335,6 +335,7 @@ FrameworkResult repredict_framework(const nlohmann::json& previous, const std::s
     result.networks.push_back(net);
   }
   const nlohmann::json& cases = previous.at("cases");
+  std::vector<const FrameworkNetwork*> case_network;  // by case: the network it ran on
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const nlohmann::json& j = cases[i];
     const std::string at = "cases[" + std::to_string(i) + "].";
@@ -375,13 +376,10 @@ FrameworkResult repredict_framework(const nlohmann::json& previous, const std::s
                                   " ranks at that rate (each case runs on one of them)");
     }
     result.cases.push_back(c);
+    case_network.push_back(&*net);
   }
-  for (FrameworkCase& c : result.cases) {  // (once the whole file is read: a bad field is named before any work)
-    const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const FrameworkNetwork& n) {
-      return n.ranks == c.ranks && n.rate_bps == c.rate_bps;
-    });
-    predict_framework_case(c, *net, base_dir);
-  }
+  for (std::size_t i = 0; i < result.cases.size(); ++i)  // (once the whole file is read: a bad field named first)
+    predict_framework_case(result.cases[i], *case_network[i], base_dir);
   summarize_framework(result);
   return result;
 }

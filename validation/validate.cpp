@@ -6,10 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <initializer_list>
 #include <limits>
 #include <sstream>
-#include <string_view>
 #include <thread>
 
 #include "algorithms/parameter_server.hpp"
@@ -463,6 +461,7 @@ ValidationResult repredict(const nlohmann::json& previous) {
     }
     const nlohmann::json& cases = previous.at("cases");
     if (!cases.is_array() || cases.empty()) throw std::invalid_argument("cases: expected a non-empty list of cases");
+    std::vector<const ValidationNetwork*> case_network;  // by case: the network it ran on
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const nlohmann::json& c = cases[i];
       const std::string at = "cases[" + std::to_string(i) + "].";
@@ -470,10 +469,7 @@ ValidationResult repredict(const nlohmann::json& previous) {
       ValidationCase v;
       v.ranks = field_count(c, at, "ranks");
       v.rate_bps = field_number(c, at, "rate_bps", 0, 8 * max_bandwidth_Bps);
-      if (!c.contains("algorithm") || !c.at("algorithm").is_string()) {
-        throw std::invalid_argument(at + "algorithm: expected an algorithm's name");
-      }
-      v.algorithm = c.at("algorithm").get<std::string>();
+      v.algorithm = field_text(c, at, "algorithm");
       if (!c.contains("bytes") || !c.at("bytes").is_number_unsigned()) {
         throw std::invalid_argument(at + "bytes: expected a whole number of bytes >= 0, got " +
                                     (c.contains("bytes") ? c.at("bytes").dump() : std::string("nothing")));
@@ -499,12 +495,11 @@ ValidationResult repredict(const nlohmann::json& previous) {
         throw std::invalid_argument(text.str());
       }
       result.cases.push_back(v);
+      case_network.push_back(&*net);
     }
     for (std::size_t i = 0; i < result.cases.size(); ++i) {  // (the whole file read: a bad field is named first)
       ValidationCase& v = result.cases[i];
-      const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const ValidationNetwork& n) {
-        return n.ranks == v.ranks && n.rate_bps == v.rate_bps;
-      });
+      const ValidationNetwork* net = case_network[i];
       const TransportModel model{net->cost, v.rate_bps > 0, net->send_buffer_bytes, net->older_send_weight};
       try {
         v.predicted_s = predict_case(v.algorithm, v.ranks, v.bytes, model);
