@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "algorithms/direct.hpp"
 #include "algorithms/options.hpp"
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
@@ -17,6 +18,8 @@
 namespace dtsim {
 
 using BuildSchedule = Schedule (*)(int ranks, std::uint64_t bytes, const AlgorithmOptions& options);
+// An all-pairs algorithm's steps without its P x P operations (algorithms/direct.hpp).
+using BuildAllPairs = AllPairs (*)(int ranks, std::uint64_t bytes, const AlgorithmOptions& options);
 // Seconds on a star of `cost` without contention (the alpha-beta-gamma closed form).
 using ClosedForm = double (*)(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                               const AlgorithmOptions& options);
@@ -30,6 +33,8 @@ struct AlgorithmInfo {
   std::span<const OptionSpec> option_specs{};  // the options it reads (and, for an allreduce kind, its inner one's)
   bool helper_ranks = false;                   // may add ranks beyond the participants (ps's servers of their own)
   bool switch_helpers = false;                 // its helpers run inside a switch (nvls): collectives only, not steps
+  // Its steps as all pairs (direct): the flow executor may run it without writing its P x P operations
+  BuildAllPairs all_pairs = nullptr;
 
   // Builds the schedule. Throws std::logic_error when `options` sets an option no registered algorithm declares (a
   // misspelt name), and whatever make_schedule throws (OptionError for an option value it cannot use).

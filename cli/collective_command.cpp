@@ -171,12 +171,16 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     choice.settings = settings;
   }
   check_switch_helpers(*choice.algorithm, cluster ? &*cluster : nullptr);
-  const Schedule schedule =
-      build_schedule(*choice.algorithm, ranks, request.bytes, options, cluster ? &*cluster : nullptr);
-  check_trace_ranks(trace, schedule.ranks);
+  // the schedule itself where --verify or --trace reads it (run_call builds its own, or none: an all-pairs algorithm
+  // too large to write out runs without it)
+  std::optional<Schedule> schedule;
+  if (flags.has("verify") || !trace.path.empty()) {
+    schedule = build_schedule(*choice.algorithm, ranks, request.bytes, options, cluster ? &*cluster : nullptr);
+    check_trace_ranks(trace, schedule->ranks);
+  }
   bool verified = false;
   if (flags.has("verify")) {
-    const VerifyReport report = verify(schedule);
+    const VerifyReport report = verify(*schedule);
     if (report.too_large) throw UsageError("--verify: " + report.error + "; ask for fewer ranks or chunks");
     if (!report.ok) {
       std::cerr << "dtsim collective: verification failed: " << report.error << '\n';
@@ -195,7 +199,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   const std::optional<HeldoutErrors> heldout = shipped_heldout();
   attach_trust(run, heldout ? &*heldout : nullptr);
   if (!trace.path.empty()) {
-    write_trace_file(trace, run.result.trace, schedule.ranks, run.links,
+    write_trace_file(trace, run.result.trace, schedule->ranks, run.links,
                      run.algorithm + " " + run.collective + ", " + std::to_string(run.ranks) + " ranks, " +
                          std::to_string(run.bytes) + " B",
                      std::cerr);

@@ -260,21 +260,86 @@ const char* const switch_helpers_need =
 
 // An all-to-all of fewer elements than its P x P blocks leaves blocks empty: their messages still cost a latency and
 // a gap each, which the user should know they asked for (empty when every block holds an element).
+std::string empty_blocks_note(Collective collective, int ranks, std::uint64_t bytes, std::uint64_t blocks,
+                              std::uint64_t empty, std::uint64_t largest_block_bytes) {
+  if (collective != Collective::alltoall || blocks == 0 || empty == 0) return {};
+  return std::to_string(empty) + " of the " + std::to_string(blocks) + " blocks (" + std::to_string(ranks) + " x " +
+         std::to_string(ranks) + ") hold no element: " + format_bytes(bytes) +
+         " is less than an element a block, so their messages carry nothing but still pay their latency and gap; "
+         "--bytes " +
+         format_bytes(blocks * largest_block_bytes) + " or more fills every block";
+}
+
 std::string empty_blocks_note(const Schedule& schedule) {
   if (schedule.collective != Collective::alltoall || schedule.chunks.empty()) return {};
   const auto empty = static_cast<std::uint64_t>(
       std::count_if(schedule.chunks.begin(), schedule.chunks.end(), [](const Chunk& c) { return c.size_bytes == 0; }));
-  if (empty == 0) return {};
-  const auto blocks = static_cast<std::uint64_t>(schedule.chunks.size());
   const std::uint64_t element =
       std::max_element(schedule.chunks.begin(), schedule.chunks.end(), [](const Chunk& a, const Chunk& b) {
         return a.size_bytes < b.size_bytes;
       })->size_bytes;
-  return std::to_string(empty) + " of the " + std::to_string(blocks) + " blocks (" + std::to_string(schedule.ranks) +
-         " x " + std::to_string(schedule.ranks) + ") hold no element: " + format_bytes(schedule.bytes) +
-         " is less than an element a block, so their messages carry nothing but still pay their latency and gap; "
-         "--bytes " +
-         format_bytes(blocks * element) + " or more fills every block";
+  return empty_blocks_note(schedule.collective, schedule.ranks, schedule.bytes, schedule.chunks.size(), empty, element);
+}
+
+// Where a run on a cluster adds notes, and on the star its closed form.
+void finish_run(CollectiveRun& run, const RunSettings& settings, const ClusterInstance* cluster,
+                Collective collective) {
+  if (cluster != nullptr) {
+    run.cluster = cluster->description;
+    const ClusterSpec& spec = cluster->topology->spec();
+    if (spec.nodes > 1) run.note += (run.note.empty() ? "" : "; ") + plain_messages_note(spec);
+    return;  // the star's closed forms do not describe a routed cluster
+  }
+  if (!settings.factors.empty()) return;  // nor a calibrated piecewise network
+  run.closed_form_s = find_algorithm(run.algorithm, collective)
+                          .closed_form_seconds(run.ranks, run.bytes, settings.cost, settings.algorithm);
+}
+
+// An all-pairs algorithm (direct) too large to write out (more than all_pairs_ops_limit operations) on the flow
+// executor, in classes of ranks from the cluster's symmetry (sim/all_pairs_lumping.hpp), where nothing asks for its
+// messages themselves (a trace, a real payload, every rank simulated, SimGrid or the analytical executor, a
+// collective library's protocol); nothing otherwise, and the schedule is built as for any algorithm.
+std::optional<CollectiveRun> run_all_pairs(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
+                                           const AlgorithmOptions& options, const RunSettings& settings,
+                                           const ClusterInstance* cluster) {
+  if (algorithm.all_pairs == nullptr || !settings.rank_classes || settings.record || settings.real_payload ||
+      (settings.backend != "auto" && settings.backend != "flow")) {
+    return std::nullopt;
+  }
+  if (cluster != nullptr && cluster->topology->spec().library.enabled() &&
+      !(settings.protocol == Protocol::none && !settings.protocol_automatic)) {
+    return std::nullopt;
+  }
+  AllPairs pairs;
+  try {
+    pairs = algorithm.all_pairs(ranks, bytes, options);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // (the schedule's builder says what is wrong, as for any algorithm)
+  }
+  if (pairs.op_count() <= all_pairs_ops_limit) return std::nullopt;
+  if (cluster != nullptr && static_cast<std::size_t>(ranks) != cluster->accelerator_of.size()) return std::nullopt;
+  CollectiveRun run;
+  run.algorithm = algorithm.name;
+  run.collective = to_string(pairs.collective);
+  run.ranks = ranks;
+  run.bytes = bytes;
+  run.backend = to_string(Backend::flow);
+  run.network_model = "CM02";
+  run.cost = settings.cost;
+  FlowOptions fo(network_cost(settings, cluster));
+  fo.lump_ranks = true;
+  run.result = run_flow_all_pairs(pairs, fo);
+  const std::uint64_t elements = bytes / pairs.element_bytes;
+  const std::uint64_t blocks = pairs.chunk_count();
+  run.note = empty_blocks_note(pairs.collective, ranks, bytes, bytes == 0 ? 0 : blocks,
+                               elements < blocks ? blocks - elements : 0, pairs.largest_chunk_bytes());
+  run.note += std::string(run.note.empty() ? "" : "; ") + "its " + std::to_string(pairs.messages()) +
+              " messages ran as " + std::to_string(run.result.rank_classes) +
+              (run.result.rank_classes == 1 ? " class" : " classes") +
+              " of ranks found from the cluster's symmetry, without writing them out (docs/flow.md, "
+              "\"All pairs in classes\")";
+  finish_run(run, settings, cluster, pairs.collective);
+  return run;
 }
 
 }  // namespace
@@ -340,21 +405,15 @@ CollectiveRun run_schedule(const Schedule& schedule, const RunSettings& settings
     run.result = run_analytical(schedule, ao);
   }
   run.note = empty_blocks_note(schedule);
-  if (cluster != nullptr) {
-    run.cluster = cluster->description;
-    const ClusterSpec& spec = cluster->topology->spec();
-    if (spec.nodes > 1) run.note += (run.note.empty() ? "" : "; ") + plain_messages_note(spec);
-    return run;  // the star's closed forms do not describe a routed cluster
-  }
-  if (!settings.factors.empty()) return run;  // nor a calibrated piecewise network
-  run.closed_form_s = find_algorithm(run.algorithm, schedule.collective)
-                          .closed_form_seconds(run.ranks, run.bytes, settings.cost, settings.algorithm);
+  finish_run(run, settings, cluster, schedule.collective);
   return run;
 }
 
 CollectiveRun run_call(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                        const RunSettings& settings, const ClusterInstance* cluster) {
   check_switch_helpers(algorithm, cluster);
+  if (std::optional<CollectiveRun> run = run_all_pairs(algorithm, ranks, bytes, options, settings, cluster))
+    return *run;
   if (cluster == nullptr) return run_schedule(build_schedule(algorithm, ranks, bytes, options), settings, cluster);
   LibraryCallPlan plan;
   try {

@@ -85,6 +85,10 @@ struct RunSettings {
   bool auto_record = true;
 };
 inline constexpr std::size_t record_ops_limit = 1'000'000;
+// An all-pairs algorithm (direct allreduce, direct all-to-all) of more operations than this runs on the flow executor
+// in classes of ranks found from the cluster's symmetry, without writing its P x P messages (run_call; docs/flow.md):
+// 16.8 million, a direct all-to-all of 2,897 ranks or a direct allreduce of 2,049.
+inline constexpr std::uint64_t all_pairs_ops_limit = 1ULL << 24;
 
 // Ranges of the flags `collective`, `compare` and `verify` share: a rank's buffer (--bytes, --segment-size) up to
 // 1 TiB, so that what a million ranks send still counts in 64 bits; link and reduction rates up to 1000 TBps;

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "algorithms/step_walker.hpp"
+#include "sim/all_pairs_lumping.hpp"
 #include "sim/flow_engine.hpp"
 #include "sim/flow_lumping.hpp"
 #include "sim/library_cost.hpp"
@@ -269,6 +270,38 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
     result.skipped_steps = engine.skipped_steps();
   }
   result.time_s = *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.peak_rss_bytes = peak_rss_bytes();
+  return result;
+}
+
+ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& options) {
+  if (!options.lump_ranks || !options.contention) {
+    throw std::invalid_argument(
+        "flow executor: an all-pairs algorithm without its messages runs only in classes of "
+        "ranks, with contention");
+  }
+  check_placement(pairs.ranks, options, "the schedule");
+  const auto started = std::chrono::steady_clock::now();
+  const Placed<FlowOptions> on(options, pairs.ranks);
+  const FlowOptions& o = on.options;
+  std::optional<lumping::Lumping> lumped = lumping::all_pairs_classes(pairs, o);
+  if (!lumped) {
+    throw std::invalid_argument("flow executor: the chunks of " + std::string(pairs.algorithm) +
+                                " differ by more than the padding that times them alike");
+  }
+  ExecutionResult result;
+  lumping::LumpedEngine engine(*lumped, o);
+  const std::vector<double> finish = run_once(engine, lumped->classes(), "classes of ranks");
+  result.rank_finish_s.reserve(lumped->class_of.size());
+  for (const std::uint32_t c : lumped->class_of)
+    result.rank_finish_s.push_back(finish[c]);
+  result.messages = lumped->messages;
+  result.bytes_sent = lumped->bytes_sent;
+  result.event_batches = engine.batches();
+  result.rank_classes = lumped->classes();
+  result.time_s =
+      result.rank_finish_s.empty() ? 0.0 : *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.peak_rss_bytes = peak_rss_bytes();
   return result;
