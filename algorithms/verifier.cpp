@@ -1,5 +1,7 @@
 #include "algorithms/verifier.hpp"
 
+#include <limits>
+
 #include <algorithm>
 #include <vector>
 
@@ -143,17 +145,24 @@ private:
 
 }  // namespace
 
+std::string too_large_to_verify(std::uint64_t ranks, std::uint64_t chunks, std::uint64_t max_state_cells) {
+  std::uint64_t cells = 0;  // (an all-pairs schedule of 65,536 ranks has 2^32 chunks: 2^64 cells)
+  const bool beyond_64_bits = __builtin_mul_overflow(ranks * ranks, chunks, &cells);
+  if (!beyond_64_bits && cells <= max_state_cells) return {};
+  return "schedule too large to verify: " + std::to_string(ranks) + " ranks x " + std::to_string(chunks) +
+         " chunks needs " + (beyond_64_bits ? "more than 2^64" : std::to_string(cells)) + " state cells (limit " +
+         std::to_string(max_state_cells) + ")";
+}
+
 VerifyReport verify(const Schedule& schedule, std::uint64_t max_state_cells) {
   if (std::string problem = check_well_formed(schedule, true); !problem.empty()) {
     return VerifyReport{false, problem};
   }
-  const auto p = static_cast<std::uint64_t>(schedule.ranks);
-  const std::uint64_t cells = p * p * schedule.chunks.size();
-  if (cells > max_state_cells) {
+  if (std::string why =
+          too_large_to_verify(static_cast<std::uint64_t>(schedule.ranks), schedule.chunks.size(), max_state_cells);
+      !why.empty()) {
     VerifyReport refused;
-    refused.error = "schedule too large to verify: " + std::to_string(p) + " ranks x " +
-                    std::to_string(schedule.chunks.size()) + " chunks needs " + std::to_string(cells) +
-                    " state cells (limit " + std::to_string(max_state_cells) + ")";
+    refused.error = std::move(why);
     refused.too_large = true;
     return refused;
   }

@@ -24,7 +24,15 @@ struct VerifyReport {
   std::uint64_t max_steps = 0;  // longest rank program, in steps
 };
 
+inline constexpr std::uint64_t default_max_state_cells = 1ULL << 28;
+
 // A compact schedule is expanded first (after the state-size check, which does not depend on it).
-VerifyReport verify(const Schedule& schedule, std::uint64_t max_state_cells = 1ULL << 28);
+VerifyReport verify(const Schedule& schedule, std::uint64_t max_state_cells = default_max_state_cells);
+
+// Why a schedule of `ranks` ranks and `chunks` chunks is too large to verify (its state above max_state_cells), or
+// an empty string: what verify() refuses, known before the schedule is built where its chunks are (an all-pairs
+// algorithm's, algorithms/direct.hpp).
+std::string too_large_to_verify(std::uint64_t ranks, std::uint64_t chunks,
+                                std::uint64_t max_state_cells = default_max_state_cells);
 
 }  // namespace dtsim

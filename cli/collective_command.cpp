@@ -20,6 +20,22 @@
 namespace dtsim::cli {
 namespace {
 
+// Refuses, before the schedule is built (2.1 GB for direct on 8192 ranks), what the verifier would refuse as too large,
+// where that is known without building it (an all-pairs algorithm's chunks); `origin` names where the ranks came from.
+void check_verifiable(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
+                      const std::string& origin) {
+  if (algorithm.all_pairs == nullptr) return;
+  AllPairs pairs;
+  try {
+    pairs = algorithm.all_pairs(ranks, bytes, options);
+  } catch (const std::invalid_argument&) {
+    return;  // (the builder says what is wrong)
+  }
+  if (std::string why = too_large_to_verify(static_cast<std::uint64_t>(ranks), pairs.chunk_count()); !why.empty()) {
+    throw UsageError(origin + ": " + why + "; ask for fewer ranks or chunks");
+  }
+}
+
 constexpr long long max_ranks = 1'000'000;
 
 // The flags of `collective` and `verify` that say which schedule (--algorithm's text lists the registry's).
@@ -175,6 +191,9 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
   // too large to write out runs without it)
   std::optional<Schedule> schedule;
   if (flags.has("verify") || !trace.path.empty()) {
+    if (flags.has("verify")) {
+      check_verifiable(*choice.algorithm, ranks, request.bytes, options, "--verify");
+    }
     schedule = build_schedule(*choice.algorithm, ranks, request.bytes, options, cluster ? &*cluster : nullptr);
     check_trace_ranks(trace, schedule->ranks);
   }
@@ -227,6 +246,7 @@ int verify_command(std::span<char* const> args, std::ostream& out) {
     chosen = " (chosen by " + choice.rule + ", --algorithm auto)";
   }
   check_option_flags(flags, std::array{request.algorithm});
+  check_verifiable(*request.algorithm, request.ranks, request.bytes, options, "--ranks");
   const Schedule schedule = build_schedule(*request.algorithm, request.ranks, request.bytes, options);
   const VerifyReport report = verify(schedule);
   if (report.too_large) throw UsageError("--ranks: " + report.error + "; ask for fewer ranks or chunks");

@@ -2650,3 +2650,21 @@ TEST_CASE("the SimGrid executor's ranks fit a 3 GB address space at 512 ranks (1
                              "2.01 GiB of address space"));
 #endif
 }
+
+TEST_CASE("verify refuses direct on 8192 ranks before building its 2.1 GB schedule", "[cli]") {
+#ifdef DTSIM_TEST_UNDER_ASAN
+  WARN("skipped under AddressSanitizer, whose shadow memory needs more address space than any such limit");
+#else
+  // before: the schedule (268 million ops, 2.1 GB) was built, then the verifier refused it; under 500 MB of address
+  // space that failed to allocate instead of saying why
+  for (const std::string& args : {std::string("verify --algorithm direct --ranks 8192 --bytes 1MB"),
+                                  std::string("collective --algorithm direct --ranks 8192 --bytes 1MB --verify")}) {
+    CAPTURE(args);
+    const Run run = run_command("bash -c 'ulimit -v 500000; " + std::string(DTSIM_BINARY) + " " + args + "' 2>&1");
+    CHECK(run.exit_code == 2);
+    CHECK_THAT(run.output, Catch::Contains("schedule too large to verify: 8192 ranks x 8192 chunks needs "
+                                           "549755813888 state cells (limit 268435456)"));
+    CHECK(count_lines(run.output) == 1);
+  }
+#endif
+}
