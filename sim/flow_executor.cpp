@@ -198,6 +198,21 @@ std::vector<double> run_once(Network& engine, std::size_t units, const char* wha
   return finish;
 }
 
+// Runs the classes of a Lumping once: every rank finishes when its class does.
+ExecutionResult run_classes(const lumping::Lumping& lumped, const FlowOptions& o) {
+  ExecutionResult result;
+  lumping::LumpedEngine engine(lumped, o);
+  const std::vector<double> finish = run_once(engine, lumped.classes(), "classes of ranks");
+  result.rank_finish_s.reserve(lumped.class_of.size());
+  for (const std::uint32_t c : lumped.class_of)
+    result.rank_finish_s.push_back(finish[c]);
+  result.messages = lumped.messages;
+  result.bytes_sent = lumped.bytes_sent;
+  result.event_batches = engine.batches();
+  result.rank_classes = lumped.classes();
+  return result;
+}
+
 void check_placement(int ranks, const FlowOptions& options, const char* what) {
   if ((options.topology != nullptr || !options.accelerator_of.empty()) &&
       options.accelerator_of.size() != static_cast<std::size_t>(ranks)) {
@@ -252,14 +267,7 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   const Schedule* const segments[] = {&schedule};
   ExecutionResult result;
   if (auto lumped = lump(schedule.ranks, segments, o)) {
-    lumping::LumpedEngine engine(*lumped, o);
-    const std::vector<double> finish = run_once(engine, lumped->classes(), "classes of ranks");
-    for (const std::uint32_t c : lumped->class_of)
-      result.rank_finish_s.push_back(finish[c]);
-    result.messages = lumped->messages;
-    result.bytes_sent = lumped->bytes_sent;
-    result.event_batches = engine.batches();
-    result.rank_classes = lumped->classes();
+    result = run_classes(*lumped, o);
   } else {
     FlowEngine engine(schedule.ranks, segments, o);
     if (o.progress) engine.report_progress_of(expanded_send_count(schedule));
@@ -290,16 +298,7 @@ ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& opt
     throw std::invalid_argument("flow executor: the chunks of " + std::string(pairs.algorithm) +
                                 " differ by more than the padding that times them alike");
   }
-  ExecutionResult result;
-  lumping::LumpedEngine engine(*lumped, o);
-  const std::vector<double> finish = run_once(engine, lumped->classes(), "classes of ranks");
-  result.rank_finish_s.reserve(lumped->class_of.size());
-  for (const std::uint32_t c : lumped->class_of)
-    result.rank_finish_s.push_back(finish[c]);
-  result.messages = lumped->messages;
-  result.bytes_sent = lumped->bytes_sent;
-  result.event_batches = engine.batches();
-  result.rank_classes = lumped->classes();
+  ExecutionResult result = run_classes(*lumped, o);
   result.time_s =
       result.rank_finish_s.empty() ? 0.0 : *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -19,4 +19,16 @@ inline ClusterSpec a100_nodes(int nodes, bool library = true) {
   return spec;
 }
 
+// A built-in cluster file on `nodes` nodes over a fat-tree of radix `radix` (levels as many as it needs) and the given
+// oversubscription.
+inline ClusterSpec fat_tree_cluster(const std::string& file, int nodes, int radix, double oversubscription = 1) {
+  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/" + file);
+  spec.nodes = nodes;
+  spec.fabric.kind = FabricKind::fat_tree;
+  spec.fabric.radix = radix;
+  spec.fabric.levels = 0;
+  spec.fabric.oversubscription = oversubscription;
+  return spec;
+}
+
 }  // namespace dtsim::test

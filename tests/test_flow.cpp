@@ -11,6 +11,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/step_walker.hpp"
 #include "algorithms/verifier.hpp"
+#include "cluster_helpers.hpp"
 #include "rel_diff.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/analytical_executor.hpp"
@@ -449,15 +450,9 @@ TEST_CASE("rotations in rounds give the times of free-running ranks at a fractio
 }
 
 TEST_CASE("links left out of the routes because they constrain nothing leave every time unchanged") {
-  const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/";
   for (const auto& [file, nodes, oversubscription] : std::vector<std::tuple<std::string, int, double>>{
            {"v100-nvlink-edr.json", 24, 1}, {"dgx-a100.json", 6, 1}, {"cpu-10gbe.json", 24, 3}}) {
-    ClusterSpec spec = load_cluster_file(dir + file);
-    spec.nodes = nodes;
-    spec.fabric.kind = FabricKind::fat_tree;
-    spec.fabric.radix = 8;
-    spec.fabric.levels = 0;
-    spec.fabric.oversubscription = oversubscription;
+    const ClusterSpec spec = test::fat_tree_cluster(file, nodes, 8, oversubscription);
     const Topology topology(spec);
     FlowOptions fo;
     fo.topology = &topology;
