@@ -296,18 +296,15 @@ void finish_run(CollectiveRun& run, const RunSettings& settings, const ClusterIn
 }
 
 // An all-pairs algorithm (direct) too large to write out (more than all_pairs_ops_limit operations) on the flow
-// executor, in classes of ranks from the cluster's symmetry (sim/all_pairs_lumping.hpp), where nothing asks for its
-// messages themselves (a trace, a real payload, every rank simulated, SimGrid or the analytical executor, a
-// collective library's protocol); nothing otherwise, and the schedule is built as for any algorithm.
+// executor, in classes of ranks from the cluster's symmetry (sim/all_pairs_lumping.hpp), in the library's protocol as
+// plan_library_call would choose it, where nothing asks for its messages themselves (a trace, a real payload, every
+// rank simulated, SimGrid or the analytical executor); nothing otherwise, and the schedule is built as for any
+// algorithm.
 std::optional<CollectiveRun> run_all_pairs(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
                                            const AlgorithmOptions& options, const RunSettings& settings,
                                            const ClusterInstance* cluster) {
   if (algorithm.all_pairs == nullptr || !settings.rank_classes || settings.record || settings.real_payload ||
       (settings.backend != "auto" && settings.backend != "flow")) {
-    return std::nullopt;
-  }
-  if (cluster != nullptr && cluster->topology->spec().library.enabled() &&
-      !(settings.protocol == Protocol::none && !settings.protocol_automatic)) {
     return std::nullopt;
   }
   AllPairs pairs;
@@ -328,7 +325,14 @@ std::optional<CollectiveRun> run_all_pairs(const AlgorithmInfo& algorithm, int r
   run.cost = settings.cost;
   FlowOptions fo(network_cost(settings, cluster));
   fo.lump_ranks = true;
-  run.result = run_flow_all_pairs(pairs, fo);
+  // the collective library's protocol (forced, or its tuner's choice), in one channel as it runs direct
+  if (cluster != nullptr && fo.library.enabled() &&
+      (settings.protocol_automatic || settings.protocol != Protocol::none)) {
+    run.protocol =
+        settings.protocol_automatic ? choose_protocol(fo.library, library_call(fo, pairs)) : settings.protocol;
+    run.library = fo.library.name;
+  }
+  run.result = run_flow_all_pairs(pairs, fo, run.protocol);
   const std::uint64_t elements = bytes / pairs.element_bytes;
   const std::uint64_t blocks = pairs.chunk_count();
   run.note = empty_blocks_note(pairs.collective, ranks, bytes, bytes == 0 ? 0 : blocks,

@@ -90,7 +90,8 @@ struct Template {
 
 }  // namespace
 
-std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOptions& o) {
+std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOptions& o,
+                                         const SegmentLibraryCost& library) {
   const Topology& t = *o.topology;
   const auto n = static_cast<std::size_t>(pairs.ranks);
   // every message timed at the largest chunk, where the full engine would pad them too
@@ -194,7 +195,7 @@ std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOption
   l.capacity_Bps.assign(tc.resource_classes, 0);
   for (std::size_t e = 0; e < tc.resource.size(); ++e)
     l.capacity_Bps[tc.resource[e]] = t.links()[e / 2].spec.bandwidth_Bps;
-  l.library.push_back(SegmentLibraryCost{});  // (plain messages: the caller runs no protocol here)
+  l.library.push_back(library);
   l.first_step.assign(1, std::vector<std::uint32_t>(classes + 1, 0));
   const bool gaps = has_message_gaps(t);
   const auto p = static_cast<std::uint64_t>(pairs.ranks);

@@ -23,12 +23,15 @@
 #include "algorithms/direct.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/flow_lumping.hpp"
+#include "sim/library_cost.hpp"
 
 namespace dtsim::lumping {
 
 // The classes for `pairs` on the placed network of `options` (options.topology and accelerator_of set: a Placed
 // FlowOptions), or nothing when its chunks cannot be timed alike (padding off, or chunks further apart than the
 // padding allows). Throws std::invalid_argument when a pair of positions has no route.
-std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOptions& options);
+// `library`: the collective library's costs of the call (inactive: plain messages).
+std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOptions& options,
+                                         const SegmentLibraryCost& library = {});
 
 }  // namespace dtsim::lumping

@@ -283,7 +283,7 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   return result;
 }
 
-ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& options) {
+ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& options, Protocol protocol) {
   if (!options.lump_ranks || !options.contention) {
     throw std::invalid_argument(
         "flow executor: an all-pairs algorithm without its messages runs only in classes of "
@@ -293,7 +293,11 @@ ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& opt
   const auto started = std::chrono::steady_clock::now();
   const Placed<FlowOptions> on(options, pairs.ranks);
   const FlowOptions& o = on.options;
-  std::optional<lumping::Lumping> lumped = lumping::all_pairs_classes(pairs, o);
+  const SegmentLibraryCost library =
+      protocol == Protocol::none
+          ? SegmentLibraryCost{}
+          : segment_library_cost(o, protocol, LibraryAlgorithm::ring, library_call(o, pairs).nodes, 1);
+  std::optional<lumping::Lumping> lumped = lumping::all_pairs_classes(pairs, o, library);
   if (!lumped) {
     throw std::invalid_argument("flow executor: the chunks of " + std::string(pairs.algorithm) +
                                 " differ by more than the padding that times them alike");

@@ -82,9 +82,11 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options);
 
 // An all-pairs algorithm (direct allreduce or all-to-all) without writing its P x P messages: in classes of ranks found
 // from the cluster's symmetry (sim/all_pairs_lumping.hpp: exact where links of one class carry equal loads, each
-// link's class mean elsewhere), plain messages (no collective library's protocol). Throws std::invalid_argument when
-// it cannot run so (options.lump_ranks or contention off, chunks that padding cannot time alike) and as run_flow does.
-ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& options);
+// link's class mean elsewhere), in the collective library's `protocol` (none: plain messages; one channel, as the
+// library runs direct). Throws std::invalid_argument when it cannot run so (options.lump_ranks or contention off,
+// chunks that padding cannot time alike) and as run_flow does.
+ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& options,
+                                   Protocol protocol = Protocol::none);
 
 // The flow engine as a Network over `units` positions running `segments` (kept alive by the caller), for programs
 // that drive it themselves (dtsim train). Throws std::invalid_argument for a malformed segment or placement.

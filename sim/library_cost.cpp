@@ -63,14 +63,20 @@ LibraryAlgorithm library_algorithm(const Schedule& s) {
 }
 
 SegmentLibraryCost segment_library_cost(const NetworkCost& cost, const Schedule& s) {
+  if (s.protocol == Protocol::none || !cost.library.enabled()) return {};
+  return segment_library_cost(cost, s.protocol, library_algorithm(s), nodes_spanned(cost, s), s.channels);
+}
+
+SegmentLibraryCost segment_library_cost(const NetworkCost& cost, Protocol protocol, LibraryAlgorithm family, int nodes,
+                                        std::uint32_t channels) {
   SegmentLibraryCost out;
-  if (s.protocol == Protocol::none || !cost.library.enabled()) return out;
-  const ProtocolCost c = cost.library.cost(s.protocol, library_algorithm(s), nodes_spanned(cost, s));
+  if (protocol == Protocol::none || !cost.library.enabled()) return out;
+  const ProtocolCost c = cost.library.cost(protocol, family, nodes);
   out.active = true;
   out.start_s = cost.library.launch_s + c.base_latency_s;
   for (std::size_t h = 0; h < 3; ++h)
     out.wire_factor[h] = 1.0 / c.wire_fraction[h];
-  out.rate_cap_Bps = c.rate_cap_Bps / std::max<std::uint32_t>(1, s.channels);  // (a cap of the whole call)
+  out.rate_cap_Bps = c.rate_cap_Bps / std::max<std::uint32_t>(1, channels);  // (a cap of the whole call)
   out.hop_latency_s = c.hop_latency_s;
   return out;
 }
@@ -119,6 +125,56 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
   if (total > 0) {
     for (std::size_t h = 0; h < 3; ++h)
       call.hop_share[h] = messages[h] / total;
+  }
+  const NodeSpec& node = cost.topology->spec().node;
+  call.bandwidth_Bps = call.hop == HopClass::net   ? node.nic.bandwidth_Bps
+                       : call.hop == HopClass::pci ? node.pcie.bandwidth_Bps
+                                                   : node.intra.bandwidth_Bps;
+  return call;
+}
+
+LibraryCall library_call(const NetworkCost& cost, const AllPairs& pairs) {
+  LibraryCall call;
+  call.algorithm = LibraryAlgorithm::ring;  // (library_algorithm of direct)
+  call.hop = HopClass::nvlink;
+  const auto p = static_cast<std::uint64_t>(pairs.ranks);
+  if (pairs.steps.empty() || p < 2) return call;
+  // the positions on each node: the pairs inside nodes cross the node's interconnect, the others the network
+  std::unordered_map<int, std::uint64_t> on_node;
+  for (int r = 0; r < pairs.ranks; ++r)
+    ++on_node[cost.topology->node_of(accelerator_at(cost, r))];
+  call.nodes = static_cast<int>(on_node.size());
+  std::uint64_t inside = 0;
+  for (const auto& [node, n] : on_node)
+    inside += n * (n - 1);
+  const HopClass intra = cost.topology->spec().node.intra_kind == IntraKind::pcie ? HopClass::pci : HopClass::nvlink;
+  std::array<double, 3> messages{};
+  messages[static_cast<std::size_t>(intra)] = static_cast<double>(inside);
+  messages[static_cast<std::size_t>(HopClass::net)] = static_cast<double>(p * (p - 1) - inside);
+  for (std::size_t h = 0; h < 3; ++h) {
+    if (messages[h] > 0) call.hop = std::max(call.hop, static_cast<HopClass>(h));
+  }
+  const double total = messages[0] + messages[1] + messages[2];
+  for (std::size_t h = 0; h < 3; ++h)
+    call.hop_share[h] = messages[h] / total;
+  call.steps = static_cast<double>(pairs.steps.size());
+  // the bytes the busiest rank sends: chunk i holds an element more for i < remainder (split_even)
+  const std::uint64_t chunks = pairs.chunk_count(), e = pairs.element_bytes;
+  const std::uint64_t base = pairs.bytes / e / chunks, remainder = pairs.bytes / e % chunks;
+  auto size = [&](std::uint64_t i) { return (base + (i < remainder ? 1 : 0)) * e; };
+  for (std::uint64_t r = 0; r < p; ++r) {
+    std::uint64_t sent = 0;
+    for (const AllPairsStep& step : pairs.steps) {
+      if (step.block == PairBlock::receiver_chunk) {
+        sent += pairs.bytes - size(r);  // every chunk but its own, once
+      } else if (step.block == PairBlock::sender_chunk) {
+        sent += (p - 1) * size(r);  // its own, to every other
+      } else {                      // its row of blocks but the diagonal's
+        const std::uint64_t longer = std::min(p, remainder > r * p ? remainder - r * p : 0);
+        sent += p * base * e + longer * e - size(r * p + r);
+      }
+    }
+    call.wire_bytes = std::max(call.wire_bytes, static_cast<double>(sent));
   }
   const NodeSpec& node = cost.topology->spec().node;
   call.bandwidth_Bps = call.hop == HopClass::net   ? node.nic.bandwidth_Bps

@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "algorithms/direct.hpp"
 #include "algorithms/registry.hpp"
 #include "algorithms/schedule.hpp"
 #include "models/collective_library.hpp"
@@ -34,10 +35,18 @@ LibraryAlgorithm library_algorithm(const Schedule& s);
 
 // What a segment in s.protocol costs on this network (inactive when the protocol is none or there is no library).
 SegmentLibraryCost segment_library_cost(const NetworkCost& cost, const Schedule& s);
+// The same for a call of the family `family` in `protocol` over `nodes` nodes, split into `channels`.
+SegmentLibraryCost segment_library_cost(const NetworkCost& cost, Protocol protocol, LibraryAlgorithm family, int nodes,
+                                        std::uint32_t channels);
 
 // The call as the library's tuner sees it: the Schedule's longest rank in steps and bytes sent, the slowest hardware
 // its messages cross and that hardware's bandwidth, the nodes it spans.
 LibraryCall library_call(const NetworkCost& cost, const Schedule& s);
+
+// The call as the tuner sees an all-pairs algorithm (algorithms/direct.hpp) placed as `cost` says, without its
+// messages: what library_call reads from its written-out Schedule (every position exchanges with every other, so the
+// call spans all their nodes), in O(P).
+LibraryCall library_call(const NetworkCost& cost, const AllPairs& pairs);
 
 // The protocol the library's tuner picks for `s` on this network (none without a library).
 Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s);

@@ -17,6 +17,7 @@
 #include "run_dtsim.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/flow_executor.hpp"
+#include "sim/library_cost.hpp"
 #include "sim/topology.hpp"
 
 using namespace dtsim;
@@ -164,5 +165,47 @@ TEST_CASE("dtsim collective runs an all-to-all and a direct allreduce of 16384 G
     CHECK(j["messages"].get<double>() == (collective == "allreduce" ? 2.0 : 1.0) * 16384.0 * 16383.0);
     CHECK(j["sim_rank_classes"].get<int>() <= 16);
     CHECK(j["time_s"].get<double>() > 16383 * 0.3e-6);  // (at least every message's gap, one after another)
+  }
+}
+
+TEST_CASE("an all-pairs algorithm in classes runs in the collective library's protocol as its schedule would") {
+  ClusterSpec spec = test::fat_tree_cluster("dgx-a100.json", 4, 8);
+  spec.library.name = "nccl";
+  spec.library.generation = GpuGeneration::ampere;
+  spec.library.launch_s = 10e-6;
+  const Topology topology(spec);
+  FlowOptions fo;
+  fo.topology = &topology;
+  fo.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+  fo.library = spec.library;
+  const int ranks = topology.accelerators();
+  for (const Collective collective : {Collective::allreduce, Collective::alltoall}) {
+    for (const std::uint64_t bytes : {4096ULL, 1000004ULL, 64000000ULL, 4000000000ULL}) {
+      CAPTURE(to_string(collective), bytes);
+      const AllPairs pairs = pairs_of(collective, ranks, bytes);
+      // the tuner sees the same call without the messages
+      const LibraryCall symbolic = library_call(fo, pairs);
+      const LibraryCall written = library_call(fo, build_all_pairs(pairs));
+      CHECK(symbolic.nodes == written.nodes);
+      CHECK(symbolic.steps == written.steps);
+      CHECK(symbolic.wire_bytes == written.wire_bytes);
+      CHECK(symbolic.hop == written.hop);
+      CHECK(symbolic.bandwidth_Bps == written.bandwidth_Bps);
+      for (std::size_t h = 0; h < 3; ++h)
+        CHECK(symbolic.hop_share[h] == Approx(written.hop_share[h]).epsilon(1e-12));
+      // and the call, as the library lays it, runs as in full
+      const LibraryCallPlan plan =
+          plan_library_call(find_algorithm("direct", collective), ranks, {}, bytes, fo, true, Protocol::none, true);
+      const Protocol protocol = choose_protocol(fo.library, symbolic);
+      CHECK(plan.schedule.protocol == protocol);
+      CHECK(plan.channels == 1);
+      FlowOptions full = fo;
+      full.accelerator_of = plan.accelerator_of;
+      full.lump_ranks = false;
+      const ExecutionResult all = run_flow(plan.schedule, full);
+      const ExecutionResult classes = run_flow_all_pairs(pairs, fo, protocol);
+      CHECK(rel_diff(classes.time_s, all.time_s) < 1e-9);
+      CHECK(largest_rank_difference(classes, all) < 1e-9);
+    }
   }
 }
