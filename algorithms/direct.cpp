@@ -46,6 +46,7 @@ AllPairs all_pairs(Collective collective, int ranks, std::uint64_t bytes, const 
 }  // namespace
 
 std::uint64_t AllPairs::chunk_count() const {
+  if (bytes == 0) return 0;  // (an empty buffer has no chunks: buffer_chunks)
   const auto p = static_cast<std::uint64_t>(ranks);
   const bool pairs =
       std::any_of(steps.begin(), steps.end(), [](const AllPairsStep& s) { return s.block == PairBlock::pair_block; });
@@ -54,10 +55,14 @@ std::uint64_t AllPairs::chunk_count() const {
 
 std::uint64_t AllPairs::largest_chunk_bytes() const {
   const std::uint64_t c = chunk_count();
+  if (c == 0) return 0;
   return (elements_of(*this) / c + (elements_of(*this) % c != 0 ? 1 : 0)) * element_bytes;
 }
 
-std::uint64_t AllPairs::smallest_chunk_bytes() const { return elements_of(*this) / chunk_count() * element_bytes; }
+std::uint64_t AllPairs::smallest_chunk_bytes() const {
+  const std::uint64_t c = chunk_count();
+  return c == 0 ? 0 : elements_of(*this) / c * element_bytes;
+}
 
 std::uint64_t AllPairs::messages() const {
   const auto p = static_cast<std::uint64_t>(ranks);

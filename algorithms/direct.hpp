@@ -29,10 +29,10 @@ struct AllPairs {
   const char* algorithm = "direct";
   int ranks = 0;
   std::uint64_t bytes = 0;
-  std::uint32_t element_bytes = 4;
+  std::uint32_t element_bytes = 1;  // (AlgorithmOptions::element_bytes, as every builder sets it)
   std::vector<AllPairsStep> steps;  // empty when there is nothing to send (one rank, no bytes)
 
-  std::uint64_t chunk_count() const;
+  std::uint64_t chunk_count() const;  // 0 for an empty buffer
   // The largest and the smallest chunk (they differ by at most an element).
   std::uint64_t largest_chunk_bytes() const;
   std::uint64_t smallest_chunk_bytes() const;

@@ -86,8 +86,9 @@ struct RunSettings {
 };
 inline constexpr std::size_t record_ops_limit = 1'000'000;
 // An all-pairs algorithm (direct allreduce, direct all-to-all) of more operations than this runs on the flow executor
-// in classes of ranks found from the cluster's symmetry, without writing its P x P messages (run_call; docs/flow.md):
-// 16.8 million, a direct all-to-all of 2,897 ranks or a direct allreduce of 2,049.
+// in classes of ranks found from the network's symmetry, without writing its P x P messages, where those classes are
+// exact (a star, a fat-tree whose leaves and pods are full; elsewhere only beyond what can be built, 2^28:
+// run_call; docs/flow.md): 16.8 million, a direct all-to-all of 2,897 ranks or a direct allreduce of 2,049.
 inline constexpr std::uint64_t all_pairs_ops_limit = 1ULL << 24;
 
 // Ranges of the flags `collective`, `compare` and `verify` share: a rank's buffer (--bytes, --segment-size) up to

@@ -85,6 +85,23 @@ StepDistribution sample_arrivals(const Schedule& schedule, const RunSettings& se
   return d;
 }
 
+void check_samples_buildable(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
+                             const AlgorithmOptions& options, const ArrivalSampling& sampling) {
+  if (sampling.samples == 0 || algorithm.all_pairs == nullptr) return;
+  AllPairs pairs;
+  try {
+    pairs = algorithm.all_pairs(ranks, bytes, options);
+  } catch (const std::invalid_argument&) {
+    return;  // (the builder says what is wrong)
+  }
+  if (pairs.op_count() > ScheduleBuilder::max_ops) {
+    throw UsageError("--samples: each sampled run simulates every message of the written schedule, and " +
+                     std::string(algorithm.name) + " on " + std::to_string(ranks) + " ranks would hold " +
+                     std::to_string(pairs.op_count()) + " ops (at most " + std::to_string(ScheduleBuilder::max_ops) +
+                     "): sample fewer ranks, or run without --samples");
+  }
+}
+
 void add_arrival_samples(CollectiveRun& run, const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
                          const AlgorithmOptions& options, const RunSettings& settings, const ClusterInstance* cluster,
                          const ArrivalSampling& sampling) {
@@ -92,7 +109,8 @@ void add_arrival_samples(CollectiveRun& run, const AlgorithmInfo& algorithm, int
   if (run.channels > 1 || run.protocol != Protocol::none) {
     throw UsageError("--samples: not with a collective library's channels and protocols yet (add --protocol none)");
   }
-  run.distribution = sample_arrivals(build_schedule(algorithm, ranks, bytes, options), settings, cluster, sampling);
+  run.distribution =
+      sample_arrivals(build_schedule(algorithm, ranks, bytes, options, cluster), settings, cluster, sampling);
 }
 
 }  // namespace dtsim::cli

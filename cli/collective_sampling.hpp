@@ -36,6 +36,11 @@ ArrivalSampling parse_arrival_sampling(const Flags& flags);
 StepDistribution sample_arrivals(const Schedule& schedule, const RunSettings& settings, const ClusterInstance* cluster,
                                  const ArrivalSampling& sampling);
 
+// Refuses, before anything runs, samples of an all-pairs algorithm too large to write out (each sampled run simulates
+// every message of its written schedule, which the call itself runs without: collective_runs.hpp, run_call).
+void check_samples_buildable(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
+                             const AlgorithmOptions& options, const ArrivalSampling& sampling);
+
 // A run of `algorithm` (run_call's) sampled with arrivals: fills run.distribution. Throws UsageError for a call split
 // over a collective library's channels (its plain schedule would not be what ran).
 void add_arrival_samples(CollectiveRun& run, const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,

@@ -88,10 +88,36 @@ struct Template {
   HopClass hop = HopClass::net;
 };
 
+// How exact the classes are on this network, from its refinement.
+AllPairsFit fit_of(const Topology& t, const TopologyClasses& tc) {
+  if (t.is_star() || t.spec().fabric.kind == FabricKind::star) return AllPairsFit::exact;
+  if (t.spec().fabric.kind != FabricKind::fat_tree || t.spec().fabric.rails) return AllPairsFit::unsupported;
+  std::unordered_map<int, std::uint32_t> class_of_level;
+  for (int v = 0; v < t.vertex_count(); ++v) {
+    if (t.vertex_kind(v) != VertexKind::fabric_switch) continue;
+    const auto [it, fresh] = class_of_level.try_emplace(t.fabric_level(v), tc.vertex[static_cast<std::size_t>(v)]);
+    if (!fresh && it->second != tc.vertex[static_cast<std::size_t>(v)]) return AllPairsFit::averaged;
+  }
+  return AllPairsFit::exact;
+}
+
 }  // namespace
 
-std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOptions& o,
-                                         const SegmentLibraryCost& library) {
+AllPairsFit all_pairs_fit(const FlowOptions& o) {
+  return fit_of(*o.topology, refine_topology(*o.topology, o.accelerator_of));
+}
+
+const char* to_string(AllPairsFit fit) {
+  switch (fit) {
+    case AllPairsFit::exact: return "exact";
+    case AllPairsFit::averaged: return "averaged";
+    case AllPairsFit::unsupported: break;
+  }
+  return "unsupported";
+}
+
+std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOptions& o, const SegmentLibraryCost& library,
+                                         AllPairsFit allowed, AllPairsFit* fit) {
   const Topology& t = *o.topology;
   const auto n = static_cast<std::size_t>(pairs.ranks);
   // every message timed at the largest chunk, where the full engine would pad them too
@@ -100,9 +126,15 @@ std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOption
     const std::uint64_t difference = largest - smallest;
     const bool within_fraction =
         smallest > 0 && static_cast<double>(difference) <= o.pad_chunks_within * static_cast<double>(largest);
-    if (!within_fraction && difference > o.pad_chunks_bytes) return std::nullopt;
+    if (!within_fraction && difference > o.pad_chunks_bytes) {
+      throw std::invalid_argument(std::string(pairs.algorithm) +
+                                  ": its chunks differ by more than the padding that times them alike");
+    }
   }
   const TopologyClasses tc = refine_topology(t, o.accelerator_of);
+  const AllPairsFit how = fit_of(t, tc);
+  if (fit != nullptr) *fit = how;
+  if (how > allowed) return std::nullopt;
   std::vector<std::uint64_t> resource_class_size(tc.resource_classes, 0);
   for (const std::uint32_t d : tc.resource)
     ++resource_class_size[d];

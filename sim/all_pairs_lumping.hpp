@@ -21,17 +21,23 @@
 #include <optional>
 
 #include "algorithms/direct.hpp"
+#include "sim/all_pairs_fit.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/flow_lumping.hpp"
 #include "sim/library_cost.hpp"
 
 namespace dtsim::lumping {
 
+// How exact all_pairs_classes is on a placed network (options.topology and accelerator_of set).
+AllPairsFit all_pairs_fit(const FlowOptions& options);
+
 // The classes for `pairs` on the placed network of `options` (options.topology and accelerator_of set: a Placed
-// FlowOptions), or nothing when its chunks cannot be timed alike (padding off, or chunks further apart than the
-// padding allows). Throws std::invalid_argument when a pair of positions has no route.
-// `library`: the collective library's costs of the call (inactive: plain messages).
+// FlowOptions), where they are at least as exact as `allowed` (AllPairsFit runs from the most exact; unsupported: on
+// any network), or nothing; `fit`, when given, is set to how exact they are. `library`: the collective library's costs
+// of the call (inactive: plain messages). Throws std::invalid_argument when its chunks cannot be timed alike (padding
+// off, or chunks further apart than the padding allows) or a pair of positions has no route.
 std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOptions& options,
-                                         const SegmentLibraryCost& library = {});
+                                         const SegmentLibraryCost& library = {},
+                                         AllPairsFit allowed = AllPairsFit::unsupported, AllPairsFit* fit = nullptr);
 
 }  // namespace dtsim::lumping

@@ -283,11 +283,11 @@ ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options) {
   return result;
 }
 
-ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& options, Protocol protocol) {
+std::optional<ExecutionResult> run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& options, Protocol protocol,
+                                                  lumping::AllPairsFit allowed, lumping::AllPairsFit* fit) {
   if (!options.lump_ranks || !options.contention) {
     throw std::invalid_argument(
-        "flow executor: an all-pairs algorithm without its messages runs only in classes of "
-        "ranks, with contention");
+        "flow executor: an all-pairs algorithm without its messages runs only in classes of ranks, with contention");
   }
   check_placement(pairs.ranks, options, "the schedule");
   const auto started = std::chrono::steady_clock::now();
@@ -297,11 +297,13 @@ ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& opt
       protocol == Protocol::none
           ? SegmentLibraryCost{}
           : segment_library_cost(o, protocol, LibraryAlgorithm::ring, library_call(o, pairs).nodes, 1);
-  std::optional<lumping::Lumping> lumped = lumping::all_pairs_classes(pairs, o, library);
-  if (!lumped) {
-    throw std::invalid_argument("flow executor: the chunks of " + std::string(pairs.algorithm) +
-                                " differ by more than the padding that times them alike");
+  std::optional<lumping::Lumping> lumped;
+  try {
+    lumped = lumping::all_pairs_classes(pairs, o, library, allowed, fit);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("flow executor: ") + e.what());
   }
+  if (!lumped) return std::nullopt;
   ExecutionResult result = run_classes(*lumped, o);
   result.time_s =
       result.rank_finish_s.empty() ? 0.0 : *std::max_element(result.rank_finish_s.begin(), result.rank_finish_s.end());

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "algorithms/schedule.hpp"
 #include "models/alpha_beta.hpp"
 #include "models/calibration.hpp"
+#include "sim/all_pairs_fit.hpp"
 #include "sim/executor.hpp"
 #include "sim/network.hpp"
 #include "sim/step_driver.hpp"
@@ -81,12 +83,15 @@ struct FlowOptions : NetworkCost {
 ExecutionResult run_flow(const Schedule& schedule, const FlowOptions& options);
 
 // An all-pairs algorithm (direct allreduce or all-to-all) without writing its P x P messages: in classes of ranks found
-// from the cluster's symmetry (sim/all_pairs_lumping.hpp: exact where links of one class carry equal loads, each
-// link's class mean elsewhere), in the collective library's `protocol` (none: plain messages; one channel, as the
-// library runs direct). Throws std::invalid_argument when it cannot run so (options.lump_ranks or contention off,
-// chunks that padding cannot time alike) and as run_flow does.
-ExecutionResult run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& options,
-                                   Protocol protocol = Protocol::none);
+// from the network's symmetry (sim/all_pairs_lumping.hpp), in the collective library's `protocol` (none: plain
+// messages; one channel, as the library runs direct), where those classes are at least as exact as `allowed`
+// (lumping::AllPairsFit; unsupported: on any network); nothing otherwise. `fit`, when given, is set to how exact they
+// are. Throws std::invalid_argument when it cannot run so (options.lump_ranks or contention off, chunks that padding
+// cannot time alike) and as run_flow does.
+std::optional<ExecutionResult> run_flow_all_pairs(const AllPairs& pairs, const FlowOptions& options,
+                                                  Protocol protocol = Protocol::none,
+                                                  lumping::AllPairsFit allowed = lumping::AllPairsFit::unsupported,
+                                                  lumping::AllPairsFit* fit = nullptr);
 
 // The flow engine as a Network over `units` positions running `segments` (kept alive by the caller), for programs
 // that drive it themselves (dtsim train). Throws std::invalid_argument for a malformed segment or placement.

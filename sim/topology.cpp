@@ -737,6 +737,12 @@ std::vector<RouteHop> Topology::route(int source, int destination) const {
   return out;
 }
 
+int Topology::fabric_level(int vertex) const {
+  const auto v = static_cast<std::size_t>(vertex);
+  if (kinds_[v] != VertexKind::fabric_switch) return 0;
+  return fat_tree_ != nullptr && v < fat_tree_->level.size() ? fat_tree_->level[v] : 0;
+}
+
 LinkSpec Topology::searched_path(int source, int destination) const {
   return route_path(*this, route(source, destination));
 }

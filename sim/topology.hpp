@@ -141,6 +141,8 @@ public:
                                         : accelerator_vertex_[static_cast<std::size_t>(endpoint)];
   }
   const std::vector<TopologyLink>& links() const { return links_; }
+  // A fabric switch's level in a fat-tree (leaves 1); 0 for every other vertex.
+  int fabric_level(int vertex) const;
   int fabric_switches() const;
 
   // Routes from each of `sources` to `destination` (accelerator numbers), one BFS for all of them; calls

@@ -3,6 +3,7 @@
 // flow engine where the cluster is symmetric.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "rel_diff.hpp"
 #include "run_dtsim.hpp"
 #include "scenarios/cluster_file.hpp"
+#include "sim/all_pairs_lumping.hpp"
 #include "sim/flow_executor.hpp"
 #include "sim/library_cost.hpp"
 #include "sim/topology.hpp"
@@ -34,7 +36,7 @@ std::pair<ExecutionResult, ExecutionResult> both(const AllPairs& pairs, FlowOpti
   fo.lump_ranks = false;
   const ExecutionResult full = run_flow(build_all_pairs(pairs), fo);
   fo.lump_ranks = true;
-  const ExecutionResult classes = run_flow_all_pairs(pairs, fo);
+  const ExecutionResult classes = run_flow_all_pairs(pairs, fo).value();
   return {full, classes};
 }
 
@@ -71,8 +73,8 @@ TEST_CASE("an all-pairs description counts what its written-out schedule holds, 
         for (int r = 0; r < ranks; ++r)
           sent += rank_traffic(s, r).sent_bytes;
         CHECK(pairs.bytes_sent() == sent);
+        CHECK(pairs.chunk_count() == s.chunks.size());
         if (!s.chunks.empty()) {
-          CHECK(pairs.chunk_count() == s.chunks.size());
           std::uint64_t smallest = s.chunks.front().size_bytes, largest = smallest;
           for (const Chunk& c : s.chunks) {
             smallest = std::min(smallest, c.size_bytes);
@@ -120,37 +122,68 @@ TEST_CASE("an all-pairs algorithm in classes gives every rank the full flow engi
   }
 }
 
-TEST_CASE("an all-pairs algorithm in classes on fat-trees with partly filled leaves stays near the full engine") {
-  // A partly filled leaf makes D-mod-k routing load some uplinks of a class more than others (13 ports, uplink = port
-  // mod 4: uplink 0 takes 4 destinations, the others 3), which the classes average: measured up to 5.5% fast where
-  // the fabric is the bottleneck (the EDR cluster on 21 nodes, 2:1 oversubscribed), exact where the NICs are.
-  for (const auto& [file, nodes, radix, oversubscription] :
-       std::vector<std::tuple<std::string, int, int, double>>{{"v100-nvlink-edr.json", 13, 8, 1},
-                                                              {"v100-nvlink-edr.json", 21, 8, 2},
-                                                              {"cpu-10gbe.json", 29, 8, 4},
-                                                              {"dgx-a100.json", 6, 40, 1},
-                                                              {"dgx-a100.json", 5, 8, 1},
-                                                              {"cpu-10gbe.json", 37, 12, 3}}) {
+TEST_CASE("all-pairs classes are exact on full fat-trees, and say where they only average the fabric's loads") {
+  // A partly filled leaf or pod makes D-mod-k routing load some up-links of a class more than others (13 ports on
+  // leaves of 4, up-link = port mod 4: up-link 0 takes 4 destinations, the others 3); the classes give each its
+  // class's mean. Measured: within 0.7% where the fabric has full bisection, up to 16.7% too fast where it is
+  // oversubscribed and the bottleneck (the EDR cluster on 9 nodes, 2:1); never slow.
+  for (const auto& [file, nodes, radix, oversubscription, expected_fit, bound] :
+       std::vector<std::tuple<std::string, int, int, double, lumping::AllPairsFit, double>>{
+           {"cpu-10gbe.json", 16, 8, 4, lumping::AllPairsFit::exact, 1e-9},
+           {"cpu-10gbe.json", 7, 8, 2, lumping::AllPairsFit::exact, 1e-9},
+           {"v100-nvlink-edr.json", 13, 8, 1, lumping::AllPairsFit::averaged, 1e-9},
+           {"v100-nvlink-edr.json", 9, 8, 2, lumping::AllPairsFit::averaged, 0.17},
+           {"v100-nvlink-edr.json", 21, 8, 2, lumping::AllPairsFit::averaged, 0.06},
+           {"v100-nvlink-edr.json", 37, 8, 1, lumping::AllPairsFit::averaged, 0.004},
+           {"dgx-a100.json", 19, 8, 1, lumping::AllPairsFit::averaged, 0.008},
+           {"dgx-a100.json", 6, 40, 1, lumping::AllPairsFit::averaged, 0.004}}) {
     const ClusterSpec spec = test::fat_tree_cluster(file, nodes, radix, oversubscription);
+    const Topology topology(spec);
+    FlowOptions fo;
+    fo.topology = &topology;
+    fo.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    CAPTURE(file, nodes, radix, oversubscription);
+    CHECK(lumping::all_pairs_fit(fo) == expected_fit);
+    // asked for exact classes only, the run is refused where they average (collective then writes the schedule)
+    lumping::AllPairsFit fit = lumping::AllPairsFit::unsupported;
+    const std::optional<ExecutionResult> exact_only =
+        run_flow_all_pairs(pairs_of(Collective::alltoall, spec.accelerators(), 1000000), fo, Protocol::none,
+                           lumping::AllPairsFit::exact, &fit);
+    CHECK(fit == expected_fit);
+    CHECK(exact_only.has_value() == (expected_fit == lumping::AllPairsFit::exact));
     for (const Collective collective : {Collective::allreduce, Collective::alltoall}) {
-      for (const std::uint64_t bytes : {4096000ULL, 256000000ULL}) {
-        CAPTURE(file, nodes, radix, oversubscription, to_string(collective), bytes);
+      for (const std::uint64_t bytes : {4096000ULL, 1000000000ULL}) {
+        CAPTURE(to_string(collective), bytes);
         const auto [full, classes] = both_on(spec, collective, bytes);
         CHECK(classes.rank_classes < static_cast<std::uint64_t>(spec.accelerators()));
-        CHECK(rel_diff(classes.time_s, full.time_s) < 0.06);
-        CHECK(largest_rank_difference(classes, full) < 0.06);
-        CHECK(classes.time_s <= full.time_s * (1 + 1e-9));  // (the busiest uplink's load averaged down, never up)
+        CHECK(rel_diff(classes.time_s, full.time_s) <= bound);
+        CHECK(largest_rank_difference(classes, full) <= bound);
+        CHECK(classes.time_s <= full.time_s * (1 + 1e-9));  // (the busiest up-link's load averaged down, never up)
       }
     }
   }
-  // and the built-in dgx-a100 on 11 nodes (88 NICs on its radix-40 fabric's leaves of 20)
-  ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
-  spec.nodes = 11;
-  for (const Collective collective : {Collective::allreduce, Collective::alltoall}) {
-    CAPTURE(to_string(collective));
-    const auto [full, classes] = both_on(spec, collective, 256000000);
-    CHECK(rel_diff(classes.time_s, full.time_s) < 0.06);
-    CHECK(classes.time_s <= full.time_s * (1 + 1e-9));
+}
+
+TEST_CASE("all-pairs classes are not offered where routes load links of one class unequally") {
+  // tori, rings, dragonflies and rail-optimised fat-trees: measured 11% to 44% too fast in classes
+  const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/";
+  ClusterSpec rails = load_cluster_file(dir + "dgx-a100-sharp.json");
+  rails.nodes = 21;
+  ClusterSpec torus = test::fat_tree_cluster("cpu-10gbe.json", 16, 8);
+  torus.fabric.kind = FabricKind::torus;
+  torus.fabric.dimensions = {4, 4};
+  ClusterSpec one_switch = load_cluster_file(dir + "cpu-10gbe.json");
+  one_switch.nodes = 8;
+  one_switch.fabric.kind = FabricKind::star;
+  for (const auto& [spec, expected] :
+       std::vector<std::pair<ClusterSpec, lumping::AllPairsFit>>{{rails, lumping::AllPairsFit::unsupported},
+                                                                 {torus, lumping::AllPairsFit::unsupported},
+                                                                 {one_switch, lumping::AllPairsFit::exact}}) {
+    const Topology topology(spec);
+    FlowOptions fo;
+    fo.topology = &topology;
+    fo.accelerator_of = place_positions(topology, Placement::block, RankOrder::topology);
+    CHECK(lumping::all_pairs_fit(fo) == expected);
   }
 }
 
@@ -203,9 +236,30 @@ TEST_CASE("an all-pairs algorithm in classes runs in the collective library's pr
       full.accelerator_of = plan.accelerator_of;
       full.lump_ranks = false;
       const ExecutionResult all = run_flow(plan.schedule, full);
-      const ExecutionResult classes = run_flow_all_pairs(pairs, fo, protocol);
+      const ExecutionResult classes = run_flow_all_pairs(pairs, fo, protocol).value();
       CHECK(rel_diff(classes.time_s, all.time_s) < 1e-9);
       CHECK(largest_rank_difference(classes, all) < 1e-9);
     }
   }
+}
+
+TEST_CASE("all-pairs runs: empty buffers verify, samples too large are refused first, notes end cleanly") {
+  // an empty all-to-all has no chunks: valid, not "too large to verify" (it counted P x P chunks)
+  test::Run run = test::run_dtsim("verify --collective all-to-all --algorithm direct --ranks 200 --bytes 0B");
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("valid (0 messages"));
+  // samples simulate every message of the written schedule: refused before the call runs, naming --samples
+  run = test::run_dtsim(
+      "collective --cluster dgx-a100 --nodes 1500 --collective all-to-all --algorithm direct --bytes 1GB --samples 2 "
+      "--arrival normal:1us");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.output, Catch::StartsWith("dtsim collective: --samples: each sampled run simulates every message"));
+  CHECK(std::count(run.output.begin(), run.output.end(), '\n') == 1);
+  // a note with nothing after it ends without a separator (a 1-NIC cluster adds no note of its own)
+  run = test::run_dtsim(
+      "collective --cluster cpu-10gbe --nodes 4 --collective all-to-all --algorithm direct "
+      "--bytes 4B --json");
+  REQUIRE(run.exit_code == 0);
+  const std::string note = nlohmann::json::parse(run.output)["note"].get<std::string>();
+  CHECK_THAT(note, Catch::EndsWith("fills every block"));
 }
