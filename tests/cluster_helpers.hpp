@@ -7,15 +7,18 @@
 
 namespace dtsim::test {
 
+// NCCL on `generation` GPUs, 10 us a launch, as the cluster's collective library.
+inline void use_nccl(ClusterSpec& spec, GpuGeneration generation) {
+  spec.library.name = "nccl";
+  spec.library.generation = generation;
+  spec.library.launch_s = 10e-6;
+}
+
 // The built-in dgx-a100 on `nodes` nodes; with NCCL on Ampere, 10 us a launch, when `library`.
 inline ClusterSpec a100_nodes(int nodes, bool library = true) {
   ClusterSpec spec = load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/clusters/dgx-a100.json");
   spec.nodes = nodes;
-  if (library) {
-    spec.library.name = "nccl";
-    spec.library.generation = GpuGeneration::ampere;
-    spec.library.launch_s = 10e-6;
-  }
+  if (library) use_nccl(spec, GpuGeneration::ampere);
   return spec;
 }
 

@@ -203,9 +203,7 @@ TEST_CASE("dtsim collective runs an all-to-all and a direct allreduce of 16384 G
 
 TEST_CASE("an all-pairs algorithm in classes runs in the collective library's protocol as its schedule would") {
   ClusterSpec spec = test::fat_tree_cluster("dgx-a100.json", 4, 8);
-  spec.library.name = "nccl";
-  spec.library.generation = GpuGeneration::ampere;
-  spec.library.launch_s = 10e-6;
+  test::use_nccl(spec, GpuGeneration::ampere);
   const Topology topology(spec);
   FlowOptions fo;
   fo.topology = &topology;

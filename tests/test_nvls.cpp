@@ -106,9 +106,7 @@ TEST_CASE("nvls is refused where the switch cannot reduce or the ranks span node
 
 TEST_CASE("NCCL's tuner weighs NVLS inside one H100 node: the ring for small calls, NVLS for large ones") {
   ClusterSpec spec = h100(1);
-  spec.library.name = "nccl";
-  spec.library.generation = GpuGeneration::hopper;
-  spec.library.launch_s = 10e-6;
+  test::use_nccl(spec, GpuGeneration::hopper);
   const Topology topology(spec);
   NetworkCost network;
   network.topology = &topology;
