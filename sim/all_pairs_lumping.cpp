@@ -122,14 +122,9 @@ std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOption
   const auto n = static_cast<std::size_t>(pairs.ranks);
   // every message timed at the largest chunk, where the full engine would pad them too
   const std::uint64_t largest = pairs.largest_chunk_bytes(), smallest = pairs.smallest_chunk_bytes();
-  if (smallest < largest) {
-    const std::uint64_t difference = largest - smallest;
-    const bool within_fraction =
-        smallest > 0 && static_cast<double>(difference) <= o.pad_chunks_within * static_cast<double>(largest);
-    if (!within_fraction && difference > o.pad_chunks_bytes) {
-      throw std::invalid_argument(std::string(pairs.algorithm) +
-                                  ": its chunks differ by more than the padding that times them alike");
-    }
+  if (smallest < largest && padded_bytes(smallest, largest, o) == 0) {
+    throw std::invalid_argument(std::string(pairs.algorithm) +
+                                ": its chunks differ by more than the padding that times them alike");
   }
   const TopologyClasses tc = refine_topology(t, o.accelerator_of);
   const AllPairsFit how = fit_of(t, tc);
@@ -174,11 +169,8 @@ std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOption
     const int destination = o.accelerator_of[d];
     const std::uint32_t dst_class = l.class_of[d];
     std::size_t visited = 0;
-    // (routes_to visits its sources in order, several representatives on one accelerator each once: matched by order)
-    std::vector<int> unique_sources = sources;
-    std::sort(unique_sources.begin(), unique_sources.end());
-    unique_sources.erase(std::unique(unique_sources.begin(), unique_sources.end()), unique_sources.end());
-    t.routes_to(destination, unique_sources, [&](int source, const std::vector<RouteHop>& hops) {
+    // (the representatives are on distinct accelerators: a class is its accelerator's vertex class)
+    t.routes_to(destination, sources, [&](int source, const std::vector<RouteHop>& hops) {
       ++visited;
       std::uint64_t on_route = 0;
       double latency_s = 0, narrowest_Bps = infinity;
@@ -218,7 +210,7 @@ std::optional<Lumping> all_pairs_classes(const AllPairs& pairs, const FlowOption
       for (const std::uint32_t rc : seen)
         counted[rc] = 0;
     });
-    if (visited != unique_sources.size()) {
+    if (visited != sources.size()) {
       throw std::invalid_argument("all-pairs lumping: no route to position " + std::to_string(d));
     }
   }

@@ -638,13 +638,17 @@ ChunkRange chunk_range(const Schedule& s) {
   return range;
 }
 
-std::uint64_t padded_chunk_bytes(const Schedule& s, const FlowOptions& o) {
-  const auto [smallest, largest] = chunk_range(s);
+std::uint64_t padded_bytes(std::uint64_t smallest, std::uint64_t largest, const FlowOptions& o) {
   if (smallest >= largest) return 0;
   const std::uint64_t difference = largest - smallest;
   const bool within_fraction =
       smallest > 0 && static_cast<double>(difference) <= o.pad_chunks_within * static_cast<double>(largest);
   return within_fraction || difference <= o.pad_chunks_bytes ? largest : 0;
+}
+
+std::uint64_t padded_chunk_bytes(const Schedule& s, const FlowOptions& o) {
+  const auto [smallest, largest] = chunk_range(s);
+  return padded_bytes(smallest, largest, o);
 }
 
 std::optional<Lumping> find_classes(int ranks, std::span<const Schedule* const> segments, const FlowOptions& options,

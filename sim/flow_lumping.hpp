@@ -44,6 +44,9 @@ struct ChunkRange {
   bool even() const { return smallest >= largest; }
 };
 ChunkRange chunk_range(const Schedule& schedule);
+// The size chunks from `smallest` to `largest` bytes are all timed at (the largest, where FlowOptions::
+// pad_chunks_within or pad_chunks_bytes allows), or 0 to time each at its own (or when they are all alike).
+std::uint64_t padded_bytes(std::uint64_t smallest, std::uint64_t largest, const FlowOptions& options);
 // The size every chunk of `schedule` is timed at (FlowOptions::pad_chunks_within and pad_chunks_bytes), or 0 to time
 // each at its own.
 std::uint64_t padded_chunk_bytes(const Schedule& schedule, const FlowOptions& options);
