@@ -22,7 +22,7 @@
 namespace dtsim {
 
 // Record fields, by name, both ways (nlohmann's macros; the types are found by argument-dependent lookup).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AlphaBetaGamma, alpha_s, bandwidth_Bps, reduce_Bps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AlphaBetaGamma, alpha_s, bandwidth_Bps, reduce_Bps, gap_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExecutionResult, time_s, rank_finish_s, messages, bytes_sent, payload_checked,
                                    payload_ok, payload_max_abs_error, wall_s, setup_wall_s, peak_rss_bytes,
                                    event_batches, skipped_steps, rank_classes)
@@ -37,7 +37,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepDistribution, samples, seed, sampler, mea
                                    histogram)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveRun, algorithm, collective, ranks, helper_ranks, bytes, backend,
                                    network_model, cost, cluster, library, protocol, channels, result, closed_form_s,
-                                   verified, links_recorded, links, distribution, arrival)
+                                   verified, links_recorded, links, distribution, arrival, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryUse, weights_bytes, gradient_bytes, optimizer_bytes, activation_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, step_s, input_stall_s, forward_s, backward_s, exposed_comm_s,
                                    optimizer_s, comm_s, wall_s, rank_classes)

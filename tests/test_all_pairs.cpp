@@ -260,4 +260,11 @@ TEST_CASE("all-pairs runs: empty buffers verify, samples too large are refused f
   REQUIRE(run.exit_code == 0);
   const std::string note = nlohmann::json::parse(run.output)["note"].get<std::string>();
   CHECK_THAT(note, Catch::EndsWith("fills every block"));
+  // compare's JSON keeps every run's note and gap (its records had dropped both: gap_s read 0)
+  run = test::run_dtsim("compare --ranks 3000 --collective all-to-all --bytes 1MB --json");
+  REQUIRE(run.exit_code == 0);
+  const nlohmann::json compared = nlohmann::json::parse(run.output);
+  REQUIRE(compared.size() == 1);
+  CHECK(compared[0]["gap_s"].get<double>() == Approx(0.3e-6));
+  CHECK_THAT(compared[0]["note"].get<std::string>(), Catch::Contains("without writing them out"));
 }
