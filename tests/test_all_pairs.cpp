@@ -253,6 +253,14 @@ TEST_CASE("all-pairs runs: empty buffers verify, samples too large are refused f
   CHECK(run.exit_code == 2);
   CHECK_THAT(run.output, Catch::StartsWith("dtsim collective: --samples: each sampled run simulates every message"));
   CHECK(std::count(run.output.begin(), run.output.end(), '\n') == 1);
+  // and samples that would take far beyond the limit, estimated before the first (one of 2048 ranks ran past 300 s)
+  run = test::run_dtsim(
+      "collective --ranks 2048 --collective all-to-all --algorithm direct --bytes 64MB --samples 1 --arrival "
+      "normal:1us");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.output, Catch::StartsWith("dtsim collective: --samples: 1 sample of direct on 2048 ranks would take "
+                                           "about"));
+  CHECK(std::count(run.output.begin(), run.output.end(), '\n') == 1);
   // a note with nothing after it ends without a separator (a 1-NIC cluster adds no note of its own)
   run = test::run_dtsim(
       "collective --cluster cpu-10gbe --nodes 4 --collective all-to-all --algorithm direct "
