@@ -187,7 +187,7 @@ int collective_command(std::span<char* const> args, std::ostream& out) {
     choice.settings = settings;
   }
   check_switch_helpers(*choice.algorithm, cluster ? &*cluster : nullptr);
-  check_samples_buildable(*choice.algorithm, ranks, request.bytes, options, arrivals, settings.force);
+  check_samples_buildable(*choice.algorithm, ranks, request.bytes, options, arrivals, choice.settings);
   // the schedule itself where --verify or --trace reads it (run_call builds its own, or none: an all-pairs algorithm
   // too large to write out runs without it)
   std::optional<Schedule> schedule;

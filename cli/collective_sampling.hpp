@@ -38,9 +38,11 @@ StepDistribution sample_arrivals(const Schedule& schedule, const RunSettings& se
 
 // Refuses, before anything runs, samples of an all-pairs algorithm too large to write out (each sampled run simulates
 // every message of its written schedule, which the call itself runs without: collective_runs.hpp, run_call), or,
-// unless `force`, whose samples would together take more than the 300 s limit by an estimate made before the first.
+// unless --force or on the analytical backend (no link shared), whose samples would together take more than the 300 s
+// limit by an estimate made before the first.
 void check_samples_buildable(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
-                             const AlgorithmOptions& options, const ArrivalSampling& sampling, bool force);
+                             const AlgorithmOptions& options, const ArrivalSampling& sampling,
+                             const RunSettings& settings);
 
 // A run of `algorithm` (run_call's) sampled with arrivals: fills run.distribution. Throws UsageError for a call split
 // over a collective library's channels (its plain schedule would not be what ran).

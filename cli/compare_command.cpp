@@ -135,7 +135,7 @@ int compare_command(std::span<char* const> args, std::ostream& out) {
   const std::optional<HeldoutErrors> heldout = shipped_heldout();
   const auto timed_call = [&](const AlgorithmInfo& algorithm, int p, std::uint64_t bytes, const RunSettings& s,
                               const ClusterInstance* cluster) {
-    check_samples_buildable(algorithm, p, bytes, settings.algorithm, arrivals, s.force);
+    check_samples_buildable(algorithm, p, bytes, settings.algorithm, arrivals, s);
     CollectiveRun run = run_call(algorithm, p, bytes, settings.algorithm, s, cluster);
     add_arrival_samples(run, algorithm, p, bytes, settings.algorithm, s, cluster, arrivals);
     if (run.distribution.samples > 0) {
