@@ -53,15 +53,17 @@ std::uint64_t AllPairs::chunk_count() const {
   return pairs || collective == Collective::alltoall ? p * p : p;
 }
 
-std::uint64_t AllPairs::largest_chunk_bytes() const {
+std::uint64_t AllPairs::chunk_bytes(std::uint64_t i) const {
   const std::uint64_t c = chunk_count();
   if (c == 0) return 0;
-  return (elements_of(*this) / c + (elements_of(*this) % c != 0 ? 1 : 0)) * element_bytes;
+  return (elements_of(*this) / c + (i < elements_of(*this) % c ? 1 : 0)) * element_bytes;
 }
+
+std::uint64_t AllPairs::largest_chunk_bytes() const { return chunk_bytes(0); }
 
 std::uint64_t AllPairs::smallest_chunk_bytes() const {
   const std::uint64_t c = chunk_count();
-  return c == 0 ? 0 : elements_of(*this) / c * element_bytes;
+  return c == 0 ? 0 : chunk_bytes(c - 1);
 }
 
 std::uint64_t AllPairs::messages() const {

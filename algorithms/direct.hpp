@@ -33,6 +33,8 @@ struct AllPairs {
   std::vector<AllPairsStep> steps;  // empty when there is nothing to send (one rank, no bytes)
 
   std::uint64_t chunk_count() const;  // 0 for an empty buffer
+  // Chunk i's bytes, as split_even sizes it (the first elements % chunks chunks hold an element more).
+  std::uint64_t chunk_bytes(std::uint64_t i) const;
   // The largest and the smallest chunk (they differ by at most an element).
   std::uint64_t largest_chunk_bytes() const;
   std::uint64_t smallest_chunk_bytes() const;

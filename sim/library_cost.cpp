@@ -43,12 +43,30 @@ int nodes_spanned(const NetworkCost& cost, const Schedule& s) {
   return static_cast<int>(most);
 }
 
+// The hardware a message between two positions of one node crosses.
+HopClass node_hop(const NodeSpec& node) {
+  return node.intra_kind == IntraKind::pcie ? HopClass::pci : HopClass::nvlink;
+}
+
+// A call's share of its messages on each kind of hop (by `messages`, its sends on each), and the bandwidth of its
+// slowest hop (call.hop) for one rank.
+void set_hop_figures(LibraryCall& call, const std::array<double, 3>& messages, const NodeSpec& node) {
+  const double total = messages[0] + messages[1] + messages[2];
+  if (total > 0) {
+    for (std::size_t h = 0; h < 3; ++h)
+      call.hop_share[h] = messages[h] / total;
+  }
+  call.bandwidth_Bps = call.hop == HopClass::net   ? node.nic.bandwidth_Bps
+                       : call.hop == HopClass::pci ? node.pcie.bandwidth_Bps
+                                                   : node.intra.bandwidth_Bps;
+}
+
 }  // namespace
 
 HopClass hop_class(const NetworkCost& cost, int src, int dst) {
   const Topology& t = *cost.topology;
   if (t.node_of(accelerator_at(cost, src)) != t.node_of(accelerator_at(cost, dst))) return HopClass::net;
-  return t.spec().node.intra_kind == IntraKind::pcie ? HopClass::pci : HopClass::nvlink;
+  return node_hop(t.spec().node);
 }
 
 LibraryAlgorithm library_algorithm(const Schedule& s) {
@@ -121,15 +139,7 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s) {
     call.steps = std::max(call.steps, steps);
     call.wire_bytes = std::max(call.wire_bytes, sent);
   }
-  const double total = messages[0] + messages[1] + messages[2];
-  if (total > 0) {
-    for (std::size_t h = 0; h < 3; ++h)
-      call.hop_share[h] = messages[h] / total;
-  }
-  const NodeSpec& node = cost.topology->spec().node;
-  call.bandwidth_Bps = call.hop == HopClass::net   ? node.nic.bandwidth_Bps
-                       : call.hop == HopClass::pci ? node.pcie.bandwidth_Bps
-                                                   : node.intra.bandwidth_Bps;
+  set_hop_figures(call, messages, cost.topology->spec().node);
   return call;
 }
 
@@ -147,39 +157,32 @@ LibraryCall library_call(const NetworkCost& cost, const AllPairs& pairs) {
   std::uint64_t inside = 0;
   for (const auto& [node, n] : on_node)
     inside += n * (n - 1);
-  const HopClass intra = cost.topology->spec().node.intra_kind == IntraKind::pcie ? HopClass::pci : HopClass::nvlink;
+  const NodeSpec& node = cost.topology->spec().node;
   std::array<double, 3> messages{};
-  messages[static_cast<std::size_t>(intra)] = static_cast<double>(inside);
+  messages[static_cast<std::size_t>(node_hop(node))] = static_cast<double>(inside);
   messages[static_cast<std::size_t>(HopClass::net)] = static_cast<double>(p * (p - 1) - inside);
   for (std::size_t h = 0; h < 3; ++h) {
     if (messages[h] > 0) call.hop = std::max(call.hop, static_cast<HopClass>(h));
   }
-  const double total = messages[0] + messages[1] + messages[2];
-  for (std::size_t h = 0; h < 3; ++h)
-    call.hop_share[h] = messages[h] / total;
   call.steps = static_cast<double>(pairs.steps.size());
-  // the bytes the busiest rank sends: chunk i holds an element more for i < remainder (split_even)
-  const std::uint64_t chunks = pairs.chunk_count(), e = pairs.element_bytes;
-  const std::uint64_t base = pairs.bytes / e / chunks, remainder = pairs.bytes / e % chunks;
-  auto size = [&](std::uint64_t i) { return (base + (i < remainder ? 1 : 0)) * e; };
+  // the bytes the busiest rank sends
+  const std::uint64_t row_base = p * pairs.smallest_chunk_bytes();  // a row of P blocks without their extra elements
+  const std::uint64_t extra_blocks = pairs.bytes / pairs.element_bytes % pairs.chunk_count();
   for (std::uint64_t r = 0; r < p; ++r) {
     std::uint64_t sent = 0;
     for (const AllPairsStep& step : pairs.steps) {
       if (step.block == PairBlock::receiver_chunk) {
-        sent += pairs.bytes - size(r);  // every chunk but its own, once
+        sent += pairs.bytes - pairs.chunk_bytes(r);  // every chunk but its own, once
       } else if (step.block == PairBlock::sender_chunk) {
-        sent += (p - 1) * size(r);  // its own, to every other
-      } else {                      // its row of blocks but the diagonal's
-        const std::uint64_t longer = std::min(p, remainder > r * p ? remainder - r * p : 0);
-        sent += p * base * e + longer * e - size(r * p + r);
+        sent += (p - 1) * pairs.chunk_bytes(r);  // its own, to every other
+      } else {  // its row of blocks but the diagonal's (the first `extra_blocks` blocks hold an element more)
+        const std::uint64_t longer = std::min(p, extra_blocks > r * p ? extra_blocks - r * p : 0);
+        sent += row_base + longer * pairs.element_bytes - pairs.chunk_bytes(r * p + r);
       }
     }
     call.wire_bytes = std::max(call.wire_bytes, static_cast<double>(sent));
   }
-  const NodeSpec& node = cost.topology->spec().node;
-  call.bandwidth_Bps = call.hop == HopClass::net   ? node.nic.bandwidth_Bps
-                       : call.hop == HopClass::pci ? node.pcie.bandwidth_Bps
-                                                   : node.intra.bandwidth_Bps;
+  set_hop_figures(call, messages, node);
   return call;
 }
 
