@@ -135,6 +135,15 @@ Schedule AlgorithmInfo::build(int ranks, std::uint64_t bytes, const AlgorithmOpt
   return make_schedule(ranks, bytes, options);
 }
 
+std::optional<AllPairs> AlgorithmInfo::pairs(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) const {
+  if (all_pairs == nullptr) return std::nullopt;
+  try {
+    return all_pairs(ranks, bytes, options);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
 double AlgorithmInfo::closed_form_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                                           const AlgorithmOptions& options) const {
   return closed_form != nullptr ? closed_form(ranks, bytes, cost, options) : -1.0;

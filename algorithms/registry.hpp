@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +40,9 @@ struct AlgorithmInfo {
   // Builds the schedule. Throws std::logic_error when `options` sets an option no registered algorithm declares (a
   // misspelt name), and whatever make_schedule throws (OptionError for an option value it cannot use).
   Schedule build(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) const;
+  // Its steps as all pairs (all_pairs), or nothing when it has no such form or cannot take these arguments (build then
+  // says why).
+  std::optional<AllPairs> pairs(int ranks, std::uint64_t bytes, const AlgorithmOptions& options) const;
   // The closed form's seconds, or a negative value when the algorithm has none.
   double closed_form_seconds(int ranks, std::uint64_t bytes, const AlphaBetaGamma& cost,
                              const AlgorithmOptions& options = {}) const;

@@ -24,14 +24,9 @@ namespace {
 // where that is known without building it (an all-pairs algorithm's chunks); `origin` names where the ranks came from.
 void check_verifiable(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes, const AlgorithmOptions& options,
                       const std::string& origin) {
-  if (algorithm.all_pairs == nullptr) return;
-  AllPairs pairs;
-  try {
-    pairs = algorithm.all_pairs(ranks, bytes, options);
-  } catch (const std::invalid_argument&) {
-    return;  // (the builder says what is wrong)
-  }
-  if (std::string why = too_large_to_verify(static_cast<std::uint64_t>(ranks), pairs.chunk_count()); !why.empty()) {
+  const std::optional<AllPairs> pairs = algorithm.pairs(ranks, bytes, options);
+  if (!pairs) return;
+  if (std::string why = too_large_to_verify(static_cast<std::uint64_t>(ranks), pairs->chunk_count()); !why.empty()) {
     throw UsageError(origin + ": " + why + "; ask for fewer ranks or chunks");
   }
 }

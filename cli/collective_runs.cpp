@@ -306,17 +306,13 @@ void finish_run(CollectiveRun& run, const RunSettings& settings, const ClusterIn
 std::optional<CollectiveRun> run_all_pairs(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
                                            const AlgorithmOptions& options, const RunSettings& settings,
                                            const ClusterInstance* cluster) {
-  if (algorithm.all_pairs == nullptr || !settings.rank_classes || settings.record || settings.real_payload ||
+  if (!settings.rank_classes || settings.record || settings.real_payload ||
       (settings.backend != "auto" && settings.backend != "flow")) {
     return std::nullopt;
   }
-  AllPairs pairs;
-  try {
-    pairs = algorithm.all_pairs(ranks, bytes, options);
-  } catch (const std::invalid_argument&) {
-    return std::nullopt;  // (the schedule's builder says what is wrong, as for any algorithm)
-  }
-  if (pairs.op_count() <= all_pairs_ops_limit) return std::nullopt;
+  const std::optional<AllPairs> described = algorithm.pairs(ranks, bytes, options);
+  if (!described || described->op_count() <= all_pairs_ops_limit) return std::nullopt;
+  const AllPairs& pairs = *described;
   const bool buildable = pairs.op_count() <= ScheduleBuilder::max_ops;
   if (cluster != nullptr && static_cast<std::size_t>(ranks) != cluster->accelerator_of.size()) return std::nullopt;
   CollectiveRun run;

@@ -88,13 +88,10 @@ StepDistribution sample_arrivals(const Schedule& schedule, const RunSettings& se
 void check_samples_buildable(const AlgorithmInfo& algorithm, int ranks, std::uint64_t bytes,
                              const AlgorithmOptions& options, const ArrivalSampling& sampling,
                              const RunSettings& settings) {
-  if (sampling.samples == 0 || algorithm.all_pairs == nullptr) return;
-  AllPairs pairs;
-  try {
-    pairs = algorithm.all_pairs(ranks, bytes, options);
-  } catch (const std::invalid_argument&) {
-    return;  // (the builder says what is wrong)
-  }
+  if (sampling.samples == 0) return;
+  const std::optional<AllPairs> described = algorithm.pairs(ranks, bytes, options);
+  if (!described) return;
+  const AllPairs& pairs = *described;
   if (pairs.op_count() > ScheduleBuilder::max_ops) {
     throw UsageError("--samples: each sampled run simulates every message of the written schedule, and " +
                      std::string(algorithm.name) + " on " + std::to_string(ranks) + " ranks would hold " +
