@@ -1,0 +1,65 @@
+#include "validation/published_cv.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+
+namespace dtsim {
+
+int published_fold(const std::string& id, int folds) {
+  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a offset basis and prime
+  for (const unsigned char c : id) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return static_cast<int>(hash % static_cast<std::uint64_t>(folds));
+}
+
+CrossValidation cross_validate_published(const std::vector<PublishedRow>& rows, const std::vector<std::string>& devices,
+                                         const PublishedMapping& mapping, const std::string& data_dir,
+                                         const PublishedFitOptions& options, int folds) {
+  if (folds < 2) throw std::invalid_argument("cross-validation needs at least 2 folds, got " + std::to_string(folds));
+  CrossValidation cv;
+  cv.folds = folds;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_device, by_model;
+  for (int fold = 0; fold < folds; ++fold) {
+    // the fold's rows leave the fit ("held"), every other fit row stays; test rows stay out of both
+    std::vector<PublishedRow> split = rows;
+    bool held_any = false;
+    for (PublishedRow& row : split) {
+      if (row.split == "fit" && published_fold(row.id, folds) == fold) {
+        row.split = "held";
+        held_any = true;
+      }
+    }
+    if (!held_any) continue;
+    const PublishedFit fit = fit_published(split, devices, mapping, data_dir, options);
+    PublishedMapping fitted;
+    fitted.device_of = [&](const std::string& name) {
+      Device d = mapping.device_of(name);
+      const auto it = fit.devices.find(name);
+      apply_fit(d, it == fit.devices.end() ? fit.pooled : it->second.params, fit.t_half_s, fit.grouped_half_channels,
+                fit.rates);
+      return d;
+    };
+    const PublishedResult held = predict_published(split, "held", fitted, data_dir);
+    for (PublishedCase c : held.cases) {
+      if (c.device.empty()) continue;
+      c.row.split = "fit";
+      all.push_back(std::fabs(c.error));
+      by_device[c.device].push_back(std::fabs(c.error));
+      by_model[c.model].push_back(std::fabs(c.error));
+      cv.cases.push_back(std::move(c));
+    }
+  }
+  cv.overall = error_stats(all);
+  for (const auto& [name, errors] : by_device)
+    cv.by_device.emplace_back(name, error_stats(errors));
+  for (const auto& [name, errors] : by_model)
+    cv.by_model.emplace_back(name, error_stats(errors));
+  return cv;
+}
+
+}  // namespace dtsim
