@@ -37,6 +37,11 @@ struct TrainingSetup {
   ComputeSettings compute;
   ScalingMode scaling = ScalingMode::weak;
   int batch = 32;  // weak: per accelerator; strong: global
+  // Gradient accumulation: micro-batches per optimizer step. Each accelerator runs forward and backward this many
+  // times on its share of the batch (weak: `batch` each time; strong: batch / accelerators / accumulation), the
+  // gradients are reduced once, during the last micro-batch's backward (DDP's no_sync, Horovod's
+  // backward_passes_per_step), and the optimizer steps once.
+  int accumulation = 1;
   FrameworkPreset framework = FrameworkPreset::ddp;
   double bucket_bytes = 25e6;     // DDP 25 MB, Horovod 64 MB
   double first_bucket_bytes = 0;  // DDP: the first bucket's limit (PyTorch: 1 MiB); 0: as bucket_bytes

@@ -45,7 +45,12 @@ std::string setup_line(const Scenario& sc) {
       << to_string(sc.cluster.node.intra_kind) << ", " << sc.cluster.node.nics << " x "
       << format_bits_per_s(sc.cluster.node.nic.bandwidth_Bps) << " NIC, " << to_string(sc.cluster.fabric.kind)
       << ")\n  " << to_string(s.scaling) << " scaling, batch " << s.batch
-      << (s.scaling == ScalingMode::weak ? " per accelerator" : " global") << ", " << to_string(s.framework);
+      << (s.scaling == ScalingMode::weak ? " per accelerator" : " global");
+  if (s.accumulation > 1) {
+    out << " (" << (s.scaling == ScalingMode::weak ? "a micro-batch; " : "") << s.accumulation
+        << " micro-batches a step, gradients reduced once)";
+  }
+  out << ", " << to_string(s.framework);
   if (s.framework != FrameworkPreset::none)
     out << " (" << format_bytes(static_cast<std::uint64_t>(s.bucket_bytes)) << " buckets)";
   out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer) << ", "

@@ -1,5 +1,6 @@
 #include "scenarios/published_file.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "scenarios/csv_table.hpp"
@@ -19,6 +20,7 @@ const std::vector<std::string>& published_columns() {
                                                 "batch_per_device",
                                                 "sequence_length",
                                                 "memory_format",
+                                                "accumulation",
                                                 "throughput",
                                                 "throughput_unit",
                                                 "source_url",
@@ -52,12 +54,13 @@ std::vector<PublishedRow> load_published_table(const std::string& path) {
     if (!r.memory_format.empty() && r.memory_format != "nchw" && r.memory_format != "nhwc") {
       throw ScenarioError(f.where(11) + ": expected nchw, nhwc or nothing, got '" + r.memory_format + "'");
     }
-    r.throughput = csv_positive(f, 12);
-    r.throughput_unit = f.fields[13];
-    r.source_url = csv_source_url(f, 14);
-    r.source_locator = csv_source_locator(f, 15);
-    r.notes = f.fields[16];
-    r.split = csv_split(f, 17);
+    r.accumulation = std::max(1, csv_whole(f, 12, 1, 1 << 24, true));  // blank: none stated
+    r.throughput = csv_positive(f, 13);
+    r.throughput_unit = f.fields[14];
+    r.source_url = csv_source_url(f, 15);
+    r.source_locator = csv_source_locator(f, 16);
+    r.notes = f.fields[17];
+    r.split = csv_split(f, 18);
     rows.push_back(std::move(r));
   });
   return rows;

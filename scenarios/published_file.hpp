@@ -22,6 +22,7 @@ struct PublishedRow {
   int batch_per_device = 0;   // 0: the source does not state it
   int sequence_length = 0;    // 0: not a sequence model or not stated
   std::string memory_format;  // nchw or nhwc for a convolutional network, "" otherwise
+  int accumulation = 1;       // micro-batches per optimizer step (gradient accumulation) as the source states; 1: none
   double throughput = 0;
   std::string throughput_unit;  // e.g. "images/s total"
   std::string source_url;

@@ -24,12 +24,20 @@
 namespace dtsim {
 namespace {
 
-constexpr std::array<FieldSpec, 2> batch_fields{{
+constexpr std::array<FieldSpec, 3> batch_fields{{
     choice_field("mode", "weak",
                  "weak: the batch per accelerator stays fixed as accelerators are added; strong: the global batch "
                  "stays fixed and is split",
                  "weak|strong"),
-    ranged_field("size", FieldType::integer, "", "weak: samples per accelerator; strong: the global batch", 1, 1 << 24),
+    ranged_field("size", FieldType::integer, "",
+                 "weak: samples per accelerator in one micro-batch; strong: the global batch of an optimizer step", 1,
+                 1 << 24),
+    ranged_field("accumulation", FieldType::integer, "1",
+                 "gradient accumulation: micro-batches per optimizer step; each runs forward and backward, the "
+                 "gradients are reduced once in the last one's backward (DDP no_sync, Horovod "
+                 "backward_passes_per_step) and the optimizer steps once; strong: the global batch splits over "
+                 "accelerators x this",
+                 1, 1 << 16),
 }};
 
 constexpr std::array<FieldSpec, 4> framework_fields{{
@@ -523,6 +531,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   const JsonObject batch = o.object("batch");
   setup.scaling = batch.choice("mode") == "weak" ? ScalingMode::weak : ScalingMode::strong;
   setup.batch = static_cast<int>(batch.integer("size"));
+  setup.accumulation = static_cast<int>(batch.integer("accumulation"));
   if (setup.profile && (setup.scaling != ScalingMode::weak || setup.batch != setup.profile->batch)) {
     throw ScenarioError(batch.path_of("size") + ": the profile was measured at " +
                         std::to_string(setup.profile->batch) + " samples a step: weak scaling at that batch only");
@@ -649,6 +658,10 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
         }
       }
     }
+    if (setup.accumulation > 1) {
+      throw ScenarioError(batch.path_of("accumulation") +
+                          ": not with \"parallel\" (a layout's micro-batches are parallel.micro_batches)");
+    }
     sc.parallel = spec;
     return sc;  // batches split per replica, checked when each layout is predicted
   }
@@ -658,10 +671,12 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
 
 void check_batch_splits(const Scenario& scenario, const std::vector<int>& accelerators, const std::string& where) {
   if (scenario.setup.scaling != ScalingMode::strong) return;
+  const int micro = scenario.setup.accumulation;
   for (int a : accelerators) {
-    if (scenario.setup.batch % a != 0) {
+    if (scenario.setup.batch % (static_cast<long long>(a) * micro) != 0) {
       throw ScenarioError(where + ": a global batch of " + std::to_string(scenario.setup.batch) +
-                          " does not split evenly over " + std::to_string(a) + " accelerators");
+                          " does not split evenly over " + std::to_string(a) + " accelerators" +
+                          (micro > 1 ? " x " + std::to_string(micro) + " micro-batches" : std::string()));
     }
   }
 }

@@ -88,6 +88,9 @@ struct TrainingProgram {
   std::vector<double> bucket_wire_s;
   double compute_rate_while_transporting = 1;
   double transport_rate_while_computing = 1;
+  // Micro-batches per step (gradient accumulation): forward and backward run this many times, the buckets' reductions
+  // start in the last backward, and the optimizer runs once
+  int micro_batches = 1;
   bool overlap = true;                  // false: the allreduces start only after the whole backward pass
   double fusion_cycle_s = 0;            // > 0 (Horovod): a ready bucket starts at the next multiple of this cycle
   double batch_s = 0;                   // input pipeline: seconds to produce one local batch (0: no pipeline)

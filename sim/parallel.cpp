@@ -291,6 +291,10 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
 }  // namespace
 
 int replica_batch(const TrainingSetup& setup, const ParallelLayout& layout) {
+  if (setup.accumulation != 1) {
+    throw std::invalid_argument(
+        "batch.accumulation: not with a parallel layout (its micro-batches are parallel.micro_batches)");
+  }
   if (setup.scaling == ScalingMode::weak) {  // batch x accelerators in all, shared by the D replicas
     const long long replica = static_cast<long long>(setup.batch) * layout.tensor * layout.pipeline;
     if (replica > std::numeric_limits<int>::max()) {

@@ -86,6 +86,7 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     program.optimizer_s = optimizer_seconds(model.params(), setup.device, setup.compute);
   }
   program.steps = setup.steps;
+  program.micro_batches = setup.accumulation;
   program.fusion_cycle_s = setup.fusion_cycle_s;
   program.overlap = setup.framework != FrameworkPreset::none;
   if (setup.input.enabled) {
@@ -93,7 +94,7 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
     const int sharing = std::min(ranks, accelerators_per_node);  // accelerators fed by one node's pipeline
     const double per_sample =
         std::max(in.sample_bytes / in.storage_Bps, 1.0 / (in.decode_samples_per_s_per_core * in.cores));
-    program.batch_s = per_sample * local_batch * sharing;
+    program.batch_s = per_sample * local_batch * sharing * setup.accumulation;  // every micro-batch of the step
     program.prefetch = in.prefetch;
   }
   if (ranks == 1) return program;  // nothing to allreduce
@@ -290,17 +291,22 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   p.backend = backend;
   const int per_node = cluster.node.accelerators;
   p.nodes = (accelerators + per_node - 1) / per_node;
+  if (setup.accumulation < 1) throw std::invalid_argument("accumulation must be >= 1");
   if (setup.scaling == ScalingMode::weak) {
     p.local_batch = setup.batch;
-    p.global_batch = setup.batch * accelerators;
+    p.global_batch = setup.batch * setup.accumulation * accelerators;
   } else {
-    if (setup.batch % accelerators != 0) {
-      throw std::invalid_argument("a global batch of " + std::to_string(setup.batch) + " does not split evenly over " +
-                                  std::to_string(accelerators) + " accelerators");
+    const long long shares = static_cast<long long>(accelerators) * setup.accumulation;
+    if (setup.batch % shares != 0) {
+      throw std::invalid_argument(
+          "a global batch of " + std::to_string(setup.batch) + " does not split evenly over " +
+          std::to_string(accelerators) + " accelerators" +
+          (setup.accumulation > 1 ? " x " + std::to_string(setup.accumulation) + " micro-batches" : std::string()));
     }
-    p.local_batch = setup.batch / accelerators;
+    p.local_batch = static_cast<int>(setup.batch / shares);
     p.global_batch = setup.batch;
   }
+  p.accumulation = setup.accumulation;
   p.memory = memory_use(setup, p.local_batch);
   if (p.memory.total_bytes() > setup.device.memory_bytes) {
     p.fits = false;
@@ -342,6 +348,10 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   for (const DeviceGroup& group : setup.variability.devices) {  // each group's compute time over the scenario's
     request.device_slowdowns.push_back(step_compute_s(setup, p.local_batch, group.device, group.precision) /
                                        step_compute_s(setup, p.local_batch, setup.device, ""));
+  }
+  if (sampling.samples > 0 && sampling.sampler == Sampler::fast && setup.accumulation > 1) {
+    throw std::invalid_argument(
+        "batch.accumulation: the fast sampler draws one micro-batch a step; --sampler exact simulates every one");
   }
   if (sampling.samples > 0 && sampling.sampler == Sampler::exact && setup.variability.bursts.active()) {
     throw std::invalid_argument("variability.bursts: only the fast sampler draws bursts of traffic (--sampler fast)");

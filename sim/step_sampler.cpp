@@ -219,6 +219,7 @@ std::vector<double> sample_rank_scale(const SamplingRequest& request, int ranks,
 std::vector<double> sample_steps_fast(const TrainingProgram& program, int ranks, const std::vector<double>& bucket_s,
                                       const SamplingRequest& request) {
   if (request.samples < 1) throw std::invalid_argument("step sampler: needs at least one sample");
+  if (program.micro_batches != 1) throw std::invalid_argument("step sampler: one micro-batch a step only");
   StepSampler sampler(program, ranks, bucket_s, request);
   std::vector<double> steps;
   steps.reserve(static_cast<std::size_t>(request.samples));

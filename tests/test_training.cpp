@@ -8,8 +8,10 @@
 #include "algorithms/registry.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "scenarios/device_file.hpp"
+#include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
+#include "sim/flow_executor.hpp"
 #include "sim/predict.hpp"
 #include "sim/topology.hpp"
 
@@ -192,4 +194,62 @@ TEST_CASE("a configuration beyond the memory available is refused before it is s
   // with room enough it runs (the estimate is below the budget)
   const Prediction p = predict_step(s, c, 64, "ps", nullptr, Backend::flow, std::uint64_t{1} << 40);
   CHECK(p.step.step_s > 0);
+}
+
+TEST_CASE(
+    "gradient accumulation: every micro-batch computes, the gradients are reduced once, the optimizer steps once") {
+  const ClusterSpec cluster = builtin_cluster("dgx-a100");
+  TrainingSetup s = setup_for("bert-large", "a100", 8);
+  s.compute.precision = Precision::fp16;
+  s.compute.optimizer = Optimizer::adam;
+  const Prediction plain = predict_step(s, cluster, 16, "ring", nullptr, Backend::flow);
+  s.accumulation = 4;
+  const Prediction accumulated = predict_step(s, cluster, 16, "ring", nullptr, Backend::flow);
+  CHECK(accumulated.global_batch == 4 * 8 * 16);
+  CHECK(accumulated.local_batch == 8);
+  CHECK(accumulated.step.forward_s == Approx(4 * plain.step.forward_s));
+  CHECK(accumulated.step.backward_s == Approx(4 * plain.step.backward_s));
+  CHECK(accumulated.step.optimizer_s == Approx(plain.step.optimizer_s));
+  // the gradients move once, overlapped with the last micro-batch's backward as without accumulation
+  CHECK(accumulated.step.exposed_comm_s == Approx(plain.step.exposed_comm_s).epsilon(1e-6));
+  CHECK(accumulated.step.step_s == Approx(plain.step.step_s + 3 * (plain.step.forward_s + plain.step.backward_s)));
+  CHECK(accumulated.samples_per_s > plain.samples_per_s);  // communication and optimizer amortised
+  // strong scaling splits the global batch over accelerators x micro-batches
+  s.scaling = ScalingMode::strong;
+  s.batch = 512;
+  CHECK(predict_step(s, cluster, 16, "ring", nullptr, Backend::flow).local_batch == 8);
+  s.batch = 16 * 4 * 8 + 16;
+  CHECK_THROWS_WITH(predict_step(s, cluster, 16, "ring", nullptr, Backend::flow),
+                    Catch::Contains("does not split evenly over 16 accelerators x 4 micro-batches"));
+}
+
+TEST_CASE("gradient accumulation runs the earlier micro-batches as one compute only where that is exact") {
+  TrainingSetup s = setup_for("resnet50", "v100", 16);
+  s.accumulation = 5;
+  TrainingProgram program = make_program(s, 8, 16, "ring", AlgorithmOptions{}, 8);  // on a star
+  FlowOptions fo;
+  fo.cost.bandwidth_Bps = 10e9;
+  const TrainingResult folded = run_flow_training(program, 8, fo);
+  ComputeNoise none;  // variability that draws nothing: every micro-batch runs one by one
+  program.noise = &none;
+  const TrainingResult each = run_flow_training(program, 8, fo);
+  CHECK(folded.step_s == Approx(each.step_s).epsilon(1e-9));
+  CHECK(folded.exposed_comm_s == Approx(each.exposed_comm_s).margin(1e-12));
+  // all five micro-batches counted, in the step and in its parts
+  CHECK(folded.forward_s == Approx(5 * std::accumulate(program.forward_s.begin(), program.forward_s.end(), 0.0)));
+  CHECK(folded.step_s >= folded.forward_s + folded.backward_s + folded.optimizer_s);
+}
+
+TEST_CASE("a scenario's batch.accumulation: read, printed, and refused where it cannot apply") {
+  const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/";
+  nlohmann::json doc = read_json_file(dir + "bert-large-dgx-a100.json");
+  doc["scenario"]["batch"]["accumulation"] = 8;
+  const Scenario sc = parse_scenario(doc, dir, DTSIM_SOURCE_DIR);
+  CHECK(sc.setup.accumulation == 8);
+  doc["scenario"]["batch"]["accumulation"] = 0;
+  CHECK_THROWS_WITH(parse_scenario(doc, dir, DTSIM_SOURCE_DIR), Catch::Contains("scenario.batch.accumulation"));
+  doc["scenario"]["batch"]["accumulation"] = 2;
+  doc["scenario"]["batch"]["mode"] = "strong";
+  doc["scenario"]["batch"]["size"] = 96;  // over 64 accelerators x 2 micro-batches it does not split
+  CHECK_THROWS_WITH(parse_scenario(doc, dir, DTSIM_SOURCE_DIR), Catch::Contains("x 2 micro-batches"));
 }

@@ -111,6 +111,16 @@ bool apex_ddp_whole_model(const PublishedRow& row) {
   return has(row.source_url, "Oneflow-Inc/DLPerf") && has(row.source_url, "/PyTorch/BERT/");
 }
 
+// NVIDIA's BERT pre-training scripts reduce the accumulated gradients once, after the last micro-batch's backward,
+// as one flat buffer: PyTorch's run_pretraining.sh passes --allreduce_post_accumulation (run_pretraining.py then
+// allreduces a flattened copy of the gradients after the accumulation steps), TensorFlow's run_pretraining_lamb
+// scripts and run.sub pass --allreduce_post_accumulation=True (optimization.py then wraps the optimizer in Horovod's
+// DistributedOptimizer only without it, and allreduces the accumulators at the update). Nothing overlaps backward.
+bool allreduce_post_accumulation(const PublishedRow& row) {
+  return has(row.source_url, "NVIDIA/DeepLearningExamples") && has(row.source_url, "/LanguageModeling/BERT/") &&
+         has(row.model, "pre-training");
+}
+
 }  // namespace
 
 ErrorStats error_stats(const std::vector<double>& abs_errors) {
@@ -220,7 +230,9 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     setup.compute.runtime = has(row.framework, "TensorFlow") ? Runtime::xla : Runtime::eager;
     setup.scaling = ScalingMode::weak;
     setup.batch = row.batch_per_device;
+    setup.accumulation = row.accumulation;  // the optimizer and the gradients' reduction once per that many batches
     apply_preset(setup, has(row.framework, "TensorFlow") ? FrameworkPreset::horovod : FrameworkPreset::ddp);
+    if (allreduce_post_accumulation(row)) apply_preset(setup, FrameworkPreset::none);
     if (apex_ddp_whole_model(row)) {
       setup.bucket_bytes = 250e6 * gradient_bytes_per_param(setup.compute.precision);
       setup.first_bucket_bytes = setup.bucket_bytes;
