@@ -2601,6 +2601,12 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
   CHECK(run_dtsim("calibrate --out-dir x").exit_code == 2);
   CHECK_THAT(run_dtsim("calibrate --published --quick").output, Catch::Contains("--quick: not with --published"));
   CHECK_THAT(run_dtsim("calibrate --published --prior-weight -1").output, Catch::Contains("--prior-weight"));
+  CHECK_THAT(run_dtsim("calibrate --cross-validate 4").output, Catch::Contains("--cross-validate: needs --published"));
+  const Run one_fold = run_dtsim("calibrate --published --cross-validate 1");
+  CHECK(one_fold.exit_code == 2);
+  CHECK_THAT(one_fold.output, Catch::Contains("--cross-validate: expected a whole number in [2, 20]"));
+  CHECK_THAT(run_dtsim("calibrate --published --cross-validate 4 --out-dir x").output,
+             Catch::Contains("--out-dir: not with --cross-validate"));
 }
 
 TEST_CASE("predict and explain with expert parallelism: the all-to-alls in the breakdown, expert what-ifs simulated",
