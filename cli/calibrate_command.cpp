@@ -79,12 +79,12 @@ void print_cross_validation(const CrossValidation& cv, std::ostream& out) {
   };
   out << "cross-validation of the published fit: " << cv.folds
       << " folds of the fit split, each row predicted by the fit without its fold\n";
-  line("overall", cv.overall);
+  line("overall", cv.out_of_fold.overall);
   out << "by device:\n";
-  for (const auto& [name, s] : cv.by_device)
+  for (const auto& [name, s] : cv.out_of_fold.by_device)
     line(name, s);
   out << "by model:\n";
-  for (const auto& [name, s] : cv.by_model)
+  for (const auto& [name, s] : cv.out_of_fold.by_model)
     line(name, s);
 }
 

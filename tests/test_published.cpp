@@ -254,13 +254,13 @@ TEST_CASE("cross-validation predicts every fit row once, by a fit that did not s
   const CrossValidation cv = cross_validate_published(rows, devices, default_published_mapping(DTSIM_SOURCE_DIR),
                                                       DTSIM_SOURCE_DIR, options, 3);
   std::set<std::string> seen;
-  for (const PublishedCase& c : cv.cases) {
+  for (const PublishedCase& c : cv.out_of_fold.cases) {
     CHECK(c.row.split == "fit");
     CHECK(seen.insert(c.row.id).second);  // once
   }
   CHECK(seen.size() == rows.size() - 1);  // every fit row (all predictable), not the test row
-  CHECK(cv.overall.rows == static_cast<int>(seen.size()));
-  CHECK(cv.overall.median_abs_error > 0);
+  CHECK(cv.out_of_fold.overall.rows == static_cast<int>(seen.size()));
+  CHECK(cv.out_of_fold.overall.median_abs_error > 0);
   // the folds: a hash of the id, stable across runs and machines
   CHECK(published_fold("dle-pt-rn50-a100-80-tf32-b256-g1", 6) == published_fold("dle-pt-rn50-a100-80-tf32-b256-g1", 6));
   CHECK(published_fold("a", 6) == 4);  // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c

@@ -177,8 +177,6 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       it = models.emplace(std::pair{name, sequence}, model_at_sequence(name, sequence, data_dir)).first;
     return it->second;
   };
-  std::vector<double> all;
-  std::map<std::string, std::vector<double>> by_device, by_model;
   for (const PublishedRow& row : rows) {
     if (split != "all" && row.split != split) continue;
     PublishedCase c;
@@ -253,17 +251,28 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     const Prediction p = predict_step(setup, spec, row.device_count, "ring", nullptr, Backend::flow, 0, true);
     c.predicted = p.samples_per_s;
     c.error = (c.predicted - row.throughput) / row.throughput;
+    result.cases.push_back(c);
+  }
+  summarize_published(result);
+  return result;
+}
+
+void summarize_published(PublishedResult& result) {
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_device, by_model;
+  for (const PublishedCase& c : result.cases) {
+    if (c.device.empty()) continue;  // not modelled
     all.push_back(std::fabs(c.error));
     by_device[c.device].push_back(std::fabs(c.error));
     by_model[c.model].push_back(std::fabs(c.error));
-    result.cases.push_back(c);
   }
   result.overall = error_stats(all);
+  result.by_device.clear();
+  result.by_model.clear();
   for (const auto& [name, errors] : by_device)
     result.by_device.emplace_back(name, error_stats(errors));
   for (const auto& [name, errors] : by_model)
     result.by_model.emplace_back(name, error_stats(errors));
-  return result;
 }
 
 }  // namespace dtsim

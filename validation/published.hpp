@@ -56,6 +56,9 @@ PublishedMapping default_published_mapping(const std::string& data_dir);
 PublishedResult predict_published(const std::vector<PublishedRow>& rows, const std::string& split,
                                   const PublishedMapping& mapping, const std::string& data_dir);
 
+// Fills result's overall, by_device and by_model from its predicted cases (those with a device).
+void summarize_published(PublishedResult& result);
+
 // The dtsim device name a row's device maps to, or "" (exposed for tests and the fit).
 std::string published_device_name(const PublishedRow& row);
 

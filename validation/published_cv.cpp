@@ -1,8 +1,6 @@
 #include "validation/published_cv.hpp"
 
-#include <cmath>
 #include <cstdint>
-#include <map>
 #include <stdexcept>
 
 namespace dtsim {
@@ -22,8 +20,6 @@ CrossValidation cross_validate_published(const std::vector<PublishedRow>& rows, 
   if (folds < 2) throw std::invalid_argument("cross-validation needs at least 2 folds, got " + std::to_string(folds));
   CrossValidation cv;
   cv.folds = folds;
-  std::vector<double> all;
-  std::map<std::string, std::vector<double>> by_device, by_model;
   for (int fold = 0; fold < folds; ++fold) {
     // the fold's rows leave the fit ("held"), every other fit row stays; test rows stay out of both
     std::vector<PublishedRow> split = rows;
@@ -44,21 +40,13 @@ CrossValidation cross_validate_published(const std::vector<PublishedRow>& rows, 
                 fit.rates);
       return d;
     };
-    const PublishedResult held = predict_published(split, "held", fitted, data_dir);
-    for (PublishedCase c : held.cases) {
+    for (PublishedCase c : predict_published(split, "held", fitted, data_dir).cases) {
       if (c.device.empty()) continue;
       c.row.split = "fit";
-      all.push_back(std::fabs(c.error));
-      by_device[c.device].push_back(std::fabs(c.error));
-      by_model[c.model].push_back(std::fabs(c.error));
-      cv.cases.push_back(std::move(c));
+      cv.out_of_fold.cases.push_back(std::move(c));
     }
   }
-  cv.overall = error_stats(all);
-  for (const auto& [name, errors] : by_device)
-    cv.by_device.emplace_back(name, error_stats(errors));
-  for (const auto& [name, errors] : by_model)
-    cv.by_model.emplace_back(name, error_stats(errors));
+  summarize_published(cv.out_of_fold);
   return cv;
 }
 

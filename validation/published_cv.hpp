@@ -16,10 +16,7 @@ namespace dtsim {
 
 struct CrossValidation {
   int folds = 0;
-  std::vector<PublishedCase> cases;  // each predicted fit row, by the fit without its fold
-  ErrorStats overall;                // out of fold
-  std::vector<std::pair<std::string, ErrorStats>> by_device;
-  std::vector<std::pair<std::string, ErrorStats>> by_model;
+  PublishedResult out_of_fold;  // each predicted fit row, by the fit without its fold, and their errors
 };
 
 // The fold of a row id among `folds` (FNV-1a of the id, modulo folds).
