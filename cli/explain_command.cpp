@@ -198,7 +198,8 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e, const 
                    {"recompute", to_string(s.compute.recompute)},
                    {"memory_format", to_string(s.compute.memory_format)},
                    {"scaling", to_string(s.scaling)},
-                   {"batch", s.batch}};
+                   {"batch", s.batch},
+                   {"accumulation", s.accumulation}};
   if (e.baseline) {
     j["baseline"] = result_json(*e.baseline);
     j["baseline"]["accelerators"] = e.baseline_request.accelerators;

@@ -128,7 +128,7 @@ std::string ScenarioVariant::describe() const {
 nlohmann::json ScenarioVariant::values_json() const {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [flag, value] : values)
-    j[flag] = flag == "batch" ? nlohmann::json(std::stoi(value)) : nlohmann::json(value);
+    j[flag] = flag == "batch" || flag == "accumulation" ? nlohmann::json(std::stoi(value)) : nlohmann::json(value);
   return j;
 }
 
@@ -211,6 +211,16 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
       parse_choices(flags, "memory-format", memory_format_from_string, "nhwc or nchw");
   const std::vector<int> batches =
       flags.has("batch") ? parse_counts(flags, "batch", 1 << 24) : std::vector<int>{base.setup.batch};
+  const std::vector<int> accumulations = flags.has("accumulation") ? parse_counts(flags, "accumulation", 1 << 16)
+                                                                   : std::vector<int>{base.setup.accumulation};
+  if (flags.has("accumulation") && base.parallel) {
+    throw UsageError(
+        "--accumulation: not with the scenario's \"parallel\" layout (its micro-batches are "
+        "parallel.micro_batches)");
+  }
+  if (flags.has("accumulation") && search) {
+    throw UsageError("--accumulation: not with --search (a layout's micro-batches are its own)");
+  }
   // one variant per combination, the last list varying fastest (a mixed-radix count)
   const std::size_t sizes[] = {models.size(),
                                std::max<std::size_t>(1, devices.size()),
@@ -218,17 +228,18 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
                                std::max<std::size_t>(1, runtimes.size()),
                                std::max<std::size_t>(1, recomputes.size()),
                                std::max<std::size_t>(1, formats.size()),
+                               accumulations.size(),
                                batches.size()};
   std::size_t combinations = 1;
   for (const std::size_t n : sizes)
     combinations *= n;
   for (std::size_t c = 0; c < combinations; ++c) {
-    std::size_t digits[7];
-    for (std::size_t i = 7, rest = c; i-- > 0;) {
+    std::size_t digits[8];
+    for (std::size_t i = 8, rest = c; i-- > 0;) {
       digits[i] = rest % sizes[i];
       rest /= sizes[i];
     }
-    const auto [m, d, p, r, k, f, b] = digits;
+    const auto [m, d, p, r, k, f, a, b] = digits;
     ScenarioVariant v{base, {}};
     TrainingSetup& setup = v.scenario.setup;
     if (flags.has("model")) setup.model = model_list.at(m);
@@ -250,6 +261,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (!recomputes.empty()) setup.compute.recompute = *recompute_from_string(recomputes[k]);
     if (!formats.empty()) setup.compute.memory_format = *memory_format_from_string(formats[f]);
     setup.batch = batches[b];
+    setup.accumulation = accumulations[a];
     if (setup.profile && (setup.batch != setup.profile->batch || setup.scaling != ScalingMode::weak)) {
       throw UsageError((flags.has("batch") ? std::string("--batch: ") : std::string("scenario.batch: ")) +
                        "the profile " + setup.profile->source + " was measured at a batch of " +
@@ -261,6 +273,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (runtimes.size() > 1) v.values.emplace_back("runtime", runtimes[r]);
     if (recomputes.size() > 1) v.values.emplace_back("recompute", recomputes[k]);
     if (formats.size() > 1) v.values.emplace_back("memory-format", formats[f]);
+    if (accumulations.size() > 1) v.values.emplace_back("accumulation", std::to_string(accumulations[a]));
     if (batches.size() > 1) v.values.emplace_back("batch", std::to_string(batches[b]));
     check_variant(v.scenario, flags, search, out.where);
     out.variants.push_back(std::move(v));

@@ -1,6 +1,7 @@
 // Flags of `dtsim predict` and `dtsim explain` that override a scenario's fields from the command line, so that a
-// what-if needs no scenario file: --accelerators and --nodes (the sizes), --batch, --model, --device, --precision,
-// --runtime, --recompute and --memory-format (lists: one variant of the scenario per combination of their values),
+// what-if needs no scenario file: --accelerators and --nodes (the sizes), --batch, --accumulation, --model, --device,
+// --precision, --runtime, --recompute and --memory-format (lists: one variant of the scenario per combination of their
+// values),
 // --cluster (replaces the scenario's cluster). Every value is checked before anything is simulated; a bad one is a
 // UsageError naming its flag.
 #pragma once
@@ -17,7 +18,7 @@
 
 namespace dtsim::cli {
 
-constexpr std::array<FlagSpec, 12> scenario_override_flags{{
+constexpr std::array<FlagSpec, 13> scenario_override_flags{{
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node of the cluster), e.g. 1,2,...,16; not with "
@@ -25,6 +26,10 @@ constexpr std::array<FlagSpec, 12> scenario_override_flags{{
     {"batch", "LIST", "from the scenario",
      "batch sizes, replacing scenario.batch.size (weak scaling: per accelerator, also with \"parallel\"; "
      "strong: the global batch); a list runs the scenario once per size, e.g. 16,32,64 or 16,...,256"},
+    {"accumulation", "LIST", "from the scenario",
+     "gradient accumulation, replacing scenario.batch.accumulation: micro-batches per optimizer step (the gradients "
+     "reduced and the optimizer run once per step); a list runs the scenario once per value, e.g. 1,2,4,8; not with "
+     "\"parallel\" (parallel.micro_batches)"},
     {"model", "LIST", "from the scenario",
      "models, replacing the scenario's: built-in ones (scenarios/models/NAME.json: resnet50, bert-large, gpt2-xl, "
      "llama-3-8b, ...; `dtsim help model-file` lists them) or paths to model files; a list runs the scenario once "

@@ -208,6 +208,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"cluster", scenario.cluster.name},
                         {"scaling", to_string(s.scaling)},
                         {"batch", s.batch},
+                        {"accumulation", s.accumulation},
                         {"framework", to_string(s.framework)},
                         {"precision", to_string(s.compute.precision)},
                         {"optimizer", to_string(s.compute.optimizer)},

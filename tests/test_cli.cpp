@@ -2609,6 +2609,33 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
              Catch::Contains("--out-dir: not with --cross-validate"));
 }
 
+TEST_CASE("predict --accumulation LIST: one variant per value, communication and the optimizer paid once a step",
+          "[cli]") {
+  const std::string bert = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/bert-large-dgx-a100.json";
+  const Run run =
+      run_dtsim("predict " + bert + " --accelerators 64 --algorithm ring --accumulation 1,8 --backend flow --json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.output);
+  REQUIRE(j["variants"].size() == 2);
+  const auto& one = j["variants"][0];
+  const auto& eight = j["variants"][1];
+  CHECK(one["variant"]["accumulation"] == 1);
+  CHECK(eight["variant"]["accumulation"] == 8);
+  CHECK(eight["accumulation"] == 8);
+  const auto& p1 = one["results"][0];
+  const auto& p8 = eight["results"][0];
+  CHECK(p8["global_batch"].get<int>() == 8 * p1["global_batch"].get<int>());
+  CHECK(p8["samples_per_s"].get<double>() > p1["samples_per_s"].get<double>());
+  CHECK(p8["breakdown"]["optimizer_s"].get<double>() == Approx(p1["breakdown"]["optimizer_s"].get<double>()));
+  CHECK(p8["breakdown"]["forward_s"].get<double>() == Approx(8 * p1["breakdown"]["forward_s"].get<double>()));
+  CHECK_THAT(run_dtsim("predict " + bert + " --accumulation 0").output,
+             Catch::Contains("--accumulation: expected a whole number in [1, 65536], got '0'"));
+  CHECK_THAT(
+      run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json --accumulation 2")
+          .output,
+      Catch::Contains("--accumulation: not with the scenario's \"parallel\" layout"));
+}
+
 TEST_CASE("predict and explain with expert parallelism: the all-to-alls in the breakdown, expert what-ifs simulated",
           "[cli]") {
   const std::string mixtral = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/mixtral-8x7b-ep.json";
