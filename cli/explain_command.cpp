@@ -90,6 +90,10 @@ std::string setup_text(const Scenario& sc, const std::string& algorithm, const H
                      ", " + to_string(s.compute.precision) + "), " + algorithm + " allreduce, " + to_string(s.scaling) +
                      " scaling, batch " + std::to_string(s.batch);
   if (s.scaling == ScalingMode::weak) text += " per accelerator";
+  if (s.accumulation > 1) {
+    text += std::string(" (") + (s.scaling == ScalingMode::weak ? "a micro-batch; " : "") +
+            std::to_string(s.accumulation) + " micro-batches a step)";
+  }
   if (sc.parallel) {
     const ParallelSpec& p = *sc.parallel;
     text += "; layout " + std::to_string(p.tensor) + "t x " + std::to_string(p.pipeline) + "p";

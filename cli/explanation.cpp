@@ -146,6 +146,13 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
     w.changes_memory = true;
     out.push_back(w);
   }
+  if (setup.scaling == ScalingMode::weak && !as_is.layout && as_is.accelerators > 1) {
+    // the same micro-batch, the gradients reduced and the optimizer run once per twice as many samples
+    WhatIf w = same("gradient accumulation over " + std::to_string(2 * setup.accumulation) +
+                    " micro-batches instead of " + std::to_string(setup.accumulation));
+    w.setup.accumulation *= 2;
+    out.push_back(w);
+  }
   if (setup.framework != FrameworkPreset::none && replicas > 1) {
     WhatIf w = same("gradient buckets of " + format_bytes(static_cast<std::uint64_t>(setup.bucket_bytes / 2)) +
                     " instead of " + format_bytes(static_cast<std::uint64_t>(setup.bucket_bytes)));

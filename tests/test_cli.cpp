@@ -2634,6 +2634,11 @@ TEST_CASE("predict --accumulation LIST: one variant per value, communication and
       run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json --accumulation 2")
           .output,
       Catch::Contains("--accumulation: not with the scenario's \"parallel\" layout"));
+  // explain's what-ifs: twice the micro-batches, re-simulated
+  const Run explain = run_dtsim("explain " + bert + " --accelerators 1,16 --algorithm ring --accumulation 2");
+  REQUIRE(explain.exit_code == 0);
+  CHECK_THAT(explain.output, Catch::Contains("(a micro-batch; 2 micro-batches a step)"));
+  CHECK_THAT(explain.output, Catch::Contains("gradient accumulation over 4 micro-batches instead of 2"));
 }
 
 TEST_CASE("predict and explain with expert parallelism: the all-to-alls in the breakdown, expert what-ifs simulated",
