@@ -41,7 +41,7 @@ constexpr std::array<FlagSpec, 8> calibrate_flags{{
      "--published: how strongly a device's parameters are pulled to the pooled ones (squared log units per row)"},
     {"cross-validate", "K", "",
      "--published: instead of writing device files, fit K times, each without one of K folds of the fit rows (by a "
-     "hash of their id), and report the errors on the rows each fit did not see (2 to 20; about 45 s a fold)"},
+     "hash of their id), and report the errors on the rows each fit did not see (2 to 20; about 16 s a fold)"},
     {"quick", "", "", "shorter measurements (about 6 s instead of about 20 s on a 2-core machine)"},
     {"out", "FILE", "calibration.json", "where the calibration file is written (atomically)"},
     {"network-csv", "FILE", "",
