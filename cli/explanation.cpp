@@ -6,6 +6,7 @@
 #include "algorithms/options.hpp"
 #include "cli/flags.hpp"
 #include "models/parallel.hpp"
+#include "models/variability.hpp"
 #include "reports/format.hpp"
 
 namespace dtsim::cli {
@@ -302,7 +303,7 @@ Explanation explain_scenario(const Scenario& sc, const std::string& algorithm, c
     r.algorithm = algorithm;
     // jitter or slow nodes chosen at random: every size is a mean over samples (predict's default count and seed)
     const Variability& v = sc.setup.variability;
-    if (!sc.parallel && v.random()) r.sampling.samples = explain_samples;
+    if (!sc.parallel && v.random()) r.sampling.samples = whole_passes(v.jitter, explain_samples);
     try {
       r.layout = scenario_layout(sc, a);
     } catch (const std::invalid_argument& err) {

@@ -12,6 +12,7 @@
 #include "cli/scenario_overrides.hpp"
 #include "cli/shipped_heldout.hpp"
 #include "cli/sweep.hpp"
+#include "models/variability.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/format.hpp"
 #include "reports/grounding.hpp"
@@ -420,7 +421,9 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   StepSampling sampling;
   const bool jitter =
       std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& sc) { return sc.setup.variability.random(); });
-  sampling.samples = flags.has("samples") ? static_cast<int>(flags.integer("samples", 1, 1000000)) : jitter ? 100 : 0;
+  sampling.samples = flags.has("samples") ? static_cast<int>(flags.integer("samples", 1, 1000000))
+                     : jitter             ? whole_passes(scenarios.front().setup.variability.jitter, 100)
+                                          : 0;
   sampling.seed = static_cast<std::uint64_t>(flags.has("seed") ? flags.integer("seed", 0, INT64_MAX) : 1);
   sampling.sampler = flags.choice("sampler", {"fast", "exact"}) == "exact" ? Sampler::exact : Sampler::fast;
   sampling.max_seconds = simgrid_time_limit_s;  // exact samples: estimated from the first of them

@@ -36,6 +36,7 @@ const char* to_string(JitterDistribution distribution) {
     case JitterDistribution::normal: return "normal";
     case JitterDistribution::lognormal: return "lognormal";
     case JitterDistribution::empirical: return "empirical";
+    case JitterDistribution::replay: return "replay";
   }
   return "?";
 }
@@ -46,6 +47,10 @@ std::string ComputeJitter::describe() const {
   if (!active()) return "none";
   if (distribution == JitterDistribution::empirical) {
     return "empirical (" + std::to_string(factors.size()) + " measured times) per " + to_string(scope);
+  }
+  if (distribution == JitterDistribution::replay) {
+    return "replay of " + std::to_string(rank_factors.size()) + " ranks x " +
+           std::to_string(rank_factors.empty() ? 0 : rank_factors.front().size()) + " measured times per step";
   }
   char text[64];
   std::snprintf(text, sizeof text, "%s %.3g%% per %s", to_string(distribution), 100 * sigma, to_string(scope));
@@ -106,6 +111,42 @@ std::vector<double> empirical_factors(const std::vector<double>& step_times_s) {
   return factors;
 }
 
+std::vector<std::vector<double>> replay_factors(const std::vector<std::vector<double>>& rank_times_s) {
+  if (rank_times_s.empty() || rank_times_s.front().empty()) {
+    throw std::invalid_argument("replayed step times: expected at least one rank with at least one time");
+  }
+  double sum = 0;
+  std::size_t count = 0;
+  for (std::size_t r = 0; r < rank_times_s.size(); ++r) {
+    if (rank_times_s[r].size() != rank_times_s.front().size()) {
+      throw std::invalid_argument("replayed step times: rank " + std::to_string(r) + " has " +
+                                  std::to_string(rank_times_s[r].size()) + " times, rank 0 " +
+                                  std::to_string(rank_times_s.front().size()) + "; every rank needs as many");
+    }
+    for (const double t : rank_times_s[r]) {
+      if (!(t > 0) || !std::isfinite(t)) {
+        throw std::invalid_argument("replayed step times: rank " + std::to_string(r) + " has a time " +
+                                    std::to_string(t) + "; expected positive and finite");
+      }
+      sum += t;
+      ++count;
+    }
+  }
+  const double mean = sum / static_cast<double>(count);
+  std::vector<std::vector<double>> factors = rank_times_s;
+  for (std::vector<double>& row : factors) {
+    for (double& t : row)
+      t /= mean;
+  }
+  return factors;
+}
+
+int whole_passes(const ComputeJitter& jitter, int wanted) {
+  if (jitter.distribution != JitterDistribution::replay || jitter.rank_factors.empty()) return wanted;
+  const auto moments = static_cast<int>(jitter.rank_factors.front().size());
+  return (wanted + moments - 1) / moments * moments;
+}
+
 void apply_background_load(ClusterSpec& cluster, double load) {
   if (!(load >= 0 && load < 1)) {
     throw std::invalid_argument("background load must be in [0, 1), got " + std::to_string(load));
@@ -142,6 +183,10 @@ double jitter_factor(const ComputeJitter& jitter, std::uint64_t seed, std::uint6
       const auto i =
           std::min(jitter.factors.size() - 1, static_cast<std::size_t>(counter_uniform(seed, a, b, c, d) * n));
       return jitter.factors[i];
+    }
+    case JitterDistribution::replay: {  // (a: the sample, b: the rank, c: the step; nothing drawn)
+      const std::vector<double>& row = jitter.rank_factors[b % jitter.rank_factors.size()];
+      return row[(a + c) % row.size()];
     }
   }
   return 1.0;

@@ -23,6 +23,7 @@ enum class JitterDistribution : std::uint8_t {
   normal,     // factor 1 + sigma Z, clamped at 0.05 (a kernel never runs 20x faster than its mean)
   lognormal,  // factor exp(sigma Z - sigma^2 / 2): mean 1, a long right tail
   empirical,  // a measured step time, drawn uniformly from a list, over the list's mean
+  replay,     // measured step times of every rank, replayed side by side: a step takes each rank's k-th time
 };
 const char* to_string(JitterDistribution distribution);
 
@@ -37,6 +38,10 @@ struct ComputeJitter {
   double sigma = 0;  // normal: standard deviation over the mean; lognormal: of the log
   JitterScope scope = JitterScope::step;
   std::vector<double> factors;  // empirical: the measured times over their mean (mean 1)
+  // replay: each rank's measured step times over the mean of them all, a row per rank, rows of one length. Rank r
+  // takes row r mod rows; its step t of sample s takes column (s + t) mod columns, so the ranks' times of one moment
+  // stay together (a machine that slows every rank at once slows them in the same sample, as it did when measured).
+  std::vector<std::vector<double>> rank_factors;
   bool active() const { return distribution != JitterDistribution::none; }
   std::string describe() const;  // e.g. "normal 2% per step"
 };
@@ -95,9 +100,17 @@ std::string describe(const Variability& v);
 // or a time that is not positive and finite.
 std::vector<double> empirical_factors(const std::vector<double>& step_times_s);
 
+// The replayed jitter of measured step times, a row per rank: each over the mean of all. Throws std::invalid_argument
+// for no rows, rows of different lengths, an empty row, or a time that is not positive and finite.
+std::vector<std::vector<double>> replay_factors(const std::vector<std::vector<double>>& rank_times_s);
+
 // The cluster left to the job by `load`: NIC and fabric link bandwidths times (1 - load). Throws
 // std::invalid_argument unless 0 <= load < 1.
 void apply_background_load(ClusterSpec& cluster, double load);
+
+// How many samples to take when `wanted` are asked for: a replay's, rounded up to a whole number of passes over its
+// measured moments (each weighs the same); otherwise `wanted`.
+int whole_passes(const ComputeJitter& jitter, int wanted);
 
 // A uniform double in [0, 1) from a counter (splitmix64 of the keys).
 double counter_uniform(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint64_t d);

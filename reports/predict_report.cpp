@@ -80,7 +80,9 @@ nlohmann::json variability_json(const Variability& v) {
            {{"distribution", to_string(v.jitter.distribution)},
             {"sigma", v.jitter.sigma},
             {"per", to_string(v.jitter.scope)},
-            {"empirical_factors", v.jitter.factors.size()}}},
+            {"empirical_factors", v.jitter.factors.size()},
+            {"replay_ranks", v.jitter.rank_factors.size()},
+            {"replay_moments", v.jitter.rank_factors.empty() ? 0 : v.jitter.rank_factors.front().size()}}},
           {"slow_nodes", {{"fraction", v.slow.fraction}, {"nodes", nodes}, {"slowdown", v.slow.slowdown}}},
           {"background_load", v.background_load}};
 }

@@ -91,12 +91,15 @@ constexpr std::array<FieldSpec, 8> parallel_fields{{
         "true|false"),
 }};
 
-constexpr std::array<FieldSpec, 4> jitter_fields{{
+constexpr std::array<FieldSpec, 5> jitter_fields{{
     choice_field("distribution", "none",
                  "how a rank's compute time varies: none; normal (time x (1 + sigma Z), at least 0.05x); lognormal "
                  "(time x exp(sigma Z - sigma^2/2): mean 1, a long right tail); empirical (time x a measured step time "
-                 "over the measurements' mean, drawn uniformly from `times`, or from the calibration's SGD steps)",
-                 "none|normal|lognormal|empirical"),
+                 "over the measurements' mean, drawn uniformly from `times`, or from the calibration's SGD steps); "
+                 "replay (time x each rank's measured step times from `rank_times` over their mean, side by side: "
+                 "a step takes every rank's k-th time, the samples walking k over the measured moments in turn, so "
+                 "what slowed all ranks at once slows them together)",
+                 "none|normal|lognormal|empirical|replay"),
     ranged_field("sigma", FieldType::number, "0",
                  "normal: standard deviation over the mean; lognormal: of the log (0.02 = 2%); > 0 for both", 0, 1),
     choice_field("per", "step",
@@ -107,6 +110,9 @@ constexpr std::array<FieldSpec, 4> jitter_fields{{
         "times", FieldType::raw, "(the calibration's)",
         "empirical: measured step times in seconds, a list of at least 2 positive numbers up to 1e9 (absent: the "
         "`calibration` file's SGD step times, from dtsim calibrate)"),
+    value_field("rank_times", FieldType::raw, "(none)",
+                "replay: measured step times in seconds, a list per rank (rank r takes list r mod the lists' count), "
+                "every list as long, each time positive up to 1e9"),
 }};
 
 constexpr std::array<FieldSpec, 3> slow_node_fields{{
@@ -341,6 +347,7 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
   j.distribution = distribution == "normal"      ? JitterDistribution::normal
                    : distribution == "lognormal" ? JitterDistribution::lognormal
                    : distribution == "empirical" ? JitterDistribution::empirical
+                   : distribution == "replay"    ? JitterDistribution::replay
                                                  : JitterDistribution::none;
   j.sigma = jitter.number("sigma");
   j.scope = jitter.choice("per") == "kernel" ? JitterScope::kernel : JitterScope::step;
@@ -353,6 +360,46 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
   }
   if (j.distribution != JitterDistribution::empirical && jitter.has("times")) {
     throw ScenarioError(jitter.path_of("times") + ": only for distribution empirical");
+  }
+  if (j.distribution != JitterDistribution::replay && jitter.has("rank_times")) {
+    throw ScenarioError(jitter.path_of("rank_times") + ": only for distribution replay");
+  }
+  if (j.distribution == JitterDistribution::replay) {
+    if (j.scope != JitterScope::step) {
+      throw ScenarioError(jitter.path_of("per") + ": replay scales a rank's whole step; accepted: step");
+    }
+    if (!jitter.has("rank_times")) {
+      throw ScenarioError(jitter.path_of("rank_times") + ": replay needs a list of measured step times per rank");
+    }
+    const nlohmann::json& rows = jitter.json("rank_times");
+    const std::string at = jitter.path_of("rank_times");
+    if (!rows.is_array() || rows.empty()) {
+      throw ScenarioError(at +
+                          ": expected a list per rank of measured step times in seconds, e.g. [[0.51, 0.50], "
+                          "[0.55, 0.53]]");
+    }
+    std::vector<std::vector<double>> times;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const std::string row_at = at + "[" + std::to_string(r) + "]";
+      if (!rows[r].is_array() || rows[r].empty()) {
+        throw ScenarioError(row_at + ": expected a non-empty list of step times in seconds");
+      }
+      if (rows[r].size() != rows[0].size()) {
+        throw ScenarioError(row_at + ": has " + std::to_string(rows[r].size()) + " times, " + at + "[0] " +
+                            std::to_string(rows[0].size()) + "; every rank needs as many");
+      }
+      std::vector<double> row;
+      for (std::size_t i = 0; i < rows[r].size(); ++i) {
+        const nlohmann::json& t = rows[r][i];
+        if (!t.is_number() || !(t.get<double>() > 0) || !(t.get<double>() <= max_duration_s)) {
+          throw ScenarioError(row_at + "[" + std::to_string(i) +
+                              "]: expected a positive number of seconds up to 1e9, got " + t.dump());
+        }
+        row.push_back(t.get<double>());
+      }
+      times.push_back(std::move(row));
+    }
+    j.rank_factors = replay_factors(times);
   }
   if (j.distribution == JitterDistribution::empirical) {
     std::vector<double> times;

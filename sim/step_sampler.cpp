@@ -182,6 +182,8 @@ StepDistribution summarize_steps(std::vector<double> step_s, int bins) {
     return step_s[std::clamp<std::size_t>(k, 1, step_s.size()) - 1];
   };
   d.p50_s = percentile(0.50);
+  d.median_s = step_s.size() % 2 == 1 ? step_s[step_s.size() / 2]
+                                      : 0.5 * (step_s[step_s.size() / 2 - 1] + step_s[step_s.size() / 2]);
   d.p90_s = percentile(0.90);
   d.p99_s = percentile(0.99);
   d.min_s = step_s.front();

@@ -42,6 +42,7 @@ struct StepDistribution {
   Sampler sampler = Sampler::fast;
   double mean_s = 0;
   double p50_s = 0;
+  double median_s = 0;  // the middle sample, or the mean of the middle two (as a measured median is taken)
   double p90_s = 0;
   double p99_s = 0;
   double min_s = 0;

@@ -85,6 +85,43 @@ TEST_CASE("with iid normal jitter the sampled step is the expected largest of P 
   CHECK(dtsim::expected_max_standard_normal(1) == Approx(0).margin(1e-9));
 }
 
+TEST_CASE("replayed step times keep the ranks' times of one moment together") {
+  // two moments: every rank at its usual speed, then every rank twice as slow (a machine that slowed all at once)
+  const std::vector<std::vector<double>> times = {{1, 2}, {1, 2}, {1, 2}, {1, 2}};
+  dtsim::Variability v;
+  v.jitter.distribution = dtsim::JitterDistribution::replay;
+  v.jitter.rank_factors = dtsim::replay_factors(times);
+  REQUIRE(v.jitter.rank_factors[0][0] == Approx(1 / 1.5));  // over the mean of all times
+  CHECK(v.jitter.describe() == "replay of 4 ranks x 2 measured times per step");
+  const double compute_s = 0.1, reduce_s = 0.02;
+  const dtsim::TrainingProgram program = one_bucket_program(compute_s);
+  dtsim::SamplingRequest request;
+  request.samples = 2;
+  request.variability = &v;
+  const dtsim::StepDistribution replayed =
+      dtsim::summarize_steps(dtsim::sample_steps_fast(program, 4, {reduce_s}, request));
+  CHECK(replayed.min_s == Approx(compute_s / 1.5 + reduce_s));
+  CHECK(replayed.max_s == Approx(2 * compute_s / 1.5 + reduce_s));
+  CHECK(replayed.median_s == Approx(0.5 * (replayed.min_s + replayed.max_s)));
+  // the same times drawn independently: a step waits for its slowest of 4 draws, slow in 15 of 16 steps
+  v.jitter.distribution = dtsim::JitterDistribution::empirical;
+  v.jitter.factors = dtsim::empirical_factors({1, 2, 1, 2, 1, 2, 1, 2});
+  request.samples = 400;
+  const dtsim::StepDistribution drawn =
+      dtsim::summarize_steps(dtsim::sample_steps_fast(program, 4, {reduce_s}, request));
+  CHECK(drawn.median_s == Approx(replayed.max_s));
+  CHECK(drawn.mean_s > replayed.mean_s + 0.3 * (replayed.max_s - replayed.mean_s));
+  // a rank beyond the rows takes row r mod rows; nothing is drawn, so the seed changes nothing
+  v.jitter.distribution = dtsim::JitterDistribution::replay;
+  v.jitter.rank_factors = dtsim::replay_factors({{1, 3}, {2, 2}});
+  CHECK(dtsim::jitter_factor(v.jitter, 1, 0, 5, 0, 0) == Approx(1.0));  // rank 5: row 1, column 0
+  CHECK(dtsim::jitter_factor(v.jitter, 9, 1, 4, 0, 0) == Approx(1.5));  // rank 4: row 0, column 1
+  CHECK(dtsim::jitter_factor(v.jitter, 9, 1, 4, 1, 0) == Approx(0.5));  // its next step: column 0 again
+  CHECK_THROWS_WITH(dtsim::replay_factors({{1, 2}, {1}}), Catch::Contains("rank 1 has 1 times, rank 0 2"));
+  CHECK_THROWS_WITH(dtsim::replay_factors({{1, -2}}), Catch::Contains("positive and finite"));
+  CHECK_THROWS(dtsim::replay_factors({}));
+}
+
 TEST_CASE("without jitter every sample is the step simulated without it, exactly") {
   const dtsim::Scenario sc = scenario_with(nullptr);
   for (const dtsim::Backend backend : {dtsim::Backend::simgrid, dtsim::Backend::flow}) {
@@ -215,6 +252,17 @@ TEST_CASE("impossible variability is refused with exit 2 naming the field") {
       {{{"slow_nodes", {{"nodes", {2}}}}}, "scenario.variability.slow_nodes.slowdown"},
       {{{"background_load", 1}}, "scenario.variability.background_load"},
       {{{"jitter", {{"distribution", "gamma"}}}}, "scenario.variability.jitter.distribution"},
+      {{{"jitter", {{"distribution", "replay"}}}}, "scenario.variability.jitter.rank_times: replay needs"},
+      {{{"jitter", {{"distribution", "empirical"}, {"times", {0.1, 0.2}}, {"rank_times", {{0.1}}}}}},
+       "scenario.variability.jitter.rank_times: only for distribution replay"},
+      {{{"jitter", {{"distribution", "replay"}, {"per", "kernel"}, {"rank_times", {{0.1}}}}}},
+       "scenario.variability.jitter.per: replay scales a rank's whole step; accepted: step"},
+      {{{"jitter", {{"distribution", "replay"}, {"rank_times", {{0.1, 0.2}, {0.1}}}}}},
+       "scenario.variability.jitter.rank_times[1]: has 1 times, scenario.variability.jitter.rank_times[0] 2"},
+      {{{"jitter", {{"distribution", "replay"}, {"rank_times", {{0.1, "x"}}}}}},
+       "scenario.variability.jitter.rank_times[0][1]: expected a positive number of seconds"},
+      {{{"jitter", {{"distribution", "replay"}, {"rank_times", 0.1}}}},
+       "scenario.variability.jitter.rank_times: expected a list per rank"},
       // nodes the run does not have (8 accelerators of v100-nvlink-edr: 2 nodes), or named twice
       {{{"slow_nodes", {{"nodes", {0, 2}}, {"slowdown", 2}}}},
        "scenario.variability.slow_nodes.nodes[1]: node 2, but the largest size (scenario.accelerators: 8 "
@@ -261,6 +309,22 @@ TEST_CASE("impossible variability is refused with exit 2 naming the field") {
   CHECK_THROWS_AS(dtsim::parse_rate_per_h("0.5"), std::invalid_argument);
   CHECK(dtsim::parse_rate_per_h("24/day") == Approx(1.0));
   CHECK(dtsim::parse_long_seconds("2h") == Approx(7200));
+}
+
+TEST_CASE("a scenario replays each rank's measured step times", "[cli]") {
+  // 8 accelerators (2 nodes of v100-nvlink-edr); 2 rows: ranks 0, 2, 4, 6 take the first, the others the second
+  const std::string file = write_scenario(
+      "replay.json", {{"jitter", {{"distribution", "replay"}, {"rank_times", {{0.30, 0.30}, {0.30, 0.60}}}}}});
+  const dtsim::Scenario sc = dtsim::load_scenario_file(file, DTSIM_SOURCE_DIR);
+  REQUIRE(sc.setup.variability.jitter.rank_factors.size() == 2);
+  CHECK(sc.setup.variability.jitter.rank_factors[1][1] == Approx(0.60 / 0.375));
+  const auto r = run_dtsim("predict " + file + " --samples 2 --json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json eight = nlohmann::json::parse(r.output)["results"][1];
+  REQUIRE(eight["accelerators"] == 8);
+  const nlohmann::json& d = eight["step_distribution"];
+  // one moment with every rank at 0.8x its mean compute, one with half of them at 1.6x: two different steps
+  CHECK(d["max_s"].get<double>() > 1.3 * d["min_s"].get<double>());
 }
 
 TEST_CASE("background load leaves the job the rest of the fabric's bandwidth") {
