@@ -47,7 +47,6 @@ ClusterSpec emulated_cluster(const FrameworkNetwork& net) {
 }
 
 // Steps sampled per case where the ranks' computes were measured apart (their median is the prediction)
-constexpr int kFrameworkSamples = 100;
 
 std::string profile_copy_name(const FrameworkNetwork& net, const std::string& model, int batch) {
   return "profile-" + model + "-" + std::to_string(batch) + "-r" + std::to_string(net.ranks) + "-" +
@@ -105,19 +104,32 @@ void predict_framework_case(FrameworkCase& c, const FrameworkNetwork& net, const
   request.algorithm = "ring";  // gloo's allreduce (gloo/allreduce.cc: the ring unless bcube is asked for)
   request.backend = Backend::simgrid;
   if (c.ranks > 1 && c.compute_samples_s.size() > 1) {
-    // each rank's compute of each step drawn from every rank's no_sync steps: the profile (scaled to compute_s)
-    // times a measured time over compute_s; the exact sampler, whose steps run the transport's processor model too
-    setup.variability.jitter.distribution = JitterDistribution::empirical;
+    // each rank's compute of each step from the ranks' no_sync steps: the profile (scaled to compute_s) times a
+    // measured time over compute_s; the exact sampler, whose steps run the transport's processor model too
     setup.variability.jitter.scope = JitterScope::step;
-    for (const double t : c.compute_samples_s)
-      setup.variability.jitter.factors.push_back(t / c.compute_s);
-    request.sampling.samples = kFrameworkSamples;
+    const std::size_t per_rank = c.compute_samples_s.size() / static_cast<std::size_t>(c.ranks);
+    if (per_rank * static_cast<std::size_t>(c.ranks) != c.compute_samples_s.size()) {
+      throw std::invalid_argument("compute_samples_s: " + std::to_string(c.compute_samples_s.size()) + " times for " +
+                                  std::to_string(c.ranks) + " ranks; expected as many for every rank");
+    }
+    // replayed side by side (rank r's times are the r-th run of per_rank in the list): the ranks' times of one
+    // moment make one step, and the prediction is the median over the moments, as the measured step is (since
+    // session 42; drawn independently from all of them before, which made nearly every step wait for a moment
+    // when the whole machine was slow)
+    setup.variability.jitter.distribution = JitterDistribution::replay;
+    for (int r = 0; r < c.ranks; ++r) {
+      std::vector<double> row;
+      for (std::size_t k = 0; k < per_rank; ++k)
+        row.push_back(c.compute_samples_s[static_cast<std::size_t>(r) * per_rank + k] / c.compute_s);
+      setup.variability.jitter.rank_factors.push_back(std::move(row));
+    }
+    request.sampling.samples = static_cast<int>(per_rank);
     request.sampling.seed = 1;
     request.sampling.sampler = Sampler::exact;
   }
   const StepResult result = simulate_step(setup, emulated_cluster(net), request);
   const Prediction& p = *result.plain();
-  c.predicted_s = p.distribution.samples > 0 ? p.distribution.p50_s : p.step.step_s;
+  c.predicted_s = p.distribution.samples > 0 ? p.distribution.median_s : p.step.step_s;
   // (the step's own exposed communication where the transport slows no compute: the profile adds up to compute_s)
   c.predicted_exposed_s = std::max(0.0, c.predicted_s - c.compute_s);
   c.buckets = static_cast<int>(gradient_buckets(setup).size());
@@ -366,6 +378,11 @@ FrameworkResult repredict_framework(const nlohmann::json& previous, const std::s
         c.compute_samples_s.push_back(samples[k].get<double>());
       }
       if (!samples.is_array()) throw std::invalid_argument(at + "compute_samples_s: expected a list of times in s");
+      if (c.compute_samples_s.size() % static_cast<std::size_t>(c.ranks) != 0) {
+        throw std::invalid_argument(at + "compute_samples_s: " + std::to_string(c.compute_samples_s.size()) +
+                                    " times for " + std::to_string(c.ranks) +
+                                    " ranks; expected as many for every rank, each rank's in turn");
+      }
     }
     c.measured_s = field_number(j, at, "measured_s", 1e-9, max_duration_s);
     const auto net = std::find_if(result.networks.begin(), result.networks.end(), [&](const FrameworkNetwork& n) {
