@@ -92,14 +92,15 @@ constexpr std::array<FieldSpec, 8> parallel_fields{{
 }};
 
 constexpr std::array<FieldSpec, 5> jitter_fields{{
-    choice_field("distribution", "none",
-                 "how a rank's compute time varies: none; normal (time x (1 + sigma Z), at least 0.05x); lognormal "
-                 "(time x exp(sigma Z - sigma^2/2): mean 1, a long right tail); empirical (time x a measured step time "
-                 "over the measurements' mean, drawn uniformly from `times`, or from the calibration's SGD steps); "
-                 "replay (time x each rank's measured step times from `rank_times` over their mean, side by side: "
-                 "a step takes every rank's k-th time, the samples walking k over the measured moments in turn, so "
-                 "what slowed all ranks at once slows them together)",
-                 "none|normal|lognormal|empirical|replay"),
+    choice_field(
+        "distribution", "none",
+        "how a rank's compute time varies: none; normal (time x (1 + sigma Z), at least 0.05x); lognormal "
+        "(time x exp(sigma Z - sigma^2/2): mean 1, a long right tail); empirical (time x a measured step time "
+        "over the measurements' mean, drawn uniformly from `times`, or from the calibration's SGD steps); "
+        "replay (time x each rank's measured step times from `rank_times` over the mean of all ranks' times, "
+        "side by side: a step takes every rank's k-th time, the samples walking k over the measured moments in "
+        "turn, so what slowed all ranks at once slows them together)",
+        "none|normal|lognormal|empirical|replay"),
     ranged_field("sigma", FieldType::number, "0",
                  "normal: standard deviation over the mean; lognormal: of the log (0.02 = 2%); > 0 for both", 0, 1),
     choice_field("per", "step",
