@@ -22,6 +22,7 @@
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/device_file.hpp"
 #include "scenarios/input_file.hpp"
+#include "scenarios/input_rates_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/published_file.hpp"
 #include "scenarios/scenario_file.hpp"
@@ -136,6 +137,9 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
       << fit.tf32_rows << " rows); pooled efficiency " << format_fixed(fit.pooled.efficiency, 3) << ", tensor "
       << format_fixed(fit.pooled.tensor_efficiency, 3) << ", memory " << format_fixed(fit.pooled.memory_efficiency, 3)
       << "\n";
+  out << "  input pipelines on the hosts' cores: " << format_fixed(fit.decode_per_core, 1)
+      << " images a core a second (" << fit.input_rows << " rows), with AutoAugment "
+      << format_fixed(fit.decode_per_core_autoaugment, 1) << " (" << fit.autoaugment_rows << " rows)\n";
   for (const auto& [name, r] : fit.devices) {
     const std::string file = (builtin_dir(data_dir, "devices") / (name + ".json")).string();
     Device d = load_device_file(file);
@@ -160,6 +164,19 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
     out << "  efficiency " << format_fixed(r.params.efficiency, 3) << ", tensor "
         << format_fixed(r.params.tensor_efficiency, 3) << ", memory " << format_fixed(r.params.memory_efficiency, 3)
         << "\n";
+  }
+  if (fit.input_rows > 0 && fit.autoaugment_rows > 0) {
+    // (the rows loading on their CPUs: validation/published.cpp's cpu_loader_of; shipped as
+    // validation/published/input-rates.json)
+    const PublishedInputRates rates{"dtsim calibrate --published (fit split of validation/published/measurements.csv)",
+                                    fit.decode_per_core, fit.decode_per_core_autoaugment, fit.input_rows,
+                                    fit.autoaugment_rows};
+    try {
+      write_file_atomically(out_dir + "/input-rates.json",
+                            [&](std::ostream& f) { f << input_rates_json(rates).dump(2) << '\n'; });
+    } catch (const std::exception& error) {
+      throw UsageError("--out-dir: " + std::string(error.what()));
+    }
   }
   out << "  written to " << out_dir << " in "
       << format_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()) << '\n';

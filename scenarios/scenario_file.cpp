@@ -55,7 +55,9 @@ constexpr std::array<FieldSpec, 4> framework_fields{{
 constexpr std::array<FieldSpec, 5> input_fields{{
     value_field("storage_bandwidth", FieldType::bandwidth, "", "read bandwidth of a node's storage"),
     value_field("sample_size", FieldType::size, "", "one sample as stored (e.g. 110KB for an ImageNet JPEG)"),
-    ranged_field("decode_rate_per_core", FieldType::number, "", "samples one CPU core decodes and augments per second",
+    ranged_field("decode_rate_per_core", FieldType::number, "",
+                 "samples one CPU core decodes and augments per second (ImageNet JPEGs through torchvision's loader "
+                 "on DGX hosts: about 220, 195 with AutoAugment, fitted to published runs: docs/validation.md)",
                  1e-9, unbounded),
     ranged_field("cores", FieldType::integer, "", "CPU cores of a node given to the input pipeline", 1, 4096),
     ranged_field("prefetch", FieldType::integer, "2", "batches each accelerator's loader may prepare ahead", 1, 1024),

@@ -9,11 +9,13 @@
 #include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "models/heldout_errors.hpp"
 #include "scenarios/collective_table.hpp"
 #include "scenarios/heldout_file.hpp"
+#include "scenarios/input_rates_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/published_file.hpp"
 #include "validation/published_cv.hpp"
@@ -273,4 +275,70 @@ TEST_CASE("cross-validation predicts every fit row once, by a fit that did not s
   CHECK_THROWS_AS(cross_validate_published(rows, devices, default_published_mapping(DTSIM_SOURCE_DIR), DTSIM_SOURCE_DIR,
                                            options, 1),
                   std::invalid_argument);
+}
+
+TEST_CASE("the input pipelines' rates file reads back what it wrote, and a bad one is refused naming the JSON path") {
+  const PublishedInputRates rates{"a test", 219.3, 194.7, 23, 14};
+  const nlohmann::json doc = input_rates_json(rates);
+  const PublishedInputRates back = parse_input_rates(doc);
+  CHECK(back.generated_by == "a test");
+  CHECK(back.decode_per_core == 219.3);
+  CHECK(back.decode_per_core_autoaugment == 194.7);
+  CHECK(back.rows == 23);
+  CHECK(back.autoaugment_rows == 14);
+  auto refused = [&](const std::function<void(nlohmann::json&)>& change, const std::string& says) {
+    nlohmann::json bad = doc;
+    change(bad);
+    CAPTURE(says);
+    CHECK_THROWS_WITH(parse_input_rates(bad), Catch::Contains(says));
+  };
+  refused([](nlohmann::json& d) { d["input_rates"]["extra"] = 1; }, "input_rates");
+  refused([](nlohmann::json& d) { d["input_rates"]["decode_per_core"] = 5; }, "input_rates.decode_per_core");
+  refused([](nlohmann::json& d) { d["input_rates"].erase("decode_per_core_autoaugment"); },
+          "input_rates.decode_per_core_autoaugment");
+  refused([](nlohmann::json& d) { d["input_rates"]["rows"] = -1; }, "input_rates.rows");
+  refused([](nlohmann::json& d) { d = nlohmann::json::object(); }, "input_rates");
+  // the shipped file is the fit's (the CLI test compares it byte for byte with a fresh fit)
+  const std::optional<PublishedInputRates> shipped = load_shipped_input_rates(DTSIM_SOURCE_DIR);
+  REQUIRE(shipped);
+  CHECK(shipped->rows > 0);
+  CHECK(shipped->autoaugment_rows > 0);
+}
+
+TEST_CASE("runs that decoded ImageNet on their hosts' cores are capped by the cores, and only those") {
+  std::vector<PublishedRow> rows;
+  for (const PublishedRow& r : load_published_table(table)) {
+    // EfficientNet-B0 in AMP on 8 V100s of a DGX-1 (torchvision's loader, AutoAugment, 8 workers a GPU on 40 cores);
+    // one GPU of the same (8 cores); Lambda's ResNet-50 on synthetic data
+    if (r.id == "dle-pt-effnet-b0-v100-16-amp-b128-g8" || r.id == "dle-pt-effnet-b0-v100-16-amp-b128-g1" ||
+        r.id == "lambda-resnet50-a100sxm4-amp-b1280-g1")
+      rows.push_back(r);
+  }
+  REQUIRE(rows.size() == 3);
+  PublishedMapping mapping = default_published_mapping(DTSIM_SOURCE_DIR);
+  mapping.decode_per_core = 0;  // not modelled
+  mapping.decode_per_core_autoaugment = 0;
+  const PublishedResult free = predict_published(rows, "all", mapping, DTSIM_SOURCE_DIR);
+  mapping.decode_per_core = 100;
+  mapping.decode_per_core_autoaugment = 150;
+  const PublishedResult capped = predict_published(rows, "all", mapping, DTSIM_SOURCE_DIR);
+  REQUIRE(free.cases.size() == 3);
+  REQUIRE(capped.cases.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const PublishedCase& f = free.cases[i];
+    const PublishedCase& c = capped.cases[i];
+    CAPTURE(c.row.id);
+    REQUIRE(!c.device.empty());
+    if (c.row.id.starts_with("lambda")) {  // synthetic data: no input pipeline, the same prediction
+      CHECK(!c.cpu_input);
+      CHECK(c.predicted == f.predicted);
+      continue;
+    }
+    CHECK(c.cpu_input);
+    CHECK(c.autoaugment);  // EfficientNet's AutoAugment rate, not the plain one
+    const double cores = c.row.device_count == 8 ? 40 : 8;
+    CHECK(f.predicted > 150 * cores);  // the GPUs alone would go faster than the cores decode
+    CHECK(c.predicted <= 150 * cores * (1 + 1e-9));
+    CHECK(c.predicted > 0.9 * 150 * cores);  // prefetching keeps the GPUs fed at the cores' rate
+  }
 }

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "scenarios/device_file.hpp"
+#include "scenarios/input_rates_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
@@ -157,8 +159,39 @@ std::string published_device_name(const PublishedRow& row) {
   return it == names.end() ? "" : it->second;
 }
 
+namespace {
+
+// How a run fed its images: DLE's PyTorch ConvNets in the 21.03 container ran `launch.py --mode benchmark_training`
+// on ImageNet, whose configs.yml (2bdf2775, 2021-04) leaves the data backend at the models' `pytorch` (torchvision's
+// loader: JPEG decoding and augmentation in `workers` processes per GPU on the host's cores) with 8 workers a GPU on
+// DGX-1 and 16 on DGX A100, and AutoAugment for EfficientNet. The hosts: DGX-1, 2 x Xeon E5-2698 v4 (40 cores); DGX
+// A100, 2 x EPYC 7742 (128 cores), as their datasheets give them.
+struct CpuLoader {
+  int workers_per_device = 0;
+  int node_cores = 0;
+  bool autoaugment = false;
+};
+
+std::optional<CpuLoader> cpu_loader_of(const PublishedRow& row, const std::string& model) {
+  if (!row.id.starts_with("dle-pt-") || !has(row.software_version, "21.03")) return std::nullopt;
+  const bool effnet = model.starts_with("efficientnet");
+  if (!effnet && model != "resnet50" && model != "resnext101-32x4d" && model != "se-resnext101-32x4d")
+    return std::nullopt;
+  if (row.device.starts_with("v100-sxm2")) return CpuLoader{8, 40, effnet};
+  if (row.device.starts_with("a100-sxm4")) return CpuLoader{16, 128, effnet};
+  return std::nullopt;
+}
+
+}  // namespace
+
 PublishedMapping default_published_mapping(const std::string& data_dir) {
-  return {[data_dir](const std::string& name) { return load_named_device(name, data_dir, data_dir); }};
+  PublishedMapping m;
+  m.device_of = [data_dir](const std::string& name) { return load_named_device(name, data_dir, data_dir); };
+  if (const std::optional<PublishedInputRates> rates = load_shipped_input_rates(data_dir)) {
+    m.decode_per_core = rates->decode_per_core;
+    m.decode_per_core_autoaugment = rates->decode_per_core_autoaugment;
+  }
+  return m;
 }
 
 PublishedResult predict_published(const std::vector<PublishedRow>& rows, const std::string& split,
@@ -248,6 +281,18 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       continue;
     }
     spec.nodes = std::max(spec.nodes, row.nodes);
+    if (const std::optional<CpuLoader> loader = cpu_loader_of(row, model.name)) {
+      c.cpu_input = true;
+      c.autoaugment = loader->autoaugment;
+      const double rate = loader->autoaugment ? mapping.decode_per_core_autoaugment : mapping.decode_per_core;
+      if (rate > 0) {
+        setup.input.enabled = true;
+        setup.input.storage_Bps = 1;  // (no bytes read: the images in the page cache)
+        setup.input.sample_bytes = 0;
+        setup.input.decode_samples_per_s_per_core = rate;
+        setup.input.cores = std::min(loader->node_cores, loader->workers_per_device * per_node);
+      }
+    }
     const Prediction p = predict_step(setup, spec, row.device_count, "ring", nullptr, Backend::flow, 0, true);
     c.predicted = p.samples_per_s;
     c.error = (c.predicted - row.throughput) / row.throughput;

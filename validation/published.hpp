@@ -24,9 +24,11 @@ struct PublishedCase {
   // the model has convolutions and runs them in tensor math: 16- or 8-bit (conv_tensor_rate) or tf32 (conv_tf32_rate)
   bool tensor_convs = false;
   bool tf32_convs = false;
-  bool tf32 = false;     // tf32 math (gemm_tf32_rate)
-  double predicted = 0;  // in the row's unit
-  double error = 0;      // (predicted - measured) / measured
+  bool tf32 = false;         // tf32 math (gemm_tf32_rate)
+  bool cpu_input = false;    // the run decoded real images on the host's CPU cores (cpu_loader_of)
+  bool autoaugment = false;  // ... with AutoAugment
+  double predicted = 0;      // in the row's unit
+  double error = 0;          // (predicted - measured) / measured
 };
 
 struct ErrorStats {
@@ -49,6 +51,10 @@ struct PublishedResult {
 // std::invalid_argument for none), so that a fit can try parameters without files.
 struct PublishedMapping {
   std::function<Device(const std::string& dtsim_device)> device_of;
+  // Samples a CPU core decodes and augments a second in the runs that load real images on the CPU (cpu_loader_of):
+  // plain (random crop and flip) and with AutoAugment; 0: the input pipeline is not modelled.
+  double decode_per_core = 0;
+  double decode_per_core_autoaugment = 0;
 };
 PublishedMapping default_published_mapping(const std::string& data_dir);
 

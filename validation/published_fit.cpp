@@ -30,6 +30,10 @@ constexpr double highest_grouped_half = 256;
 // files' range).
 constexpr double lowest_kernel_rate = 0.25;
 constexpr double highest_kernel_rate = 4;
+// The range of an input pipeline's samples a core a second searched: from a pipeline no run here could have kept up
+// with to one that never binds.
+constexpr double lowest_decode_rate = 10;
+constexpr double highest_decode_rate = 10000;
 
 // The minimum of `f` over [lo, hi] by golden-section search (f unimodal enough; deterministic either way).
 double golden_search(const std::function<double(double)>& f, double lo, double hi) {
@@ -103,7 +107,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   fit.before = before.overall;
   // the predictable fit rows of each device, and those of networks with grouped convolutions
   std::map<std::string, std::vector<PublishedRow>> by_device;
-  std::vector<PublishedRow> grouped_rows, tensor_conv_rows, tf32_conv_rows, tf32_rows;
+  std::vector<PublishedRow> grouped_rows, tensor_conv_rows, tf32_conv_rows, tf32_rows, input_rows, autoaugment_rows;
   for (const PublishedCase& c : before.cases) {
     if (c.device.empty()) continue;
     by_device[c.device].push_back(c.row);
@@ -111,6 +115,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
     if (c.tensor_convs) tensor_conv_rows.push_back(c.row);
     if (c.tf32_convs) tf32_conv_rows.push_back(c.row);
     if (c.tf32) tf32_rows.push_back(c.row);
+    if (c.cpu_input) (c.autoaugment ? autoaugment_rows : input_rows).push_back(c.row);
   }
   if (by_device.empty()) throw std::invalid_argument("no fit row of the published table can be predicted");
 
@@ -120,10 +125,13 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   double log_knee = std::log(start_knee_s);
   double grouped_half = 0;  // (no grouped penalty until its first search)
   KernelRates rates;
+  double decode_rate = 0, autoaugment_rate = 0;  // (not modelled until their first search)
   LogParams pooled{};
 
   auto fitted_mapping = [&](double knee_s) {
     PublishedMapping m;
+    m.decode_per_core = decode_rate;
+    m.decode_per_core_autoaugment = autoaugment_rate;
     m.device_of = [&, knee_s](const std::string& name) {
       Device d = base_device(name);
       const auto it = theta.find(name);
@@ -168,6 +176,8 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
     fit_shared(rates.conv_tensor, tensor_conv_rows, lowest_kernel_rate, highest_kernel_rate, golden_search);
     fit_shared(rates.conv_tf32, tf32_conv_rows, lowest_kernel_rate, highest_kernel_rate, golden_search);
     fit_shared(rates.gemm_tf32, tf32_rows, lowest_kernel_rate, highest_kernel_rate, golden_search);
+    fit_shared(decode_rate, input_rows, lowest_decode_rate, highest_decode_rate, knee_search);
+    fit_shared(autoaugment_rate, autoaugment_rows, lowest_decode_rate, highest_decode_rate, knee_search);
     log_knee = knee_search([&](double x) { return squared_log_errors(fit_rows, std::exp(x)); },
                            std::log(shortest_knee_s), std::log(longest_knee_s));
     for (auto& entry : theta) {  // not a structured binding: clang 14 cannot capture one in the lambda below
@@ -196,6 +206,10 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   fit.conv_tensor_rows = static_cast<int>(tensor_conv_rows.size());
   fit.conv_tf32_rows = static_cast<int>(tf32_conv_rows.size());
   fit.tf32_rows = static_cast<int>(tf32_rows.size());
+  fit.decode_per_core = decode_rate;
+  fit.decode_per_core_autoaugment = autoaugment_rate;
+  fit.input_rows = static_cast<int>(input_rows.size());
+  fit.autoaugment_rows = static_cast<int>(autoaugment_rows.size());
   fit.pooled = from_log(pooled);
   const PublishedResult after = predict_published(fit_rows, "fit", fitted_mapping(fit.t_half_s), data_dir);
   fit.after = after.overall;

@@ -61,6 +61,10 @@ struct PublishedFit {
   int conv_tensor_rows = 0;
   int conv_tf32_rows = 0;
   int tf32_rows = 0;
+  double decode_per_core = 0;  // the input pipelines' rates (PublishedMapping), fitted on the rows that load on CPU
+  double decode_per_core_autoaugment = 0;
+  int input_rows = 0;
+  int autoaugment_rows = 0;
   EfficiencyParams pooled;
   std::map<std::string, DeviceFitResult> devices;  // every device the mapping can load, fitted or pooled
   ErrorStats before;                               // the fit split with the parameters the mapping gave
