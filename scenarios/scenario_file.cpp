@@ -295,6 +295,20 @@ void check_distinct_nodes(const std::vector<int>& nodes, const std::string& path
   }
 }
 
+// A list of measured step times at JSON path `at`, each a positive number of seconds up to 1e9 (their mean, which the
+// jitter's factors divide by, must not overflow); the caller checks the list's length.
+std::vector<double> step_times_at(const nlohmann::json& list, const std::string& at) {
+  std::vector<double> times;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_number() || !(list[i].get<double>() > 0) || !(list[i].get<double>() <= max_duration_s)) {
+      throw ScenarioError(at + "[" + std::to_string(i) + "]: expected a positive number of seconds up to 1e9, got " +
+                          list[i].dump());
+    }
+    times.push_back(list[i].get<double>());
+  }
+  return times;
+}
+
 Variability read_variability(const JsonObject& v, const std::optional<Calibration>& calibration,
                              const std::string& precision, const std::string& base_dir, const std::string& data_dir,
                              bool profile) {
@@ -391,16 +405,7 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
         throw ScenarioError(row_at + ": has " + std::to_string(rows[r].size()) + " times, " + at + "[0] " +
                             std::to_string(rows[0].size()) + "; every rank needs as many");
       }
-      std::vector<double> row;
-      for (std::size_t i = 0; i < rows[r].size(); ++i) {
-        const nlohmann::json& t = rows[r][i];
-        if (!t.is_number() || !(t.get<double>() > 0) || !(t.get<double>() <= max_duration_s)) {
-          throw ScenarioError(row_at + "[" + std::to_string(i) +
-                              "]: expected a positive number of seconds up to 1e9, got " + t.dump());
-        }
-        row.push_back(t.get<double>());
-      }
-      times.push_back(std::move(row));
+      times.push_back(step_times_at(rows[r], row_at));
     }
     j.rank_factors = replay_factors(times);
   }
@@ -411,14 +416,7 @@ Variability read_variability(const JsonObject& v, const std::optional<Calibratio
       if (!list.is_array() || list.size() < 2) {
         throw ScenarioError(jitter.path_of("times") + ": expected a list of at least 2 step times in seconds");
       }
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        // (up to 1e9 s: their mean, which the draws divide by, must not overflow)
-        if (!list[i].is_number() || !(list[i].get<double>() > 0) || !(list[i].get<double>() <= max_duration_s)) {
-          throw ScenarioError(jitter.path_of("times") + "[" + std::to_string(i) +
-                              "]: expected a positive number of seconds up to 1e9, got " + list[i].dump());
-        }
-        times.push_back(list[i].get<double>());
-      }
+      times = step_times_at(list, jitter.path_of("times"));
     } else if (calibration && calibration->step_times_s.size() >= 2) {
       times = calibration->step_times_s;
     } else {
