@@ -46,8 +46,6 @@ ClusterSpec emulated_cluster(const FrameworkNetwork& net) {
   return c;
 }
 
-// Steps sampled per case where the ranks' computes were measured apart (their median is the prediction)
-
 std::string profile_copy_name(const FrameworkNetwork& net, const std::string& model, int batch) {
   return "profile-" + model + "-" + std::to_string(batch) + "-r" + std::to_string(net.ranks) + "-" +
          std::to_string(static_cast<long>(net.rate_bps / 1e6)) + "mbit.csv";
