@@ -137,9 +137,9 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
       << fit.tf32_rows << " rows); pooled efficiency " << format_fixed(fit.pooled.efficiency, 3) << ", tensor "
       << format_fixed(fit.pooled.tensor_efficiency, 3) << ", memory " << format_fixed(fit.pooled.memory_efficiency, 3)
       << "\n";
-  out << "  input pipelines on the hosts' cores: " << format_fixed(fit.decode_per_core, 1)
-      << " images a core a second (" << fit.input_rows << " rows), with AutoAugment "
-      << format_fixed(fit.decode_per_core_autoaugment, 1) << " (" << fit.autoaugment_rows << " rows)\n";
+  out << "  input pipelines on the hosts' cores: " << format_fixed(fit.input.decode_per_core, 1)
+      << " images a core a second (" << fit.input.rows << " rows), with AutoAugment "
+      << format_fixed(fit.input.decode_per_core_autoaugment, 1) << " (" << fit.input.autoaugment_rows << " rows)\n";
   for (const auto& [name, r] : fit.devices) {
     const std::string file = (builtin_dir(data_dir, "devices") / (name + ".json")).string();
     Device d = load_device_file(file);
@@ -165,12 +165,11 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
         << format_fixed(r.params.tensor_efficiency, 3) << ", memory " << format_fixed(r.params.memory_efficiency, 3)
         << "\n";
   }
-  if (fit.input_rows > 0 && fit.autoaugment_rows > 0) {
+  if (fit.input.rows > 0 && fit.input.autoaugment_rows > 0) {
     // (the rows loading on their CPUs: validation/published.cpp's cpu_loader_of; shipped as
     // validation/published/input-rates.json)
-    const PublishedInputRates rates{"dtsim calibrate --published (fit split of validation/published/measurements.csv)",
-                                    fit.decode_per_core, fit.decode_per_core_autoaugment, fit.input_rows,
-                                    fit.autoaugment_rows};
+    PublishedInputRates rates = fit.input;
+    rates.generated_by = "dtsim calibrate --published (fit split of validation/published/measurements.csv)";
     try {
       write_file_atomically(out_dir + "/input-rates.json",
                             [&](std::ostream& f) { f << input_rates_json(rates).dump(2) << '\n'; });

@@ -33,8 +33,8 @@ CrossValidation cross_validate_published(const std::vector<PublishedRow>& rows, 
     if (!held_any) continue;
     const PublishedFit fit = fit_published(split, devices, mapping, data_dir, options);
     PublishedMapping fitted;
-    fitted.decode_per_core = fit.decode_per_core;
-    fitted.decode_per_core_autoaugment = fit.decode_per_core_autoaugment;
+    fitted.decode_per_core = fit.input.decode_per_core;
+    fitted.decode_per_core_autoaugment = fit.input.decode_per_core_autoaugment;
     fitted.device_of = [&](const std::string& name) {
       Device d = mapping.device_of(name);
       const auto it = fit.devices.find(name);

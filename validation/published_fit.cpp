@@ -206,10 +206,8 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   fit.conv_tensor_rows = static_cast<int>(tensor_conv_rows.size());
   fit.conv_tf32_rows = static_cast<int>(tf32_conv_rows.size());
   fit.tf32_rows = static_cast<int>(tf32_rows.size());
-  fit.decode_per_core = decode_rate;
-  fit.decode_per_core_autoaugment = autoaugment_rate;
-  fit.input_rows = static_cast<int>(input_rows.size());
-  fit.autoaugment_rows = static_cast<int>(autoaugment_rows.size());
+  fit.input = {"", decode_rate, autoaugment_rate, static_cast<int>(input_rows.size()),
+               static_cast<int>(autoaugment_rows.size())};
   fit.pooled = from_log(pooled);
   const PublishedResult after = predict_published(fit_rows, "fit", fitted_mapping(fit.t_half_s), data_dir);
   fit.after = after.overall;

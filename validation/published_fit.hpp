@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/input_rates_file.hpp"
 #include "validation/published.hpp"
 
 namespace dtsim {
@@ -61,10 +62,9 @@ struct PublishedFit {
   int conv_tensor_rows = 0;
   int conv_tf32_rows = 0;
   int tf32_rows = 0;
-  double decode_per_core = 0;  // the input pipelines' rates (PublishedMapping), fitted on the rows that load on CPU
-  double decode_per_core_autoaugment = 0;
-  int input_rows = 0;
-  int autoaugment_rows = 0;
+  // the input pipelines' rates (PublishedMapping) and the rows they were fitted on, those that load on CPU
+  // (generated_by left empty: the writer of the file names itself)
+  PublishedInputRates input;
   EfficiencyParams pooled;
   std::map<std::string, DeviceFitResult> devices;  // every device the mapping can load, fitted or pooled
   ErrorStats before;                               // the fit split with the parameters the mapping gave
