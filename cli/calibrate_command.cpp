@@ -16,6 +16,7 @@
 #include "calibrate/network.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "cli/published_library_flag.hpp"
 #include "reports/format.hpp"
 #include "reports/output_file.hpp"
 #include "scenarios/builtin_files.hpp"
@@ -32,7 +33,7 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 8> calibrate_flags{{
+constexpr std::array<FlagSpec, 9> calibrate_flags{{
     {"published", "", "",
      "instead of measuring this machine: fit the built-in GPUs' efficiency parameters to the fit split of the "
      "published measurements (validation/published/measurements.csv) and write their device files"},
@@ -43,6 +44,7 @@ constexpr std::array<FlagSpec, 8> calibrate_flags{{
     {"cross-validate", "K", "",
      "--published: instead of writing device files, fit K times, each without one of K folds of the fit rows (by a "
      "hash of their id), and report the errors on the rows each fit did not see (2 to 20; about 16 s a fold)"},
+    published_library_flag,
     {"quick", "", "", "shorter measurements (about 6 s instead of about 20 s on a 2-core machine)"},
     {"out", "FILE", "calibration.json", "where the calibration file is written (atomically)"},
     {"network-csv", "FILE", "",
@@ -112,13 +114,13 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
     if (flags.has("out-dir")) throw UsageError("--out-dir: not with --cross-validate (it writes no device file)");
     const int folds = static_cast<int>(flags.integer("cross-validate", 2, 20));
     const CrossValidation cv =
-        cross_validate_published(rows, names, default_published_mapping(data_dir), data_dir, options, folds);
+        cross_validate_published(rows, names, published_mapping_from_flags(flags, data_dir), data_dir, options, folds);
     print_cross_validation(cv, out);
     out << "  in " << format_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())
         << '\n';
     return 0;
   }
-  const PublishedFit fit = fit_published(rows, names, default_published_mapping(data_dir), data_dir, options);
+  const PublishedFit fit = fit_published(rows, names, published_mapping_from_flags(flags, data_dir), data_dir, options);
   int fit_rows = 0;
   for (const auto& [name, r] : fit.devices)
     fit_rows += r.rows;
@@ -190,6 +192,7 @@ int calibrate_command(std::span<char* const> args, std::ostream& out) {
   flags.refuse_unless("out-dir", published, "needs --published");
   flags.refuse_unless("prior-weight", published, "needs --published");
   flags.refuse_unless("cross-validate", published, "needs --published");
+  flags.refuse_unless("library", published, "needs --published");
   if (published) {
     for (const char* other : {"quick", "out", "network-csv", "no-network"}) {
       flags.refuse_unless(other, false, "not with --published (it measures nothing here)");

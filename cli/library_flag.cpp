@@ -11,30 +11,6 @@
 
 namespace dtsim::cli {
 
-std::string generation_of_accelerator(const std::string& accelerator) {
-  std::string name = accelerator;
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
-  // a part number at the start of a word: "A100-SXM4-80GB", "NVIDIA H100", "GB200" (its B200s)
-  auto names = [&](std::string_view part) {
-    for (std::size_t at = name.find(part); at != std::string::npos; at = name.find(part, at + 1)) {
-      const bool starts = at == 0 || !std::isalpha(static_cast<unsigned char>(name[at - 1])) ||
-                          (at == 1 && name[0] == 'G');  // (GB200, GH200)
-      const std::size_t end = at + part.size();
-      const bool ends = end == name.size() || !std::isdigit(static_cast<unsigned char>(name[end]));
-      if (starts && ends) return true;
-    }
-    return false;
-  };
-  if (names("V100")) return "volta";
-  for (const char* part : {"A100", "A10", "A30", "A40"})
-    if (names(part)) return "ampere";
-  for (const char* part : {"H100", "H200"})
-    if (names(part)) return "hopper";
-  for (const char* part : {"B100", "B200"})
-    if (names(part)) return "blackwell";
-  return "";
-}
-
 ClusterSpec cluster_by_name_or_file(const std::string& value) {
   std::error_code ec;
   const bool exists = std::filesystem::exists(value, ec);

@@ -23,10 +23,6 @@ ClusterSpec cluster_from_flag(const std::string& value);
 // name (dtsim cluster's positional argument).
 ClusterSpec cluster_by_name_or_file(const std::string& value);
 
-// The GPU generation an NVIDIA accelerator's name says (V100: volta; A100, A10, A30, A40: ampere; H100, H200:
-// hopper; B100, B200: blackwell), or empty when it says none.
-std::string generation_of_accelerator(const std::string& accelerator);
-
 // Replaces cluster.library as --library VALUE says; a UsageError naming --library for a value it does not accept, or
 // a generation it cannot tell.
 void apply_library_flag(ClusterSpec& cluster, const std::string& value);

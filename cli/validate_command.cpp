@@ -12,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "cli/published_library_flag.hpp"
 #include "reports/format.hpp"
 #include "reports/framework_report.hpp"
 #include "reports/output_file.hpp"
@@ -31,7 +32,7 @@
 namespace dtsim::cli {
 namespace {
 
-constexpr std::array<FlagSpec, 12> validate_flags{{
+constexpr std::array<FlagSpec, 13> validate_flags{{
     {"quick", "", "",
      "4 ranks at 1 Gbit/s, 64 KB to 4 MB, every algorithm (about 25 s); otherwise 4 and 8 ranks at 100 Mbit/s and "
      "1 Gbit/s, 64 KB to 64 MB"},
@@ -52,6 +53,7 @@ constexpr std::array<FlagSpec, 12> validate_flags{{
      "how far to trust a prediction, to FILE (atomically; the shipped one is validation/published/heldout.json)"},
     {"json", "", "",
      "--published or --framework: print one JSON object (every row or case, the summaries) instead of the tables"},
+    published_library_flag,
     {"framework", "NAME", "",
      "pytorch: real PyTorch DistributedDataParallel training (gloo) on the emulated cluster against dtsim's step "
      "predictions, into pytorch-validation.md and .json (--quick: 2 and 4 ranks, the MLP, 1 Gbit/s; needs root and "
@@ -180,6 +182,7 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
   flags.refuse_unless("split", published, "needs --published");
   flags.refuse_unless("json", published, "needs --published");
   flags.refuse_unless("write-heldout", published, "needs --published");
+  flags.refuse_unless("library", published, "needs --published");
   if (published) {
     flags.refuse_unless("measured", false, "not with --published (choose one)");
     flags.refuse_unless("repredict", false, "not with --published (choose one)");
@@ -200,8 +203,8 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     } catch (const ScenarioError& e) {
       throw UsageError("--published: " + std::string(e.what()));
     }
-    const PublishedResult result =
-        predict_published(rows, split, default_published_mapping(DTSIM_DATA_DIR), DTSIM_DATA_DIR);
+    const PublishedMapping mapping = published_mapping_from_flags(flags, DTSIM_DATA_DIR);
+    const PublishedResult result = predict_published(rows, split, mapping, DTSIM_DATA_DIR);
     const std::string collectives_table = std::string(DTSIM_DATA_DIR) + "/validation/published/collectives.csv";
     CollectiveValidation collectives;
     try {
@@ -211,7 +214,7 @@ int validate_command(std::span<char* const> args, std::ostream& out) {
     }
     if (flags.has("write-heldout")) {
       const HeldoutErrors heldout =
-          heldout_errors(result, collectives, default_published_mapping(DTSIM_DATA_DIR),
+          heldout_errors(result, collectives, mapping,
                          "dtsim validate --published --split test --write-heldout validation/published/heldout.json");
       write_file_atomically(flags.get("write-heldout"),
                             [&](std::ostream& file) { file << heldout_json(heldout).dump(2) << '\n'; });

@@ -201,5 +201,8 @@ std::uint64_t collnet_step_bytes(std::uint64_t per_node);
 // Parses "auto", "simple", "ll128", "ll" or "none" (the --protocol flag); nullopt-like: returns false when unknown.
 bool parse_protocol(std::string_view text, Protocol& protocol, bool& automatic);
 bool parse_generation(std::string_view text, GpuGeneration& generation);
+// The GPU generation an NVIDIA accelerator's name says (V100: volta; A100, A10, A30, A40: ampere; H100, H200:
+// hopper; B100, B200: blackwell), or empty when it says none.
+std::string generation_of_accelerator(const std::string& accelerator);
 
 }  // namespace dtsim

@@ -2609,6 +2609,15 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
   CHECK_THAT(one_fold.output, Catch::Contains("--cross-validate: expected a whole number in [2, 20]"));
   CHECK_THAT(run_dtsim("calibrate --published --cross-validate 4 --out-dir x").output,
              Catch::Contains("--out-dir: not with --cross-validate"));
+  // the multi-GPU rows' collective library: nccl or none, and only for the published rows
+  const Run library = run_dtsim("calibrate --published --library rccl");
+  CHECK(library.exit_code == 2);
+  CHECK_THAT(library.output, Catch::Contains("--library: expected nccl or none, got 'rccl'"));
+  CHECK_THAT(run_dtsim("calibrate --library nccl").output, Catch::Contains("--library: needs --published"));
+  const Run validate_library = run_dtsim("validate --published --library mpi");
+  CHECK(validate_library.exit_code == 2);
+  CHECK_THAT(validate_library.output, Catch::Contains("--library: expected nccl or none, got 'mpi'"));
+  CHECK_THAT(run_dtsim("validate --library nccl --quick").output, Catch::Contains("--library: needs --published"));
 }
 
 TEST_CASE("predict --accumulation LIST: one variant per value, communication and the optimizer paid once a step",

@@ -342,3 +342,37 @@ TEST_CASE("runs that decoded ImageNet on their hosts' cores are capped by the co
     CHECK(c.predicted > 0.9 * 150 * cores);  // prefetching keeps the GPUs fed at the cores' rate
   }
 }
+
+TEST_CASE("a row reduced once after its last backward: its one-device step plus its reduction, as the whole step") {
+  std::vector<PublishedRow> rows;
+  for (const PublishedRow& r : load_published_table(table)) {
+    // NVIDIA's BERT-large pre-training on 4 and 16 DGX A100 (NCCL's ring on 32 and 128 GPUs, the gradients reduced
+    // after the accumulation), and a row without that reduction (DLPerf's BERT-base, apex's buckets)
+    if (r.id == "dle-pt-bertl-pre128-mn-a100-80-tf32-b126-n4" ||
+        r.id == "dle-pt-bertl-pre128-mn-a100-80-tf32-b126-n16" || r.id == "dlperf-ngcpt-bertb-v100-16-fp32-b32-n2g8")
+      rows.push_back(r);
+  }
+  REQUIRE(rows.size() == 3);
+  PublishedMapping defaults = default_published_mapping(DTSIM_SOURCE_DIR);
+  defaults.multi_gpu_library = "nccl";
+  const PublishedResult first = predict_published(rows, "all", defaults, DTSIM_SOURCE_DIR);  // (keeps the reductions)
+  PublishedMapping slower = defaults;  // other device parameters: every compute takes longer
+  slower.device_of = [&](const std::string& name) {
+    Device d = defaults.device_of(name);
+    d.efficiency *= 0.7;
+    d.tensor_efficiency *= 0.6;
+    d.memory_efficiency *= 0.8;
+    return d;
+  };
+  const PublishedResult reused = predict_published(rows, "all", slower, DTSIM_SOURCE_DIR);
+  slower.reuse_reductions = false;
+  const PublishedResult whole = predict_published(rows, "all", slower, DTSIM_SOURCE_DIR);
+  REQUIRE(reused.cases.size() == 3);
+  REQUIRE(whole.cases.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CAPTURE(whole.cases[i].row.id);
+    REQUIRE(!whole.cases[i].device.empty());
+    CHECK(whole.cases[i].predicted < first.cases[i].predicted);  // the parameters matter
+    CHECK(reused.cases[i].predicted == Approx(whole.cases[i].predicted).epsilon(1e-9));
+  }
+}

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 
+#include "models/collective_library.hpp"
 #include "scenarios/device_file.hpp"
 #include "scenarios/input_rates_file.hpp"
 #include "scenarios/json_reader.hpp"
@@ -121,6 +123,39 @@ bool apex_ddp_whole_model(const PublishedRow& row) {
 bool allreduce_post_accumulation(const PublishedRow& row) {
   return has(row.source_url, "NVIDIA/DeepLearningExamples") && has(row.source_url, "/LanguageModeling/BERT/") &&
          has(row.model, "pre-training");
+}
+
+// A step's samples a second as `dtsim predict` times it (flow executor, the ring). A row whose gradients are
+// reduced once, after the last backward (allreduce_post_accumulation), overlaps nothing with its reduction: its step
+// is its one-device step (the same micro-batches and optimizer) plus the reduction, which neither the device's
+// parameters nor the input pipeline's move. The fit predicts each row hundreds of times with other device parameters,
+// and a collective library's ring on hundreds of GPUs costs seconds to simulate, so the reduction's seconds are kept
+// per row (by everything of the row that sets them) after its first full prediction and added to the one-device step
+// from then on (PublishedMapping::reuse_reductions); tests/test_published.cpp checks the sum against the full
+// prediction at other parameters.
+double samples_per_s(const TrainingSetup& setup, const ClusterSpec& spec, const PublishedRow& row,
+                     const std::string& cluster_name, bool reuse_reductions) {
+  if (!reuse_reductions || row.device_count <= 1 || !allreduce_post_accumulation(row) || setup.input.enabled) {
+    return predict_step(setup, spec, row.device_count, "ring", nullptr, Backend::flow, 0, true).samples_per_s;
+  }
+  static std::mutex mutex;
+  static std::map<std::string, double> reduction_s;  // by the row's key: step seconds beyond one device's
+  const std::string key = row.id + "|" + row.model + "|" + row.precision + "|" + std::to_string(row.device_count) +
+                          "|" + std::to_string(row.nodes) + "|" + std::to_string(row.sequence_length) + "|" +
+                          std::to_string(row.accumulation) + "|" + std::to_string(row.batch_per_device) + "|" +
+                          cluster_name + "|" + spec.library.name;
+  const Prediction one = predict_step(setup, spec, 1, "ring", nullptr, Backend::flow, 0, true);
+  const double samples_per_step = one.samples_per_s * one.step.step_s * row.device_count;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = reduction_s.find(key); it != reduction_s.end()) {
+      return samples_per_step / (one.step.step_s + it->second);
+    }
+  }
+  const Prediction all = predict_step(setup, spec, row.device_count, "ring", nullptr, Backend::flow, 0, true);
+  const std::lock_guard<std::mutex> lock(mutex);
+  reduction_s[key] = all.step.step_s - one.step.step_s;
+  return all.samples_per_s;
 }
 
 }  // namespace
@@ -281,6 +316,15 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       continue;
     }
     spec.nodes = std::max(spec.nodes, row.nodes);
+    // Every multi-GPU row ran its gradients' allreduce through NCCL (NGC containers: PyTorch's DDP and apex, Horovod
+    // and TensorFlow's all-reduce all call it on NVIDIA GPUs): with multi_gpu_library "nccl", a channel on every NIC,
+    // NCCL's protocols, in the constants of the GPU's generation, unless the cluster file names its library.
+    if (!spec.library.enabled() && mapping.multi_gpu_library == "nccl") {
+      if (const std::string generation = generation_of_accelerator(c.device); !generation.empty()) {
+        spec.library.name = "nccl";
+        parse_generation(generation, spec.library.generation);
+      }
+    }
     if (const std::optional<CpuLoader> loader = cpu_loader_of(row, model.name)) {
       c.cpu_input = true;
       c.autoaugment = loader->autoaugment;
@@ -293,8 +337,7 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
         setup.input.cores = std::min(loader->node_cores, loader->workers_per_device * per_node);
       }
     }
-    const Prediction p = predict_step(setup, spec, row.device_count, "ring", nullptr, Backend::flow, 0, true);
-    c.predicted = p.samples_per_s;
+    c.predicted = samples_per_s(setup, spec, row, cluster_name, mapping.reuse_reductions);
     c.error = (c.predicted - row.throughput) / row.throughput;
     result.cases.push_back(c);
   }

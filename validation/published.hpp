@@ -55,6 +55,15 @@ struct PublishedMapping {
   // plain (random crop and flip) and with AutoAugment; 0: the input pipeline is not modelled.
   double decode_per_core = 0;
   double decode_per_core_autoaugment = 0;
+  // A row whose gradients are reduced once after its last backward is predicted as its one-device step plus the
+  // reduction's seconds, kept per row (for the whole process) after its first full prediction: exact, since nothing
+  // overlaps the reduction, and what lets a fit predict such rows on hundreds of GPUs hundreds of times. false: every
+  // row's step is simulated whole.
+  bool reuse_reductions = true;
+  // The collective library the multi-GPU rows' gradients are reduced through where the cluster file names none (the
+  // built-in DGX files): "nccl", what every such row ran (a ring a NIC in NCCL's protocols, the GPU's generation), or
+  // empty: plain messages, each node boundary crossed through one NIC (what the shipped device files were fitted with).
+  std::string multi_gpu_library;
 };
 PublishedMapping default_published_mapping(const std::string& data_dir);
 

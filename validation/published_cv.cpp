@@ -32,7 +32,7 @@ CrossValidation cross_validate_published(const std::vector<PublishedRow>& rows, 
     }
     if (!held_any) continue;
     const PublishedFit fit = fit_published(split, devices, mapping, data_dir, options);
-    PublishedMapping fitted;
+    PublishedMapping fitted = mapping;
     fitted.decode_per_core = fit.input.decode_per_core;
     fitted.decode_per_core_autoaugment = fit.input.decode_per_core_autoaugment;
     fitted.device_of = [&](const std::string& name) {

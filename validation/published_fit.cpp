@@ -97,7 +97,9 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
     if (it == base.end()) it = base.emplace(name, mapping.device_of(name)).first;
     return it->second;
   };
-  PublishedMapping defaults;
+  PublishedMapping defaults = mapping;  // (its collective library; no input pipeline until searched)
+  defaults.decode_per_core = 0;
+  defaults.decode_per_core_autoaugment = 0;
   defaults.device_of = [&](const std::string& name) {
     Device d = base_device(name);
     apply_fit(d, start, 0, 0, KernelRates{});
@@ -129,7 +131,7 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   LogParams pooled{};
 
   auto fitted_mapping = [&](double knee_s) {
-    PublishedMapping m;
+    PublishedMapping m = mapping;
     m.decode_per_core = decode_rate;
     m.decode_per_core_autoaugment = autoaugment_rate;
     m.device_of = [&, knee_s](const std::string& name) {
