@@ -12,8 +12,8 @@ namespace dtsim::cli {
 inline constexpr FlagSpec published_library_flag{
     "library", "NAME", "none",
     "--published: the collective library of the multi-GPU rows' gradient allreduce: nccl (what they ran: a ring a NIC "
-    "in NCCL's protocols; not yet decided by cross-validation, docs/validation.md) or none (plain messages, each node "
-    "boundary crossed through one NIC: what the shipped device files were fitted with)"};
+    "in NCCL's protocols; cross-validated worse than none and much slower to fit, docs/validation.md) or none (plain "
+    "messages, each node boundary crossed through one NIC: what the shipped device files were fitted with)"};
 
 // default_published_mapping with --library applied; a UsageError naming --library for another value.
 inline PublishedMapping published_mapping_from_flags(const Flags& flags, const std::string& data_dir) {
