@@ -1,9 +1,6 @@
 #include "cli/library_flag.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <filesystem>
-#include <string_view>
 
 #include "models/collective_library.hpp"
 #include "scenarios/cluster_file.hpp"
