@@ -302,6 +302,7 @@ std::uint32_t FlowEngine::start_transfer(Channel& ch, int src, int dst, std::uin
   const std::uint32_t id = reuse_or_append(flows_, free_flows_);
   if (flow_mark_.size() < flows_.size()) {
     flow_mark_.push_back(0);
+    group_of_.push_back(none);
     slots_.resize(flows_.size() * max_hops_);
   }
   Flow& flow = flows_[id];

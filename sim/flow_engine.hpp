@@ -42,7 +42,6 @@ struct Flow {                        // what the rate computation reads first, i
   double penalty = 1;  // SimGrid's sharing penalty: the route's latency (1 without); shares go as 1/penalty
   double bound = infinity;
   double cost = 1;         // link capacity used per byte per second: 1 / the calibrated bandwidth factor
-  double next_rate = 0;    // its rate, computed before it is set
   double remaining = 0;    // bytes left at updated_at
   double updated_at = 0;   // when remaining was last brought up to date
   double latency_end = 0;  // when its latency is paid
@@ -55,6 +54,22 @@ struct Flow {                        // what the rate computation reads first, i
   bool claimed = false;
   std::uint32_t entry = none;
   double hop_s = 0;
+};
+
+// compute_rates' flows of one route with the same cost, penalty and bound: progressive filling treats them alike, so
+// it fills them as one, with their count as its weight (an NVLS tree's chunks in flight share a route several at a
+// time). Max-min rates are unique, so the rates are those of filling the flows one by one.
+struct RateGroup {
+  std::uint32_t first_resource = 0;  // its route, as Flow's
+  std::uint32_t resource_count = 0;
+  std::uint32_t members = 0;
+  std::uint32_t next_of_route = none;  // the route's other groups in this computation
+  double cost = 1;
+  double penalty = 1;
+  double bound = infinity;
+  double rate_sum = 0;   // the members' rates before the computation
+  double next_rate = 0;  // each member's rate, computed before it is set
+  bool frozen = false;
 };
 
 // A resource (one direction of a link), with the scratch of compute_rates, kept together for locality.
@@ -201,6 +216,9 @@ private:
   std::span<const std::uint32_t> resources(const Flow& f) const {
     return {route_resources_.data() + f.first_resource, f.resource_count};
   }
+  std::span<const std::uint32_t> resources(const RateGroup& g) const {
+    return {route_resources_.data() + g.first_resource, g.resource_count};
+  }
 
   // A channel's FIFO of posted sends, in a pool shared by all channels (no allocation per channel).
   void push_send(Channel& ch, std::uint64_t bytes);
@@ -288,19 +306,24 @@ private:
   // the others are its boundary.
   inline void add_to_component(std::uint32_t id);
 
-  // Progressive filling of the component (comp_flows_, comp_res_ with left, weight and unfrozen set): each flow's
-  // next_rate. Boundary links (mark 2) only have the new rates taken from what is left on them. Each level freezes the
-  // flows of the links it fills (read from the links' flow lists) or those that reach their bound (walked in order of
-  // bound), so that a level costs the links of the component and the flows it freezes, not every flow again.
+  // Progressive filling of the component (comp_flows_ in groups_, comp_res_ with left, weight and unfrozen set):
+  // each group's next_rate. Boundary links (mark 2) only have the new rates taken from what is left on them. Each level
+  // freezes the flows of the links it fills (read from the links' flow lists) or those that reach their bound (walked
+  // in order of bound), so that a level costs the links of the component and the flows it freezes, not every flow
+  // again.
   inline void fill();
 
   void set_rate(std::uint32_t id, double rate);
+
+  // Forgets compute_rates' groups (route_group_ back to none for their routes).
+  void clear_groups();
 
   const FlowOptions& o_;
   double now_ = 0;
   std::vector<RankState> ranks_;
   std::vector<Flow> flows_;
-  std::vector<std::uint8_t> flow_mark_;  // compute_rates' scratch: 1 in the component, 2 frozen (apart, dense)
+  std::vector<std::uint8_t> flow_mark_;  // compute_rates' scratch: 1 in the component (apart, dense)
+  std::vector<std::uint32_t> group_of_;  // compute_rates' scratch: a component flow's group in groups_
   std::vector<std::uint32_t> free_flows_;
   std::vector<EagerEntry> eager_;  // the channels' lists of unclaimed eager messages
   std::vector<std::uint32_t> free_eager_list_;
@@ -355,12 +378,14 @@ private:
   std::vector<std::uint32_t> dirty_;  // links whose saturated flows need new rates
   std::vector<std::uint32_t> seeds_;  // flows that started moving
   std::vector<std::uint32_t> comp_flows_;
-  std::vector<std::uint32_t> comp_res_;    // the links inside the component
-  std::vector<std::uint32_t> boundary_;    // the unsaturated links its flows also cross
-  std::vector<std::uint32_t> bounded_;     // fill: the component's flows with a bound, by bound
-  std::vector<std::uint32_t> filled_;      // fill: the links a level fills
-  std::vector<std::uint32_t> open_res_;    // fill: the component's links that still carry unfrozen flows
-  std::vector<std::uint32_t> open_flows_;  // fill: its flows not yet frozen (up to the last scan)
+  std::vector<std::uint32_t> comp_res_;     // the links inside the component
+  std::vector<std::uint32_t> boundary_;     // the unsaturated links its flows also cross
+  std::vector<RateGroup> groups_;           // the component's flows by route, cost, penalty and bound
+  std::vector<std::uint32_t> route_group_;  // by a route's first resource: its first group in groups_, or none
+  std::vector<std::uint32_t> bounded_;      // fill: the component's groups with a bound, by bound
+  std::vector<std::uint32_t> filled_;       // fill: the links a level fills
+  std::vector<std::uint32_t> open_res_;     // fill: the component's links that still carry unfrozen flows
+  std::vector<std::uint32_t> open_groups_;  // fill: its groups not yet frozen (up to the last scan)
 };
 
 }  // namespace dtsim::flow_engine

@@ -9,6 +9,8 @@
 namespace dtsim::flow_engine {
 
 void FlowEngine::compute_rates() {
+  // (by first resource: an empty route's first is where the next route starts, or the end)
+  if (route_group_.size() <= route_resources_.size()) route_group_.assign(route_resources_.size() + 1, none);
   while (true) {
     comp_flows_.clear();
     comp_res_.clear();
@@ -35,15 +37,15 @@ void FlowEngine::compute_rates() {
     }
     for (const std::uint32_t res : boundary_)
       res_[res].left = res_[res].capacity - res_[res].load;
-    for (const std::uint32_t id : comp_flows_) {
-      const Flow& f = flows_[id];
-      for (const std::uint32_t res : resources(f)) {
+    for (const RateGroup& g : groups_) {  // (a group's flows cross the same links alike)
+      const double weight = static_cast<double>(g.members) * (g.cost / g.penalty);
+      for (const std::uint32_t res : resources(g)) {
         Resource& r = res_[res];
         if (r.mark == 2) {
-          r.left += f.rate * f.cost;  // its load without the flows inside
+          r.left += g.rate_sum * g.cost;  // its load without the flows inside
         } else {
-          ++r.unfrozen;
-          r.weight += f.cost / f.penalty;
+          r.unfrozen += g.members;
+          r.weight += weight;
         }
       }
     }
@@ -63,24 +65,60 @@ void FlowEngine::compute_rates() {
     }
     for (const std::uint32_t id : comp_flows_)
       flow_mark_[id] = 0;
+    clear_groups();
   }
   dirty_.clear();
   seeds_.clear();
   for (const std::uint32_t id : comp_flows_) {
     flow_mark_[id] = 0;
-    set_rate(id, flows_[id].next_rate);
+    set_rate(id, groups_[group_of_[id]].next_rate);
   }
+  clear_groups();
   for (const std::uint32_t res : comp_res_)
     res_[res].mark = 0;
   for (const std::uint32_t res : boundary_)
     res_[res].mark = 0;
 }
 
+void FlowEngine::clear_groups() {
+  for (const RateGroup& g : groups_)
+    route_group_[g.first_resource] = none;
+  groups_.clear();
+}
+
 inline void FlowEngine::add_to_component(std::uint32_t id) {
   if (flow_mark_[id] != 0) return;
   flow_mark_[id] = 1;
   comp_flows_.push_back(id);
-  for (const std::uint32_t res : resources(flows_[id])) {
+  // its group: the flows of its route with its cost, penalty and bound (max-min gives them one rate)
+  const Flow& f = flows_[id];
+  std::uint32_t& first = route_group_[f.first_resource];
+  bool route_seen = false;  // (an empty route and the next one start at the same resource: told apart by count)
+  std::uint32_t g = first;
+  while (g != none) {
+    const RateGroup& h = groups_[g];
+    if (h.resource_count == f.resource_count) {
+      route_seen = true;
+      if (h.cost == f.cost && h.penalty == f.penalty && h.bound == f.bound) break;
+    }
+    g = h.next_of_route;
+  }
+  if (g == none) {
+    g = static_cast<std::uint32_t>(groups_.size());
+    RateGroup& group = groups_.emplace_back();
+    group.first_resource = f.first_resource;
+    group.resource_count = f.resource_count;
+    group.next_of_route = first;
+    group.cost = f.cost;
+    group.penalty = f.penalty;
+    group.bound = f.bound;
+    first = g;
+  }
+  ++groups_[g].members;
+  groups_[g].rate_sum += f.rate;
+  group_of_[id] = g;
+  if (route_seen) return;  // (its links were met with the route's first flow)
+  for (const std::uint32_t res : resources(f)) {
     Resource& r = res_[res];
     if (r.mark != 0) continue;
     if (saturated(r) || r.load == 0) {  // (an idle link carries only flows that start now: no one outside)
@@ -93,32 +131,39 @@ inline void FlowEngine::add_to_component(std::uint32_t id) {
 }
 
 inline void FlowEngine::fill() {
-  std::size_t unfrozen = comp_flows_.size();
+  std::size_t unfrozen = groups_.size();
+  std::size_t unfrozen_flows = comp_flows_.size();
   bounded_.clear();
-  for (const std::uint32_t id : comp_flows_) {
-    if (flows_[id].bound < infinity) bounded_.push_back(id);
+  for (std::uint32_t g = 0; g < groups_.size(); ++g) {
+    if (groups_[g].bound < infinity) bounded_.push_back(g);
   }
-  auto bound_level = [&](std::uint32_t id) { return flows_[id].bound * flows_[id].penalty; };
+  auto bound_level = [&](std::uint32_t g) { return groups_[g].bound * groups_[g].penalty; };
   std::sort(bounded_.begin(), bounded_.end(),
             [&](std::uint32_t a, std::uint32_t b) { return bound_level(a) < bound_level(b); });
   std::size_t next_bounded = 0;
-  // What is still unfrozen, kept compact: the links with unfrozen flows (scanned for each level) and the flows
+  // What is still unfrozen, kept compact: the links with unfrozen flows (scanned for each level) and the groups
   // (scanned when a level freezes many), each list rid of what froze before it is read again, in its order, so that
   // a component whose levels freeze it a slice at a time (the flows of a switch's reduction on every node) costs
   // the unfrozen part per level instead of the whole component.
   open_res_.assign(comp_res_.begin(), comp_res_.end());
-  open_flows_.assign(comp_flows_.begin(), comp_flows_.end());
-  auto freeze = [&](std::uint32_t id, double level) {
-    Flow& f = flows_[id];
-    flow_mark_[id] = 2;
+  open_groups_.resize(groups_.size());
+  for (std::uint32_t g = 0; g < groups_.size(); ++g)
+    open_groups_[g] = g;
+  auto freeze = [&](std::uint32_t g, double level) {
+    RateGroup& group = groups_[g];
+    group.frozen = true;
     --unfrozen;
-    f.next_rate = level / f.penalty;
-    for (const std::uint32_t res : resources(f)) {
+    unfrozen_flows -= group.members;
+    group.next_rate = level / group.penalty;
+    const double members = static_cast<double>(group.members);
+    const double load = members * group.next_rate * group.cost;
+    const double weight = members * (group.cost / group.penalty);
+    for (const std::uint32_t res : resources(group)) {
       Resource& r = res_[res];
-      r.left -= f.next_rate * f.cost;
+      r.left -= load;
       if (r.mark == 1) {
-        r.weight -= f.cost / f.penalty;
-        --r.unfrozen;
+        r.weight -= weight;
+        r.unfrozen -= group.members;
       }
     }
   };
@@ -132,19 +177,19 @@ inline void FlowEngine::fill() {
       level = std::min(level, share(res_[res]));
     }
     open_res_.resize(kept);
-    while (next_bounded < bounded_.size() && flow_mark_[bounded_[next_bounded]] != 1)
+    while (next_bounded < bounded_.size() && groups_[bounded_[next_bounded]].frozen)
       ++next_bounded;
     const double by_bound = next_bounded < bounded_.size() ? bound_level(bounded_[next_bounded]) : infinity;
     if (level == infinity && by_bound == infinity) {  // flows on boundary links only: unlimited, until checked
-      for (const std::uint32_t id : open_flows_) {
-        if (flow_mark_[id] == 1) freeze(id, infinity);
+      for (const std::uint32_t g : open_groups_) {
+        if (!groups_[g].frozen) freeze(g, infinity);
       }
       break;
     }
     const double close = std::min(level, by_bound) * (1 + 1e-12);
     if (by_bound <= level) {
       for (std::size_t i = next_bounded; i < bounded_.size() && bound_level(bounded_[i]) <= close; ++i) {
-        if (flow_mark_[bounded_[i]] == 1) freeze(bounded_[i], by_bound);
+        if (!groups_[bounded_[i]].frozen) freeze(bounded_[i], by_bound);
       }
       continue;
     }
@@ -158,24 +203,25 @@ inline void FlowEngine::fill() {
         r.filled = true;
       }
     }
-    if (filled_flows * 8 < unfrozen) {  // a few flows freeze: read them from their links' lists
+    if (filled_flows * 8 < unfrozen_flows) {  // a few flows freeze: read them from their links' lists
       for (const std::uint32_t res : filled_) {
         for (const OnResource& on : on_resource_[res]) {
-          if (flow_mark_[on.flow] == 1) freeze(on.flow, level);
+          const std::uint32_t g = group_of_[on.flow];
+          if (!groups_[g].frozen) freeze(g, level);
         }
       }
-    } else {  // many (a server's incast): read the unfrozen flows in order rather than jump around
+    } else {  // many (a server's incast): read the unfrozen groups in order rather than jump around
       kept = 0;
-      for (const std::uint32_t id : open_flows_) {
-        if (flow_mark_[id] != 1) continue;
-        const auto route = resources(flows_[id]);
+      for (const std::uint32_t g : open_groups_) {
+        if (groups_[g].frozen) continue;
+        const auto route = resources(groups_[g]);
         if (std::any_of(route.begin(), route.end(), [&](std::uint32_t res) { return res_[res].filled; })) {
-          freeze(id, level);
+          freeze(g, level);
         } else {
-          open_flows_[kept++] = id;
+          open_groups_[kept++] = g;
         }
       }
-      open_flows_.resize(kept);
+      open_groups_.resize(kept);
     }
     for (const std::uint32_t res : filled_)
       res_[res].filled = false;

@@ -323,6 +323,72 @@ TEST_CASE("the flow executor applies calibrated factors as SimGrid's callbacks d
   }
 }
 
+TEST_CASE("messages of one route moving at once share its links as SimGrid shares them, one by one") {
+  // rank 0 sends three messages of different sizes to rank 1 at once (one route, filled as one group while their
+  // bandwidth factors are alike), rank 2 and rank 3 one each into rank 1 as well; then rank 0 two more to rank 2
+  const std::vector<std::uint64_t> sizes{1'000'000, 2'000'000, 3'000'000, 1'500'000, 500'000, 40'000, 2'500'000};
+  std::vector<Chunk> chunks;
+  std::uint64_t offset = 0;
+  for (const std::uint64_t size : sizes) {
+    chunks.push_back(Chunk{offset, size});
+    offset += size;
+  }
+  ScheduleBuilder b(Collective::broadcast, "one route at once", 4, offset, chunks);
+  b.begin_rank(0);
+  b.begin_step();
+  for (std::uint32_t c : {0U, 1U, 2U})
+    b.add(Op::send(1, c));
+  b.begin_step();
+  b.add(Op::send(2, 5));
+  b.add(Op::send(2, 6));
+  b.begin_rank(1);
+  b.begin_step();
+  for (std::uint32_t c : {0U, 1U, 2U})
+    b.add(Op::recv_copy(0, c));
+  b.add(Op::recv_copy(2, 3));
+  b.add(Op::recv_copy(3, 4));
+  b.begin_rank(2);
+  b.begin_step();
+  b.add(Op::send(1, 3));
+  b.begin_step();
+  b.add(Op::recv_copy(0, 5));
+  b.add(Op::recv_copy(0, 6));
+  b.begin_rank(3);
+  b.begin_step();
+  b.add(Op::send(1, 4));
+  const Schedule s = b.finish();
+  for (const bool factors : {false}) {
+    CAPTURE(factors);
+    SimGridOptions sg;
+    sg.cost.alpha_s = 3e-6;
+    if (factors) sg.factors = {{0, 2.0, 0.6}, {1'200'000, 1.0, 0.9}};  // (the first three differ in factor)
+    FlowOptions fo;
+    fo.cost = sg.cost;
+    fo.factors = sg.factors;
+    fo.pad_chunks_within = 0;  // every message timed at its own size, as SimGrid does
+    fo.pad_chunks_bytes = 0;
+    const ExecutionResult a = run_simgrid(s, sg);
+    const ExecutionResult f = run_flow(s, fo);
+    REQUIRE(f.rank_finish_s.size() == 4);
+    for (std::size_t r = 0; r < 4; ++r) {
+      CAPTURE(r, f.rank_finish_s[r], a.rank_finish_s[r]);
+      CHECK(rel_diff(f.rank_finish_s[r], a.rank_finish_s[r]) < 1e-6);
+    }
+  }
+  // without latency or factors, by hand: rank 1's downlink carries five messages at once (B/5 each) until rank 3's
+  // 0.5 MB has arrived, then four (B/4), ...: it is never idle, and rank 0's 3 MB message is the last of the 8 MB to
+  // arrive; then rank 0's 40 kB and 2.5 MB share its uplink into rank 2
+  FlowOptions plain;
+  plain.cost.alpha_s = 0;
+  plain.pad_chunks_within = 0;
+  plain.pad_chunks_bytes = 0;
+  const ExecutionResult p = run_flow(s, plain);
+  const double into_1 = (1'000'000 + 2'000'000 + 3'000'000 + 1'500'000 + 500'000) / plain.cost.bandwidth_Bps;
+  CHECK(p.rank_finish_s[1] == Approx(into_1).epsilon(1e-9));
+  CHECK(p.rank_finish_s[0] == Approx(into_1 + (40'000 + 2'500'000) / plain.cost.bandwidth_Bps).epsilon(1e-9));
+  CHECK(p.rank_finish_s[2] == Approx(into_1 + (40'000 + 2'500'000) / plain.cost.bandwidth_Bps).epsilon(1e-9));
+}
+
 TEST_CASE("the flow executor shares a link max-min: two transfers into one receiver take twice as long") {
   FlowOptions fo;
   fo.cost.alpha_s = 0;
