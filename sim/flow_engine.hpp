@@ -77,7 +77,7 @@ struct Resource {
   double capacity = 0;  // bytes per second
   double load = 0;      // rate x cost of the flows moving on it
   double left = 0;      // compute_rates: capacity not yet given to frozen flows
-  double weight = 0;    // compute_rates: sum of cost / penalty of its unfrozen flows
+  double weight = 0;    // compute_rates: sum of 1 / penalty of its unfrozen flows
   std::uint32_t unfrozen = 0;
   std::uint8_t mark = 0;  // compute_rates: 1 inside the component, 2 on its boundary
   bool filled = false;    // fill: the current level fills it
@@ -291,9 +291,11 @@ private:
   static bool same_shape(const Segment& segment, const StepCursor& a, const StepCursor& b);
 
   // Weighted max-min fairness by progressive filling over the flows that share saturated links, transitively, with the
-  // links whose load changed: every such flow's rate is level / penalty as the level rises (using rate x cost of each
-  // link it crosses); a link whose remaining capacity the level fills, or a flow that reaches its bound, freezes its
-  // flows. Flows whose rate changed get a new finish event.
+  // links whose load changed: as the level rises, every such flow uses level / penalty of each link it crosses (its
+  // rate x cost), so that it moves level / (penalty x cost) bytes a second: SimGrid's CM02 shares a link's capacity
+  // among its variables by penalty and moves a variable's bytes at its value times the bandwidth factor (1 / cost). A
+  // link whose remaining capacity the level fills, or a flow that reaches its bound, freezes its flows. Flows whose
+  // rate changed get a new finish event.
   // The component stops at links that are not saturated (a non-blocking fabric's links), its boundary: the flows
   // outside keep their rates, and the flows inside are filled without the boundary's limits. That is exact as long as
   // the new rates fit in what the flows outside leave on each boundary link, since then no flow has it for bottleneck;

@@ -38,7 +38,7 @@ void FlowEngine::compute_rates() {
     for (const std::uint32_t res : boundary_)
       res_[res].left = res_[res].capacity - res_[res].load;
     for (const RateGroup& g : groups_) {  // (a group's flows cross the same links alike)
-      const double weight = static_cast<double>(g.members) * (g.cost / g.penalty);
+      const double weight = static_cast<double>(g.members) / g.penalty;
       for (const std::uint32_t res : resources(g)) {
         Resource& r = res_[res];
         if (r.mark == 2) {
@@ -137,7 +137,7 @@ inline void FlowEngine::fill() {
   for (std::uint32_t g = 0; g < groups_.size(); ++g) {
     if (groups_[g].bound < infinity) bounded_.push_back(g);
   }
-  auto bound_level = [&](std::uint32_t g) { return groups_[g].bound * groups_[g].penalty; };
+  auto bound_level = [&](std::uint32_t g) { return groups_[g].bound * groups_[g].penalty * groups_[g].cost; };
   std::sort(bounded_.begin(), bounded_.end(),
             [&](std::uint32_t a, std::uint32_t b) { return bound_level(a) < bound_level(b); });
   std::size_t next_bounded = 0;
@@ -154,10 +154,10 @@ inline void FlowEngine::fill() {
     group.frozen = true;
     --unfrozen;
     unfrozen_flows -= group.members;
-    group.next_rate = level / group.penalty;
+    group.next_rate = level / (group.penalty * group.cost);
     const double members = static_cast<double>(group.members);
     const double load = members * group.next_rate * group.cost;
-    const double weight = members * (group.cost / group.penalty);
+    const double weight = members / group.penalty;
     for (const std::uint32_t res : resources(group)) {
       Resource& r = res_[res];
       r.left -= load;

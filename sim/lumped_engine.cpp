@@ -267,7 +267,7 @@ struct LumpedEngine::State {
           weight[hop.resource] = 0;
           unfrozen[hop.resource] = 0;
         }
-        weight[hop.resource] += hop.flows * f.cost / f.penalty;
+        weight[hop.resource] += hop.flows / f.penalty;
         ++unfrozen[hop.resource];
       }
     }
@@ -284,7 +284,7 @@ struct LumpedEngine::State {
       for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count; ++h)
         on_flows[on_end[l.hops[h].resource]++] = id;
     }
-    auto bound_level = [&](std::uint32_t id) { return flows[id].bound * flows[id].penalty; };
+    auto bound_level = [&](std::uint32_t id) { return flows[id].bound * flows[id].penalty * flows[id].cost; };
     std::sort(bounded.begin(), bounded.end(),
               [&](std::uint32_t a, std::uint32_t b) { return bound_level(a) < bound_level(b); });
     std::size_t next_bounded = 0;
@@ -293,12 +293,12 @@ struct LumpedEngine::State {
       FlowState& f = flows[id];
       f.frozen = true;
       --open;
-      f.next_rate = level / f.penalty;
+      f.next_rate = level / (f.penalty * f.cost);  // (its capacity use is level / penalty, as in the full engine)
       const LumpedFlow& lf = l.flows[id];
       for (std::uint32_t h = lf.first_hop; h < lf.first_hop + lf.hop_count; ++h) {
         const LumpedHop& hop = l.hops[h];
         left[hop.resource] -= hop.flows * f.next_rate * f.cost;
-        weight[hop.resource] -= hop.flows * f.cost / f.penalty;
+        weight[hop.resource] -= hop.flows / f.penalty;
         --unfrozen[hop.resource];
         changed.push_back(hop.resource);
       }

@@ -357,11 +357,11 @@ TEST_CASE("messages of one route moving at once share its links as SimGrid share
   b.begin_step();
   b.add(Op::send(1, 4));
   const Schedule s = b.finish();
-  for (const bool factors : {false}) {
+  for (const bool factors : {false, true}) {  // (with factors: the first three differ in bandwidth factor)
     CAPTURE(factors);
     SimGridOptions sg;
     sg.cost.alpha_s = 3e-6;
-    if (factors) sg.factors = {{0, 2.0, 0.6}, {1'200'000, 1.0, 0.9}};  // (the first three differ in factor)
+    if (factors) sg.factors = {{0, 2.0, 0.6}, {1'200'000, 1.0, 0.9}};
     FlowOptions fo;
     fo.cost = sg.cost;
     fo.factors = sg.factors;
