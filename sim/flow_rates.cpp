@@ -23,7 +23,9 @@ void FlowEngine::compute_rates() {
       for (const OnResource& on : on_resource_[res])
         add_to_component(on.flow);
     }
-    if (comp_flows_.size() * 4 > flows_.size()) {  // most flows: visit them in memory order (a server's incast)
+    // most flows, each on a route of its own (a server's incast): visit them in memory order; where routes carry
+    // several flows each (an NVLS tree's chunks), the groups are visited instead and the discovery order is kept
+    if (comp_flows_.size() * 4 > flows_.size() && groups_.size() * 2 > comp_flows_.size()) {
       comp_flows_.clear();
       for (std::uint32_t id = 0; id < flows_.size(); ++id) {
         if (flow_mark_[id] == 1) comp_flows_.push_back(id);
