@@ -317,7 +317,7 @@ private:
 
   void set_rate(std::uint32_t id, double rate);
 
-  // Forgets compute_rates' groups (route_group_ back to none for their routes).
+  // Forgets compute_rates' groups (a new epoch: every route_group_ entry is stale).
   void clear_groups();
 
   const FlowOptions& o_;
@@ -380,10 +380,15 @@ private:
   std::vector<std::uint32_t> dirty_;  // links whose saturated flows need new rates
   std::vector<std::uint32_t> seeds_;  // flows that started moving
   std::vector<std::uint32_t> comp_flows_;
-  std::vector<std::uint32_t> comp_res_;     // the links inside the component
-  std::vector<std::uint32_t> boundary_;     // the unsaturated links its flows also cross
-  std::vector<RateGroup> groups_;           // the component's flows by route, cost, penalty and bound
-  std::vector<std::uint32_t> route_group_;  // by a route's first resource: its first group in groups_, or none
+  std::vector<std::uint32_t> comp_res_;  // the links inside the component
+  std::vector<std::uint32_t> boundary_;  // the unsaturated links its flows also cross
+  std::vector<RateGroup> groups_;        // the component's flows by route, cost, penalty and bound
+  struct RouteGroup {
+    std::uint32_t epoch = 0;  // the computation that set `first` (group_epoch_); another one: none
+    std::uint32_t first = none;
+  };
+  std::vector<RouteGroup> route_group_;  // by a route's first resource: its first group in groups_
+  std::uint32_t group_epoch_ = 1;
   std::vector<std::uint32_t> bounded_;      // fill: the component's groups with a bound, by bound
   std::vector<std::uint32_t> filled_;       // fill: the links a level fills
   std::vector<std::uint32_t> open_res_;     // fill: the component's links that still carry unfrozen flows

@@ -10,7 +10,7 @@ namespace dtsim::flow_engine {
 
 void FlowEngine::compute_rates() {
   // (by first resource: an empty route's first is where the next route starts, or the end)
-  if (route_group_.size() <= route_resources_.size()) route_group_.assign(route_resources_.size() + 1, none);
+  if (route_group_.size() <= route_resources_.size()) route_group_.assign(route_resources_.size() + 1, RouteGroup{});
   while (true) {
     comp_flows_.clear();
     comp_res_.clear();
@@ -83,9 +83,11 @@ void FlowEngine::compute_rates() {
 }
 
 void FlowEngine::clear_groups() {
-  for (const RateGroup& g : groups_)
-    route_group_[g.first_resource] = none;
   groups_.clear();
+  if (++group_epoch_ == 0) {  // (after 2^32 computations: forget the stamps for good)
+    std::fill(route_group_.begin(), route_group_.end(), RouteGroup{});
+    group_epoch_ = 1;
+  }
 }
 
 inline void FlowEngine::add_to_component(std::uint32_t id) {
@@ -94,7 +96,12 @@ inline void FlowEngine::add_to_component(std::uint32_t id) {
   comp_flows_.push_back(id);
   // its group: the flows of its route with its cost, penalty and bound (max-min gives them one rate)
   const Flow& f = flows_[id];
-  std::uint32_t& first = route_group_[f.first_resource];
+  RouteGroup& stamp = route_group_[f.first_resource];
+  if (stamp.epoch != group_epoch_) {
+    stamp.epoch = group_epoch_;
+    stamp.first = none;
+  }
+  std::uint32_t& first = stamp.first;
   bool route_seen = false;  // (an empty route and the next one start at the same resource: told apart by count)
   std::uint32_t g = first;
   while (g != none) {
