@@ -42,14 +42,20 @@ void apply_library_flag(ClusterSpec& cluster, const std::string& value) {
                      ":', got nothing (without the ':', the accelerator's own)");
   }
   if (generation.empty()) {
-    generation = name == "nccl" ? generation_of_accelerator(cluster.node.accelerator) : "";
+    const std::string& accelerator = cluster.node.accelerator;
+    generation = name == "nccl" ? generation_of_accelerator(accelerator)
+                                : contemporary_generation_of_amd_accelerator(accelerator);
     if (generation.empty()) {
-      throw UsageError("--library: cannot tell the GPU generation of " + cluster.node.accelerator + "; give it, e.g. " +
-                       name + ":hopper (volta, ampere, hopper or blackwell)");
+      throw UsageError("--library: cannot tell the GPU generation of " + accelerator + " (" +
+                       (name == "nccl" ? "an NVIDIA V100, A10, A30, A40, A100, H100, H200, B100 or B200"
+                                       : "an AMD Instinct MI100, MI210, MI250(X), MI300X, MI300A, MI325X, MI350X or "
+                                         "MI355X") +
+                       "); give it, e.g. " + name + ":hopper (volta, ampere, hopper or blackwell)");
     }
   }
   CollectiveLibrary library;
   library.name = name;
+  library.msccl = name == "rccl" && rccl_msccl_by_default(cluster.node.accelerator);  // (RCCL's default there)
   if (!parse_generation(generation, library.generation)) {
     throw UsageError("--library: expected a generation of volta, ampere, hopper or blackwell after '" + name +
                      ":', got '" + generation + "'");

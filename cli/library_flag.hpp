@@ -12,9 +12,10 @@ namespace dtsim::cli {
 inline constexpr FlagSpec library_flag{
     "library", "NAME", "from the cluster file",
     "the cluster's collective library, replacing cluster.library: nccl or rccl, optionally with the GPU generation "
-    "whose constants apply (nccl:hopper; volta, ampere, hopper or blackwell; nccl's is read from an NVIDIA node's "
-    "accelerator when not given), with the library's defaults for every other field (docs/clusters.md); none: plain "
-    "messages"};
+    "whose constants apply (nccl:hopper; volta, ampere, hopper or blackwell; when not given, nccl's is read from an "
+    "NVIDIA node's accelerator, rccl's is an AMD Instinct node's NVIDIA contemporary, e.g. hopper for MI300X), with "
+    "the library's defaults for every other field (MSCCL on for rccl on MI300X, as RCCL has it; docs/clusters.md); "
+    "none: plain messages"};
 
 // --cluster NAME|FILE: a path (anything with a '/' or a .json ending, or that exists) or a built-in cluster's name
 // (data_dir/scenarios/clusters/NAME.json); a UsageError naming --cluster for one that cannot be read.

@@ -400,28 +400,52 @@ bool parse_generation(std::string_view text, GpuGeneration& generation) {
   return false;
 }
 
+namespace {
+
+// Whether `name` (upper case) names `part` as a part number: at the start of a word and not followed by a digit
+// ("A100-SXM4-80GB", "NVIDIA H100", "GB200" for its B200s, "AMD Instinct MI300X").
+bool names_part(const std::string& name, std::string_view part) {
+  for (std::size_t at = name.find(part); at != std::string::npos; at = name.find(part, at + 1)) {
+    const bool starts = at == 0 || !std::isalpha(static_cast<unsigned char>(name[at - 1])) ||
+                        (at == 1 && name[0] == 'G');  // (GB200, GH200)
+    const std::size_t end = at + part.size();
+    const bool ends = end == name.size() || !std::isdigit(static_cast<unsigned char>(name[end]));
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+std::string upper(const std::string& text) {
+  std::string out = text;
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::toupper(c); });
+  return out;
+}
+
+}  // namespace
+
 std::string generation_of_accelerator(const std::string& accelerator) {
-  std::string name = accelerator;
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
-  // a part number at the start of a word: "A100-SXM4-80GB", "NVIDIA H100", "GB200" (its B200s)
-  auto names = [&](std::string_view part) {
-    for (std::size_t at = name.find(part); at != std::string::npos; at = name.find(part, at + 1)) {
-      const bool starts = at == 0 || !std::isalpha(static_cast<unsigned char>(name[at - 1])) ||
-                          (at == 1 && name[0] == 'G');  // (GB200, GH200)
-      const std::size_t end = at + part.size();
-      const bool ends = end == name.size() || !std::isdigit(static_cast<unsigned char>(name[end]));
-      if (starts && ends) return true;
-    }
-    return false;
-  };
-  if (names("V100")) return "volta";
+  const std::string name = upper(accelerator);
+  if (names_part(name, "V100")) return "volta";
   for (const char* part : {"A100", "A10", "A30", "A40"})
-    if (names(part)) return "ampere";
+    if (names_part(name, part)) return "ampere";
   for (const char* part : {"H100", "H200"})
-    if (names(part)) return "hopper";
+    if (names_part(name, part)) return "hopper";
   for (const char* part : {"B100", "B200"})
-    if (names(part)) return "blackwell";
+    if (names_part(name, part)) return "blackwell";
   return "";
 }
+
+std::string contemporary_generation_of_amd_accelerator(const std::string& accelerator) {
+  const std::string name = upper(accelerator);
+  for (const char* part : {"MI100", "MI210", "MI250", "MI250X"})
+    if (names_part(name, part)) return "ampere";
+  for (const char* part : {"MI300X", "MI300A", "MI325X"})
+    if (names_part(name, part)) return "hopper";
+  for (const char* part : {"MI350X", "MI355X"})
+    if (names_part(name, part)) return "blackwell";
+  return "";
+}
+
+bool rccl_msccl_by_default(const std::string& accelerator) { return names_part(upper(accelerator), "MI300X"); }
 
 }  // namespace dtsim

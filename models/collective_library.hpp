@@ -204,5 +204,13 @@ bool parse_generation(std::string_view text, GpuGeneration& generation);
 // The GPU generation an NVIDIA accelerator's name says (V100: volta; A100, A10, A30, A40: ampere; H100, H200:
 // hopper; B100, B200: blackwell), or empty when it says none.
 std::string generation_of_accelerator(const std::string& accelerator);
+// The NCCL generation whose constants dtsim gives RCCL on an AMD Instinct accelerator, by its NVIDIA contemporary
+// (MI100, MI210, MI250, MI250X: ampere; MI300X, MI300A, MI325X: hopper; MI350X, MI355X: blackwell), as
+// validation/published/clusters/amd-*.json do: an assumption, RCCL's own tables are not read. Empty when the name
+// says none of them.
+std::string contemporary_generation_of_amd_accelerator(const std::string& accelerator);
+// Whether RCCL runs MSCCL's algorithms by default on this accelerator (RCCL's documentation, how-to/rccl-usage-tips:
+// "On MI300X, MSCCL is enabled by default").
+bool rccl_msccl_by_default(const std::string& accelerator);
 
 }  // namespace dtsim

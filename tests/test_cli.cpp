@@ -130,7 +130,9 @@ TEST_CASE("bad CLI values exit 2 with one line naming the flag and the accepted 
       // estimated from the step's first simulation, before hours of samples
       {"predict --accelerators 64 --samples 1000000 --sampler exact",
        "1000000 exact samples of the step on 64 accelerators would take about"},
-      {"collective --cluster mi300x --library rccl", "--library: cannot tell the GPU generation of MI300X"},
+      {"collective --cluster dgx-a100 --library rccl",
+       "--library: cannot tell the GPU generation of A100-SXM4-80GB (an AMD"},
+      {"collective --cluster mi300x --library nccl", "--library: cannot tell the GPU generation of MI300X (an NVIDIA"},
       {"predict --library nccl:kepler", "--library: expected a generation"},
       {"collective --backend flow --network-model LV08", "--network-model: LV08 needs --backend simgrid"},
       {"collective --network-model XY", "--network-model: expected CM02 or LV08"},
@@ -282,6 +284,20 @@ TEST_CASE("the library flag runs a cluster's collectives through NCCL or plain m
   REQUIRE(simgrid.exit_code == 0);
   CHECK(nlohmann::json::parse(simgrid.output).at("results").at(0).at("backend") == "simgrid");
   CHECK_THAT(predicted.output, !Catch::Contains("note: plain messages"));
+}
+
+TEST_CASE("--library rccl on an AMD Instinct node takes its NVIDIA contemporary's constants and, on MI300X, MSCCL",
+          "[cli]") {
+  // the built-in MI300X node: 4 MiB on one node is MSCCL's all-pairs, as RCCL runs it there by default, and hopper's
+  // constants, as rccl:hopper gives them
+  const Run flag = run_dtsim("collective --cluster mi300x --nodes 1 --library rccl --bytes 4MiB --json");
+  REQUIRE(flag.exit_code == 0);
+  const nlohmann::json f = nlohmann::json::parse(flag.output);
+  CHECK(f.at("library") == "rccl");
+  CHECK_THAT(f.at("chosen_by").get<std::string>(), Catch::StartsWith("rccl msccl"));
+  const Run hopper = run_dtsim("collective --cluster mi300x --nodes 1 --library rccl:hopper --bytes 4MiB --json");
+  REQUIRE(hopper.exit_code == 0);
+  CHECK(nlohmann::json::parse(hopper.output).at("time_s") == f.at("time_s"));
 }
 
 TEST_CASE("a data-parallel step in a library's channels runs by classes of units, with the full engine's times",

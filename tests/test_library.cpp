@@ -339,3 +339,15 @@ TEST_CASE("a tree in a library protocol is pipelined in NCCL's chunks for it, un
   // 1 MB a tree and channel: one 1 MiB segment, or 14 of NCCL's 72,000-byte chunks
   CHECK(chunked.schedule.chunks.size() == 14 * megabyte.schedule.chunks.size());
 }
+
+TEST_CASE("an AMD Instinct accelerator's NVIDIA contemporary gives RCCL its constants; MI300X runs MSCCL by default") {
+  CHECK(contemporary_generation_of_amd_accelerator("MI300X") == "hopper");
+  CHECK(contemporary_generation_of_amd_accelerator("AMD Instinct MI250X") == "ampere");
+  CHECK(contemporary_generation_of_amd_accelerator("mi210") == "ampere");
+  CHECK(contemporary_generation_of_amd_accelerator("MI355X") == "blackwell");
+  CHECK(contemporary_generation_of_amd_accelerator("MI3000").empty());
+  CHECK(contemporary_generation_of_amd_accelerator("H100-SXM5-80GB").empty());
+  CHECK(generation_of_accelerator("MI300X").empty());  // (NCCL's: NVIDIA parts only)
+  CHECK(rccl_msccl_by_default("MI300X"));
+  CHECK_FALSE(rccl_msccl_by_default("MI250X"));
+}
