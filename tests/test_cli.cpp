@@ -286,8 +286,9 @@ TEST_CASE("the library flag runs a cluster's collectives through NCCL or plain m
   CHECK_THAT(predicted.output, !Catch::Contains("note: plain messages"));
 }
 
-TEST_CASE("--library rccl on an AMD Instinct node takes its NVIDIA contemporary's constants and, on MI300X, MSCCL",
-          "[cli]") {
+TEST_CASE(
+    "the library flag rccl on an AMD Instinct node takes its NVIDIA contemporary's constants and, on MI300X, MSCCL",
+    "[cli]") {
   // the built-in MI300X node: 4 MiB on one node is MSCCL's all-pairs, as RCCL runs it there by default, and hopper's
   // constants, as rccl:hopper gives them
   const Run flag = run_dtsim("collective --cluster mi300x --nodes 1 --library rccl --bytes 4MiB --json");
