@@ -340,7 +340,8 @@ TEST_CASE("a tree in a library protocol is pipelined in NCCL's chunks for it, un
   CHECK(chunked.schedule.chunks.size() == 14 * megabyte.schedule.chunks.size());
 }
 
-TEST_CASE("an AMD Instinct accelerator's NVIDIA contemporary gives RCCL its constants, and MI300X runs MSCCL by default") {
+TEST_CASE(
+    "an AMD Instinct accelerator's NVIDIA contemporary gives RCCL its constants, and MI300X runs MSCCL by default") {
   CHECK(contemporary_generation_of_amd_accelerator("MI300X") == "hopper");
   CHECK(contemporary_generation_of_amd_accelerator("AMD Instinct MI250X") == "ampere");
   CHECK(contemporary_generation_of_amd_accelerator("mi210") == "ampere");
