@@ -137,6 +137,8 @@ void FlowEngine::build_resources(std::span<const Schedule* const> schedules) {
   const bool long_routes = std::any_of(routes_.begin(), routes_.end(), [](const Route& r) { return r.count > 2; });
   if (o_.prune_links && long_routes) drop_shadowed_resources();
   on_resource_.resize(res_.size());
+  // by a route's first resource (an empty route's first is where the next route starts, or the end)
+  route_group_.assign(route_resources_.size() + 1, RouteGroup{});
   for (const Route& r : routes_)
     max_hops_ = std::max<std::size_t>(max_hops_, r.count);
 }

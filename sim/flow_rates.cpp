@@ -9,8 +9,6 @@
 namespace dtsim::flow_engine {
 
 void FlowEngine::compute_rates() {
-  // (by first resource: an empty route's first is where the next route starts, or the end)
-  if (route_group_.size() <= route_resources_.size()) route_group_.assign(route_resources_.size() + 1, RouteGroup{});
   while (true) {
     comp_flows_.clear();
     comp_res_.clear();
