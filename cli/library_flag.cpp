@@ -47,9 +47,7 @@ void apply_library_flag(ClusterSpec& cluster, const std::string& value) {
                                 : contemporary_generation_of_amd_accelerator(accelerator);
     if (generation.empty()) {
       throw UsageError("--library: cannot tell the GPU generation of " + accelerator + " (" +
-                       (name == "nccl" ? "an NVIDIA V100, A10, A30, A40, A100, H100, H200, B100 or B200"
-                                       : "an AMD Instinct MI100, MI210, MI250(X), MI300X, MI300A, MI325X, MI350X or "
-                                         "MI355X") +
+                       (name == "nccl" ? "an NVIDIA " + nvidia_part_list() : "an AMD Instinct " + amd_part_list()) +
                        "); give it, e.g. " + name + ":hopper (volta, ampere, hopper or blackwell)");
     }
   }

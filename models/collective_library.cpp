@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 
 namespace dtsim {
@@ -423,28 +424,47 @@ std::string upper(const std::string& text) {
 
 }  // namespace
 
-std::string generation_of_accelerator(const std::string& accelerator) {
+namespace {
+
+struct PartGeneration {
+  const char* part;
+  const char* generation;
+};
+// NVIDIA parts by generation; AMD Instinct parts by their NVIDIA contemporary ("MI250" also names MI250X)
+constexpr PartGeneration nvidia_parts[] = {{"V100", "volta"},  {"A100", "ampere"},    {"A10", "ampere"},
+                                           {"A30", "ampere"},  {"A40", "ampere"},     {"H100", "hopper"},
+                                           {"H200", "hopper"}, {"B100", "blackwell"}, {"B200", "blackwell"}};
+constexpr PartGeneration amd_parts[] = {{"MI100", "ampere"},     {"MI210", "ampere"},    {"MI250", "ampere"},
+                                        {"MI300X", "hopper"},    {"MI300A", "hopper"},   {"MI325X", "hopper"},
+                                        {"MI350X", "blackwell"}, {"MI355X", "blackwell"}};
+
+std::string generation_in(std::span<const PartGeneration> parts, const std::string& accelerator) {
   const std::string name = upper(accelerator);
-  if (names_part(name, "V100")) return "volta";
-  for (const char* part : {"A100", "A10", "A30", "A40"})
-    if (names_part(name, part)) return "ampere";
-  for (const char* part : {"H100", "H200"})
-    if (names_part(name, part)) return "hopper";
-  for (const char* part : {"B100", "B200"})
-    if (names_part(name, part)) return "blackwell";
+  for (const PartGeneration& p : parts)
+    if (names_part(name, p.part)) return p.generation;
   return "";
 }
 
-std::string contemporary_generation_of_amd_accelerator(const std::string& accelerator) {
-  const std::string name = upper(accelerator);
-  for (const char* part : {"MI100", "MI210", "MI250", "MI250X"})
-    if (names_part(name, part)) return "ampere";
-  for (const char* part : {"MI300X", "MI300A", "MI325X"})
-    if (names_part(name, part)) return "hopper";
-  for (const char* part : {"MI350X", "MI355X"})
-    if (names_part(name, part)) return "blackwell";
-  return "";
+std::string part_list(std::span<const PartGeneration> parts) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == parts.size() ? " or " : ", ") + parts[i].part;
+  return out;
 }
+
+}  // namespace
+
+std::string generation_of_accelerator(const std::string& accelerator) {
+  return generation_in(nvidia_parts, accelerator);
+}
+
+std::string contemporary_generation_of_amd_accelerator(const std::string& accelerator) {
+  return generation_in(amd_parts, accelerator);
+}
+
+std::string nvidia_part_list() { return part_list(nvidia_parts); }
+
+std::string amd_part_list() { return part_list(amd_parts); }
 
 bool rccl_msccl_by_default(const std::string& accelerator) { return names_part(upper(accelerator), "MI300X"); }
 

@@ -205,10 +205,13 @@ bool parse_generation(std::string_view text, GpuGeneration& generation);
 // hopper; B100, B200: blackwell), or empty when it says none.
 std::string generation_of_accelerator(const std::string& accelerator);
 // The NCCL generation whose constants dtsim gives RCCL on an AMD Instinct accelerator, by its NVIDIA contemporary
-// (MI100, MI210, MI250, MI250X: ampere; MI300X, MI300A, MI325X: hopper; MI350X, MI355X: blackwell), as
+// (MI100, MI210, MI250 and MI250X: ampere; MI300X, MI300A, MI325X: hopper; MI350X, MI355X: blackwell), as
 // validation/published/clusters/amd-*.json do: an assumption, RCCL's own tables are not read. Empty when the name
 // says none of them.
 std::string contemporary_generation_of_amd_accelerator(const std::string& accelerator);
+// The parts the two functions above know, as text for a message ("V100, A100, ... or B200").
+std::string nvidia_part_list();
+std::string amd_part_list();
 // Whether RCCL runs MSCCL's algorithms by default on this accelerator (RCCL's documentation, how-to/rccl-usage-tips:
 // "On MI300X, MSCCL is enabled by default").
 bool rccl_msccl_by_default(const std::string& accelerator);
