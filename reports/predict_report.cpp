@@ -116,7 +116,47 @@ std::string distribution_text(const Scenario& scenario, const std::vector<Predic
   return out.str();
 }
 
+// "25 buckets of 26.21 MB by chain-dbtree (ll128, 8 channels)"
+std::string reduction_text(const BucketReduction& r) {
+  std::string text =
+      std::to_string(r.buckets) + (r.buckets == 1 ? " bucket of " : " buckets of ") +
+      (r.smallest_bytes == r.largest_bytes ? format_bytes(r.largest_bytes)
+                                           : format_bytes(r.smallest_bytes) + " to " + format_bytes(r.largest_bytes)) +
+      " by " + r.algorithm;
+  if (r.protocol != Protocol::none) {
+    text += std::string(" (") + to_string(r.protocol) + ", " + std::to_string(r.channels) +
+            (r.channels == 1 ? " channel)" : " channels)");
+  }
+  return text;
+}
+
+// Which algorithm (and protocol, channels) reduced the buckets, where the table does not already say it: under auto
+// (chosen per bucket size) or through a collective library (its protocol and channels).
+std::string reductions_text(const std::vector<Prediction>& results) {
+  std::ostringstream out;
+  bool any = false;
+  for (const Prediction& p : results) {
+    const bool library = std::any_of(p.reductions.begin(), p.reductions.end(),
+                                     [](const BucketReduction& r) { return r.protocol != Protocol::none; });
+    if (!p.fits || p.reductions.empty() || (p.algorithm != "auto" && !library)) continue;
+    if (!any) out << "gradient buckets reduced (auto: the library's choice per bucket size, docs/clusters.md):\n";
+    any = true;
+    out << "  " << p.accelerators << " accelerators, " << p.algorithm << ": ";
+    for (std::size_t i = 0; i < p.reductions.size(); ++i)
+      out << (i == 0 ? "" : "; ") << reduction_text(p.reductions[i]);
+    out << '\n';
+  }
+  return out.str();
+}
+
 }  // namespace
+
+std::string reductions_cell(const std::vector<BucketReduction>& reductions) {
+  std::string text;
+  for (const BucketReduction& r : reductions)
+    text += (text.empty() ? "" : "; ") + reduction_text(r);
+  return text;
+}
 
 std::string predict_text(const Scenario& scenario, const std::vector<Prediction>& results,
                          const HeldoutErrors* heldout) {
@@ -151,6 +191,7 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
   out << "\nstep = input + forward + backward + exposed communication + optimizer on the slowest accelerator; "
          "speedup and efficiency against one accelerator\n";
   out << distribution_text(scenario, results);
+  out << reductions_text(results);
   const auto flow = std::find_if(results.begin(), results.end(),
                                  [](const Prediction& p) { return p.fits && p.backend == Backend::flow; });
   if (flow != results.end()) {
@@ -196,6 +237,16 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                      {"sim_wall_s", p.step.wall_s},
                      {"sim_rank_classes", p.step.rank_classes}};
     if (p.distribution.samples > 0) r["step_distribution"] = step_distribution_json(p.distribution);
+    nlohmann::json reductions = nlohmann::json::array();
+    for (const BucketReduction& g : p.reductions) {
+      reductions.push_back({{"algorithm", g.algorithm},
+                            {"protocol", to_string(g.protocol)},
+                            {"channels", g.channels},
+                            {"buckets", g.buckets},
+                            {"smallest_bytes", g.smallest_bytes},
+                            {"largest_bytes", g.largest_bytes}});
+    }
+    r["reductions"] = reductions;
     r["samples_per_s_range"] = p.fits ? throughput_range_json(s, heldout, p.samples_per_s) : nlohmann::json(nullptr);
     r["speedup_range"] = p.fits ? speedup_range_json(s, heldout, p.speedup, p.accelerators) : nlohmann::json(nullptr);
     list.push_back(r);

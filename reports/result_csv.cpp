@@ -1,6 +1,7 @@
 #include "reports/result_csv.hpp"
 
 #include "reports/csv_table.hpp"
+#include "reports/predict_report.hpp"
 
 namespace dtsim {
 
@@ -27,7 +28,8 @@ std::vector<std::string> predict_csv_columns() {
           "samples_per_s_low",
           "samples_per_s_high",
           "speedup_low",
-          "speedup_high"};
+          "speedup_high",
+          "reductions"};
 }
 
 namespace {
@@ -62,7 +64,8 @@ std::vector<std::string> predict_csv_cells(const Prediction& p, const std::optio
           range_low(samples),
           range_high(samples),
           range_low(speedup),
-          range_high(speedup)};
+          range_high(speedup),
+          csv_text(reductions_cell(p.reductions))};
 }
 
 std::string predict_csv(const std::vector<Prediction>& results) {

@@ -322,6 +322,12 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   const MemoryBudget budget{backend != Backend::simgrid ? RunMemory::flow : RunMemory::simgrid,
                             available_bytes ? *available_bytes : available_memory_bytes()};
   TrainingProgram program = make_program(setup, accelerators, p.local_batch, algorithm, options, per_node, budget, &sg);
+  if (!program.buckets.empty()) {  // (one accelerator reduces nothing)
+    std::vector<std::uint64_t> bucket_bytes;
+    for (const GradientBucket& bucket : gradient_buckets(setup))
+      bucket_bytes.push_back(bucket.bytes);
+    p.reductions = bucket_reductions(program.buckets, bucket_bytes);
+  }
   if (backend == Backend::simgrid) {  // refused up front as a collective is (a step at 8192 ranks had run for minutes)
     double seconds = 0;
     for (const Schedule& bucket : program.buckets)
@@ -437,6 +443,27 @@ void compare_to_baseline(Prediction& p, const Prediction& baseline) {
   if (!p.fits || !baseline.fits || baseline.samples_per_s <= 0) return;
   p.speedup = p.samples_per_s / baseline.samples_per_s;
   p.efficiency = p.speedup / p.accelerators;
+}
+
+std::vector<BucketReduction> bucket_reductions(const std::vector<Schedule>& buckets,
+                                               const std::vector<std::uint64_t>& bucket_bytes) {
+  if (buckets.size() != bucket_bytes.size()) throw std::logic_error("bucket_reductions: a size for every bucket");
+  std::vector<BucketReduction> groups;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const Schedule& s = buckets[b];
+    const int channels = static_cast<int>(s.channels);
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const BucketReduction& g) {
+      return g.algorithm == s.algorithm && g.protocol == s.protocol && g.channels == channels;
+    });
+    if (group == groups.end()) {
+      groups.push_back({s.algorithm, s.protocol, channels, 0, bucket_bytes[b], bucket_bytes[b]});
+      group = groups.end() - 1;
+    }
+    ++group->buckets;
+    group->smallest_bytes = std::min(group->smallest_bytes, bucket_bytes[b]);
+    group->largest_bytes = std::max(group->largest_bytes, bucket_bytes[b]);
+  }
+  return groups;
 }
 
 LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, int accelerators,

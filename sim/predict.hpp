@@ -11,6 +11,7 @@
 
 #include "algorithms/options.hpp"
 #include "models/cluster.hpp"
+#include "models/collective_library.hpp"
 #include "models/training.hpp"
 #include "sim/executor.hpp"
 #include "sim/flow_executor.hpp"
@@ -52,6 +53,21 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
                              const AlgorithmOptions& options, int accelerators_per_node, MemoryBudget budget = {},
                              const NetworkCost* library = nullptr);
 
+// The step's gradient buckets that one algorithm reduced in one protocol on one number of channels (`--algorithm
+// auto` picks per bucket size: NCCL's tuner on a cluster that names a library, MPICH's thresholds elsewhere).
+struct BucketReduction {
+  std::string algorithm;
+  Protocol protocol = Protocol::none;  // none: plain messages
+  int channels = 1;
+  int buckets = 0;
+  std::uint64_t smallest_bytes = 0;
+  std::uint64_t largest_bytes = 0;
+};
+// The buckets' reductions (Schedule::algorithm, protocol, channels of each of `buckets`, whose gradient buffers are
+// `bucket_bytes`, in the same order) grouped, in the order each group's first bucket comes.
+std::vector<BucketReduction> bucket_reductions(const std::vector<Schedule>& buckets,
+                                               const std::vector<std::uint64_t>& bucket_bytes);
+
 struct Prediction {
   int accelerators = 0;
   int nodes = 0;
@@ -66,7 +82,8 @@ struct Prediction {
   double speedup = 0;     // over one accelerator (filled by the caller that has the baseline)
   double efficiency = 0;  // speedup / accelerators
   std::string bottleneck;
-  Backend backend = Backend::simgrid;  // the executor that timed the step
+  std::vector<BucketReduction> reductions;  // how its gradient buckets were reduced (empty on one accelerator)
+  Backend backend = Backend::simgrid;       // the executor that timed the step
   // the class of the link the step's allreduces load most over the step's time (from the schedules and routes;
   // empty on one accelerator, where nothing is sent, and where the schedules are too large to count)
   LinkClassLoad most_utilised_links;

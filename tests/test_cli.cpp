@@ -2326,6 +2326,15 @@ TEST_CASE(
   CHECK(p[1][column("speedup_low")].empty());  // the baseline
   CHECK(std::stod(p[2][column("speedup_high")]) <= 8.0);
 
+  // which algorithm reduced the buckets: auto's choice per bucket, named in its own column
+  const auto chosen = csv_rows(run_dtsim("predict --accelerators 1,8 --algorithm auto --csv").output);
+  REQUIRE(chosen.size() == 3);
+  const auto reductions =
+      static_cast<std::size_t>(std::find(chosen[0].begin(), chosen[0].end(), "reductions") - chosen[0].begin());
+  REQUIRE(reductions < chosen[0].size());
+  CHECK(chosen[1][reductions].empty());  // one accelerator reduces nothing
+  CHECK(chosen[2][reductions].find("by rabenseifner") != std::string::npos);
+
   const std::string gpt = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json";
   const auto search = csv_rows(run_dtsim("predict " + gpt + " --accelerators 16 --search --csv").output);
   REQUIRE(search.size() > 3);
@@ -2733,4 +2742,42 @@ TEST_CASE("verify refuses direct on 8192 ranks before building its 2.1 GB schedu
     CHECK(count_lines(run.output) == 1);
   }
 #endif
+}
+
+TEST_CASE("predict names the algorithm and protocol and channels that reduced each gradient bucket") {
+  // the default scenario: MPI's thresholds pick Rabenseifner's algorithm for every bucket
+  const Run plain = run_dtsim("predict --accelerators 1,8 --algorithm auto,ring --json");
+  REQUIRE(plain.exit_code == 0);
+  const auto results = nlohmann::json::parse(plain.output)["results"];
+  REQUIRE(results.size() == 3);
+  const auto bucket_count = [](const nlohmann::json& r) {
+    int n = 0;
+    for (const auto& g : r["reductions"])
+      n += g["buckets"].get<int>();
+    return n;
+  };
+  CHECK(results[0]["reductions"].empty());  // one accelerator
+  REQUIRE(results[1]["reductions"].size() == 1);
+  CHECK(results[1]["reductions"][0]["algorithm"] == "rabenseifner");
+  CHECK(results[1]["reductions"][0]["protocol"] == "none");
+  CHECK(results[2]["reductions"][0]["algorithm"] == "ring");
+  CHECK(bucket_count(results[1]) > 1);
+  CHECK(bucket_count(results[1]) == bucket_count(results[2]));
+  const Run text = run_dtsim("predict --accelerators 8 --algorithm auto");
+  CHECK(text.output.find("gradient buckets reduced") != std::string::npos);
+  CHECK(text.output.find("by rabenseifner") != std::string::npos);
+
+  // through NCCL on DGX A100 nodes: its tuner's protocol and the channels over the node's NICs, per bucket size
+  const std::string bert = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/bert-large-dgx-a100.json";
+  const Run nccl = run_dtsim("predict " + bert + " --accelerators 1,16 --library nccl --algorithm auto --json");
+  REQUIRE(nccl.exit_code == 0);
+  const auto r = nlohmann::json::parse(nccl.output)["results"][1];
+  REQUIRE(r["accelerators"] == 16);
+  REQUIRE(!r["reductions"].empty());
+  for (const auto& g : r["reductions"]) {
+    CHECK(g["protocol"] != "none");
+    CHECK(g["channels"].get<int>() == 8);  // a channel a NIC across nodes
+    CHECK(g["smallest_bytes"].get<double>() <= g["largest_bytes"].get<double>());
+  }
+  CHECK(bucket_count(r) > 1);
 }

@@ -253,3 +253,29 @@ TEST_CASE("a scenario's batch.accumulation: read, printed, and refused where it 
   doc["scenario"]["batch"]["size"] = 96;  // over 64 accelerators x 2 micro-batches it does not split
   CHECK_THROWS_WITH(parse_scenario(doc, dir, DTSIM_SOURCE_DIR), Catch::Contains("x 2 micro-batches"));
 }
+
+TEST_CASE("bucket_reductions groups the buckets by algorithm and protocol and channels in order of first use") {
+  std::vector<Schedule> buckets(4);
+  buckets[0].algorithm = "chain-dbtree";
+  buckets[0].protocol = Protocol::ll128;
+  buckets[0].channels = 8;
+  buckets[1] = buckets[0];
+  buckets[2].algorithm = "ring";
+  buckets[2].protocol = Protocol::simple;
+  buckets[2].channels = 8;
+  buckets[3] = buckets[0];
+  buckets[3].protocol = Protocol::ll;  // same algorithm, another protocol: a group of its own
+  const std::vector<BucketReduction> groups = bucket_reductions(buckets, {2'000'000, 30'000'000, 60'000'000, 500});
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[0].algorithm == "chain-dbtree");
+  CHECK(groups[0].buckets == 2);
+  CHECK(groups[0].smallest_bytes == 2'000'000);
+  CHECK(groups[0].largest_bytes == 30'000'000);
+  CHECK(groups[1].algorithm == "ring");
+  CHECK(groups[1].protocol == Protocol::simple);
+  CHECK(groups[1].channels == 8);
+  CHECK(groups[1].buckets == 1);
+  CHECK(groups[2].protocol == Protocol::ll);
+  CHECK(groups[2].largest_bytes == 500);
+  CHECK_THROWS_AS(bucket_reductions(buckets, {1, 2}), std::logic_error);
+}
