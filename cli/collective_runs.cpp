@@ -325,11 +325,11 @@ std::optional<CollectiveRun> run_all_pairs(const AlgorithmInfo& algorithm, int r
   run.cost = settings.cost;
   FlowOptions fo(network_cost(settings, cluster));
   fo.lump_ranks = true;
-  // the collective library's protocol (forced, or its tuner's choice), in one channel as it runs direct
+  // the collective library's protocol (forced, or its choice: NCCL's send/receive rule for all-to-all, gather and
+  // scatter, the tuner's otherwise), in one channel as it runs direct
   if (cluster != nullptr && fo.library.enabled() &&
       (settings.protocol_automatic || settings.protocol != Protocol::none)) {
-    run.protocol =
-        settings.protocol_automatic ? choose_protocol(fo.library, library_call(fo, pairs)) : settings.protocol;
+    run.protocol = settings.protocol_automatic ? tuned_protocol(fo, pairs) : settings.protocol;
     run.library = fo.library.name;
   }
   // classes that are exact; that average the fabric's loads only where the written schedule cannot be built; on

@@ -374,6 +374,12 @@ Protocol choose_protocol(const CollectiveLibrary& library, const LibraryCall& ca
   return best;
 }
 
+Protocol p2p_protocol(const CollectiveLibrary& library, double peer_bytes, bool crosses_network) {
+  if (!library.enabled()) return Protocol::none;
+  if (!crosses_network && peer_bytes <= p2p_ll_threshold_bytes && library.allows(Protocol::ll)) return Protocol::ll;
+  return Protocol::simple;
+}
+
 bool parse_protocol(std::string_view text, Protocol& protocol, bool& automatic) {
   automatic = false;
   if (text == "auto") {

@@ -109,6 +109,14 @@ struct LibraryCall {
 double estimate_seconds(const CollectiveLibrary& library, Protocol protocol, const LibraryCall& call);
 Protocol choose_protocol(const CollectiveLibrary& library, const LibraryCall& call);
 
+// The protocol of NCCL's send/receive calls, which no tuner picks (v2.30.7-1 src/enqueue.cc, addP2pToPlan): a peer's
+// bytes move in LL when they are at most NCCL_P2P_LL_THRESHOLD (16 KiB) a channel (one channel up to 64 KiB inside a
+// node) and the connection has LL buffers; across the network it has none (src/transport/net.cc: send/receive
+// connections share buffers, Simple's only), so there it is Simple at every size. All-to-all, gather and scatter are
+// such calls (nccl-tests builds them from ncclSend and ncclRecv). Simple also where the library disallows LL.
+inline constexpr double p2p_ll_threshold_bytes = 16384;
+Protocol p2p_protocol(const CollectiveLibrary& library, double peer_bytes, bool crosses_network);
+
 // NCCL's tree allreduce as its tuner estimates it (src/graph/tuning.cc, ncclTopoTuneModel and ncclTopoGetAlgoTime):
 // a chain through the `per_node` GPUs of each node and a double binary tree across `nodes`, pipelined, so that
 //   time = launch + base latency + 2 ((per_node - 1) intra hop + floor(log2 nodes) network hop)

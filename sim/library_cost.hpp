@@ -48,8 +48,13 @@ LibraryCall library_call(const NetworkCost& cost, const Schedule& s);
 // call spans all their nodes), in O(P).
 LibraryCall library_call(const NetworkCost& cost, const AllPairs& pairs);
 
-// The protocol the library's tuner picks for `s` on this network (none without a library).
+// The protocol the library picks for `s` on this network (none without a library): its tuner's, or for a call NCCL
+// makes of sends and receives (all-to-all, gather, scatter) p2p_protocol for its largest message.
 Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s);
+// tuned_protocol for an all-pairs algorithm without its messages (library_call's figures; its largest block).
+Protocol tuned_protocol(const NetworkCost& cost, const AllPairs& pairs);
+// Whether NCCL runs the collective as send/receive calls, whose protocol is p2p_protocol's rather than a tuner's.
+bool runs_as_p2p(Collective collective);
 
 // NCCL's channels (src/graph/search.cc, connect.cc): a ring across several nodes runs as one ring per NIC, each on
 // its share of the bytes, so that every NIC carries one ring each way; a ring filling one node whose accelerators are

@@ -227,7 +227,11 @@ TEST_CASE("an all-pairs algorithm in classes runs in the collective library's pr
       // and the call, as the library lays it, runs as in full
       const LibraryCallPlan plan =
           plan_library_call(find_algorithm("direct", collective), ranks, {}, bytes, fo, true, Protocol::none, true);
-      const Protocol protocol = choose_protocol(fo.library, symbolic);
+      // (the tuner's for an allreduce; NCCL's send/receive rule for an all-to-all: Simple across nodes)
+      const Protocol protocol = tuned_protocol(fo, pairs);
+      CHECK(protocol ==
+            (collective == Collective::alltoall ? Protocol::simple : choose_protocol(fo.library, symbolic)));
+      CHECK(tuned_protocol(fo, build_all_pairs(pairs)) == protocol);
       CHECK(plan.schedule.protocol == protocol);
       CHECK(plan.channels == 1);
       FlowOptions full = fo;

@@ -352,3 +352,34 @@ TEST_CASE(
   CHECK(rccl_msccl_by_default("MI300X"));
   CHECK_FALSE(rccl_msccl_by_default("MI250X"));
 }
+
+TEST_CASE("all-to-all gather and scatter move in NCCL's send and receive protocol: LL up to 16 KiB a peer in a node") {
+  // p2p_protocol itself: LL inside a node up to the threshold, Simple above it and across the network at any size
+  const CollectiveLibrary nccl = a100_nodes(1).library;
+  CHECK(p2p_protocol(nccl, 16384, false) == Protocol::ll);
+  CHECK(p2p_protocol(nccl, 16385, false) == Protocol::simple);
+  CHECK(p2p_protocol(nccl, 8, true) == Protocol::simple);
+  CHECK(p2p_protocol(CollectiveLibrary{}, 8, false) == Protocol::none);
+  CollectiveLibrary no_ll = nccl;
+  no_ll.allow_ll = false;
+  CHECK(p2p_protocol(no_ll, 8, false) == Protocol::simple);
+
+  const auto alltoall = [](const Run& run, std::uint64_t peer_bytes) {
+    const auto p = static_cast<std::uint64_t>(run.topology.accelerators());
+    return find_algorithm("direct", Collective::alltoall)
+        .build(static_cast<int>(p), peer_bytes * p * p, AlgorithmOptions(4));
+  };
+  const Run one_node(a100_nodes(1));
+  CHECK(tuned_protocol(one_node.network, alltoall(one_node, 4096)) == Protocol::ll);
+  CHECK(tuned_protocol(one_node.network, alltoall(one_node, 16384)) == Protocol::ll);
+  CHECK(tuned_protocol(one_node.network, alltoall(one_node, 32768)) == Protocol::simple);
+  // across nodes even the smallest messages take Simple, where the allreduce tuner would pick LL
+  const Run two_nodes(a100_nodes(2));
+  CHECK(tuned_protocol(two_nodes.network, alltoall(two_nodes, 1024)) == Protocol::simple);
+  CHECK(tuned_protocol(two_nodes.network, two_nodes.ring(16 << 10, Protocol::none)) == Protocol::ll);
+  // the plan the executors run carries it
+  const AlgorithmInfo& direct = find_algorithm("direct", Collective::alltoall);
+  const LibraryCallPlan plan =
+      plan_library_call(direct, 16, AlgorithmOptions(4), 16 * 16 * 1024, two_nodes.network, true, Protocol::none);
+  CHECK(plan.schedule.protocol == Protocol::simple);
+}
