@@ -298,6 +298,32 @@ bool one_mesh_node(const Topology& topology, std::size_t positions) {
          positions == static_cast<std::size_t>(topology.spec().node.accelerators);
 }
 
+// Positions that fill several whole nodes of an even number g of pairwise-linked accelerators: there the channels'
+// paths through a node are mesh_paths(g), so that they share no link.
+bool mesh_nodes(const Topology& topology, std::size_t positions) {
+  const auto g = static_cast<std::size_t>(topology.spec().node.accelerators);
+  return topology.spec().node.intra_kind == IntraKind::nvlink && g >= 2 && g % 2 == 0 && positions > g &&
+         positions % g == 0;
+}
+
+// g paths through all g accelerators of a full mesh (g even) that use every link direction once: Walecki's zigzag
+// k, k+1, k-1, k+2, k-2, ..., k+g/2 (mod g) for k < g/2, whose undirected edges rotate into a decomposition of the
+// complete graph into g/2 Hamiltonian paths, each then walked both ways (path k + g/2 is path k reversed). Path k
+// starts at accelerator k and their ends are all different, so that a channel enters each node through NIC k and
+// every NIC sends one channel on to the next node.
+std::vector<std::vector<int>> mesh_paths(int g) {
+  std::vector<std::vector<int>> paths(static_cast<std::size_t>(g));
+  for (int k = 0; k < g / 2; ++k) {
+    std::vector<int>& path = paths[static_cast<std::size_t>(k)];
+    for (int j = 0; j < g; ++j) {
+      const int step = j % 2 == 1 ? (j + 1) / 2 : -(j / 2);
+      path.push_back(((k + step) % g + g) % g);
+    }
+    paths[static_cast<std::size_t>(k + g / 2)].assign(path.rbegin(), path.rend());
+  }
+  return paths;
+}
+
 }  // namespace
 
 int library_channels(const NetworkCost& cost, const Schedule& s) {
@@ -328,6 +354,19 @@ std::vector<int> channel_placement(const Topology& topology, const std::vector<i
       const std::vector<int>& ring = rings[static_cast<std::size_t>(c) % rings.size()];
       for (std::size_t i = 0; i < positions; ++i)
         out.push_back(accelerator_of[static_cast<std::size_t>(ring[i])]);
+    }
+    return out;
+  }
+  if (mesh_nodes(topology, positions)) {  // mesh nodes: channel c's path through each node over links of its own
+    const std::vector<std::vector<int>> paths = mesh_paths(per_node);
+    for (int c = 0; c < channels; ++c) {
+      const std::vector<int>& path =
+          paths[static_cast<std::size_t>(channels <= per_node ? c * per_node / channels : c % per_node)];
+      for (std::size_t i = 0; i < positions; ++i) {
+        const auto local = static_cast<int>(i) % per_node;
+        const auto node_first = static_cast<int>(i) - local;
+        out.push_back(accelerator_of[static_cast<std::size_t>(node_first + path[static_cast<std::size_t>(local)])]);
+      }
     }
     return out;
   }

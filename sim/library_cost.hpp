@@ -64,7 +64,9 @@ bool runs_as_p2p(Collective collective);
 int library_channels(const NetworkCost& cost, const Schedule& s);
 // Where copy c of the algorithm's positions runs: position i of node n goes to the accelerator (i + c G / channels)
 // mod G of that node (G accelerators a node), so that copy c enters each node at NIC c's first accelerator and leaves
-// it from NIC c-1's last one; inside one mesh node, position i goes to the i-th accelerator of the mesh's ring c.
+// it from NIC c-1's last one; inside one mesh node, position i goes to the i-th accelerator of the mesh's ring c; in
+// several mesh nodes (G even), to the i-th accelerator of path c of G that share no link direction (Walecki's
+// zigzag), which enters each node at accelerator c, so that the channels do not all cross the same links.
 // Entry c P + i of the result, for P = accelerator_of.size().
 std::vector<int> channel_placement(const Topology& topology, const std::vector<int>& accelerator_of, int channels);
 

@@ -296,6 +296,48 @@ TEST_CASE("inside a full-mesh node the library's rings use every link direction 
   CHECK(busbw < 7 * 64e9 * 20.6 / 25);
 }
 
+TEST_CASE("across full-mesh nodes the channels take paths through each node that share no link direction") {
+  ClusterSpec spec =
+      load_cluster_file(std::string(DTSIM_SOURCE_DIR) + "/validation/published/clusters/amd-mi300x.json");
+  spec.nodes = 2;
+  const Run run(spec);
+  const Schedule one = run.ring(1 << 30, Protocol::none);
+  REQUIRE(library_channels(run.network, one) == 8);  // a channel a NIC across nodes
+  const std::vector<int> at = channel_placement(run.topology, run.network.accelerator_of, 8);
+  REQUIRE(at.size() == 8 * 16);
+  for (int node = 0; node < 2; ++node) {
+    std::set<std::pair<int, int>> arcs;
+    std::set<int> entries, exits;
+    for (int c = 0; c < 8; ++c) {
+      const auto base = static_cast<std::size_t>(c * 16 + node * 8);
+      std::set<int> visited;
+      for (std::size_t i = 0; i < 8; ++i) {
+        CHECK(run.topology.node_of(at[base + i]) == node);
+        visited.insert(at[base + i]);
+        if (i + 1 < 8) arcs.emplace(at[base + i], at[base + i + 1]);
+      }
+      CHECK(visited.size() == 8);  // each channel's path visits every accelerator of the node
+      entries.insert(at[base] - node * 8);
+      exits.insert(at[base + 7] - node * 8);
+      CHECK(at[base] - node * 8 == c);  // channel c enters through accelerator c (its NIC)
+    }
+    CHECK(arcs.size() == 56);    // the 8 paths use each of the 56 link directions once
+    CHECK(entries.size() == 8);  // every NIC receives one channel
+    CHECK(exits.size() == 8);    // and sends one on
+  }
+  // so a large allreduce across two such nodes is bound by the NICs (8 x 400 Gb/s), not by one xGMI link that every
+  // channel would otherwise cross (60 GB/s of bus bandwidth before)
+  const LibraryCallPlan plan = plan_library_call(
+      [&](std::uint64_t share) { return find_algorithm("ring").build(16, share, AlgorithmOptions(4)); }, 1 << 30, 4,
+      run.network, false, Protocol::simple);
+  REQUIRE(plan.channels == 8);
+  FlowOptions laid(run.network);
+  laid.accelerator_of = plan.accelerator_of;
+  const double busbw = static_cast<double>(1 << 30) / run_flow(plan.schedule, laid).time_s * 2 * 15 / 16;
+  CHECK(busbw > 0.8 * 8 * 50e9);
+  CHECK(busbw <= 8 * 50e9);
+}
+
 TEST_CASE("the ring's --channels: K rings at once are a correct allreduce, timed as their closed form says") {
   for (const auto& [ranks, channels, group] :
        std::vector<std::tuple<int, int, int>>{{16, 8, 8}, {12, 3, 4}, {7, 2, 1}, {2, 4, 2}, {24, 5, 8}}) {
