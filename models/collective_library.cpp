@@ -437,9 +437,9 @@ struct PartGeneration {
   const char* generation;
 };
 // NVIDIA parts by generation; AMD Instinct parts by their NVIDIA contemporary ("MI250" also names MI250X)
-constexpr PartGeneration nvidia_parts[] = {{"V100", "volta"},  {"A100", "ampere"},    {"A10", "ampere"},
-                                           {"A30", "ampere"},  {"A40", "ampere"},     {"H100", "hopper"},
-                                           {"H200", "hopper"}, {"B100", "blackwell"}, {"B200", "blackwell"}};
+constexpr PartGeneration nvidia_parts[] = {
+    {"V100", "volta"},  {"A100", "ampere"}, {"A10", "ampere"},     {"A30", "ampere"},     {"A40", "ampere"},
+    {"H100", "hopper"}, {"H200", "hopper"}, {"B100", "blackwell"}, {"B200", "blackwell"}, {"B300", "blackwell"}};
 constexpr PartGeneration amd_parts[] = {{"MI100", "ampere"},     {"MI210", "ampere"},    {"MI250", "ampere"},
                                         {"MI300X", "hopper"},    {"MI300A", "hopper"},   {"MI325X", "hopper"},
                                         {"MI350X", "blackwell"}, {"MI355X", "blackwell"}};
