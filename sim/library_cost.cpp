@@ -192,28 +192,33 @@ bool runs_as_p2p(Collective collective) {
 
 namespace {
 
-// The protocol of a call, given its figures as the tuner reads them (`call`): a send/receive call's by NCCL's rule
-// for its largest message (a message carries one chunk in the direct algorithms that run them), the tuner's otherwise.
-Protocol call_protocol(const NetworkCost& cost, const Schedule& s, const LibraryCall& call) {
-  if (!runs_as_p2p(s.collective)) return choose_protocol(cost.library, call);
+// The protocol of a call of `collective`, given its figures as the tuner reads them (`call`) and its largest
+// message: a send/receive call's by NCCL's rule, the tuner's otherwise.
+Protocol call_protocol(const NetworkCost& cost, Collective collective, const LibraryCall& call,
+                       std::uint64_t largest_message_bytes) {
+  if (!runs_as_p2p(collective)) return choose_protocol(cost.library, call);
+  return p2p_protocol(cost.library, static_cast<double>(largest_message_bytes), call.hop == HopClass::net);
+}
+
+// A Schedule's largest message: its largest chunk (a message carries one chunk in the direct algorithms that run
+// send/receive calls).
+std::uint64_t largest_chunk_bytes(const Schedule& s) {
   std::uint64_t largest = 0;
   for (const Chunk& c : s.chunks)
     largest = std::max(largest, c.size_bytes);
-  return p2p_protocol(cost.library, static_cast<double>(largest), call.hop == HopClass::net);
+  return largest;
 }
 
 }  // namespace
 
 Protocol tuned_protocol(const NetworkCost& cost, const Schedule& s) {
   if (!cost.library.enabled()) return Protocol::none;
-  return call_protocol(cost, s, library_call(cost, s));
+  return call_protocol(cost, s.collective, library_call(cost, s), largest_chunk_bytes(s));
 }
 
 Protocol tuned_protocol(const NetworkCost& cost, const AllPairs& pairs) {
   if (!cost.library.enabled()) return Protocol::none;
-  const LibraryCall call = library_call(cost, pairs);
-  if (!runs_as_p2p(pairs.collective)) return choose_protocol(cost.library, call);
-  return p2p_protocol(cost.library, static_cast<double>(pairs.largest_chunk_bytes()), call.hop == HopClass::net);
+  return call_protocol(cost, pairs.collective, library_call(cost, pairs), pairs.largest_chunk_bytes());
 }
 
 namespace {
@@ -418,7 +423,7 @@ LibraryCallPlan plan_library_call(const std::function<Schedule(std::uint64_t byt
   if (automatic) {
     LibraryCall call = library_call(network, plan.schedule);
     if (call.hop == HopClass::net) call.bandwidth_Bps *= most;  // a NIC each
-    protocol = call_protocol(network, plan.schedule, call);
+    protocol = call_protocol(network, plan.schedule.collective, call, largest_chunk_bytes(plan.schedule));
   }
   // NCCL gives each channel at least its threads' worth of bytes (src/include/comm.h thresholds, bytes per thread:
   // LL 8, times the ranks for rings, on 512 threads; LL128 8 on 640; Simple 64 on 512), so small calls use fewer
