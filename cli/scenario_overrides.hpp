@@ -54,8 +54,10 @@ constexpr std::array<FlagSpec, 13> scenario_override_flags{{
      "how image tensors are laid out, replacing scenario.memory_format: nhwc (channels last) or nchw (16-bit "
      "convolutions transpose to NHWC and back; docs/compute.md); nhwc,nchw runs both"},
     {"cluster", "NAME|FILE", "from the scenario",
-     "the cluster, replacing the scenario's: a built-in one (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-h100, pcie4-100g, "
-     "v100-nvlink-edr) or a path to a cluster file; --nodes counts its nodes"},
+     "the cluster, replacing the scenario's: a built-in one (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-b200, "
+     "dgx-h100, dgx1-v100, dgx2-v100, mi300x, mi355x, pcie4-100g, v100-nvlink-edr) or a path to a cluster file; "
+     "--nodes "
+     "counts its nodes"},
     library_flag,
 }};
 

@@ -193,8 +193,9 @@ constexpr std::array<FieldSpec, 25> scenario_fields{{
     value_field("name", FieldType::text, "scenario", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the scenario shows"),
     value_field("cluster", FieldType::text, "",
-                "a built-in cluster (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-h100, dgx1-v100, dgx2-v100, "
-                "mi300x, pcie4-100g, v100-nvlink-edr) or a path to a cluster file, relative to the scenario"),
+                "a built-in cluster (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-b200, dgx-h100, dgx1-v100, "
+                "dgx2-v100, mi300x, mi355x, pcie4-100g, v100-nvlink-edr) or a path to a cluster file, relative to the "
+                "scenario"),
     value_field("device", FieldType::name_or_object, "",
                 "the accelerator: a built-in device (dtsim help device-file lists them; the old names v100, a100, "
                 "h100, rtx3090 and xeon-8380 still work), a path to a device file relative to the scenario, a device "

@@ -1237,8 +1237,9 @@ TEST_CASE("predict: bad scenarios exit 2 naming the JSON path and what exists") 
        "scenario.device: unknown device 'tpu-v4' (built-in: a10, a100-pcie-40gb, a100-pcie-80gb, a100-sxm4-40gb, "
        "a100-sxm4-80gb, a30, b200-sxm-180gb"},
       {"predict " + variant("cluster.json", "\"cpu-10gbe\"", "\"cray\""),
-       "scenario.cluster: unknown cluster 'cray' (built-in: cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-h100, "
-       "dgx1-v100, dgx2-v100, mi300x, pcie4-100g, v100-nvlink-edr; or a path to a .json cluster file)"},
+       "scenario.cluster: unknown cluster 'cray' (built-in: cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-b200, "
+       "dgx-h100, dgx1-v100, dgx2-v100, mi300x, mi355x, pcie4-100g, v100-nvlink-edr; or a path to a .json cluster "
+       "file)"},
       {"predict " + variant("preset.json", "\"none\"", "\"deepspeed\""),
        "scenario.framework.preset: expected \"ddp\", \"horovod\" or \"none\", got \"deepspeed\""},
       {"predict " + variant("split.json", "[1, 2, 4, 5, 10, 20]", "[1, 3]"),

@@ -223,7 +223,7 @@ TEST_CASE("every built-in cluster loads, routes, and runs a collective on both e
     const double slowest = std::min(spec.node.nic.bandwidth_Bps, spec.node.pcie.bandwidth_Bps);
     CHECK(simulated >= 2 * (p - 1) / p * 64e6 / slowest);
   }
-  CHECK(files == 10);
+  CHECK(files == 12);
 }
 
 TEST_CASE("bisection bandwidth matches the textbook formulas for star, fat-tree and torus") {
