@@ -569,6 +569,16 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       if (traced_ran) {
         text += "\nLinks at " + traced_what + " over " + std::to_string(sc.setup.steps) + " simulated steps:\n";
         text += links_text(traced[v].links, 5, links_run_s);
+      } else if (const auto counted = std::find_if(results.begin(), results.end(),
+                                                   [&](const Prediction& p) {
+                                                     return p.accelerators == largest &&
+                                                            p.algorithm == algorithms.front() &&
+                                                            !p.busiest_links.empty();
+                                                   });
+                 counted != results.end()) {  // (no recorded run: the bytes its schedules put on the links)
+        text += "\nLinks at " + traced_what + ", one step's bytes from its schedules and routes (the " +
+                to_string(counted->backend) + " executor records no busy times):\n";
+        text += step_link_groups_text(counted->busiest_links, counted->step.step_s);
       }
       if (run.asked) text += run_text(runs, run.text);
       texts.push_back(std::move(text));

@@ -47,9 +47,10 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Backend, {{Backend::simgrid, "simgrid"},
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkClassLoad, link_class, links, utilisation)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BucketReduction, algorithm, protocol, channels, buckets, smallest_bytes,
                                    largest_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkGroup, kind, capacity_Bps, count, bytes, busy_fraction, utilisation, first)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Prediction, accelerators, nodes, algorithm, local_batch, global_batch, memory, fits,
                                    step, samples_per_s, speedup, efficiency, bottleneck, reductions, backend,
-                                   most_utilised_links, distribution)
+                                   most_utilised_links, busiest_links, distribution)
 
 namespace cli {
 namespace {

@@ -104,24 +104,42 @@ std::string format_capacity(const std::string& kind, double capacity_Bps) {
   return network ? format_bits_per_s(capacity_Bps) : format_rate_Bps(capacity_Bps);
 }
 
+namespace {
+
+// One group of links alike: its utilisation (and busy fraction, where recorded), bytes per link, and its one link's
+// name or its count, kind and capacity.
+std::string group_line(const LinkGroup& g, bool busy) {
+  char line[96];
+  if (busy) {
+    std::snprintf(line, sizeof line, "util %5.1f%%  busy %5.1f%%  ", 100 * g.utilisation, 100 * g.busy_fraction);
+  } else {
+    std::snprintf(line, sizeof line, "util %5.1f%%  ", 100 * g.utilisation);
+  }
+  std::string text = std::string("    ") + line + format_bytes(g.bytes) + "  ";
+  if (g.count == 1) return text + g.first + '\n';
+  return text + std::to_string(g.count) + " x " + g.kind + " (" + format_capacity(g.kind, g.capacity_Bps) + "), e.g. " +
+         g.first + '\n';
+}
+
+}  // namespace
+
 std::string links_text(const std::vector<LinkUsage>& links, std::size_t most, double run_s) {
   const std::vector<LinkGroup> groups = group_links(links);
   std::ostringstream out;
   out << "  busiest links (of " << links.size() << " loaded, in " << groups.size()
       << (groups.size() == 1 ? " group" : " groups") << " of links alike, the most utilised first; util = bytes / "
       << "(capacity x " << format_seconds(run_s) << "), busy = some message crossing it; bytes per link)\n";
-  for (std::size_t i = 0; i < groups.size() && i < most; ++i) {
-    const LinkGroup& g = groups[i];
-    char line[96];
-    std::snprintf(line, sizeof line, "util %5.1f%%  busy %5.1f%%  ", 100 * g.utilisation, 100 * g.busy_fraction);
-    out << "    " << line << format_bytes(g.bytes) << "  ";
-    if (g.count == 1) {
-      out << g.first << '\n';
-    } else {
-      out << g.count << " x " << g.kind << " (" << format_capacity(g.kind, g.capacity_Bps) << "), e.g. " << g.first
-          << '\n';
-    }
-  }
+  for (std::size_t i = 0; i < groups.size() && i < most; ++i)
+    out << group_line(groups[i], true);
+  return out.str();
+}
+
+std::string step_link_groups_text(const std::vector<LinkGroup>& groups, double step_s) {
+  std::ostringstream out;
+  out << "  busiest links (in groups of links alike, the most utilised first; util = bytes a step / (capacity x "
+      << format_seconds(step_s) << "); bytes per link a step)\n";
+  for (const LinkGroup& g : groups)
+    out << group_line(g, false);
   return out.str();
 }
 
@@ -141,10 +159,14 @@ nlohmann::json links_json(const std::vector<LinkUsage>& links, std::size_t most)
 }
 
 nlohmann::json link_groups_json(const std::vector<LinkUsage>& links, std::size_t most) {
+  std::vector<LinkGroup> groups = group_links(links);
+  groups.resize(std::min(groups.size(), most));
+  return link_groups_json(groups);
+}
+
+nlohmann::json link_groups_json(const std::vector<LinkGroup>& groups) {
   nlohmann::json list = nlohmann::json::array();
-  const std::vector<LinkGroup> groups = group_links(links);
-  for (std::size_t i = 0; i < groups.size() && i < most; ++i) {
-    const LinkGroup& g = groups[i];
+  for (const LinkGroup& g : groups) {
     list.push_back({{"kind", g.kind},
                     {"count", g.count},
                     {"capacity_Bps", g.capacity_Bps},

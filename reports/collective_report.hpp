@@ -57,6 +57,9 @@ std::string collective_text(const CollectiveRun& run);
 // `links` (most utilised first) as text: the `most` most utilised groups of links alike (sim/link_usage.hpp), a line
 // each with its utilisation, busy fraction, bytes per link, and its one link's name or its count, kind and capacity.
 std::string links_text(const std::vector<LinkUsage>& links, std::size_t most, double run_s);
+// Groups of links alike counted from a step's schedules (Prediction::busiest_links: no busy times), a line each with
+// its utilisation over a step of `step_s`, bytes per link per step, and its one link's name or count, kind, capacity.
+std::string step_link_groups_text(const std::vector<LinkGroup>& groups, double step_s);
 // The `most` most utilised links as a JSON list of {name, kind, capacity_Bps, bytes, busy_s, busy_fraction,
 // utilisation}; and the `most` most utilised groups of links alike as {kind, count, capacity_Bps, bytes (per link),
 // busy_fraction, utilisation, first (the first link's name)}.
@@ -64,6 +67,7 @@ nlohmann::json links_json(const std::vector<LinkUsage>& links, std::size_t most)
 // A link's capacity as people quote it: network links (nic, fabric, global, host) in bit/s, the others in B/s.
 std::string format_capacity(const std::string& kind, double capacity_Bps);
 nlohmann::json link_groups_json(const std::vector<LinkUsage>& links, std::size_t most);
+nlohmann::json link_groups_json(const std::vector<LinkGroup>& groups);
 nlohmann::json collective_json(const CollectiveRun& run);
 
 }  // namespace dtsim

@@ -247,6 +247,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                             {"largest_bytes", g.largest_bytes}});
     }
     r["reductions"] = reductions;
+    r["busiest_links"] = link_groups_json(p.busiest_links);
     r["samples_per_s_range"] = p.fits ? throughput_range_json(s, heldout, p.samples_per_s) : nlohmann::json(nullptr);
     r["speedup_range"] = p.fits ? speedup_range_json(s, heldout, p.speedup, p.accelerators) : nlohmann::json(nullptr);
     list.push_back(r);

@@ -46,6 +46,24 @@ std::string vertex_name(const Topology& topology, int vertex) {
   return std::string(to_string(topology.vertex_kind(vertex))) + " " + std::to_string(vertex);
 }
 
+// Each direction of each topology link (entry 2 l: link l from a to b; 2 l + 1: from b to a), named and classed as
+// the reports print them ("nic 9 -> fabric switch 52 (nic)"), with its capacity and nothing carried yet.
+std::vector<LinkUsage> cluster_links(const Topology& topology) {
+  const std::vector<TopologyLink>& topology_links = topology.links();
+  std::vector<LinkUsage> links(2 * topology_links.size());
+  for (std::size_t l = 0; l < topology_links.size(); ++l) {
+    const TopologyLink& tl = topology_links[l];
+    const std::string a = vertex_name(topology, tl.a);
+    const std::string b = vertex_name(topology, tl.b);
+    const std::string kind = std::string(" (") + to_string(tl.link_class) + ")";
+    links[2 * l].name = a + " -> " + b + kind;
+    links[2 * l + 1].name = b + " -> " + a + kind;
+    links[2 * l].capacity_Bps = links[2 * l + 1].capacity_Bps = tl.spec.bandwidth_Bps;
+    links[2 * l].kind = links[2 * l + 1].kind = to_string(tl.link_class);
+  }
+  return links;
+}
+
 }  // namespace
 
 std::vector<LinkGroup> group_links(const std::vector<LinkUsage>& links) {
@@ -90,18 +108,7 @@ std::vector<LinkUsage> star_link_usage(const RunTrace& trace, int ranks, double 
 
 std::vector<LinkUsage> cluster_link_usage(const RunTrace& trace, const Topology& topology,
                                           const std::vector<int>& accelerator_of, double run_s) {
-  const std::vector<TopologyLink>& topology_links = topology.links();
-  std::vector<LinkUsage> links(2 * topology_links.size());
-  for (std::size_t l = 0; l < topology_links.size(); ++l) {
-    const TopologyLink& tl = topology_links[l];
-    const std::string a = vertex_name(topology, tl.a);
-    const std::string b = vertex_name(topology, tl.b);
-    const std::string kind = std::string(" (") + to_string(tl.link_class) + ")";
-    links[2 * l].name = a + " -> " + b + kind;
-    links[2 * l + 1].name = b + " -> " + a + kind;
-    links[2 * l].capacity_Bps = links[2 * l + 1].capacity_Bps = tl.spec.bandwidth_Bps;
-    links[2 * l].kind = links[2 * l + 1].kind = to_string(tl.link_class);
-  }
+  std::vector<LinkUsage> links = cluster_links(topology);
   std::vector<Intervals> intervals(links.size());
   std::map<std::pair<int, int>, std::vector<RouteHop>> routes;  // by (source, destination) accelerator
   for (const TransferRecord& t : trace.transfers) {
@@ -117,6 +124,15 @@ std::vector<LinkUsage> cluster_link_usage(const RunTrace& trace, const Topology&
     }
   }
   return finish(std::move(links), intervals, run_s);
+}
+
+std::vector<LinkUsage> step_link_usage(const std::vector<double>& link_bytes, const Topology& topology, double step_s) {
+  std::vector<LinkUsage> links = cluster_links(topology);
+  if (link_bytes.size() != links.size()) return {};  // (not counted: step_link_bytes gave up)
+  for (std::size_t i = 0; i < links.size(); ++i)
+    links[i].bytes = static_cast<std::uint64_t>(std::llround(link_bytes[i]));
+  std::vector<Intervals> none(links.size());
+  return finish(std::move(links), none, step_s);
 }
 
 }  // namespace dtsim

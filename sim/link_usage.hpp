@@ -46,5 +46,8 @@ std::vector<LinkUsage> star_link_usage(const RunTrace& trace, int ranks, double 
 // A cluster: position p runs on accelerator accelerator_of[p]; each direction of a topology link is one entry.
 std::vector<LinkUsage> cluster_link_usage(const RunTrace& trace, const Topology& topology,
                                           const std::vector<int>& accelerator_of, double run_s);
+// A cluster's links from the bytes one step puts on them (`link_bytes` as sim/link_load.hpp's step_link_bytes returns
+// them: nothing simulated, so no busy times), utilised over a step of `step_s`; empty where they were not counted.
+std::vector<LinkUsage> step_link_usage(const std::vector<double>& link_bytes, const Topology& topology, double step_s);
 
 }  // namespace dtsim

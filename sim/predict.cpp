@@ -419,8 +419,11 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
     trace->links = cluster_link_usage(trace->run, topology, unit_accelerators, run_s);
   }
   p.samples_per_s = p.global_batch / (p.distribution.samples > 0 ? p.distribution.mean_s : p.step.step_s);
-  p.most_utilised_links =
-      most_utilised_link_class(step_link_bytes(program.buckets, topology, unit_accelerators), topology, p.step.step_s);
+  const std::vector<double> link_bytes = step_link_bytes(program.buckets, topology, unit_accelerators);
+  p.most_utilised_links = most_utilised_link_class(link_bytes, topology, p.step.step_s);
+  std::vector<LinkGroup> groups = group_links(step_link_usage(link_bytes, topology, p.step.step_s));
+  groups.resize(std::min(groups.size(), busiest_link_groups));
+  p.busiest_links = std::move(groups);
   p.bottleneck = name_bottleneck(p);
   if (!slow.rank_scale.empty()) {  // (the run without draws: named slow nodes and devices)
     const double least = *std::min_element(slow.rank_scale.begin(), slow.rank_scale.end());

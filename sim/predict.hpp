@@ -68,6 +68,8 @@ struct BucketReduction {
 std::vector<BucketReduction> bucket_reductions(const std::vector<Schedule>& buckets,
                                                const std::vector<std::uint64_t>& bucket_bytes);
 
+inline constexpr std::size_t busiest_link_groups = 5;
+
 struct Prediction {
   int accelerators = 0;
   int nodes = 0;
@@ -87,6 +89,9 @@ struct Prediction {
   // the class of the link the step's allreduces load most over the step's time (from the schedules and routes;
   // empty on one accelerator, where nothing is sent, and where the schedules are too large to count)
   LinkClassLoad most_utilised_links;
+  // the busiest groups of links alike over the step (at most busiest_link_groups, the most utilised first), from the
+  // schedules and routes as most_utilised_links (no busy times); empty where those are not counted
+  std::vector<LinkGroup> busiest_links;
   // Sampled under the setup's variability (samples 0: not sampled); samples_per_s, speedup and efficiency then
   // follow its mean, `step` stays the run without jitter (slow nodes in)
   StepDistribution distribution;

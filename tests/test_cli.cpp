@@ -2782,3 +2782,31 @@ TEST_CASE("predict names the algorithm and protocol and channels that reduced ea
   }
   CHECK(bucket_count(r) > 1);
 }
+
+TEST_CASE("predict lists the busiest links from the schedules where the flow engine timed the largest run") {
+  // 128 accelerators run on the flow engine, which records no busy times: the table comes from the step's schedules
+  const Run text = run_dtsim("predict --accelerators 128 --algorithm ring");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.output, Catch::Contains("Links at 128 accelerators (ring), one step's bytes from its schedules"));
+  CHECK_THAT(text.output, Catch::Contains("busiest links (in groups of links alike"));
+  const Run json = run_dtsim("predict --accelerators 128 --algorithm ring --json");
+  REQUIRE(json.exit_code == 0);
+  const auto r = nlohmann::json::parse(json.output)["results"][0];
+  REQUIRE(r["backend"] == "flow");
+  const auto& groups = r["busiest_links"];
+  REQUIRE(!groups.empty());
+  CHECK(groups.size() <= busiest_link_groups);
+  // the most utilised first, the first being the class the bottleneck names
+  for (std::size_t i = 1; i < groups.size(); ++i)
+    CHECK(groups[i]["utilisation"].get<double>() <= groups[i - 1]["utilisation"].get<double>());
+  CHECK(groups[0]["kind"] == r["most_utilised_links"]["class"]);
+  CHECK(groups[0]["utilisation"].get<double>() == Approx(r["most_utilised_links"]["utilisation"].get<double>()));
+  CHECK(groups[0]["count"].get<int>() == r["most_utilised_links"]["links"].get<int>());
+  for (const auto& g : groups) {
+    CHECK(g["bytes"].get<double>() > 0);
+    CHECK(g["busy_fraction"].get<double>() == 0);  // not recorded
+  }
+  // one accelerator loads no link
+  const Run one = run_dtsim("predict --accelerators 1 --json");
+  CHECK(nlohmann::json::parse(one.output)["results"][0]["busiest_links"].empty());
+}
