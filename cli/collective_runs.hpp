@@ -22,8 +22,7 @@ inline constexpr std::array<FlagSpec, 4> cluster_flags{{
     {"cluster", "NAME|FILE", "",
      "a built-in cluster (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-b200, dgx-h100, dgx1-v100, dgx2-v100, "
      "mi300x, mi355x, pcie4-100g, v100-nvlink-edr) or a cluster file: ranks are its accelerators and messages take its "
-     "routes; "
-     "replaces --bandwidth, --latency, --gap and --reduce-rate"},
+     "routes; replaces --bandwidth, --latency, --gap and --reduce-rate"},
     {"placement", "HOW", "block",
      "--cluster: ranks fill nodes one by one (block) or go to the nodes in turn "
      "(round-robin)"},

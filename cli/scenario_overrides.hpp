@@ -56,8 +56,7 @@ constexpr std::array<FlagSpec, 13> scenario_override_flags{{
     {"cluster", "NAME|FILE", "from the scenario",
      "the cluster, replacing the scenario's: a built-in one (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-b200, "
      "dgx-h100, dgx1-v100, dgx2-v100, mi300x, mi355x, pcie4-100g, v100-nvlink-edr) or a path to a cluster file; "
-     "--nodes "
-     "counts its nodes"},
+     "--nodes counts its nodes"},
     library_flag,
 }};
 

@@ -428,10 +428,6 @@ std::string upper(const std::string& text) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 struct PartGeneration {
   const char* part;
   const char* generation;
