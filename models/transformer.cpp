@@ -1,5 +1,8 @@
 #include "models/transformer.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace dtsim {
 namespace {
 
@@ -17,9 +20,50 @@ double norm_params(const TransformerSpec& t) { return (t.norm == NormKind::layer
 //   MoE: input 2, each of the top_k experts' MLP without the input, router logits 2 E/h;
 //   norms: 4.
 // fp32 doubles them. The attention layer holds the attention and score terms and one norm, the MLP layer the rest.
-double mlp_units(FfnKind ffn, double f, double h) { return ffn == FfnKind::gelu ? 4 * f / h + 1 : 8 * f / h + 1; }
+double mlp_units(FfnKind ffn, double f, double h) { return ffn != FfnKind::swiglu ? 4 * f / h + 1 : 8 * f / h + 1; }
+
+// H_n = 1 + 1/2 + ... + 1/n (n >= 1), by its asymptotic series past the first terms (error below 1e-12 there).
+double harmonic(double n) {
+  if (n < 1) return 0;
+  if (n < 32) {
+    double sum = 0;
+    for (int i = 1; i <= static_cast<int>(n); ++i)
+      sum += 1.0 / i;
+    return sum;
+  }
+  constexpr double euler_gamma = 0.57721566490153286;
+  return std::log(n) + euler_gamma + 1 / (2 * n) - 1 / (12 * n * n);
+}
+
+// One cluster of an adaptive input or softmax: its words [first, last), its embeddings' width and the share of the
+// tokens it holds.
+struct Cluster {
+  double first = 0;
+  double last = 0;
+  double width = 0;
+  double share = 0;
+  double words() const { return last - first; }
+};
+
+std::vector<Cluster> clusters(const AdaptiveSpec& a, double vocab, double h) {
+  std::vector<Cluster> out;
+  double first = 0;
+  double width = h;
+  for (std::size_t i = 0; i <= a.cutoffs.size(); ++i) {
+    const double last = i < a.cutoffs.size() ? a.cutoffs[i] : vocab;
+    out.push_back({first, last, std::max(1.0, std::floor(width)), zipf_share(first, last, vocab)});
+    first = last;
+    width /= a.div_val;
+  }
+  return out;
+}
 
 }  // namespace
+
+double zipf_share(double first, double last, double vocab) {
+  if (vocab < 1 || last <= first) return 0;
+  return (harmonic(std::min(last, vocab)) - harmonic(std::max(first, 0.0))) / harmonic(vocab);
+}
 
 Model transformer_model(const TransformerSpec& t) {
   Model m;
@@ -52,6 +96,22 @@ Model transformer_model(const TransformerSpec& t) {
     m.input =
         std::to_string(p.channels) + "x" + std::to_string(p.image_size) + "x" + std::to_string(p.image_size) + " image";
     m.input_bytes = patch_in * patches * float_bytes;
+  } else if (t.adaptive) {
+    // adaptive input: each cluster's table (and with div_val > 1 its projection to hidden, 2 width h FLOPs per token
+    // of it); the gathers counted as a table's s h
+    for (const Cluster& c : clusters(*t.adaptive, t.vocab, h)) {
+      emb.params += c.words() * c.width;
+      if (t.adaptive->div_val > 1) {
+        emb.params += c.width * h;
+        emb.forward_flops += s * c.share * 2 * c.width * h;
+      }
+    }
+    emb.kernels =
+        1 + 5.0 * (static_cast<double>(t.adaptive->cutoffs.size()) + 1);  // mask, select, gather, project, copy
+    tables = 1;
+    m.input = std::to_string(t.sequence) + " tokens";
+    m.tokens_per_sample = t.sequence;
+    m.input_bytes = s * float_bytes;
   } else {
     emb.params = static_cast<double>(t.vocab) * h;
     tables = 1;
@@ -76,8 +136,17 @@ Model transformer_model(const TransformerSpec& t) {
 
   // Blocks. Per token: Q, K, V and output projections 2 (h q + 2 h kv + q h); scores Q K^T and their weighted sum of
   // V 2 x 2 s q (Kaplan et al. 2020 Table 1, 2 n_ctx d_attn per token for each; causal masks not subtracted).
-  const double attention_params = 2 * h * q + 2 * h * kv + (t.biases ? q + 2 * kv + h : 0) + norm;
-  const double attention_flops = s * (2 * (2 * h * q + 2 * h * kv) + 4 * s * q);
+  // Transformer-XL: keys and values over the memory too (k = s + memory per query); its code projects the
+  // concatenation of memory and segment, so Q, K and V are computed for all k tokens. Relative positions add a
+  // projection of the k positions (h q parameters; once a step, not per sample: its FLOPs are left out) and the
+  // position scores Q R^T (2 s k q).
+  const bool relative = t.position == PositionKind::relative;
+  const double k = s + t.memory;
+  const double projected = t.memory > 0 ? k : s;
+  const double score_products = relative ? 6 : 4;
+  const double attention_params =
+      2 * h * q + 2 * h * kv + (relative ? h * q : 0) + (t.biases ? q + 2 * kv + h : 0) + norm;
+  const double attention_flops = 2 * projected * (h * q + 2 * h * kv) + 2 * s * q * h + score_products * s * k * q;
   double mlp_act_units = 0;
   const double attention_units = 2 + 4 * q / h + 4 * kv / h + 1;
   if (t.moe) {
@@ -87,16 +156,19 @@ Model transformer_model(const TransformerSpec& t) {
     mlp_act_units = 2 + mlp_units(t.ffn, t.ffn_hidden, h);
   }
   // fp32: 2 x the 16-bit bytes; each layer holds its own terms and one norm
-  const double score_bytes = 2 * s * h * 5.0 * t.heads * s / h;
-  const double attention_bytes = 2 * s * h * (attention_units + 2) + score_bytes;
+  // (relative: the position scores and their shifted copy, 16-bit, go through memory before the sum: 7 a s k)
+  const double score_bytes = 2 * (relative ? 7.0 : 5.0) * t.heads * s * k;
+  // (the memory's tokens: the projections' input and their K and V kept as well)
+  const double attention_bytes =
+      2 * s * h * (attention_units + 2) + 2.0 * t.memory * h * (2 + 4 * kv / h) + score_bytes;
   const double mlp_bytes = 2 * s * h * (mlp_act_units + 2);
   const double layer_input_bytes = s * h * float_bytes;
   // one MLP: GELU 2 matrices (h f, f h), SwiGLU 3 (gate, up: h f; down: f h)
   auto mlp_params = [&](double f) {
-    const double matrices = t.ffn == FfnKind::gelu ? 2 : 3;
+    const double matrices = t.ffn != FfnKind::swiglu ? 2 : 3;
     return matrices * h * f + (t.biases ? (matrices - 1) * f + h : 0);
   };
-  auto mlp_flops = [&](double f) { return 2 * (t.ffn == FfnKind::gelu ? 2 : 3) * h * f; };  // per token
+  auto mlp_flops = [&](double f) { return 2 * (t.ffn != FfnKind::swiglu ? 2 : 3) * h * f; };  // per token
   for (int i = 0; i < t.layers; ++i) {
     const std::string n = "blocks." + std::to_string(i);
     Layer attention;
@@ -106,11 +178,12 @@ Model transformer_model(const TransformerSpec& t) {
     attention.forward_flops = attention_flops;
     attention.activation_bytes = attention_bytes;
     attention.score_bytes = score_bytes;
-    attention.score_flops = s * 4 * s * q;
+    attention.score_flops = score_products * s * k * q;
     attention.checkpoint_bytes = layer_input_bytes;
     // norm, Q K V GEMM, bias, 2 reshapes, Q K^T, scale and mask, softmax, dropout, weighted V, projection, bias with
-    // dropout and residual add
-    attention.kernels = 12;
+    // dropout and residual add; relative positions: the memory's concatenation, the positions' GEMM, 2 bias adds, Q
+    // R^T, its shift (pad, copy, slice) and the sum
+    attention.kernels = relative ? 20 : 12;
     attention.tensor_parallel_values = s * h;  // Megatron allreduces the attention output
     m.layers.push_back(attention);
     if (!t.moe) {
@@ -121,8 +194,8 @@ Model transformer_model(const TransformerSpec& t) {
       mlp.forward_flops = s * mlp_flops(t.ffn_hidden);
       mlp.activation_bytes = mlp_bytes;
       mlp.checkpoint_bytes = layer_input_bytes;
-      mlp.kernels = t.ffn == FfnKind::gelu ? 6 : 7;  // norm, GEMMs, GELU (or SiLU and product), dropout, residual add
-      mlp.tensor_parallel_values = s * h;            // and the MLP output
+      mlp.kernels = t.ffn != FfnKind::swiglu ? 6 : 7;  // norm, GEMMs, GELU (or SiLU and product), dropout, residual add
+      mlp.tensor_parallel_values = s * h;              // and the MLP output
       m.layers.push_back(mlp);
       continue;
     }
@@ -157,6 +230,24 @@ Model transformer_model(const TransformerSpec& t) {
     case TransformerHead::lm:  // every token's logits: 2 h V FLOPs per token
       head.name = prefix + "lm_head";
       head.kind = LayerKind::lm_head;
+      if (t.adaptive) {  // the first cluster's logits for every token, a tail's for its tokens (their Zipf share)
+        const std::vector<Cluster> cs = clusters(*t.adaptive, t.vocab, h);
+        const double tails = static_cast<double>(cs.size()) - 1;
+        const double head_logits = cs[0].words() + tails;    // the first cluster's words and a logit per tail
+        head.params += t.vocab + tails * (cs[0].width + 1);  // the output biases, the tails' logit weights
+        for (std::size_t i = 0; i < cs.size(); ++i) {
+          const Cluster& c = cs[i];
+          const bool own = i == 0 || !t.tied_embeddings;  // Transformer-XL ties the tails' projections, not the head's
+          if (!t.tied_embeddings) head.params += c.words() * c.width;
+          if (t.adaptive->div_val > 1 && own) head.params += c.width * h;
+          const double tokens = i == 0 ? s : s * c.share;
+          const double logits = i == 0 ? head_logits : c.words();
+          head.forward_flops += tokens * 2 * c.width * (logits + (t.adaptive->div_val > 1 ? h : 0));
+          head.activation_bytes += tokens * logits * float_bytes;
+        }
+        head.kernels = 3 + 8 * tails;  // per tail: mask, nonzero, select, project, logits, log-softmax, gather, copy
+        break;
+      }
       head.params += t.tied_embeddings ? 0 : static_cast<double>(t.vocab) * h;
       head.forward_flops = s * 2 * h * t.vocab;
       head.activation_bytes = s * t.vocab * float_bytes;

@@ -1,5 +1,6 @@
-// Transformers from their hyperparameters: the layer list of a decoder (GPT, Llama, Mixtral) or an encoder (BERT,
-// ViT) with grouped-query attention, GELU or SwiGLU MLPs and mixture-of-experts MLPs. FLOPs count the matrix
+// Transformers from their hyperparameters: the layer list of a decoder (GPT, Llama, Mixtral, Transformer-XL) or an
+// encoder (BERT, ViT) with grouped-query attention, GELU, ReLU or SwiGLU MLPs, mixture-of-experts MLPs, and
+// Transformer-XL's segment memory, relative positions and adaptive input and softmax. FLOPs count the matrix
 // multiplications, 2 per multiply-add, as Kaplan et al. 2020 (Table 1) and Narayanan et al. 2021 (eq. 3) do; biases,
 // norms, softmax and nonlinearities are left out as they leave them out (docs/models.md has every formula).
 #pragma once
@@ -7,14 +8,17 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/model_zoo.hpp"
 
 namespace dtsim {
 
-enum class FfnKind : std::uint8_t { gelu, swiglu };
+enum class FfnKind : std::uint8_t { gelu, relu, swiglu };  // gelu and relu: two matrices; swiglu: three
 enum class NormKind : std::uint8_t { layernorm, rmsnorm };
-enum class PositionKind : std::uint8_t { learned, rope, none };
+// relative: Transformer-XL's (Dai et al. 2019, sec. 3.3): per block a projection of the relative positions and a
+// second score product, Q R^T, the size of Q K^T, added to it after a shift.
+enum class PositionKind : std::uint8_t { learned, rope, relative, none };
 enum class TransformerHead : std::uint8_t { lm, pooler, classifier, none };
 
 // Every block's MLP replaced by `experts` MLPs of which a learned router picks `top_k` per token.
@@ -27,6 +31,20 @@ struct MoeSpec {
   // with it. 1: every token reaches its experts and nothing is padded (a dropless, balanced router).
   double capacity_factor = 1;
 };
+
+// Adaptive input and softmax (Baevski and Auli 2019; Grave et al. 2017), as Transformer-XL's code builds them: the
+// vocabulary, most frequent first, cut at `cutoffs` into clusters; cluster i's embeddings are hidden / div_val^i wide
+// (with div_val > 1 each projected to hidden). The softmax computes, for every token, logits over the first cluster
+// and one per other cluster; a tail cluster's logits only for the tokens whose target is in it.
+struct AdaptiveSpec {
+  std::vector<int> cutoffs;  // increasing, each below vocab
+  int div_val = 1;
+};
+
+// The share of a corpus's tokens whose word has frequency rank [first, last) in a vocabulary of `vocab` words, by
+// Zipf's law with exponent 1 (the frequency of rank r proportional to 1 / r): an estimate where the corpus's own counts
+// are not at hand (docs/models.md).
+double zipf_share(double first, double last, double vocab);
 
 // A vision transformer's input: the image cut into patch_size x patch_size patches, each projected to hidden (a
 // convolution of stride patch_size), with an optional class token.
@@ -55,6 +73,7 @@ struct TransformerSpec {
   FfnKind ffn = FfnKind::gelu;
   int vocab = 0;        // 0 with patches
   int sequence = 1;     // tokens per sample
+  int memory = 0;       // Transformer-XL: tokens of the previous segment each block's attention also reads
   int positions = 0;    // rows of a learned position table
   int token_types = 0;  // BERT's segment embeddings
   bool tied_embeddings = false;
@@ -66,6 +85,7 @@ struct TransformerSpec {
   TransformerHead head = TransformerHead::lm;
   int classes = 0;  // head classifier
   std::optional<MoeSpec> moe;
+  std::optional<AdaptiveSpec> adaptive;
   std::optional<PatchSpec> patches;
 };
 

@@ -40,7 +40,17 @@ constexpr std::array<FieldSpec, 4> patch_fields{{
     value_field("class_token", FieldType::boolean, "true", "a learned class token prepended to the patches"),
 }};
 
-constexpr std::array<FieldSpec, 26> transformer_fields{{
+constexpr std::array<FieldSpec, 2> adaptive_fields{{
+    ranged_field("cutoffs", FieldType::integer_list, "",
+                 "where the vocabulary (most frequent words first) is cut into clusters: increasing, each below vocab "
+                 "(Transformer-XL on WikiText-103: [19997, 39997, 199997])",
+                 1, 1 << 30),
+    ranged_field("div_val", FieldType::integer, "1",
+                 "cluster i's embeddings are hidden / div_val^i wide; above 1 each cluster is projected to hidden", 1,
+                 65536),
+}};
+
+constexpr std::array<FieldSpec, 28> transformer_fields{{
     value_field("name", FieldType::text, "", "the model's name in reports"),
     value_field("source", FieldType::text, "unspecified", "where the architecture and the published totals come from"),
     choice_field("kind", "", "transformer: hyperparameters; layers: a layer list", kinds),
@@ -56,13 +66,19 @@ constexpr std::array<FieldSpec, 26> transformer_fields{{
                  65536),
     ranged_field("head_dim", FieldType::integer, "hidden / heads", "width of each head", 1, max_size),
     ranged_field("ffn_hidden", FieldType::integer, "", "hidden width of the MLP (d_ff)", 1, max_size),
-    choice_field("ffn", "gelu", "gelu: two matrices (h x f, f x h); swiglu: three (gate, up, down)", "gelu|swiglu"),
+    choice_field("ffn", "gelu", "gelu or relu: two matrices (h x f, f x h); swiglu: three (gate, up, down)",
+                 "gelu|relu|swiglu"),
     required_when(
         ranged_field("vocab", FieldType::integer, "", "vocabulary size (token embedding and LM head rows)", 1, 1 << 30),
         "there are no patches"),
     required_when(
         ranged_field("sequence", FieldType::integer, "", "tokens per sample, the length trained at", 1, max_sequence),
         "there are no patches"),
+    ranged_field("memory", FieldType::integer, "0",
+                 "Transformer-XL's recurrence: tokens of the previous segment each block's attention also reads (keys "
+                 "and values over sequence + memory; Q, K and V projected over both, as its code does; no gradient "
+                 "into them)",
+                 0, max_sequence),
     ranged_field("positions", FieldType::integer, "sequence",
                  "rows of the learned position table (position learned), at least sequence", 1, 1 << 24),
     ranged_field("token_types", FieldType::integer, "0", "rows of a segment (token type) embedding, as BERT's 2", 0,
@@ -71,8 +87,10 @@ constexpr std::array<FieldSpec, 26> transformer_fields{{
     value_field("tied_embeddings", FieldType::boolean, "false", "the LM head reuses the token embedding"),
     choice_field("norm", "layernorm", "layernorm (scale and shift: 2 h parameters) or rmsnorm (scale: h)",
                  "layernorm|rmsnorm"),
-    choice_field("position", "learned", "learned (a position table), rope or none (no parameters)",
-                 "learned|rope|none"),
+    choice_field("position", "learned",
+                 "learned (a position table), rope, relative (Transformer-XL's: a projection of the positions per "
+                 "block and a second score product Q R^T) or none",
+                 "learned|rope|relative|none"),
     value_field("biases", FieldType::boolean, "true", "biases in the linear layers (GPT-2, BERT: true; Llama: false)"),
     value_field("embedding_norm", FieldType::boolean, "false", "a norm after the embeddings (BERT)"),
     value_field("final_norm", FieldType::boolean, "true", "a norm after the last block (pre-norm models)"),
@@ -83,6 +101,10 @@ constexpr std::array<FieldSpec, 26> transformer_fields{{
     required_when(ranged_field("classes", FieldType::integer, "", "classes of the classifier head", 1, 1 << 24),
                   "head is classifier"),
     object_field("moe", false, "mixture of experts: every block's MLP becomes experts picked by a router", moe_fields),
+    object_field("adaptive", false,
+                 "adaptive input and softmax (Transformer-XL): the vocabulary in clusters of narrower embeddings; a "
+                 "tail cluster's logits computed only for its tokens, their share by Zipf's law (an estimate)",
+                 adaptive_fields),
     value_field("description", FieldType::text, "(none)", "free text (e.g. what was left out)"),
 }};
 
@@ -185,13 +207,15 @@ Model read_transformer(const JsonObject& o) {
                         " (each key/value head serves a group of query heads), got " + std::to_string(t.kv_heads));
   }
   t.ffn_hidden = to_int(o.integer("ffn_hidden"));
-  t.ffn = o.choice("ffn") == "gelu" ? FfnKind::gelu : FfnKind::swiglu;
+  const std::string ffn = o.choice("ffn");
+  t.ffn = ffn == "gelu" ? FfnKind::gelu : ffn == "relu" ? FfnKind::relu : FfnKind::swiglu;
   const std::string norm = o.choice("norm");
   t.norm = norm == "layernorm" ? NormKind::layernorm : NormKind::rmsnorm;
   const std::string position = o.choice("position");
-  t.position = position == "learned" ? PositionKind::learned
-               : position == "rope"  ? PositionKind::rope
-                                     : PositionKind::none;
+  t.position = position == "learned"    ? PositionKind::learned
+               : position == "rope"     ? PositionKind::rope
+               : position == "relative" ? PositionKind::relative
+                                        : PositionKind::none;
   t.biases = o.boolean("biases");
   t.embedding_norm = o.boolean("embedding_norm");
   t.final_norm = o.boolean("final_norm");
@@ -256,6 +280,25 @@ Model read_transformer(const JsonObject& o) {
                           ", got " + std::to_string(moe.top_k));
     }
     t.moe = moe;
+  }
+  t.memory = to_int(o.integer("memory"));
+  if (o.has("adaptive")) {
+    const JsonObject a = o.object("adaptive");
+    only_with(o, "adaptive", !t.patches, "without patches (it clusters a vocabulary)");
+    AdaptiveSpec adaptive;
+    adaptive.div_val = to_int(a.integer("div_val"));
+    long long previous = 0;
+    for (const long long cutoff : a.integer_list("cutoffs")) {
+      if (cutoff <= previous || cutoff >= t.vocab) {
+        throw ScenarioError(a.path_of("cutoffs") +
+                            ": expected increasing values each below vocab = " + std::to_string(t.vocab) + ", got " +
+                            std::to_string(cutoff) + " after " + std::to_string(previous));
+      }
+      adaptive.cutoffs.push_back(to_int(cutoff));
+      previous = cutoff;
+    }
+    if (adaptive.cutoffs.empty()) throw ScenarioError(a.path_of("cutoffs") + ": expected at least one cutoff, got []");
+    t.adaptive = adaptive;
   }
   return transformer_model(t);
 }

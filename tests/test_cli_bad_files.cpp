@@ -270,8 +270,8 @@ TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accept
        "scenario.model.layers: expected a whole number in [1, 4096], got 0"},
       {"predict " + inline_variant("s8.json", "\"kind\": \"transformer\"", "\"kind\": \"cnn\""),
        "scenario.model.kind: expected \"transformer\" or \"layers\", got \"cnn\""},
-      {"predict " + inline_variant("s9.json", "\"ffn\": \"swiglu\"", "\"ffn\": \"relu\""),
-       "scenario.model.ffn: expected \"gelu\" or \"swiglu\", got \"relu\""},
+      {"predict " + inline_variant("s9.json", "\"ffn\": \"swiglu\"", "\"ffn\": \"tanh\""),
+       "scenario.model.ffn: expected \"gelu\", \"relu\" or \"swiglu\", got \"tanh\""},
       {"predict " +
            inline_variant("s10.json", "\"vocab\": 128256,", "\"patches\": {\"image_size\": 224, \"patch_size\": 15},"),
        "scenario.model.patches.patch_size: expected a divisor of image_size = 224, got 15"},
@@ -282,6 +282,18 @@ TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accept
        "sequence; image_size 65536 and patch_size 1 make 4294967297"},
       {"predict " + inline_variant("s12.json", "\"position\": \"rope\"", "\"position\": \"rope\", \"positions\": 9"),
        "scenario.model.positions: only with position \"learned\""},
+      // Transformer-XL's fields: the adaptive softmax's clusters and the memory
+      {"predict " + inline_variant("s13.json", "\"position\": \"rope\"",
+                                   "\"position\": \"relative\", \"adaptive\": {\"cutoffs\": [20000, 10000]}"),
+       "scenario.model.adaptive.cutoffs: expected increasing values each below vocab = 128256, got 10000 after 20000"},
+      {"predict " + inline_variant("s14.json", "\"position\": \"rope\"",
+                                   "\"position\": \"rope\", \"adaptive\": {\"cutoffs\": [200000]}"),
+       "scenario.model.adaptive.cutoffs: expected increasing values each below vocab = 128256, got 200000 after 0"},
+      {"predict " + inline_variant("s15.json", "\"position\": \"rope\"",
+                                   "\"position\": \"rope\", \"adaptive\": {\"cutoffs\": [20000], \"div_val\": 0}"),
+       "scenario.model.adaptive.div_val: expected a whole number in [1, 65536], got 0"},
+      {"predict " + inline_variant("s16.json", "\"position\": \"rope\"", "\"position\": \"rope\", \"memory\": -1"),
+       "scenario.model.memory: expected a whole number in [0, 16777216], got -1"},
   });
   // model files, by --model and by a scenario's path (relative to the scenario)
   const std::string layers =

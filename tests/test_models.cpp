@@ -109,6 +109,14 @@ TEST_CASE("model files' totals match the published parameter counts and multiply
       {"se-resnext101-32x4d", 0, 0, 0},
       {"efficientnet-b0", 5288548, 0, 0.39},
       {"efficientnet-b4", 19341616, 0, 4.39},
+      // Transformer-XL as NVIDIA's code builds it (no published count of the 512-wide base; the paper's 257M for
+      // large is not its code's count): blocks 16 x (Q K V 786,432 + output 262,144 + positions 262,144 + biases
+      // 2,048 + norms 2 x 1,024 + MLP 2,099,712) = 54,632,448; the tied embedding 267,735 x 512; the softmax's biases
+      // 267,735 and tail logits 3 x 513. Large: blocks 18 x 13,644,800; the adaptive tables 19,997 x 1,024 + 20,000 x
+      // 256 + 160,000 x 64 + 67,738 x 16 = 36,920,736 and their projections to 1,024 (1,392,640); the softmax's biases,
+      // tail logits 3 x 1,025 and its own first-cluster projection 1,048,576
+      {"transformer-xl-base", 191982042, 1e-9, 0},
+      {"transformer-xl-large", 285239162, 1e-9, 0},
   };
   CHECK(builtin_models(DTSIM_SOURCE_DIR).size() > 0);
   std::size_t files = 0;
@@ -218,6 +226,58 @@ TEST_CASE("every layer has a kind: convolutions, pooling, linear layers, attenti
     CHECK(layer_kind_from_string(to_string(k)) == k);
   }
   CHECK_FALSE(layer_kind_from_string("gemm").has_value());
+}
+
+TEST_CASE("Transformer-XL's memory and relative positions and adaptive softmax follow its hyperparameters") {
+  TransformerSpec t;
+  t.name = "tiny-xl";
+  t.layers = 1;
+  t.hidden = 64;
+  t.heads = 4;
+  t.kv_heads = 4;
+  t.head_dim = 16;
+  t.ffn_hidden = 256;
+  t.ffn = FfnKind::relu;
+  t.vocab = 10000;
+  t.sequence = 32;
+  t.biases = false;
+  t.position = PositionKind::none;
+  t.final_norm = false;
+  const Model plain = transformer_model(t);
+  // the MLP of a ReLU model costs what a GELU one does: two matrices
+  CHECK(plain.layers[2].params == 2 * 64 * 256 + 2 * 64);
+  t.memory = 48;
+  t.position = PositionKind::relative;
+  const Model xl = transformer_model(t);
+  const Layer& a = xl.layers[1];
+  // Q, K, V over the 80 tokens of memory and segment, the output over the 32; Q K^T, Q R^T and the weighted V over 80
+  // keys a query; the positions' projection adds 64 x 64 parameters
+  CHECK(a.forward_flops == 2 * 80 * (64 * 64 + 2 * 64 * 64) + 2 * 32 * 64 * 64 + 6 * 32 * 80 * 64);
+  CHECK(a.score_flops == 6 * 32 * 80 * 64);
+  CHECK(a.params == plain.layers[1].params + 64 * 64);
+  CHECK(a.activation_bytes > plain.layers[1].activation_bytes);
+  // the softmax over 10,000 words: every token's logits over the first 2,000 words and one per tail cluster, a tail's
+  // logits only for its Zipf share of the tokens
+  const double full_head = plain.layers.back().forward_flops;
+  CHECK(full_head == 32 * 2 * 64 * 10000);
+  t.tied_embeddings = true;
+  t.adaptive = AdaptiveSpec{{2000, 6000}, 1};
+  const Model adaptive = transformer_model(t);
+  const double head_share = zipf_share(0, 2000, 10000);
+  const double tail1 = zipf_share(2000, 6000, 10000);
+  const double tail2 = zipf_share(6000, 10000, 10000);
+  CHECK(head_share + tail1 + tail2 == Approx(1).epsilon(1e-12));
+  CHECK(head_share == Approx(0.8356).epsilon(1e-3));  // H(2000) / H(10000) = 8.1784 / 9.7876
+  CHECK(adaptive.layers.back().forward_flops ==
+        Approx(32 * 2 * 64 * (2002 + tail1 * 4000 + tail2 * 4000)).epsilon(1e-12));
+  CHECK(adaptive.layers.back().forward_flops < full_head / 2);
+  CHECK(adaptive.layers.back().params == 10000 + 2 * 65);  // tied: the output biases and the tails' logit rows
+  CHECK(adaptive.layers.front().params == 10000 * 64);     // div_val 1: one table
+  // div_val 2: narrower tables projected to hidden, every cluster's projection in the input, the first in the head
+  t.adaptive->div_val = 2;
+  const Model narrow = transformer_model(t);
+  CHECK(narrow.layers.front().params == 2000 * 64 + 4000 * 32 + 4000 * 16 + (64 + 32 + 16) * 64);
+  CHECK(narrow.layers.back().params == 10000 + 2 * 65 + 64 * 64);
 }
 
 TEST_CASE("a transformer's layers follow its hyperparameters: GQA, SwiGLU, MoE, tied heads") {
