@@ -36,6 +36,15 @@ struct ModelChoice {
 // Which dtsim model a row's model is, by the names its sources use.
 ModelChoice model_of(const PublishedRow& row) {
   const std::string m = lower(row.model);
+  // tokens/s of a model trained on fixed-length segments (Transformer-XL: tgt_len tokens a sample) are its samples/s
+  // x the segment; GNMT's and Transformer-big's batches hold sentences of varying length, which the sources do not give
+  if (has(row.throughput_unit, "tokens/s")) {
+    if (has(m, "transformer-xl base")) return {"transformer-xl-base", ""};
+    if (has(m, "transformer-xl large")) return {"transformer-xl-large", ""};
+    return {"", "throughput in " + row.throughput_unit +
+                    " of sentences of varying length (dtsim predicts fixed-length sequences; the sources do not give "
+                    "the lengths)"};
+  }
   if (!has(row.throughput_unit, "images/s") && !has(row.throughput_unit, "sequences/s")) {
     return {"", "throughput in " + row.throughput_unit + " (dtsim predicts samples/s)"};
   }
@@ -289,7 +298,10 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     c.tf32_convs = convs && *precision == Precision::tf32;
     c.tf32 = *precision == Precision::tf32;
     c.tensor_convs = convs && *precision != Precision::tf32 && *precision != Precision::fp32;
-    setup.compute.optimizer = has(model.name, "bert") ? Optimizer::adam : Optimizer::momentum;
+    // BERT's Adam or LAMB, Transformer-XL's LAMB (jitlamb in NVIDIA's configs): each reads and writes the weights, the
+    // gradient and two moments (LAMB's per-tensor norms aside), costed as Adam
+    setup.compute.optimizer =
+        has(model.name, "bert") || has(model.name, "transformer-xl") ? Optimizer::adam : Optimizer::momentum;
     // the layout the run used (convolutional networks; sources.md says where each is stated)
     if (row.memory_format == "nchw") setup.compute.memory_format = MemoryFormat::nchw;
     // TensorFlow as NVIDIA's examples ran it: XLA on; PyTorch: eager
@@ -338,6 +350,7 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       }
     }
     c.predicted = samples_per_s(setup, spec, row, cluster_name, mapping.reuse_reductions);
+    if (has(row.throughput_unit, "tokens/s")) c.predicted *= setup.model.tokens_per_sample;
     c.error = (c.predicted - row.throughput) / row.throughput;
     result.cases.push_back(c);
   }
