@@ -254,12 +254,22 @@ double backward_seconds(const Layer& layer, double batch, const Device& device, 
   return backward_seconds_as_given(layer, batch, device, settings);
 }
 
-double optimizer_seconds(double params, const Device& device, const ComputeSettings& settings) {
+double optimizer_kernels_per_tensor(Optimizer optimizer) {
+  return optimizer == Optimizer::sgd ? 1.0 : optimizer == Optimizer::momentum ? 3.0 : 7.0;
+}
+
+double optimizer_seconds(double params, const Device& device, const ComputeSettings& settings, double tensors) {
   // fp32 bytes read and written per parameter: SGD w, g -> w (12); momentum w, g, m -> w, m (20); Adam w, g, m, v ->
   // w, m, v (28)
   const Optimizer o = settings.optimizer;
   const double per_param = o == Optimizer::sgd ? 12.0 : o == Optimizer::momentum ? 20.0 : 28.0;
-  return params * per_param / memory_rate(device) + device.kernel_launch_s + runtime_costs(settings.runtime).step_s;
+  const RuntimeCosts rt = runtime_costs(settings.runtime);
+  const double streamed = params * per_param / memory_rate(device);
+  if (settings.optimizer_loop == OptimizerLoop::multi_tensor || tensors <= 0) {
+    return streamed + device.kernel_launch_s + rt.step_s;
+  }
+  const double kernels = tensors * optimizer_kernels_per_tensor(o) * rt.kernel_scale;
+  return std::max(streamed + kernels * device.kernel_launch_s, kernels * rt.host_s_per_kernel) + rt.step_s;
 }
 
 double value_bytes(Precision precision) {
@@ -273,6 +283,15 @@ double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision)
 
 const char* to_string(Optimizer optimizer) {
   return optimizer == Optimizer::sgd ? "sgd" : optimizer == Optimizer::momentum ? "momentum" : "adam";
+}
+const char* to_string(OptimizerLoop loop) {
+  return loop == OptimizerLoop::multi_tensor ? "multi_tensor" : "per_tensor";
+}
+std::optional<OptimizerLoop> optimizer_loop_from_string(std::string_view name) {
+  for (OptimizerLoop l : {OptimizerLoop::multi_tensor, OptimizerLoop::per_tensor}) {
+    if (name == to_string(l)) return l;
+  }
+  return std::nullopt;
 }
 const char* to_string(Runtime runtime) {
   return runtime == Runtime::eager ? "eager" : runtime == Runtime::cuda_graphs ? "cuda_graphs" : "xla";

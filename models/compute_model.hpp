@@ -49,6 +49,13 @@
 namespace dtsim {
 
 enum class Optimizer : std::uint8_t { sgd, momentum, adam };
+// How the optimizer's update is launched: multi_tensor (the whole model in a few kernels: apex's fused optimizers,
+// PyTorch's foreach implementations, XLA) or per_tensor (a loop over the parameter tensors, each update's kernels
+// launched by the host: PyTorch's optimizers before foreach became their default in 2.0, a scripted function a tensor).
+enum class OptimizerLoop : std::uint8_t { multi_tensor, per_tensor };
+// Kernels one tensor's update launches in a per-tensor loop: SGD 1 (p += -lr g), momentum 3 (the buffer scaled and
+// added to, p updated), Adam 7 (two moments scaled and added to, the denominator's square root and epsilon, p updated).
+double optimizer_kernels_per_tensor(Optimizer optimizer);
 
 // How the framework issues kernels: eager (PyTorch without graphs: every kernel dispatched by the host), CUDA graphs
 // (the whole step replayed from one launch), XLA (TensorFlow or JAX compiled: memory-bound chains fused).
@@ -71,6 +78,7 @@ RuntimeCosts runtime_costs(Runtime runtime);
 struct ComputeSettings {
   Precision precision = Precision::fp32;
   Optimizer optimizer = Optimizer::momentum;
+  OptimizerLoop optimizer_loop = OptimizerLoop::multi_tensor;
   Runtime runtime = Runtime::eager;
   Recompute recompute = Recompute::none;
   bool flash_attention = false;
@@ -101,8 +109,10 @@ bool memory_bound(LayerKind kind);
 // the device lacks the precision's math.
 double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings);
 double backward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings);
-// The optimizer update of `params` parameters plus the runtime's per-step cost.
-double optimizer_seconds(double params, const Device& device, const ComputeSettings& settings);
+// The optimizer update of `params` parameters held in `tensors` tensors plus the runtime's per-step cost. A
+// per-tensor loop launches optimizer_kernels_per_tensor kernels a tensor: the update takes at least their host time
+// (eager: nothing runs ahead of it, the step having waited for the loss).
+double optimizer_seconds(double params, const Device& device, const ComputeSettings& settings, double tensors = 0);
 // Activation bytes per sample a layer keeps for backward under `settings` (fp32 units, as Layer counts them).
 double kept_activation_bytes(const Layer& layer, const ComputeSettings& settings);
 // Their sum over the model's layers.
@@ -114,6 +124,8 @@ double value_bytes(Precision precision);
 double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision);
 
 const char* to_string(Optimizer optimizer);
+const char* to_string(OptimizerLoop loop);
+std::optional<OptimizerLoop> optimizer_loop_from_string(std::string_view name);
 const char* to_string(Runtime runtime);
 const char* to_string(Recompute recompute);
 const char* to_string(MemoryFormat format);

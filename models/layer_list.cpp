@@ -58,6 +58,7 @@ Model layer_list_model(const LayerListSpec& spec) {
         const double weights = static_cast<double>(in.c / l.groups) * l.out * l.kernel_h * l.kernel_w;
         layer.kind = LayerKind::conv;
         layer.params = weights + (l.bias ? l.out : 0) + (l.batch_norm ? 2.0 * l.out : 0);
+        layer.param_tensors = 1 + (l.bias ? 1 : 0) + (l.batch_norm ? 2 : 0);
         layer.forward_flops = 2.0 * weights * out.h * out.w;
         if (l.kernel_h == 3 && l.kernel_w == 3 && l.stride == 1 && l.groups == 1)
           layer.winograd_flops = layer.forward_flops;
@@ -87,6 +88,7 @@ Model layer_list_model(const LayerListSpec& spec) {
         out = FeatureShape{l.out, 1, 1};
         layer.kind = LayerKind::linear;
         layer.params = n * l.out + (l.bias ? l.out : 0);
+        layer.param_tensors = 1 + (l.bias ? 1 : 0);
         layer.forward_flops = 2.0 * n * l.out;
         layer.activation_bytes = static_cast<double>(l.out) * fp32_bytes;
         break;
@@ -94,6 +96,7 @@ Model layer_list_model(const LayerListSpec& spec) {
       case ListLayerType::custom: {
         layer = l.custom;
         layer.name = l.name;
+        layer.param_tensors = layer.params > 0 ? 1 : 0;  // (a custom layer's parameters: taken as one tensor)
         if (l.output) out = *l.output;
         break;
       }

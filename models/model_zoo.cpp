@@ -28,6 +28,10 @@ std::string_view layer_kind_names() {
 double Model::params() const {
   return std::accumulate(layers.begin(), layers.end(), 0.0, [](double s, const Layer& l) { return s + l.params; });
 }
+double Model::param_tensors() const {
+  return std::accumulate(layers.begin(), layers.end(), 0.0,
+                         [](double s, const Layer& l) { return s + l.param_tensors; });
+}
 double Model::forward_flops() const {
   return std::accumulate(layers.begin(), layers.end(), 0.0,
                          [](double s, const Layer& l) { return s + l.forward_flops; });

@@ -66,6 +66,9 @@ struct Layer {
   // experts, dispatch and combine alike); 0 for every other layer.
   double experts = 0;
   double dispatch_values = 0;
+  // The tensors its parameters are held in (weights, biases, norms' scales and shifts): what an optimizer that loops
+  // over parameter tensors launches its kernels for (models/compute_model.hpp, OptimizerLoop).
+  double param_tensors = 0;
 };
 
 struct Model {
@@ -77,6 +80,7 @@ struct Model {
   std::vector<Layer> layers;
 
   double params() const;
+  double param_tensors() const;
   double forward_flops() const;
   double activation_bytes() const;
 };

@@ -9,6 +9,7 @@ namespace {
 constexpr double float_bytes = 4;
 
 double norm_params(const TransformerSpec& t) { return (t.norm == NormKind::layernorm ? 2.0 : 1.0) * t.hidden; }
+double norm_tensors(const TransformerSpec& t) { return t.norm == NormKind::layernorm ? 2.0 : 1.0; }
 
 // Korthikanti et al. 2022 (sec. 4.1) count a block's activations at 16 bits as s h (34 + 5 a s / h) bytes per sample:
 // attention 11 s h + 5 a s^2, MLP 19 s h, two norms 4 s h. Their terms, in units of s h bytes, with the widths of
@@ -92,6 +93,7 @@ Model transformer_model(const TransformerSpec& t) {
     emb.kind = LayerKind::conv;  // a convolution of kernel and stride patch_size
     emb.backward_flop_factor = 2;
     emb.params = patch_in * h + (t.biases ? h : 0) + (p.class_token ? h : 0);
+    emb.param_tensors = 1 + (t.biases ? 1 : 0) + (p.class_token ? 1 : 0);
     emb.forward_flops = 2 * patch_in * h * patches;
     m.input =
         std::to_string(p.channels) + "x" + std::to_string(p.image_size) + "x" + std::to_string(p.image_size) + " image";
@@ -101,6 +103,7 @@ Model transformer_model(const TransformerSpec& t) {
     // of it); the gathers counted as a table's s h
     for (const Cluster& c : clusters(*t.adaptive, t.vocab, h)) {
       emb.params += c.words() * c.width;
+      emb.param_tensors += t.adaptive->div_val > 1 ? 2 : 1;
       if (t.adaptive->div_val > 1) {
         emb.params += c.width * h;
         emb.forward_flops += s * c.share * 2 * c.width * h;
@@ -114,6 +117,7 @@ Model transformer_model(const TransformerSpec& t) {
     m.input_bytes = s * float_bytes;
   } else {
     emb.params = static_cast<double>(t.vocab) * h;
+    emb.param_tensors = 1;
     tables = 1;
     m.input = std::to_string(t.sequence) + " tokens";
     m.tokens_per_sample = t.sequence;
@@ -121,14 +125,17 @@ Model transformer_model(const TransformerSpec& t) {
   }
   if (learned) {
     emb.params += static_cast<double>(t.positions) * h;
+    emb.param_tensors += 1;
     tables += 1;
   }
   if (t.token_types > 0) {
     emb.params += static_cast<double>(t.token_types) * h;
+    emb.param_tensors += 1;
     tables += 1;
   }
   if (t.embedding_norm) {
     emb.params += norm;
+    emb.param_tensors += norm_tensors(t);
     tables += 1;
   }
   emb.forward_flops += tables * s * h;
@@ -168,6 +175,7 @@ Model transformer_model(const TransformerSpec& t) {
     const double matrices = t.ffn != FfnKind::swiglu ? 2 : 3;
     return matrices * h * f + (t.biases ? (matrices - 1) * f + h : 0);
   };
+  const double mlp_tensors = (t.ffn != FfnKind::swiglu ? 2 : 3) * (t.biases ? 2 : 1);  // matrices and their biases
   auto mlp_flops = [&](double f) { return 2 * (t.ffn != FfnKind::swiglu ? 2 : 3) * h * f; };  // per token
   for (int i = 0; i < t.layers; ++i) {
     const std::string n = "blocks." + std::to_string(i);
@@ -175,6 +183,7 @@ Model transformer_model(const TransformerSpec& t) {
     attention.name = n + ".attention";
     attention.kind = LayerKind::attention;
     attention.params = attention_params;
+    attention.param_tensors = 4 + (relative ? 1 : 0) + (t.biases ? 4 : 0) + norm_tensors(t);  // Q K V O (positions)
     attention.forward_flops = attention_flops;
     attention.activation_bytes = attention_bytes;
     attention.score_bytes = score_bytes;
@@ -191,6 +200,7 @@ Model transformer_model(const TransformerSpec& t) {
       mlp.name = n + ".mlp";
       mlp.kind = LayerKind::linear;
       mlp.params = mlp_params(t.ffn_hidden) + norm;
+      mlp.param_tensors = mlp_tensors + norm_tensors(t);
       mlp.forward_flops = s * mlp_flops(t.ffn_hidden);
       mlp.activation_bytes = mlp_bytes;
       mlp.checkpoint_bytes = layer_input_bytes;
@@ -206,6 +216,7 @@ Model transformer_model(const TransformerSpec& t) {
     router.name = n + ".router";
     router.kind = LayerKind::moe_router;
     router.params = h * experts + norm;
+    router.param_tensors = 1 + norm_tensors(t);
     router.forward_flops = s * 2 * h * experts;
     router.activation_bytes = s * experts * float_bytes;
     m.layers.push_back(router);
@@ -213,6 +224,7 @@ Model transformer_model(const TransformerSpec& t) {
     ex.name = n + ".experts";
     ex.kind = LayerKind::linear;
     ex.params = experts * mlp_params(t.moe->expert_ffn_hidden);
+    ex.param_tensors = experts * mlp_tensors;
     ex.forward_flops = s * t.moe->top_k * t.moe->capacity_factor * mlp_flops(t.moe->expert_ffn_hidden);
     ex.activation_bytes = mlp_bytes - router.activation_bytes;
     ex.checkpoint_bytes = layer_input_bytes;
@@ -225,6 +237,7 @@ Model transformer_model(const TransformerSpec& t) {
 
   Layer head;
   head.params = t.final_norm ? norm : 0;
+  head.param_tensors = t.final_norm ? norm_tensors(t) : 0;
   const std::string prefix = t.final_norm ? "final_norm+" : "";
   switch (t.head) {
     case TransformerHead::lm:  // every token's logits: 2 h V FLOPs per token
@@ -235,11 +248,13 @@ Model transformer_model(const TransformerSpec& t) {
         const double tails = static_cast<double>(cs.size()) - 1;
         const double head_logits = cs[0].words() + tails;    // the first cluster's words and a logit per tail
         head.params += t.vocab + tails * (cs[0].width + 1);  // the output biases, the tails' logit weights
+        head.param_tensors += 3;
         for (std::size_t i = 0; i < cs.size(); ++i) {
           const Cluster& c = cs[i];
           const bool own = i == 0 || !t.tied_embeddings;  // Transformer-XL ties the tails' projections, not the head's
           if (!t.tied_embeddings) head.params += c.words() * c.width;
           if (t.adaptive->div_val > 1 && own) head.params += c.width * h;
+          head.param_tensors += (t.tied_embeddings ? 0 : 1) + (t.adaptive->div_val > 1 && own ? 1 : 0);
           const double tokens = i == 0 ? s : s * c.share;
           const double logits = i == 0 ? head_logits : c.words();
           head.forward_flops += tokens * 2 * c.width * (logits + (t.adaptive->div_val > 1 ? h : 0));
@@ -249,6 +264,7 @@ Model transformer_model(const TransformerSpec& t) {
         break;
       }
       head.params += t.tied_embeddings ? 0 : static_cast<double>(t.vocab) * h;
+      head.param_tensors += t.tied_embeddings ? 0 : 1;
       head.forward_flops = s * 2 * h * t.vocab;
       head.activation_bytes = s * t.vocab * float_bytes;
       break;
@@ -256,6 +272,7 @@ Model transformer_model(const TransformerSpec& t) {
       head.name = prefix + "pooler";
       head.kind = LayerKind::linear;
       head.params += h * h + h;
+      head.param_tensors += 2;
       head.forward_flops = 2 * h * h;
       head.activation_bytes = h * float_bytes;
       break;
@@ -263,6 +280,7 @@ Model transformer_model(const TransformerSpec& t) {
       head.name = prefix + "classifier";
       head.kind = LayerKind::linear;
       head.params += h * t.classes + t.classes;
+      head.param_tensors += 2;
       head.forward_flops = 2 * h * t.classes;
       head.activation_bytes = static_cast<double>(t.classes) * float_bytes;
       break;

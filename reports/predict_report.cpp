@@ -53,7 +53,8 @@ std::string setup_line(const Scenario& sc) {
   out << ", " << to_string(s.framework);
   if (s.framework != FrameworkPreset::none)
     out << " (" << format_bytes(static_cast<std::uint64_t>(s.bucket_bytes)) << " buckets)";
-  out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer) << ", "
+  out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer)
+      << (s.compute.optimizer_loop == OptimizerLoop::per_tensor ? " (a loop over its tensors)" : "") << ", "
       << to_string(s.compute.runtime) << " runtime";
   if (s.compute.recompute != Recompute::none) out << ", " << to_string(s.compute.recompute) << " recomputation";
   if (s.compute.memory_format == MemoryFormat::nchw) out << ", NCHW tensors";
@@ -266,6 +267,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"framework", to_string(s.framework)},
                         {"precision", to_string(s.compute.precision)},
                         {"optimizer", to_string(s.compute.optimizer)},
+                        {"optimizer_loop", to_string(s.compute.optimizer_loop)},
                         {"runtime", to_string(s.compute.runtime)},
                         {"recompute", to_string(s.compute.recompute)},
                         {"memory_format", to_string(s.compute.memory_format)},

@@ -189,7 +189,7 @@ constexpr std::array<FieldSpec, 5> checkpoint_fields{{
                 "time"),
 }};
 
-constexpr std::array<FieldSpec, 25> scenario_fields{{
+constexpr std::array<FieldSpec, 26> scenario_fields{{
     value_field("name", FieldType::text, "scenario", "a name for reports"),
     value_field("description", FieldType::text, "(none)", "what the scenario shows"),
     value_field("cluster", FieldType::text, "",
@@ -220,6 +220,11 @@ constexpr std::array<FieldSpec, 25> scenario_fields{{
                  "fp32|tf32|fp16|bf16|fp8|mixed"),
     choice_field("optimizer", "momentum", "the update: sgd, momentum or adam (sets optimizer state and update time)",
                  "sgd|momentum|adam"),
+    choice_field("optimizer_loop", "multi_tensor",
+                 "how the update is launched: multi_tensor (the whole model in a few kernels: apex's fused "
+                 "optimizers, PyTorch's foreach default since 2.0) or per_tensor (a loop over the parameter tensors, "
+                 "each update's kernels issued by the host: PyTorch 1.x's optimizers); docs/compute.md",
+                 "multi_tensor|per_tensor"),
     object_field("framework", false, "how gradients are bucketed and when their allreduces start", framework_fields),
     object_field("input", false, "the input pipeline of each node (absent: data is always ready)", input_fields),
     ranged_field("accelerators", FieldType::integer_list, "", "accelerator counts to predict (1 is the baseline)", 1,
@@ -595,6 +600,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   setup.compute.optimizer = optimizer == "sgd"        ? Optimizer::sgd
                             : optimizer == "momentum" ? Optimizer::momentum
                                                       : Optimizer::adam;
+  setup.compute.optimizer_loop = *optimizer_loop_from_string(o.choice("optimizer_loop"));
   setup.compute.runtime = *runtime_from_string(o.choice("runtime"));
   setup.compute.recompute = *recompute_from_string(o.choice("recompute"));
   setup.compute.flash_attention = o.has("flash_attention") && o.boolean("flash_attention");

@@ -200,7 +200,7 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
       // cost are paid whole by every rank
       const double fixed = optimizer_seconds(0, setup.device, setup.compute);
       const double all = optimizer_seconds(stage_setup.model.params() + expert_params(stage_setup.model) * (E - 1),
-                                           setup.device, setup.compute);
+                                           setup.device, setup.compute, stage_setup.model.param_tensors());
       stage.optimizer_s = fixed + (all - fixed) / D;
     }
     if (p == 0) {

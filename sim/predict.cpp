@@ -83,7 +83,7 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
       program.forward_s.push_back(forward_seconds(layer, local_batch, setup.device, setup.compute));
       program.backward_s.push_back(backward_seconds(layer, local_batch, setup.device, setup.compute));
     }
-    program.optimizer_s = optimizer_seconds(model.params(), setup.device, setup.compute);
+    program.optimizer_s = optimizer_seconds(model.params(), setup.device, setup.compute, model.param_tensors());
   }
   program.steps = setup.steps;
   program.micro_batches = setup.accumulation;
@@ -245,7 +245,7 @@ double step_compute_s(const TrainingSetup& setup, int local_batch, const Device&
   double total = 0;
   for (const Layer& layer : setup.model.layers)
     total += forward_seconds(layer, local_batch, device, c) + backward_seconds(layer, local_batch, device, c);
-  return total + optimizer_seconds(setup.model.params(), device, c);
+  return total + optimizer_seconds(setup.model.params(), device, c, setup.model.param_tensors());
 }
 
 // Each bucket's reduction alone on the step's network and executor, as the step runs it (a library's channels on

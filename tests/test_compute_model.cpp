@@ -108,6 +108,33 @@ TEST_CASE("a memory-bound layer moves its bytes, and the runtime's host dispatch
   CHECK(optimizer_seconds(1e6, d, adam) == Approx(28e6 / 0.5e12 + 2e-6 + eager.step_s));
   adam.optimizer = Optimizer::sgd;
   CHECK(optimizer_seconds(1e6, d, adam) == Approx(12e6 / 0.5e12 + 2e-6 + eager.step_s));
+  // a loop over 200 tensors launches 7 kernels each for Adam: the host's 1,400 launches outlast the streamed bytes
+  adam.optimizer = Optimizer::adam;
+  CHECK(optimizer_seconds(1e6, d, adam, 200) == Approx(28e6 / 0.5e12 + 2e-6 + eager.step_s));  // (multi_tensor)
+  adam.optimizer_loop = OptimizerLoop::per_tensor;
+  CHECK(optimizer_seconds(1e6, d, adam, 200) == Approx(1400 * eager.host_s_per_kernel + eager.step_s));
+  // many bytes over few tensors: the device's stream and launches set it
+  CHECK(optimizer_seconds(1e9, d, adam, 2) == Approx(28e9 / 0.5e12 + 14 * 2e-6 + eager.step_s));
+  // more tensors never shorten it; SGD launches fewer kernels than momentum than Adam
+  CHECK(optimizer_seconds(1e6, d, adam, 400) > optimizer_seconds(1e6, d, adam, 200));
+  CHECK(optimizer_kernels_per_tensor(Optimizer::sgd) < optimizer_kernels_per_tensor(Optimizer::momentum));
+  CHECK(optimizer_kernels_per_tensor(Optimizer::momentum) < optimizer_kernels_per_tensor(Optimizer::adam));
+  // CUDA graphs replay the loop from one launch: no host time a kernel
+  ComputeSettings graphs = adam;
+  graphs.runtime = Runtime::cuda_graphs;
+  CHECK(optimizer_seconds(1e6, d, graphs, 200) ==
+        Approx(28e6 / 0.5e12 + 1400 * 2e-6 + runtime_costs(Runtime::cuda_graphs).step_s));
+  CHECK(optimizer_loop_from_string("per_tensor") == OptimizerLoop::per_tensor);
+  CHECK_FALSE(optimizer_loop_from_string("foreach").has_value());
+}
+
+TEST_CASE("models count their parameter tensors as frameworks hold them") {
+  // torchvision's ResNet-50: 53 convolutions' weights, their batch norms' scales and shifts, the classifier's weight
+  // and bias (161); Hugging Face's BERT-large: 5 embedding tensors, 16 a block, the pooler's 2 (391)
+  CHECK(load_named_model("resnet50", ".", DTSIM_SOURCE_DIR).param_tensors() == 161);
+  CHECK(load_named_model("bert-large", ".", DTSIM_SOURCE_DIR).param_tensors() == 391);
+  // Llama-2-7B: the embedding, 9 a block (Q K V O, gate up down, 2 RMSNorms), the final norm and the head (291)
+  CHECK(load_named_model("llama-2-7b", ".", DTSIM_SOURCE_DIR).param_tensors() == 291);
 }
 
 TEST_CASE("monotone: more batch never lowers samples per second, more FLOPs never shortens a layer") {
