@@ -159,6 +159,20 @@ std::string reductions_cell(const std::vector<BucketReduction>& reductions) {
   return text;
 }
 
+// A language model's throughput in tokens (samples x its sequence), the unit its users and sources quote: a line
+// naming it at the largest size that fits; empty for a model whose samples are not token sequences.
+std::string tokens_text(const Model& model, int accelerators, double samples_per_s) {
+  if (model.tokens_per_sample <= 0 || accelerators <= 0) return "";
+  return "tokens/s = samples/s x " + std::to_string(model.tokens_per_sample) +
+         " tokens a sample: " + format_count(samples_per_s * model.tokens_per_sample) + " tokens/s at " +
+         std::to_string(accelerators) + " accelerators\n";
+}
+
+nlohmann::json tokens_json(const Model& model, double samples_per_s) {
+  if (model.tokens_per_sample <= 0) return nullptr;
+  return samples_per_s * model.tokens_per_sample;
+}
+
 std::string predict_text(const Scenario& scenario, const std::vector<Prediction>& results,
                          const HeldoutErrors* heldout) {
   std::ostringstream out;
@@ -191,6 +205,11 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
   }
   out << "\nstep = input + forward + backward + exposed communication + optimizer on the slowest accelerator; "
          "speedup and efficiency against one accelerator\n";
+  const Prediction* widest = nullptr;
+  for (const Prediction& p : results) {
+    if (p.fits && (widest == nullptr || p.accelerators > widest->accelerators)) widest = &p;
+  }
+  if (widest != nullptr) out << tokens_text(scenario.setup.model, widest->accelerators, widest->samples_per_s);
   out << distribution_text(scenario, results);
   out << reductions_text(results);
   const auto flow = std::find_if(results.begin(), results.end(),
@@ -219,6 +238,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                      {"fits", p.fits},
                      {"step_time_s", p.step.step_s},
                      {"samples_per_s", p.samples_per_s},
+                     {"tokens_per_s", p.fits ? tokens_json(s.model, p.samples_per_s) : nlohmann::json(nullptr)},
                      {"speedup", p.speedup},
                      {"efficiency", p.efficiency},
                      {"breakdown",
@@ -332,6 +352,11 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
     out << "experts = waiting for expert parallelism's all-to-alls (each MoE layer's dispatch and combine, forward "
            "and backward), a part of the step too\n";
   }
+  const ParallelPrediction* widest = nullptr;
+  for (const ParallelPrediction& p : results) {
+    if (p.fits && (widest == nullptr || p.accelerators > widest->accelerators)) widest = &p;
+  }
+  if (widest != nullptr) out << tokens_text(scenario.setup.model, widest->accelerators, widest->samples_per_s);
   return out.str();
 }
 
@@ -339,42 +364,44 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
                              const HeldoutErrors* heldout) {
   nlohmann::json list = nlohmann::json::array();
   for (const ParallelPrediction& p : results) {
-    list.push_back({{"accelerators", p.accelerators},
-                    {"samples_per_s_range", p.fits ? throughput_range_json(scenario.setup, heldout, p.samples_per_s)
-                                                   : nlohmann::json(nullptr)},
-                    {"nodes", p.nodes},
-                    {"data", p.layout.data},
-                    {"tensor", p.layout.tensor},
-                    {"pipeline", p.layout.pipeline},
-                    {"micro_batches", p.layout.micro_batches},
-                    {"schedule", to_string(p.layout.schedule)},
-                    {"sharding", to_string(p.layout.sharding)},
-                    {"expert", p.layout.expert},
-                    {"replica_batch", p.replica_batch},
-                    {"global_batch", p.global_batch},
-                    {"micro_batch", p.micro_batch},
-                    {"fits", p.fits},
-                    {"step_time_s", p.step_s},
-                    {"samples_per_s", p.samples_per_s},
-                    {"time_per_sample_s", p.fits && p.global_batch > 0 ? p.step_s / p.global_batch : 0.0},
-                    {"breakdown",
-                     {{"compute_s", p.compute_s},
-                      {"tensor_comm_s", p.tensor_comm_s},
-                      {"expert_comm_s", p.expert_comm_s},
-                      {"bubble_s", p.bubble_s},
-                      {"bubble_fraction", p.bubble_fraction},
-                      {"data_exposed_s", p.data_exposed_s},
-                      {"input_stall_s", p.input_stall_s},
-                      {"optimizer_s", p.optimizer_s}}},
-                    {"data_comm_s", p.data_comm_s},
-                    {"memory", memory_json(p.memory, scenario.setup.device.memory_bytes)},
-                    {"bytes_sent_per_step",
-                     {{"data_parallel", p.volume.data_bytes},
-                      {"tensor_parallel", p.volume.tensor_bytes},
-                      {"pipeline", p.volume.pipeline_bytes},
-                      {"expert_parallel", p.volume.expert_bytes}}},
-                    {"bottleneck", p.bottleneck},
-                    {"sim_wall_s", p.wall_s}});
+    list.push_back(
+        {{"accelerators", p.accelerators},
+         {"samples_per_s_range",
+          p.fits ? throughput_range_json(scenario.setup, heldout, p.samples_per_s) : nlohmann::json(nullptr)},
+         {"nodes", p.nodes},
+         {"data", p.layout.data},
+         {"tensor", p.layout.tensor},
+         {"pipeline", p.layout.pipeline},
+         {"micro_batches", p.layout.micro_batches},
+         {"schedule", to_string(p.layout.schedule)},
+         {"sharding", to_string(p.layout.sharding)},
+         {"expert", p.layout.expert},
+         {"replica_batch", p.replica_batch},
+         {"global_batch", p.global_batch},
+         {"micro_batch", p.micro_batch},
+         {"fits", p.fits},
+         {"step_time_s", p.step_s},
+         {"samples_per_s", p.samples_per_s},
+         {"tokens_per_s", p.fits ? tokens_json(scenario.setup.model, p.samples_per_s) : nlohmann::json(nullptr)},
+         {"time_per_sample_s", p.fits && p.global_batch > 0 ? p.step_s / p.global_batch : 0.0},
+         {"breakdown",
+          {{"compute_s", p.compute_s},
+           {"tensor_comm_s", p.tensor_comm_s},
+           {"expert_comm_s", p.expert_comm_s},
+           {"bubble_s", p.bubble_s},
+           {"bubble_fraction", p.bubble_fraction},
+           {"data_exposed_s", p.data_exposed_s},
+           {"input_stall_s", p.input_stall_s},
+           {"optimizer_s", p.optimizer_s}}},
+         {"data_comm_s", p.data_comm_s},
+         {"memory", memory_json(p.memory, scenario.setup.device.memory_bytes)},
+         {"bytes_sent_per_step",
+          {{"data_parallel", p.volume.data_bytes},
+           {"tensor_parallel", p.volume.tensor_bytes},
+           {"pipeline", p.volume.pipeline_bytes},
+           {"expert_parallel", p.volume.expert_bytes}}},
+         {"bottleneck", p.bottleneck},
+         {"sim_wall_s", p.wall_s}});
   }
   return nlohmann::json{{"scenario", scenario.name},
                         {"model", scenario.setup.model.name},

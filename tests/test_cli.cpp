@@ -2054,6 +2054,28 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("predict gives a language model's throughput in tokens a second too", "[cli]") {
+  const Run lm = run_dtsim("predict --model transformer-xl-base --device a100-sxm4-40gb --accelerators 1,2 --json");
+  REQUIRE(lm.exit_code == 0);
+  const auto j = nlohmann::json::parse(lm.output);
+  for (const auto& r : j["results"]) {
+    CHECK(r["tokens_per_s"].get<double>() == Approx(r["samples_per_s"].get<double>() * 192).epsilon(1e-12));
+  }
+  CHECK_THAT(run_dtsim("predict --model transformer-xl-base --device a100-sxm4-40gb --accelerators 1,2").output,
+             Catch::Contains("tokens/s = samples/s x 192 tokens a sample: "));
+  // a layout's results too; images are no tokens
+  const Run layout =
+      run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json --json");
+  REQUIRE(layout.exit_code == 0);
+  const auto layout_json = nlohmann::json::parse(layout.output);
+  const auto& first = layout_json["parallel_results"][0];
+  CHECK(first["tokens_per_s"].get<double>() == Approx(first["samples_per_s"].get<double>() * 1024).epsilon(1e-12));
+  const Run images = run_dtsim("predict --accelerators 1 --json");
+  REQUIRE(images.exit_code == 0);
+  CHECK(nlohmann::json::parse(images.output)["results"][0]["tokens_per_s"].is_null());
+  CHECK_THAT(run_dtsim("predict --accelerators 1").output, !Catch::Contains("tokens/s"));
+}
+
 TEST_CASE("a scenario's optimizer_loop per_tensor launches the update a tensor at a time", "[cli]") {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-optimizer-loop-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
