@@ -2070,6 +2070,11 @@ TEST_CASE("predict gives a language model's throughput in tokens a second too", 
   const auto layout_json = nlohmann::json::parse(layout.output);
   const auto& first = layout_json["parallel_results"][0];
   CHECK(first["tokens_per_s"].get<double>() == Approx(first["samples_per_s"].get<double>() * 1024).epsilon(1e-12));
+  // the shipped scenario of the published table's Transformer-XL large
+  CHECK_THAT(run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
+                       "/scenarios/training/transformer-xl-large-dgx-a100.json --accelerators 1,8")
+                 .output,
+             Catch::Contains("tokens/s = samples/s x 384 tokens a sample: "));
   const Run images = run_dtsim("predict --accelerators 1 --json");
   REQUIRE(images.exit_code == 0);
   CHECK(nlohmann::json::parse(images.output)["results"][0]["tokens_per_s"].is_null());
