@@ -97,6 +97,7 @@ TEST_CASE("model files' totals match the published parameter counts and multiply
       {"gpt2-xl", 1557.6e6, 0.001, 0},
       {"gpt3-175b", 175.0e9, 0.01, 0},
       {"llama-2-7b", 6.74e9, 0.01, 0},
+      {"llama-2-13b", 13015864320, 0, 0},  // its config's count: 2 x 32000 x 5120 + 40 x 317,204,480 + 5120
       {"llama-2-70b", 68.98e9, 0.01, 0},
       {"llama-3-8b", 8.03e9, 0.01, 0},
       {"llama-3-70b", 70.55e9, 0.01, 0},
