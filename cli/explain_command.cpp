@@ -199,6 +199,7 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e, const 
                    {"cluster", sc.cluster.name},
                    {"precision", to_string(s.compute.precision)},
                    {"runtime", to_string(s.compute.runtime)},
+                   {"optimizer_loop", to_string(s.compute.optimizer_loop)},
                    {"recompute", to_string(s.compute.recompute)},
                    {"memory_format", to_string(s.compute.memory_format)},
                    {"scaling", to_string(s.scaling)},

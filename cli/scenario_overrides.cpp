@@ -209,6 +209,8 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
       parse_choices(flags, "recompute", recompute_from_string, "none, selective or full");
   const std::vector<std::string> formats =
       parse_choices(flags, "memory-format", memory_format_from_string, "nhwc or nchw");
+  const std::vector<std::string> loops =
+      parse_choices(flags, "optimizer-loop", optimizer_loop_from_string, "multi_tensor or per_tensor");
   const std::vector<int> batches =
       flags.has("batch") ? parse_counts(flags, "batch", 1 << 24) : std::vector<int>{base.setup.batch};
   const std::vector<int> accumulations = flags.has("accumulation") ? parse_counts(flags, "accumulation", 1 << 16)
@@ -228,18 +230,19 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
                                std::max<std::size_t>(1, runtimes.size()),
                                std::max<std::size_t>(1, recomputes.size()),
                                std::max<std::size_t>(1, formats.size()),
+                               std::max<std::size_t>(1, loops.size()),
                                accumulations.size(),
                                batches.size()};
   std::size_t combinations = 1;
   for (const std::size_t n : sizes)
     combinations *= n;
   for (std::size_t c = 0; c < combinations; ++c) {
-    std::size_t digits[8];
-    for (std::size_t i = 8, rest = c; i-- > 0;) {
+    std::size_t digits[9];
+    for (std::size_t i = 9, rest = c; i-- > 0;) {
       digits[i] = rest % sizes[i];
       rest /= sizes[i];
     }
-    const auto [m, d, p, r, k, f, a, b] = digits;
+    const auto [m, d, p, r, k, f, o, a, b] = digits;
     ScenarioVariant v{base, {}};
     TrainingSetup& setup = v.scenario.setup;
     if (flags.has("model")) setup.model = model_list.at(m);
@@ -260,6 +263,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (!runtimes.empty()) setup.compute.runtime = *runtime_from_string(runtimes[r]);
     if (!recomputes.empty()) setup.compute.recompute = *recompute_from_string(recomputes[k]);
     if (!formats.empty()) setup.compute.memory_format = *memory_format_from_string(formats[f]);
+    if (!loops.empty()) setup.compute.optimizer_loop = *optimizer_loop_from_string(loops[o]);
     setup.batch = batches[b];
     setup.accumulation = accumulations[a];
     if (setup.profile && (setup.batch != setup.profile->batch || setup.scaling != ScalingMode::weak)) {
@@ -273,6 +277,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (runtimes.size() > 1) v.values.emplace_back("runtime", runtimes[r]);
     if (recomputes.size() > 1) v.values.emplace_back("recompute", recomputes[k]);
     if (formats.size() > 1) v.values.emplace_back("memory-format", formats[f]);
+    if (loops.size() > 1) v.values.emplace_back("optimizer-loop", loops[o]);
     if (accumulations.size() > 1) v.values.emplace_back("accumulation", std::to_string(accumulations[a]));
     if (batches.size() > 1) v.values.emplace_back("batch", std::to_string(batches[b]));
     check_variant(v.scenario, flags, search, out.where);

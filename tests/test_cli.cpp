@@ -2106,6 +2106,17 @@ TEST_CASE("a scenario's optimizer_loop per_tensor launches the update a tensor a
   CHECK(loop_s > fused_s);
   CHECK_THAT(run_dtsim("predict " + (dir / "loop.json").string()).output,
              Catch::Contains("adam (a loop over its tensors)"));
+  // --optimizer-loop overrides it, a list runs both; a value it does not know exits 2 naming the flag
+  const Run both =
+      run_dtsim("predict " + (dir / "fused.json").string() + " --optimizer-loop multi_tensor,per_tensor --json");
+  REQUIRE(both.exit_code == 0);
+  const auto b = nlohmann::json::parse(both.output)["variants"];
+  REQUIRE(b.size() == 2);
+  CHECK(b[1]["optimizer_loop"] == "per_tensor");
+  CHECK(b[1]["results"][0]["breakdown"]["optimizer_s"].get<double>() == Approx(loop_s).epsilon(1e-12));
+  const Run bad = run_dtsim("predict --optimizer-loop foreach");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("--optimizer-loop: expected multi_tensor or per_tensor, got 'foreach'"));
   std::filesystem::remove_all(dir);
 }
 
