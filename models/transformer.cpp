@@ -98,26 +98,24 @@ Model transformer_model(const TransformerSpec& t) {
     m.input =
         std::to_string(p.channels) + "x" + std::to_string(p.image_size) + "x" + std::to_string(p.image_size) + " image";
     m.input_bytes = patch_in * patches * float_bytes;
-  } else if (t.adaptive) {
-    // adaptive input: each cluster's table (and with div_val > 1 its projection to hidden, 2 width h FLOPs per token
-    // of it); the gathers counted as a table's s h
-    for (const Cluster& c : clusters(*t.adaptive, t.vocab, h)) {
-      emb.params += c.words() * c.width;
-      emb.param_tensors += t.adaptive->div_val > 1 ? 2 : 1;
-      if (t.adaptive->div_val > 1) {
-        emb.params += c.width * h;
-        emb.forward_flops += s * c.share * 2 * c.width * h;
-      }
-    }
-    emb.kernels =
-        1 + 5.0 * (static_cast<double>(t.adaptive->cutoffs.size()) + 1);  // mask, select, gather, project, copy
-    tables = 1;
-    m.input = std::to_string(t.sequence) + " tokens";
-    m.tokens_per_sample = t.sequence;
-    m.input_bytes = s * float_bytes;
   } else {
-    emb.params = static_cast<double>(t.vocab) * h;
-    emb.param_tensors = 1;
+    if (t.adaptive) {
+      // adaptive input: each cluster's table (and with div_val > 1 its projection to hidden, 2 width h FLOPs per
+      // token of it); the gathers counted as a table's s h
+      for (const Cluster& c : clusters(*t.adaptive, t.vocab, h)) {
+        emb.params += c.words() * c.width;
+        emb.param_tensors += t.adaptive->div_val > 1 ? 2 : 1;
+        if (t.adaptive->div_val > 1) {
+          emb.params += c.width * h;
+          emb.forward_flops += s * c.share * 2 * c.width * h;
+        }
+      }
+      // per cluster: mask, select, gather, project, copy
+      emb.kernels = 1 + 5.0 * (static_cast<double>(t.adaptive->cutoffs.size()) + 1);
+    } else {
+      emb.params = static_cast<double>(t.vocab) * h;
+      emb.param_tensors = 1;
+    }
     tables = 1;
     m.input = std::to_string(t.sequence) + " tokens";
     m.tokens_per_sample = t.sequence;
@@ -149,11 +147,10 @@ Model transformer_model(const TransformerSpec& t) {
   // position scores Q R^T (2 s k q).
   const bool relative = t.position == PositionKind::relative;
   const double k = s + t.memory;
-  const double projected = t.memory > 0 ? k : s;
   const double score_products = relative ? 6 : 4;
   const double attention_params =
       2 * h * q + 2 * h * kv + (relative ? h * q : 0) + (t.biases ? q + 2 * kv + h : 0) + norm;
-  const double attention_flops = 2 * projected * (h * q + 2 * h * kv) + 2 * s * q * h + score_products * s * k * q;
+  const double attention_flops = 2 * k * (h * q + 2 * h * kv) + 2 * s * q * h + score_products * s * k * q;
   double mlp_act_units = 0;
   const double attention_units = 2 + 4 * q / h + 4 * kv / h + 1;
   if (t.moe) {

@@ -168,6 +168,16 @@ std::string tokens_text(const Model& model, int accelerators, double samples_per
          std::to_string(accelerators) + " accelerators\n";
 }
 
+// The tokens line of the largest result that fits (none when none fits).
+template <class Result>
+std::string largest_tokens_text(const Model& model, const std::vector<Result>& results) {
+  const Result* widest = nullptr;
+  for (const Result& p : results) {
+    if (p.fits && (widest == nullptr || p.accelerators > widest->accelerators)) widest = &p;
+  }
+  return widest == nullptr ? "" : tokens_text(model, widest->accelerators, widest->samples_per_s);
+}
+
 nlohmann::json tokens_json(const Model& model, double samples_per_s) {
   if (model.tokens_per_sample <= 0) return nullptr;
   return samples_per_s * model.tokens_per_sample;
@@ -205,11 +215,7 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
   }
   out << "\nstep = input + forward + backward + exposed communication + optimizer on the slowest accelerator; "
          "speedup and efficiency against one accelerator\n";
-  const Prediction* widest = nullptr;
-  for (const Prediction& p : results) {
-    if (p.fits && (widest == nullptr || p.accelerators > widest->accelerators)) widest = &p;
-  }
-  if (widest != nullptr) out << tokens_text(scenario.setup.model, widest->accelerators, widest->samples_per_s);
+  out << largest_tokens_text(scenario.setup.model, results);
   out << distribution_text(scenario, results);
   out << reductions_text(results);
   const auto flow = std::find_if(results.begin(), results.end(),
@@ -352,11 +358,7 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
     out << "experts = waiting for expert parallelism's all-to-alls (each MoE layer's dispatch and combine, forward "
            "and backward), a part of the step too\n";
   }
-  const ParallelPrediction* widest = nullptr;
-  for (const ParallelPrediction& p : results) {
-    if (p.fits && (widest == nullptr || p.accelerators > widest->accelerators)) widest = &p;
-  }
-  if (widest != nullptr) out << tokens_text(scenario.setup.model, widest->accelerators, widest->samples_per_s);
+  out << largest_tokens_text(scenario.setup.model, results);
   return out.str();
 }
 
