@@ -165,7 +165,7 @@ std::string tokens_text(const Model& model, int accelerators, double samples_per
   if (model.tokens_per_sample <= 0 || accelerators <= 0) return "";
   return "tokens/s = samples/s x " + std::to_string(model.tokens_per_sample) +
          " tokens a sample: " + format_count(samples_per_s * model.tokens_per_sample) + " tokens/s at " +
-         std::to_string(accelerators) + " accelerators\n";
+         std::to_string(accelerators) + (accelerators == 1 ? " accelerator\n" : " accelerators\n");
 }
 
 // The tokens line of the largest result that fits (none when none fits).
