@@ -387,7 +387,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
         for (const ParallelPrediction& p : results)
           table.add_row(csv_row(
               variants, v,
-              parallel_csv_cells(p, p.fits ? throughput_range(sc.setup, heldout_ptr, p.samples_per_s) : std::nullopt)));
+              parallel_csv_cells(p, p.fits ? throughput_range(sc.setup, heldout_ptr, p.samples_per_s) : std::nullopt,
+                                 sc.setup.model.tokens_per_sample)));
       } else {
         texts.push_back(parallel_text(sc, results, search, heldout_ptr));
       }
@@ -559,11 +560,11 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
       docs.push_back(std::move(doc));
     } else if (csv) {
       for (const Prediction& p : results)
-        table.add_row(
-            csv_row(variants, v,
-                    predict_csv_cells(
-                        p, p.fits ? throughput_range(sc.setup, heldout_ptr, p.samples_per_s) : std::nullopt,
-                        p.fits ? speedup_range(sc.setup, heldout_ptr, p.speedup, p.accelerators) : std::nullopt)));
+        table.add_row(csv_row(
+            variants, v,
+            predict_csv_cells(p, p.fits ? throughput_range(sc.setup, heldout_ptr, p.samples_per_s) : std::nullopt,
+                              p.fits ? speedup_range(sc.setup, heldout_ptr, p.speedup, p.accelerators) : std::nullopt,
+                              sc.setup.model.tokens_per_sample)));
     } else {
       std::string text = predict_text(sc, results, heldout_ptr);
       if (traced_ran) {

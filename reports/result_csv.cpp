@@ -29,18 +29,23 @@ std::vector<std::string> predict_csv_columns() {
           "samples_per_s_high",
           "speedup_low",
           "speedup_high",
-          "reductions"};
+          "reductions",
+          "tokens_per_s"};
 }
 
 namespace {
 
 std::string range_low(const std::optional<ValueRange>& r) { return r ? csv_number(r->first) : ""; }
 std::string range_high(const std::optional<ValueRange>& r) { return r ? csv_number(r->second) : ""; }
+// samples/s x the sequence of a language model that fits; empty otherwise
+std::string tokens_cell(bool fits, double samples_per_s, int tokens_per_sample) {
+  return fits && tokens_per_sample > 0 ? csv_number(samples_per_s * tokens_per_sample) : "";
+}
 
 }  // namespace
 
 std::vector<std::string> predict_csv_cells(const Prediction& p, const std::optional<ValueRange>& samples,
-                                           const std::optional<ValueRange>& speedup) {
+                                           const std::optional<ValueRange>& speedup, int tokens_per_sample) {
   const TrainingResult& s = p.step;
   return {csv_integer(p.accelerators),
           csv_integer(p.nodes),
@@ -65,7 +70,8 @@ std::vector<std::string> predict_csv_cells(const Prediction& p, const std::optio
           range_high(samples),
           range_low(speedup),
           range_high(speedup),
-          csv_text(reductions_cell(p.reductions))};
+          csv_text(reductions_cell(p.reductions)),
+          tokens_cell(p.fits, p.samples_per_s, tokens_per_sample)};
 }
 
 std::string predict_csv(const std::vector<Prediction>& results) {
@@ -108,10 +114,12 @@ std::vector<std::string> parallel_csv_columns() {
           "expert_parallel_sent_bytes",
           "bottleneck",
           "samples_per_s_low",
-          "samples_per_s_high"};
+          "samples_per_s_high",
+          "tokens_per_s"};
 }
 
-std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p, const std::optional<ValueRange>& samples) {
+std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p, const std::optional<ValueRange>& samples,
+                                            int tokens_per_sample) {
   const ParallelLayout& l = p.layout;
   return {csv_integer(p.accelerators),
           csv_integer(p.nodes),
@@ -145,7 +153,8 @@ std::vector<std::string> parallel_csv_cells(const ParallelPrediction& p, const s
           csv_number(p.volume.expert_bytes),
           csv_text(p.bottleneck),
           range_low(samples),
-          range_high(samples)};
+          range_high(samples),
+          tokens_cell(p.fits, p.samples_per_s, tokens_per_sample)};
 }
 
 std::string parallel_csv(const std::vector<ParallelPrediction>& results) {

@@ -2063,6 +2063,19 @@ TEST_CASE("predict gives a language model's throughput in tokens a second too", 
   }
   CHECK_THAT(run_dtsim("predict --model transformer-xl-base --device a100-sxm4-40gb --accelerators 1,2").output,
              Catch::Contains("tokens/s = samples/s x 192 tokens a sample: "));
+  // and in the CSV's last column, samples/s x 192 (empty for images)
+  const Run csv = run_dtsim("predict --model transformer-xl-base --device a100-sxm4-40gb --accelerators 1 --csv");
+  REQUIRE(csv.exit_code == 0);
+  const std::string header = csv.output.substr(0, csv.output.find('\n'));
+  CHECK(header.ends_with(",tokens_per_s"));
+  const std::string row =
+      csv.output.substr(header.size() + 1, csv.output.find('\n', header.size() + 1) - header.size() - 1);
+  CHECK(std::stod(row.substr(row.rfind(',') + 1)) ==
+        Approx(j["results"][0]["samples_per_s"].get<double>() * 192).epsilon(1e-9));
+  const Run image_csv = run_dtsim("predict --accelerators 1 --csv");
+  REQUIRE(image_csv.exit_code == 0);
+  const std::string image_row = image_csv.output.substr(image_csv.output.find('\n') + 1);
+  CHECK(image_row.substr(0, image_row.find('\n')).ends_with(","));
   // a layout's results too; images are no tokens
   const Run layout =
       run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/gpt2-xl-3d.json --json");
