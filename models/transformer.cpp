@@ -8,8 +8,9 @@ namespace {
 
 constexpr double float_bytes = 4;
 
-double norm_params(const TransformerSpec& t) { return (t.norm == NormKind::layernorm ? 2.0 : 1.0) * t.hidden; }
+// A norm's tensors (LayerNorm: scale and shift; RMSNorm: scale), each hidden wide.
 double norm_tensors(const TransformerSpec& t) { return t.norm == NormKind::layernorm ? 2.0 : 1.0; }
+double norm_params(const TransformerSpec& t) { return norm_tensors(t) * t.hidden; }
 
 // Korthikanti et al. 2022 (sec. 4.1) count a block's activations at 16 bits as s h (34 + 5 a s / h) bytes per sample:
 // attention 11 s h + 5 a s^2, MLP 19 s h, two norms 4 s h. Their terms, in units of s h bytes, with the widths of
