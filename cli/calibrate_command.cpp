@@ -172,12 +172,19 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
     // validation/published/input-rates.json)
     PublishedInputRates rates = fit.input;
     rates.generated_by = "dtsim calibrate --published (fit split of validation/published/measurements.csv)";
+    // refitting the shipped devices in place: the rates go where dtsim reads them, not among the device files (whose
+    // directory holds devices only)
+    std::error_code ignored;
+    const bool shipped = std::filesystem::weakly_canonical(out_dir, ignored) ==
+                         std::filesystem::weakly_canonical(builtin_dir(data_dir, "devices"), ignored);
+    const std::string rates_path =
+        shipped ? data_dir + "/validation/published/input-rates.json" : out_dir + "/input-rates.json";
     try {
-      write_file_atomically(out_dir + "/input-rates.json",
-                            [&](std::ostream& f) { f << input_rates_json(rates).dump(2) << '\n'; });
+      write_file_atomically(rates_path, [&](std::ostream& f) { f << input_rates_json(rates).dump(2) << '\n'; });
     } catch (const std::exception& error) {
       throw UsageError("--out-dir: " + std::string(error.what()));
     }
+    out << "  input rates written to " << rates_path << '\n';
   }
   out << "  written to " << out_dir << " in "
       << format_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()) << '\n';

@@ -206,7 +206,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
   const std::vector<std::string> runtimes =
       parse_choices(flags, "runtime", runtime_from_string, "eager, cuda_graphs or xla");
   const std::vector<std::string> recomputes =
-      parse_choices(flags, "recompute", recompute_from_string, "none, selective or full");
+      parse_choices(flags, "recompute", recompute_from_string, "none, selective, selective_op or full");
   const std::vector<std::string> formats =
       parse_choices(flags, "memory-format", memory_format_from_string, "nhwc or nchw");
   const std::vector<std::string> loops =

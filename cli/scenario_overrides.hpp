@@ -49,7 +49,8 @@ constexpr std::array<FlagSpec, 14> scenario_override_flags{{
      "how the framework issues kernels, replacing scenario.runtime: eager (PyTorch, the host dispatches each kernel), "
      "cuda_graphs or xla (docs/compute.md); eager,cuda_graphs runs both"},
     {"recompute", "LIST", "from the scenario",
-     "activation recomputation, replacing scenario.recompute: none, selective or full (less memory, more compute); a "
+     "activation recomputation, replacing scenario.recompute: none, selective, selective_op or full (less memory, more "
+     "compute); a "
      "list runs the scenario once per value"},
     {"memory-format", "LIST", "from the scenario",
      "how image tensors are laid out, replacing scenario.memory_format: nhwc (channels last) or nchw (16-bit "

@@ -49,6 +49,13 @@ double kernel_rate(const Layer& layer, const Device& d, Precision p) {
   return p == Precision::tf32 ? d.gemm_tf32_rate : 1;
 }
 
+// The precision of attention's score products (Q K^T and the weighted sum of V) under `p`: fp8 training keeps them in
+// 16 bits (bf16 where the part has it), every other precision computes them as the rest.
+Precision score_precision(const Device& d, Precision p) {
+  if (p != Precision::fp8) return p;
+  return d.has(Precision::bf16) ? Precision::bf16 : Precision::fp16;
+}
+
 // Activation bytes per sample as stored in `p` (Layer counts fp32 bytes).
 double stored(double fp32_bytes, Precision p) { return fp32_bytes * value_bytes(p) / 4.0; }
 
@@ -81,9 +88,20 @@ double pass_seconds(const Layer& layer, double batch, const Device& device, cons
           : layer.activation_bytes - (s.flash_attention ? layer.score_bytes : 0.0);
   const double activation = stored(std::max(moved, 0.0), s.precision) * batch;
   const double weights = layer.params * value_bytes(s.precision) * pass.weight_reads;
-  const double math =
-      math_seconds(pass.flop_factor, batch * math_flops(layer, device, s.precision), device, s.precision) /
-      kernel_rate(layer, device, s.precision);
+  double math = 0;
+  if (s.precision == Precision::fp8 && layer.score_flops > 0) {
+    // fp8 training (Transformer Engine, torchao's float8) runs the projections in fp8 and attention's score products
+    // in 16 bits
+    const Precision scores = score_precision(device, s.precision);
+    const double products = std::max(math_flops(layer, device, s.precision) - layer.score_flops, 0.0);
+    math =
+        math_seconds(pass.flop_factor, batch * products, device, s.precision) /
+            kernel_rate(layer, device, s.precision) +
+        math_seconds(pass.flop_factor, batch * layer.score_flops, device, scores) / kernel_rate(layer, device, scores);
+  } else {
+    math = math_seconds(pass.flop_factor, batch * math_flops(layer, device, s.precision), device, s.precision) /
+           kernel_rate(layer, device, s.precision);
+  }
   const double traffic = pass.traffic * rt.traffic_scale * activation +
                          pass.score_traffic * rt.traffic_scale * stored(layer.score_bytes, s.precision) * batch +
                          rt.traffic_scale * stored(pass.transpose_bytes, s.precision) * batch;
@@ -176,7 +194,12 @@ double forward_kernels(const Layer& layer) {
 
 double kept_activation_bytes(const Layer& layer, const ComputeSettings& s) {
   double kept = layer.activation_bytes;
-  if (s.flash_attention || s.recompute == Recompute::selective) kept -= layer.score_bytes;
+  if (s.flash_attention || s.recompute == Recompute::selective || s.recompute == Recompute::selective_op)
+    kept -= layer.score_bytes;
+  // per-op: the outputs of every second product and of the memory-bound kernels are not kept; an estimate, half of
+  // what the block keeps without its scores, never less than its input
+  if (s.recompute == Recompute::selective_op && layer.op_recompute_flops > 0)
+    kept = std::max(0.5 * kept, layer.checkpoint_bytes);
   if (s.recompute == Recompute::full && layer.checkpoint_bytes > 0) kept = std::min(kept, layer.checkpoint_bytes);
   return std::max(kept, 0.0);
 }
@@ -226,13 +249,29 @@ double backward_seconds_as_given(const Layer& layer, double batch, const Device&
   pass.kernels = 2 * forward_kernels(layer);
   double extra_flops = 0;
   if (settings.flash_attention && layer.score_flops > 0) extra_flops = layer.score_flops / 2;  // Q K^T again
-  if (settings.recompute == Recompute::selective && !settings.flash_attention) pass.score_traffic = t.forward;
+  // the scores' memory-bound kernels again, where an unfused attention wrote them (per-op: its products are saved,
+  // the softmax and dropout between them are not)
+  if ((settings.recompute == Recompute::selective || settings.recompute == Recompute::selective_op) &&
+      !settings.flash_attention)
+    pass.score_traffic = t.forward;
   const LayoutTransposes transposes = layout_transposes(layer, device, settings);
-  double seconds =
-      pass_seconds(layer, batch, device, settings,
-                   with_transposes(pass, transposes.backward_bytes, transposes.backward_kernels)) +
-      math_seconds(1, batch * extra_flops, device, settings.precision) / kernel_rate(layer, device, settings.precision);
+  double seconds = pass_seconds(layer, batch, device, settings,
+                                with_transposes(pass, transposes.backward_bytes, transposes.backward_kernels)) +
+                   math_seconds(1, batch * extra_flops, device, score_precision(device, settings.precision)) /
+                       kernel_rate(layer, device, score_precision(device, settings.precision));
   if (settings.recompute == Recompute::full) seconds += forward_seconds(layer, batch, device, settings);
+  if (settings.recompute == Recompute::selective_op && layer.op_recompute_flops > 0 && layer.forward_flops > 0) {
+    // the products it did not keep and the memory-bound kernels (norms, activations, rotations) again: their FLOPs,
+    // the forward's memory traffic and half its kernels; weights read once more
+    Pass again;
+    again.flop_factor = layer.op_recompute_flops / layer.forward_flops;
+    again.activation_io = 2 * again.flop_factor;
+    again.traffic = t.forward;
+    again.kernels = forward_kernels(layer) / 2;
+    ComputeSettings scores_apart = settings;  // (an unfused attention's scores are counted above, score_traffic)
+    scores_apart.flash_attention = true;
+    seconds += pass_seconds(layer, batch, device, scores_apart, again);
+  }
   return seconds;
 }
 
@@ -297,7 +336,13 @@ const char* to_string(Runtime runtime) {
   return runtime == Runtime::eager ? "eager" : runtime == Runtime::cuda_graphs ? "cuda_graphs" : "xla";
 }
 const char* to_string(Recompute recompute) {
-  return recompute == Recompute::none ? "none" : recompute == Recompute::selective ? "selective" : "full";
+  switch (recompute) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::selective_op: return "selective_op";
+    case Recompute::full: return "full";
+  }
+  return "none";
 }
 const char* to_string(MemoryFormat format) { return format == MemoryFormat::nhwc ? "nhwc" : "nchw"; }
 std::optional<MemoryFormat> memory_format_from_string(std::string_view name) {
@@ -313,7 +358,7 @@ std::optional<Runtime> runtime_from_string(std::string_view name) {
   return std::nullopt;
 }
 std::optional<Recompute> recompute_from_string(std::string_view name) {
-  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::selective_op, Recompute::full}) {
     if (name == to_string(r)) return r;
   }
   return std::nullopt;

@@ -13,7 +13,8 @@
 //              conv_tensor_rate (fp16, bf16, fp8) or conv_tf32_rate (tf32), another matrix kernel's in tf32 its
 //              gemm_tf32_rate, else 1: cuDNN's convolutions and cuBLAS's GEMMs reach different shares of the peak,
 //              and tf32 kernels other shares than 16-bit ones; one value each for all devices, fitted
-//              (docs/compute.md)
+//              (docs/compute.md). In fp8 an attention layer's score products (score_flops) run in 16 bits, as fp8
+//              training runs them (score_precision).
 //   matrix   = max(math, (weights + batch x activation bytes) / (bandwidth x memory_efficiency)) / grouped
 //              grouped: 1 for an ungrouped convolution or a GEMM; c / (c + grouped_half_channels) for a grouped
 //              convolution of c input channels a group (ResNeXt's 3x3s: 4 to 32; a depthwise one: 1). cuDNN runs
@@ -60,7 +61,12 @@ double optimizer_kernels_per_tensor(Optimizer optimizer);
 // How the framework issues kernels: eager (PyTorch without graphs: every kernel dispatched by the host), CUDA graphs
 // (the whole step replayed from one launch), XLA (TensorFlow or JAX compiled: memory-bound chains fused).
 enum class Runtime : std::uint8_t { eager, cuda_graphs, xla };
-enum class Recompute : std::uint8_t { none, selective, full };
+// Activation recomputation: none; selective (Korthikanti et al. 2022: the attention scores' memory-bound kernels run
+// again, the scores not kept); selective_op (torchtitan's per-op policy: a transformer block keeps the outputs of its
+// matrix products and attention but every second product, counted in forward order, and runs those and the
+// memory-bound kernels again in backward: Layer::op_recompute_flops); full (each layer's forward again, its input
+// kept).
+enum class Recompute : std::uint8_t { none, selective, selective_op, full };
 // How image tensors are laid out: nhwc (channels last: what cuDNN's tensor-core convolutions read) or nchw (PyTorch's
 // default: in 16-bit math each convolution's tensors are transposed to NHWC and back around the kernel).
 enum class MemoryFormat : std::uint8_t { nhwc, nchw };

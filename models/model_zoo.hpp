@@ -69,6 +69,10 @@ struct Layer {
   // The tensors its parameters are held in (weights, biases, norms' scales and shifts): what an optimizer that loops
   // over parameter tensors launches its kernels for (models/compute_model.hpp, OptimizerLoop).
   double param_tensors = 0;
+  // Transformer blocks: the FLOPs per sample of the matrix products torchtitan's per-op selective recomputation runs
+  // again in backward (every second product of a block in forward order: K and the output projection, the MLP's
+  // second; Recompute::selective_op); 0 for every other layer.
+  double op_recompute_flops = 0;
 };
 
 struct Model {

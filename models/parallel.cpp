@@ -78,31 +78,38 @@ std::string expert_layout_problem(const Model& model, const ParallelLayout& layo
   return {};
 }
 
-std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages) {
+std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages, int tensor) {
   const std::size_t n = model.layers.size();
   if (stages < 1 || static_cast<std::size_t>(stages) > n) {
     throw std::invalid_argument("pipeline: " + std::to_string(stages) + " stages for a model of " + std::to_string(n) +
                                 " layers (needs 1 to " + std::to_string(n) + ")");
   }
-  const double total = model.forward_flops();
+  // each layer's forward FLOPs on one tensor rank: what its stage's accelerators compute
+  std::vector<double> work(n);
+  double total = 0;
+  for (std::size_t l = 0; l < n; ++l) {
+    const Layer& layer = model.layers[l];
+    const bool split = tensor > 1 && (tensor_split(layer) || vocabulary_split(layer));
+    work[l] = split ? layer.forward_flops / tensor : layer.forward_flops;
+    total += work[l];
+  }
   std::vector<std::pair<std::size_t, std::size_t>> out;
   std::size_t first = 0;
   double done = 0;
   for (int s = 0; s < stages; ++s) {
     const std::size_t left_stages = static_cast<std::size_t>(stages - s);
     std::size_t last = first + 1;  // every stage gets at least one layer
-    double sum = model.layers[first].forward_flops;
+    double sum = work[first];
     const double target = (total - done) / static_cast<double>(left_stages);
     // add layers while the stage stays closer to its share and enough layers remain for the later stages
-    while (last < n - (left_stages - 1) &&
-           std::abs(sum + model.layers[last].forward_flops - target) <= std::abs(sum - target)) {
-      sum += model.layers[last].forward_flops;
+    while (last < n - (left_stages - 1) && std::abs(sum + work[last] - target) <= std::abs(sum - target)) {
+      sum += work[last];
       ++last;
     }
     if (s == stages - 1) last = n;
     out.emplace_back(first, last);
     for (std::size_t l = first; l < last; ++l)
-      done += model.layers[l].forward_flops;
+      done += work[l];
     first = last;
   }
   return out;
@@ -119,7 +126,15 @@ Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers
     if (tensor_split(layer) && tensor > 1) {
       layer.params /= tensor;
       layer.forward_flops /= tensor;
+      layer.op_recompute_flops /= tensor;
       layer.activation_bytes /= tensor;  // (Megatron without sequence parallelism keeps some replicated: a lower bound)
+      layer.score_bytes /= tensor;       // each rank's heads' scores (before session 48 left whole: over-counted)
+      layer.score_flops /= tensor;
+    } else if (vocabulary_split(layer) && tensor > 1) {
+      // the vocabulary's rows (embedding) or columns (output): parameters and FLOPs; the output's logits too
+      layer.params /= tensor;
+      layer.forward_flops /= tensor;
+      if (layer.kind == LayerKind::lm_head) layer.activation_bytes /= tensor;
     }
     if (expert_layer(layer) && expert > 1) {
       layer.params /= expert;
@@ -141,7 +156,7 @@ double ideal_bubble_fraction(int stages, int micro_batches) {
 }
 
 MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage) {
-  const auto stages = split_stages(setup.model, layout.pipeline);
+  const auto stages = split_stages(setup.model, layout.pipeline, layout.tensor);
   const Model m = stage_model(setup.model, stages.at(static_cast<std::size_t>(stage)), layout.tensor, layout.expert);
   const double experts = expert_params(m);  // sharded over the D/E replicas that hold the same experts
   const double value = gradient_bytes_per_param(setup.compute.precision);
@@ -170,7 +185,7 @@ MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layo
 }
 
 CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage) {
-  const auto stages = split_stages(setup.model, layout.pipeline);
+  const auto stages = split_stages(setup.model, layout.pipeline, layout.tensor);
   const auto range = stages.at(static_cast<std::size_t>(stage));
   const Model m = stage_model(setup.model, range, layout.tensor, layout.expert);
   const double value = gradient_bytes_per_param(setup.compute.precision);

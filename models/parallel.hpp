@@ -5,7 +5,11 @@
 //   idealised pipeline (equal stages, free transfers) is (P-1)/(m+P-1) of the step.
 //   Tensor (Megatron-LM, Shoeybi et al. 2019): each transformer layer's matrices are split T ways; an allreduce of the
 //   layer's output activations (s h values per sample) follows attention and the MLP in forward, and the same in
-//   backward. Layers that are not transformer layers (embeddings, heads, convolutions) are replicated, not split.
+//   backward. A language model's vocabulary is split too (Megatron's vocabulary-parallel embedding and output layer,
+//   torchtitan's row- and column-wise embedding and output): the token embedding's and the output layer's parameters
+//   and FLOPs, and the logits, 1/T each (their small reductions, the embedding's output and the loss's max and sum,
+//   are not counted). Other layers (position tables, norms, convolutions, pooler and classifier heads) are
+//   replicated.
 //   Expert (GShard, Lepikhin et al. 2020; DeepSpeed-MoE, Rajbhandari et al. 2022): the experts of every MoE layer are
 //   split E ways over E data-parallel replicas; each token goes to its top_k experts wherever they are, an all-to-all
 //   before the experts (dispatch) and one after (combine), in forward and again in backward; the experts' gradients
@@ -62,6 +66,10 @@ struct ParallelSpec {
 
 // Whether tensor parallelism splits this layer (a transformer layer: it carries tensor_parallel_values).
 inline bool tensor_split(const Layer& layer) { return layer.tensor_parallel_values > 0; }
+// Whether tensor parallelism splits this layer's vocabulary (a language model's token embedding or output layer).
+inline bool vocabulary_split(const Layer& layer) {
+  return layer.kind == LayerKind::lm_head || (layer.kind == LayerKind::embedding && layer.name == "embeddings");
+}
 // Whether T tensor ranks fit nodes of `per_node` accelerators: part of one node (T divides it), or whole nodes (T a
 // multiple of it: the tensor-parallel allreduces then cross the NICs).
 inline bool tensor_fits_nodes(int tensor, int per_node) {
@@ -80,9 +88,10 @@ Model params_of(const Model& model, bool experts);
 // it (its gathers follow one bucket list).
 std::string expert_layout_problem(const Model& model, const ParallelLayout& layout);
 
-// Contiguous layer ranges [first, last) of `stages` stages with forward FLOPs as equal as a greedy cut makes them.
-// Throws std::invalid_argument when the model has fewer layers than stages.
-std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages);
+// Contiguous layer ranges [first, last) of `stages` stages with forward FLOPs as equal as a greedy cut makes them,
+// each layer counted as one of `tensor` tensor ranks computes it (split layers 1/T). Throws std::invalid_argument when
+// the model has fewer layers than stages.
+std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages, int tensor = 1);
 
 // The layers of one stage as one accelerator of a tensor-parallel group runs them: split layers with 1/T of their
 // parameters and FLOPs, expert layers with 1/E of their parameters (and experts; their FLOPs stay: with tokens

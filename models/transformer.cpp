@@ -192,6 +192,9 @@ Model transformer_model(const TransformerSpec& t) {
     // R^T, its shift (pad, copy, slice) and the sum
     attention.kernels = relative ? 20 : 12;
     attention.tensor_parallel_values = s * h;  // Megatron allreduces the attention output
+    // per-op selective recomputation: products 1-4 of the block are Q, K, V and the output projection; K (over the k
+    // tokens) and the output projection are the second and fourth
+    attention.op_recompute_flops = 2 * k * h * kv + 2 * s * q * h;
     m.layers.push_back(attention);
     if (!t.moe) {
       Layer mlp;
@@ -204,6 +207,8 @@ Model transformer_model(const TransformerSpec& t) {
       mlp.checkpoint_bytes = layer_input_bytes;
       mlp.kernels = t.ffn != FfnKind::swiglu ? 6 : 7;  // norm, GEMMs, GELU (or SiLU and product), dropout, residual add
       mlp.tensor_parallel_values = s * h;              // and the MLP output
+      // products 5-7 (SwiGLU: gate, up, down) or 5-6 (GELU: up, down): the sixth, one h x f product, again
+      mlp.op_recompute_flops = 2 * s * h * t.ffn_hidden;
       m.layers.push_back(mlp);
       continue;
     }

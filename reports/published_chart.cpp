@@ -120,7 +120,9 @@ std::string chart(const PublishedReport& report, SeriesColours& colours) {
   std::string unit_list;
   for (const std::string& u : units)
     unit_list += (unit_list.empty() ? "" : ", ") + u;
-  plot.x.label = "measured throughput (each row's unit: " + unit_list + ")";
+  // (the units named while they fit the axis; with more, the table below names each row's)
+  plot.x.label = unit_list.size() <= 80 ? "measured throughput (each row's unit: " + unit_list + ")"
+                                        : "measured throughput (each row's own unit, as the table names it)";
   plot.y.label = "predicted throughput (same unit)";
   for (PlotAxis* a : {&plot.x, &plot.y}) {
     a->log = true;

@@ -237,9 +237,11 @@ constexpr std::array<FieldSpec, 26> scenario_fields{{
                  "step replayed from one launch) or xla (compiled: memory-bound kernels fused); docs/compute.md",
                  "eager|cuda_graphs|xla"),
     choice_field("recompute", "none",
-                 "activation recomputation: none, selective (attention scores recomputed, not kept) or full (each "
-                 "layer's forward run again in backward; only its input kept)",
-                 "none|selective|full"),
+                 "activation recomputation: none, selective (attention scores recomputed, not kept), selective_op "
+                 "(torchtitan's per-op policy: every second matrix product of a transformer block and its "
+                 "memory-bound kernels run again in backward) or full (each layer's forward run again in backward; "
+                 "only its input kept); docs/compute.md",
+                 "none|selective|selective_op|full"),
     value_field("flash_attention", FieldType::boolean, "false",
                 "attention by a fused kernel that never writes the score matrix (FlashAttention)"),
     choice_field(

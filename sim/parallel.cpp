@@ -166,7 +166,7 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
     }
     return it->second;
   };
-  const auto ranges = split_stages(setup.model, P);
+  const auto ranges = split_stages(setup.model, P, T);
   for (int p = 0; p < P; ++p) {
     const auto range = ranges[static_cast<std::size_t>(p)];
     TrainingSetup stage_setup = setup;
@@ -337,7 +337,7 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
                                 " does not split into " + std::to_string(layout.micro_batches) + " micro-batches");
   }
   out.micro_batch = static_cast<double>(out.replica_batch) / layout.micro_batches;
-  const auto ranges = split_stages(setup.model, layout.pipeline);
+  const auto ranges = split_stages(setup.model, layout.pipeline, layout.tensor);
   for (int s = 0; s < layout.pipeline; ++s) {
     const MemoryUse use = parallel_memory(setup, layout, out.replica_batch, s);
     if (use.total_bytes() > out.memory.total_bytes()) out.memory = use;
@@ -458,7 +458,7 @@ std::vector<ParallelLayout> candidate_layouts(const TrainingSetup& setup, const 
 LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout,
                              const std::string& algorithm, int stage) {
   if (layout.data < 2) throw std::invalid_argument("last bucket: needs at least 2 data-parallel replicas");
-  const auto ranges = split_stages(setup.model, layout.pipeline);
+  const auto ranges = split_stages(setup.model, layout.pipeline, layout.tensor);
   if (stage < 0 || stage >= layout.pipeline) throw std::invalid_argument("last bucket: no such stage");
   const auto range = ranges[static_cast<std::size_t>(stage)];
   TrainingSetup stage_setup = setup;

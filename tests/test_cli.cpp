@@ -13,6 +13,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -1453,9 +1454,9 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
     same_band(written.by_device[i].second, shipped.by_device[i].second);
   }
   CHECK(t["split"] == "test");
-  CHECK(t["overall"]["rows"] == 175);
-  CHECK(t["overall"]["median_abs_error"].get<double>() == Approx(0.0879).margin(0.0005));
-  CHECK(t["overall"]["p90_abs_error"].get<double>() == Approx(0.2648).margin(0.0005));
+  CHECK(t["overall"]["rows"] == 184);
+  CHECK(t["overall"]["median_abs_error"].get<double>() == Approx(0.0889).margin(0.0005));
+  CHECK(t["overall"]["p90_abs_error"].get<double>() == Approx(0.2721).margin(0.0005));
   int fit_rows = 0;
   int binned = 0;
   for (const auto& c : t["cases"]) {
@@ -1467,6 +1468,25 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
     }
   }
   CHECK(binned == 10);
+  // the Llama rows with a layout: predicted through the layouts' predictor in tokens/s per device, or left out naming
+  // what dtsim lacks (context parallelism, asynchronous tensor parallelism, float8 with rowwise scales...)
+  int laid_out = 0;
+  std::set<std::string> reasons;
+  for (const auto& c : t["cases"]) {
+    if (!c["id"].get<std::string>().starts_with("tt2")) continue;
+    if (c.contains("predicted")) {
+      ++laid_out;
+      CHECK(c["unit"] == "tokens/s per device");
+      CHECK(c["predicted"].get<double>() > 0.5 * c["measured"].get<double>());
+      CHECK(c["predicted"].get<double>() < 2 * c["measured"].get<double>());
+    } else {
+      reasons.insert(c["not_modelled"].get<std::string>().substr(0, 20));
+    }
+  }
+  CHECK(laid_out == 7);
+  CHECK(reasons.count("context parallelism ") == 1);
+  CHECK(reasons.count("float8 with rowwise ") == 1);
+  CHECK(reasons.count("asynchronous tensor ") == 1);
   // the published collectives, on their systems' cluster files with the library (docs/validation.md)
   const auto& collectives = t["collectives"];
   CHECK(collectives["overall"]["rows"] == 57);
@@ -1483,8 +1503,8 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   const auto f = nlohmann::json::parse(fit.output);
   for (const auto& c : f["cases"])
     fit_rows += c.contains("predicted") ? 1 : 0;
-  CHECK(fit_rows == 203);
-  CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.0737).margin(0.0005));
+  CHECK(fit_rows == 210);
+  CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.0732).margin(0.0005));
   CHECK(f["collectives"]["overall"]["rows"] == 66);
   CHECK(f["collectives"]["overall"]["median_abs_error"].get<double>() == Approx(0.098).margin(0.0005));
   // under the default limit of 10% today (exit 0); a limit below the median exits 1, with the summary printed
@@ -1803,7 +1823,7 @@ TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulat
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, !Catch::Contains("not simulated"));
   CHECK_THAT(text.output,
-             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 238.2 ms a step"));
+             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 214.6 ms a step"));
   CHECK_THAT(text.output, Catch::Contains("(against one replica of 16)"));
 
   // ZeRO-3 where one replica does not fit: efficiency against the smallest size that fits, and the floor is the last
@@ -2048,7 +2068,7 @@ TEST_CASE("predict and explain: --batch, --model, --device, --precision and --cl
        "multiple of"},
       {"predict --batch 16,32 --trace " + (dir / "t.json").string(), "--trace: one trace file per run"},
       {"predict --runtime jax", "--runtime: expected eager, cuda_graphs or xla, got 'jax'"},
-      {"explain --recompute some", "--recompute: expected none, selective or full, got 'some'"},
+      {"explain --recompute some", "--recompute: expected none, selective, selective_op or full, got 'some'"},
       {"predict --memory-format NCHW", "--memory-format: expected nhwc or nchw, got 'NCHW'"},
   });
   std::filesystem::remove_all(dir);
@@ -2690,7 +2710,7 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-published-fit-" + std::to_string(::getpid()));
   const Run fit = run_dtsim("calibrate --published --out-dir " + dir.string());
   REQUIRE(fit.exit_code == 0);
-  CHECK_THAT(fit.output, Catch::Contains("fit split (203 rows predicted)"));
+  CHECK_THAT(fit.output, Catch::Contains("fit split (210 rows predicted)"));
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     CAPTURE(entry.path().string());
@@ -2704,7 +2724,10 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
     const std::string b((std::istreambuf_iterator<char>(shipped)), std::istreambuf_iterator<char>());
     CHECK(a == b);  // deterministic: the committed files are this fit's output
   }
-  CHECK(files == 26);  // every shipped GPU (the CPU is no GPU's pool), and the input pipelines' rates
+  CHECK(files == 27);  // every shipped GPU (the CPU is no GPU's pool), and the input pipelines' rates
+  // (beside the device files in any other directory; refitting scenarios/devices in place puts them where dtsim reads
+  // them, validation/published/input-rates.json)
+  CHECK_THAT(fit.output, Catch::Contains("input rates written to " + dir.string() + "/input-rates.json"));
   std::filesystem::remove_all(dir);
   CHECK(run_dtsim("calibrate --out-dir x").exit_code == 2);
   CHECK_THAT(run_dtsim("calibrate --published --quick").output, Catch::Contains("--quick: not with --published"));

@@ -191,7 +191,7 @@ TEST_CASE("bad device files and precisions a device lacks exit 2 naming the flag
            tmp.variant("s6b.json", scenario, "\"precision\"", "\"optimizer_loop\": \"foreach\", \"precision\""),
        "scenario.optimizer_loop: expected \"multi_tensor\" or \"per_tensor\", got \"foreach\""},
       {"predict " + tmp.variant("s7.json", scenario, "\"precision\"", "\"recompute\": true, \"precision\""),
-       "scenario.recompute: expected \"none\", \"selective\" or \"full\", got true"},
+       "scenario.recompute: expected \"none\", \"selective\", \"selective_op\" or \"full\", got true"},
       {"predict " + tmp.variant("s8.json", scenario, "\"precision\"", "\"flash_attention\": \"yes\", \"precision\""),
        "scenario.flash_attention: expected true or false, got \"yes\""},
   });

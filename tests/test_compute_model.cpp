@@ -200,10 +200,76 @@ TEST_CASE("fused attention and recomputation change what is kept and what is run
   CHECK(backward_seconds(*mlp, 8, h100, selective) == backward_seconds(*mlp, 8, h100, plain));
 }
 
+TEST_CASE("per-op selective recomputation runs every second product of a block and its memory-bound kernels again") {
+  const Device h100 = load_named_device("h100-sxm5-80gb", ".", DTSIM_SOURCE_DIR);
+  const Model llama = load_named_model("llama-3-8b", ".", DTSIM_SOURCE_DIR);
+  const Layer* attention = nullptr;
+  const Layer* mlp = nullptr;
+  for (const Layer& l : llama.layers) {
+    if (!attention && l.kind == LayerKind::attention) attention = &l;
+    if (!mlp && l.kind == LayerKind::linear && l.name.ends_with(".mlp")) mlp = &l;
+  }
+  REQUIRE(attention);
+  REQUIRE(mlp);
+  // Llama 3 8B at 8192 tokens: K (4096 x 1024) and the output projection (4096 x 4096) of Q, K, V, O; the up
+  // projection (4096 x 14336) of gate, up and down: 36.5% of the block's product FLOPs (docs/compute.md)
+  const double s = 8192, h = 4096, kv = 1024, f = 14336;
+  CHECK(attention->op_recompute_flops == Approx(2 * s * h * kv + 2 * s * h * h));
+  CHECK(mlp->op_recompute_flops == Approx(2 * s * h * f));
+  const double products = (attention->forward_flops - attention->score_flops) + mlp->forward_flops;
+  CHECK((attention->op_recompute_flops + mlp->op_recompute_flops) / products == Approx(0.365).margin(0.001));
+  for (bool fused : {true, false}) {
+    CAPTURE(fused);
+    std::map<Recompute, double> backward, kept;
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::selective_op, Recompute::full}) {
+      ComputeSettings c = settings(Precision::bf16);
+      c.flash_attention = fused;
+      c.recompute = r;
+      backward[r] = backward_seconds(*attention, 1, h100, c) + backward_seconds(*mlp, 1, h100, c);
+      kept[r] = kept_activation_bytes(*attention, c) + kept_activation_bytes(*mlp, c);
+    }
+    // more recomputation: more backward time and less memory, per-op between selective and full
+    CHECK(backward[Recompute::selective] >= backward[Recompute::none]);
+    CHECK(backward[Recompute::selective_op] > backward[Recompute::selective]);
+    CHECK(backward[Recompute::full] > backward[Recompute::selective_op]);
+    CHECK(kept[Recompute::selective_op] < kept[Recompute::selective]);
+    CHECK(kept[Recompute::full] <= kept[Recompute::selective_op]);
+  }
+  // layers without products to recompute (an embedding, a norm) are run as without recomputation
+  ComputeSettings op = settings(Precision::bf16);
+  op.recompute = Recompute::selective_op;
+  const Layer& embedding = llama.layers.front();
+  CHECK(embedding.op_recompute_flops == 0);
+  CHECK(backward_seconds(embedding, 1, h100, op) == backward_seconds(embedding, 1, h100, settings(Precision::bf16)));
+}
+
+TEST_CASE("fp8 runs a layer's projections in fp8 and attention's score products in 16 bits") {
+  Device d = round_device();
+  d.set_peak_flops(Precision::bf16, 100e12);
+  d.set_peak_flops(Precision::fp8, 200e12);
+  Layer attention;
+  attention.kind = LayerKind::attention;
+  attention.forward_flops = 8e9;  // per sample: 6 GFLOP of projections, 2 of scores
+  attention.score_flops = 2e9;
+  attention.kernels = 1;
+  // (no bytes: the math alone, plus one launch) projections at 200 x 0.8, scores at bf16's 100 x 0.8
+  CHECK(forward_seconds(attention, 10, d, settings(Precision::fp8)) == Approx(60e9 / 160e12 + 20e9 / 80e12 + 2e-6));
+  // a layer without scores (an MLP) runs every product in fp8
+  Layer mlp = attention;
+  mlp.kind = LayerKind::linear;
+  mlp.score_flops = 0;
+  CHECK(forward_seconds(mlp, 10, d, settings(Precision::fp8)) == Approx(80e9 / 160e12 + 2e-6));
+  // fused attention recomputes Q K^T in backward, in 16 bits too
+  ComputeSettings flash = settings(Precision::fp8);
+  flash.flash_attention = true;
+  CHECK(backward_seconds(attention, 10, d, flash) - backward_seconds(attention, 10, d, settings(Precision::fp8)) ==
+        Approx(10e9 / 80e12));
+}
+
 TEST_CASE("runtime and recompute names round-trip and unknown ones are refused") {
   for (Runtime r : {Runtime::eager, Runtime::cuda_graphs, Runtime::xla})
     CHECK(runtime_from_string(to_string(r)) == r);
-  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::selective_op, Recompute::full})
     CHECK(recompute_from_string(to_string(r)) == r);
   CHECK(!runtime_from_string("jit"));
   CHECK(!recompute_from_string("some"));

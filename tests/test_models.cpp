@@ -101,6 +101,8 @@ TEST_CASE("model files' totals match the published parameter counts and multiply
       {"llama-2-70b", 68.98e9, 0.01, 0},
       {"llama-3-8b", 8.03e9, 0.01, 0},
       {"llama-3-70b", 70.55e9, 0.01, 0},
+      // 126 x (attention 570,425,344 + MLP 2,617,245,696 + norms 32,768) + 2 x 128,256 x 16,384 + 16,384
+      {"llama-3.1-405b", 405853388800, 0, 0},
       {"mixtral-8x7b", 46.7e9, 0.01, 0},
       // torchvision's model cards (ResNeXt-50 32x4d 25,028,904 / 4.23; EfficientNet-B0 5,288,548 / 0.39, B4 at 380 px
       // 19,341,616 / 4.39) and timm's (ResNeXt-101 32x4d 44.2M / 8.0); SE-ResNeXt-101 as NVIDIA builds it has no

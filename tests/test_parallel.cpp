@@ -228,7 +228,7 @@ TEST_CASE("bytes sent per step match the known formulas, counted from the schedu
   const ParallelLayout layout = sc.parallel->layout(1024);  // 64 d x 4 t x 4 p, 16 micro-batches of 2
   const int replica = 32;
   const double value = gradient_bytes_per_param(sc.setup.compute.precision);
-  const auto ranges = split_stages(sc.setup.model, layout.pipeline);
+  const auto ranges = split_stages(sc.setup.model, layout.pipeline, layout.tensor);
   for (int stage : {0, 1, 3}) {
     CAPTURE(stage);
     const Model m = stage_model(sc.setup.model, ranges[static_cast<std::size_t>(stage)], layout.tensor);
@@ -287,8 +287,12 @@ TEST_CASE("a data x tensor x pipeline layout: the bubble and tensor allreduces a
   CHECK(p.data_comm_s > 0);
   const double parts = p.compute_s + p.tensor_comm_s + p.bubble_s + p.data_exposed_s + p.input_stall_s + p.optimizer_s;
   CHECK(parts == Approx(p.step_s).epsilon(1e-6));
-  // 16 micro-batches on 4 stages: at least the idealised bubble
-  CHECK(p.bubble_s / (p.step_s - p.data_exposed_s - p.optimizer_s) >= ideal_bubble_fraction(4, 16) - 1e-9);
+  // 16 micro-batches on 4 stages: about the idealised bubble, which is exact for equal stages; the slowest rank's stage
+  // (whose breakdown this is) waits less than that for the others when the greedy cut leaves it the largest (the
+  // output layer, 1/4 of 50,257 x 1,600 a rank, comes whole to the last stage)
+  const double bubble = p.bubble_s / (p.step_s - p.data_exposed_s - p.optimizer_s);
+  CHECK(bubble >= 0.9 * ideal_bubble_fraction(4, 16));
+  CHECK(bubble <= 1.5 * ideal_bubble_fraction(4, 16));
   CHECK(p.pipeline_trace.spans.size() == static_cast<std::size_t>(2 * 4 * 16));
   // more micro-batches, smaller bubble
   layout.micro_batches = 32;
@@ -725,4 +729,29 @@ TEST_CASE("a layout's gradient buckets share the processor with the computes as 
   const double shared = simulate_step(sc.setup, sc.cluster, request).step_s();
   CHECK(shared > plain);
   CHECK(shared < 2 * plain);
+}
+
+TEST_CASE("tensor parallelism splits a language model's vocabulary and each rank's attention scores") {
+  const Model llama = load_named_model("llama-3-8b", ".", DTSIM_SOURCE_DIR);
+  const Model split = stage_model(llama, {0, llama.layers.size()}, 8);
+  REQUIRE(split.layers.size() == llama.layers.size());
+  const Layer& embedding = llama.layers.front();
+  const Layer& head = llama.layers.back();
+  REQUIRE(embedding.name == "embeddings");
+  REQUIRE(head.kind == LayerKind::lm_head);
+  // the token table's rows and the output layer's columns (128,256 x 4096 each), 1/8 on each of 8 ranks; the logits too
+  CHECK(split.layers.front().params == Approx(embedding.params / 8));
+  CHECK(split.layers.back().params == Approx(head.params / 8));
+  CHECK(split.layers.back().forward_flops == Approx(head.forward_flops / 8));
+  CHECK(split.layers.back().activation_bytes == Approx(head.activation_bytes / 8));
+  CHECK(split.params() == Approx(llama.params() / 8).epsilon(0.001));  // (the norms alone stay whole)
+  // a block's scores: each rank holds its heads'
+  const Layer& attention = llama.layers[1];
+  REQUIRE(attention.kind == LayerKind::attention);
+  CHECK(split.layers[1].score_bytes == Approx(attention.score_bytes / 8));
+  CHECK(split.layers[1].score_flops == Approx(attention.score_flops / 8));
+  CHECK(split.layers[1].op_recompute_flops == Approx(attention.op_recompute_flops / 8));
+  // and a model without a vocabulary (a CNN) is left whole outside its transformer layers
+  const Model resnet = load_named_model("resnet50", ".", DTSIM_SOURCE_DIR);
+  CHECK(stage_model(resnet, {0, resnet.layers.size()}, 4).params() == Approx(resnet.params()));
 }

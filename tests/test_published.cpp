@@ -93,14 +93,15 @@ TEST_CASE("the published table parses, every row has a source, and fit and test 
 
 TEST_CASE("a bad published table is refused naming the line and the column") {
   const std::string good_row =
-      "r1,v100,1,1,none,PyTorch,20.06,resnet50,amp,256,,nhwc,,1000,images/s total,https://example.org/t,table 1,,fit\n";
+      "r1,v100,1,1,none,PyTorch,20.06,resnet50,amp,256,,nhwc,,,,,1000,images/s total,https://example.org/t,table "
+      "1,,fit\n";
   CHECK_NOTHROW(load_published_table(write_table("ok.csv", header() + good_row)));
   CHECK_THROWS_WITH(load_published_table(write_table(
-                        "nosource.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,amp,256,,,,1000,"
+                        "nosource.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,amp,256,,,,,,,1000,"
                                                    "images/s total,,table 1,,fit\n")),
                     Catch::Contains("nosource.csv:2 (source_url): every row needs its source's URL"));
   CHECK_THROWS_WITH(load_published_table(write_table("split.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,"
-                                                                             "amp,256,,,,1000,images/s total,"
+                                                                             "amp,256,,,,,,,1000,images/s total,"
                                                                              "https://e.org,t,,both\n")),
                     Catch::Contains("split.csv:2 (split): expected fit or test, got 'both'"));
   CHECK_THROWS_WITH(load_published_table(write_table("twice.csv", header() + good_row + good_row)),
@@ -110,18 +111,40 @@ TEST_CASE("a bad published table is refused naming the line and the column") {
   CHECK_THROWS_WITH(load_published_table(write_table("quote.csv", header() + "\"r1,v100\n")),
                     Catch::Contains("quote.csv:2: a quoted field is not closed"));
   CHECK_THROWS_WITH(load_published_table(write_table("number.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,"
-                                                                              "amp,256,,,,-5,images/s total,"
+                                                                              "amp,256,,,,,,,-5,images/s total,"
                                                                               "https://e.org,t,,fit\n")),
                     Catch::Contains("number.csv:2 (throughput): expected a positive number, got '-5'"));
   CHECK_THROWS_WITH(load_published_table(write_table("layout.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,resnet50,"
-                                                                              "amp,256,,NHWC,,1000,images/s total,"
+                                                                              "amp,256,,NHWC,,,,,1000,images/s total,"
                                                                               "https://e.org,t,,fit\n")),
                     Catch::Contains("layout.csv:2 (memory_format): expected nchw, nhwc or nothing, got 'NHWC'"));
   CHECK_THROWS_WITH(
       load_published_table(write_table("accumulation.csv", header() + "r1,v100,1,1,none,PyTorch,20.06,bert,amp,"
-                                                                      "8,128,,0,1000,sequences/s total,"
+                                                                      "8,128,,0,,,,1000,sequences/s total,"
                                                                       "https://e.org,t,,fit\n")),
       Catch::Contains("accumulation.csv:2 (accumulation)"));
+  const auto with_layout = [](const std::string& layout, const std::string& recompute, const std::string& compiled) {
+    return "r1,h100,16,2,none,torchtitan,1,llama 3 8b,bf16,2,8192,,," + layout + "," + recompute + "," + compiled +
+           ",5000,tokens/s per device,https://e.org,t,,fit\n";
+  };
+  const std::vector<PublishedRow> laid =
+      load_published_table(write_table("laid.csv", header() + with_layout("fsdp=2 tp=8", "selective_op", "yes")));
+  REQUIRE(laid.size() == 1);
+  CHECK(laid[0].layout.given);
+  CHECK(laid[0].layout.fsdp == 2);
+  CHECK(laid[0].layout.tensor == 8);
+  CHECK(laid[0].recompute == "selective_op");
+  CHECK(load_published_table(write_table("hsdp.csv", header() + with_layout("hsdp=8", "", "")))[0].layout.hsdp == 8);
+  CHECK_THROWS_WITH(load_published_table(write_table("sum.csv", header() + with_layout("fsdp=4 tp=8", "", ""))),
+                    Catch::Contains("sum.csv:2 (layout): 'fsdp=4 tp=8' lays out 32 devices, the row has 16"));
+  CHECK_THROWS_WITH(load_published_table(write_table("word.csv", header() + with_layout("fsdp=16 zero", "", ""))),
+                    Catch::Contains("word.csv:2 (layout): expected fsdp=N, hsdp=N, tp=N, pp=N, cp=N, micro=N"));
+  CHECK_THROWS_WITH(load_published_table(write_table("zero.csv", header() + with_layout("fsdp=0", "", ""))),
+                    Catch::Contains("zero.csv:2 (layout): expected a whole number from 1 in 'fsdp=0'"));
+  CHECK_THROWS_WITH(load_published_table(write_table("ac.csv", header() + with_layout("fsdp=16", "some", ""))),
+                    Catch::Contains("ac.csv:2 (recompute): expected none, selective, selective_op"));
+  CHECK_THROWS_WITH(load_published_table(write_table("compiled.csv", header() + with_layout("fsdp=16", "", "maybe"))),
+                    Catch::Contains("compiled.csv:2 (compiled): expected yes, no or nothing, got 'maybe'"));
 }
 
 TEST_CASE("the published collective measurements: sources, both splits on every system, nccl-tests' own arithmetic") {

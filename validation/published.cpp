@@ -8,6 +8,8 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "models/collective_library.hpp"
 #include "scenarios/device_file.hpp"
@@ -16,6 +18,7 @@
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/predict.hpp"
+#include "validation/published_layout.hpp"
 #include "validation/validate.hpp"
 
 namespace dtsim {
@@ -38,6 +41,19 @@ ModelChoice model_of(const PublishedRow& row) {
   const std::string m = lower(row.model);
   // tokens/s of a model trained on fixed-length segments (Transformer-XL: tgt_len tokens a sample) are its samples/s
   // x the segment; GNMT's and Transformer-big's batches hold sentences of varying length, which the sources do not give
+  // Llama runs (torchtitan, pytorch/ao): tokens/s per device of fixed-length sequences; Llama 3.1 has Llama 3's
+  // architecture at 8B and 70B (a longer RoPE context only)
+  if (row.throughput_unit == "tokens/s per device") {
+    for (const auto& [names, file] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"llama 3 8b", "llama 3.1 8b"}, "llama-3-8b"},
+             {{"llama 3 70b", "llama 3.1 70b"}, "llama-3-70b"},
+             {{"llama 3.1 405b"}, "llama-3.1-405b"},
+             {{"llama 2 13b"}, "llama-2-13b"},
+             {{"llama 2 70b"}, "llama-2-70b"}}) {
+      if (std::find(names.begin(), names.end(), m) != names.end()) return {file, ""};
+    }
+    return {"", "no dtsim model of " + row.model};
+  }
   if (has(row.throughput_unit, "tokens/s")) {
     if (has(m, "transformer-xl base")) return {"transformer-xl-base", ""};
     if (has(m, "transformer-xl large")) return {"transformer-xl-large", ""};
@@ -83,6 +99,11 @@ std::string cluster_of(const PublishedRow& row) {
   if (has(i, "8x V100-SXM2")) return "dgx1-v100";
   if (has(i, "DGX A100")) return "dgx-a100";
   if (has(i, "DGX-H100") || has(i, "DGX H100")) return "dgx-h100";
+  // Meta's Grand Teton hosts: 8 H100 on NVLink (NVSwitch) and a 400 Gb/s RDMA NIC a GPU, as a DGX H100 has
+  if (has(i, "Grand Teton")) return "dgx-h100";
+  // an HGX H200 host: the same NVLink switches and a 400 Gb/s ConnectX-7 a GPU
+  if (has(i, "8 H200 a host")) return "dgx-h100";
+  if (has(i, "8 MI300X")) return "mi300x";
   return "";
 }
 
@@ -198,7 +219,9 @@ std::string published_device_name(const PublishedRow& row) {
                                                         {"rtxa6000", "rtx-a6000"},
                                                         {"rtx6000-ada", "rtx-6000-ada"},
                                                         {"quadro-rtx8000", "quadro-rtx-8000"},
-                                                        {"a10", "a10"}};
+                                                        {"a10", "a10"},
+                                                        {"h100-hbm2e-96gb-500w", "h100-hbm2e-96gb-500w"},
+                                                        {"mi300x", "mi300x"}};
   const auto it = names.find(row.device);
   return it == names.end() ? "" : it->second;
 }
@@ -269,6 +292,8 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       c.not_modelled =
           "sequences binned by length, each batch padded to its longest (dtsim predicts fixed-length "
           "sequences; the source does not state the lengths)";
+    } else if (row.layout.given && !layout_not_modelled(row).empty()) {
+      c.not_modelled = layout_not_modelled(row);
     } else if (row.batch_per_device == 0) {
       c.not_modelled = "the source does not state the per-device batch";
     } else if (cluster_name.empty()) {
@@ -316,7 +341,9 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
       setup.first_bucket_bytes = setup.bucket_bytes;
     }
     setup.steps = 2;
-    c.fits = memory_use(setup, setup.batch).total_bytes() <= setup.device.memory_bytes;
+    const bool laid_out = row.layout.given;
+    if (!laid_out) c.fits = memory_use(setup, setup.batch).total_bytes() <= setup.device.memory_bytes;
+    const TrainingSetup as_laid_out = setup;  // (its device's memory as the file gives it)
     setup.device.memory_bytes = 1e18;  // the measured run fitted: predict its time whatever the memory model says
     ClusterSpec spec = cluster(cluster_name);
     const int per_node = (row.device_count + row.nodes - 1) / row.nodes;
@@ -349,8 +376,14 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
         setup.input.cores = std::min(loader->node_cores, loader->workers_per_device * per_node);
       }
     }
-    c.predicted = samples_per_s(setup, spec, row, cluster_name, mapping.reuse_reductions);
-    if (has(row.throughput_unit, "tokens/s")) c.predicted *= setup.model.tokens_per_sample;
+    if (laid_out) {
+      const LayoutPrediction p = predict_layout_row(row, as_laid_out, spec);
+      c.fits = p.fits;
+      c.predicted = p.tokens_per_device_s;
+    } else {
+      c.predicted = samples_per_s(setup, spec, row, cluster_name, mapping.reuse_reductions);
+      if (has(row.throughput_unit, "tokens/s")) c.predicted *= setup.model.tokens_per_sample;
+    }
     c.error = (c.predicted - row.throughput) / row.throughput;
     result.cases.push_back(c);
   }
