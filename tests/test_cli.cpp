@@ -2114,7 +2114,8 @@ TEST_CASE("predict gives a language model's throughput in tokens a second too", 
   CHECK_THAT(run_dtsim("predict --accelerators 1").output, !Catch::Contains("tokens/s"));
 }
 
-TEST_CASE("the shipped Llama FSDP scenario: per-op recomputation between selective and full and compute-bound", "[cli]") {
+TEST_CASE("the shipped Llama FSDP scenario: per-op recomputation between selective and full and compute-bound",
+          "[cli]") {
   const Run r = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
                           "/scenarios/training/llama-3-8b-fsdp-h100.json --accelerators 64 --recompute "
                           "selective,selective_op,full --json");
