@@ -88,20 +88,17 @@ double pass_seconds(const Layer& layer, double batch, const Device& device, cons
           : layer.activation_bytes - (s.flash_attention ? layer.score_bytes : 0.0);
   const double activation = stored(std::max(moved, 0.0), s.precision) * batch;
   const double weights = layer.params * value_bytes(s.precision) * pass.weight_reads;
-  double math = 0;
-  if (s.precision == Precision::fp8 && layer.score_flops > 0) {
-    // fp8 training (Transformer Engine, torchao's float8) runs the projections in fp8 and attention's score products
-    // in 16 bits
-    const Precision scores = score_precision(device, s.precision);
-    const double products = std::max(math_flops(layer, device, s.precision) - layer.score_flops, 0.0);
-    math =
-        math_seconds(pass.flop_factor, batch * products, device, s.precision) /
-            kernel_rate(layer, device, s.precision) +
-        math_seconds(pass.flop_factor, batch * layer.score_flops, device, scores) / kernel_rate(layer, device, scores);
-  } else {
-    math = math_seconds(pass.flop_factor, batch * math_flops(layer, device, s.precision), device, s.precision) /
-           kernel_rate(layer, device, s.precision);
-  }
+  const auto math_in = [&](double flops, Precision p) {
+    return math_seconds(pass.flop_factor, batch * flops, device, p) / kernel_rate(layer, device, p);
+  };
+  // fp8 training (Transformer Engine, torchao's float8) runs the projections in fp8 and attention's score products in
+  // 16 bits
+  const double flops = math_flops(layer, device, s.precision);
+  const Precision scores = score_precision(device, s.precision);
+  const double math =
+      scores == s.precision || layer.score_flops <= 0
+          ? math_in(flops, s.precision)
+          : math_in(std::max(flops - layer.score_flops, 0.0), s.precision) + math_in(layer.score_flops, scores);
   const double traffic = pass.traffic * rt.traffic_scale * activation +
                          pass.score_traffic * rt.traffic_scale * stored(layer.score_bytes, s.precision) * batch +
                          rt.traffic_scale * stored(pass.transpose_bytes, s.precision) * batch;
@@ -255,10 +252,10 @@ double backward_seconds_as_given(const Layer& layer, double batch, const Device&
       !settings.flash_attention)
     pass.score_traffic = t.forward;
   const LayoutTransposes transposes = layout_transposes(layer, device, settings);
+  const Precision scores = score_precision(device, settings.precision);
   double seconds = pass_seconds(layer, batch, device, settings,
                                 with_transposes(pass, transposes.backward_bytes, transposes.backward_kernels)) +
-                   math_seconds(1, batch * extra_flops, device, score_precision(device, settings.precision)) /
-                       kernel_rate(layer, device, score_precision(device, settings.precision));
+                   math_seconds(1, batch * extra_flops, device, scores) / kernel_rate(layer, device, scores);
   if (settings.recompute == Recompute::full) seconds += forward_seconds(layer, batch, device, settings);
   if (settings.recompute == Recompute::selective_op && layer.op_recompute_flops > 0 && layer.forward_flops > 0) {
     // the products it did not keep and the memory-bound kernels (norms, activations, rotations) again: their FLOPs,

@@ -39,8 +39,6 @@ struct ModelChoice {
 // Which dtsim model a row's model is, by the names its sources use.
 ModelChoice model_of(const PublishedRow& row) {
   const std::string m = lower(row.model);
-  // tokens/s of a model trained on fixed-length segments (Transformer-XL: tgt_len tokens a sample) are its samples/s
-  // x the segment; GNMT's and Transformer-big's batches hold sentences of varying length, which the sources do not give
   // Llama runs (torchtitan, pytorch/ao): tokens/s per device of fixed-length sequences; Llama 3.1 has Llama 3's
   // architecture at 8B and 70B (a longer RoPE context only)
   if (row.throughput_unit == "tokens/s per device") {
@@ -54,6 +52,8 @@ ModelChoice model_of(const PublishedRow& row) {
     }
     return {"", "no dtsim model of " + row.model};
   }
+  // tokens/s of a model trained on fixed-length segments (Transformer-XL: tgt_len tokens a sample) are its samples/s
+  // x the segment; GNMT's and Transformer-big's batches hold sentences of varying length, which the sources do not give
   if (has(row.throughput_unit, "tokens/s")) {
     if (has(m, "transformer-xl base")) return {"transformer-xl-base", ""};
     if (has(m, "transformer-xl large")) return {"transformer-xl-large", ""};
