@@ -163,9 +163,12 @@ std::string reductions_cell(const std::vector<BucketReduction>& reductions) {
 // naming it at the largest size that fits; empty for a model whose samples are not token sequences.
 std::string tokens_text(const Model& model, int accelerators, double samples_per_s) {
   if (model.tokens_per_sample <= 0 || accelerators <= 0) return "";
+  const double tokens_per_s = samples_per_s * model.tokens_per_sample;
+  // (per accelerator as well: what trainers log, e.g. torchtitan's TPS/GPU)
   return "tokens/s = samples/s x " + std::to_string(model.tokens_per_sample) +
-         " tokens a sample: " + format_count(samples_per_s * model.tokens_per_sample) + " tokens/s at " +
-         std::to_string(accelerators) + (accelerators == 1 ? " accelerator\n" : " accelerators\n");
+         " tokens a sample: " + format_count(tokens_per_s) + " tokens/s at " + std::to_string(accelerators) +
+         (accelerators == 1 ? " accelerator\n"
+                            : " accelerators, " + format_count(tokens_per_s / accelerators) + " an accelerator\n");
 }
 
 // The tokens line of the largest result that fits (none when none fits).

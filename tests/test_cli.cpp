@@ -20,6 +20,7 @@
 
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
+#include "reports/format.hpp"
 #include "run_dtsim.hpp"
 #include "scenarios/heldout_file.hpp"
 #include "scenarios/model_file.hpp"
@@ -2081,8 +2082,13 @@ TEST_CASE("predict gives a language model's throughput in tokens a second too", 
   for (const auto& r : j["results"]) {
     CHECK(r["tokens_per_s"].get<double>() == Approx(r["samples_per_s"].get<double>() * 192).epsilon(1e-12));
   }
-  CHECK_THAT(run_dtsim("predict --model transformer-xl-base --device a100-sxm4-40gb --accelerators 1,2").output,
-             Catch::Contains("tokens/s = samples/s x 192 tokens a sample: "));
+  const Run text = run_dtsim("predict --model transformer-xl-base --device a100-sxm4-40gb --accelerators 1,2");
+  CHECK_THAT(text.output, Catch::Contains("tokens/s = samples/s x 192 tokens a sample: "));
+  // at the largest size, per accelerator too (what trainers log): half the total at 2
+  const double total = j["results"][1]["tokens_per_s"].get<double>();  // (2 accelerators, the first algorithm's)
+  REQUIRE(j["results"][1]["accelerators"] == 2);
+  CHECK_THAT(text.output,
+             Catch::Contains(" tokens/s at 2 accelerators, " + format_count(total / 2) + " an accelerator"));
   // and in the CSV's last column, samples/s x 192 (empty for images)
   const Run csv = run_dtsim("predict --model transformer-xl-base --device a100-sxm4-40gb --accelerators 1 --csv");
   REQUIRE(csv.exit_code == 0);
