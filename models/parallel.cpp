@@ -78,6 +78,24 @@ std::string expert_layout_problem(const Model& model, const ParallelLayout& layo
   return {};
 }
 
+Layer tensor_rank_layer(Layer layer, int tensor) {
+  if (tensor <= 1) return layer;
+  if (tensor_split(layer)) {
+    layer.params /= tensor;
+    layer.forward_flops /= tensor;
+    layer.op_recompute_flops /= tensor;
+    layer.activation_bytes /= tensor;  // (Megatron without sequence parallelism keeps some replicated: a lower bound)
+    layer.score_bytes /= tensor;       // each rank's heads' scores (before session 48 left whole: over-counted)
+    layer.score_flops /= tensor;
+  } else if (vocabulary_split(layer)) {
+    // the vocabulary's rows (embedding) or columns (output): parameters and FLOPs; the output's logits too
+    layer.params /= tensor;
+    layer.forward_flops /= tensor;
+    if (layer.kind == LayerKind::lm_head) layer.activation_bytes /= tensor;
+  }
+  return layer;
+}
+
 std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model, int stages, int tensor) {
   const std::size_t n = model.layers.size();
   if (stages < 1 || static_cast<std::size_t>(stages) > n) {
@@ -88,9 +106,7 @@ std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model
   std::vector<double> work(n);
   double total = 0;
   for (std::size_t l = 0; l < n; ++l) {
-    const Layer& layer = model.layers[l];
-    const bool split = tensor > 1 && (tensor_split(layer) || vocabulary_split(layer));
-    work[l] = split ? layer.forward_flops / tensor : layer.forward_flops;
+    work[l] = tensor_rank_layer(model.layers[l], tensor).forward_flops;
     total += work[l];
   }
   std::vector<std::pair<std::size_t, std::size_t>> out;
@@ -122,20 +138,7 @@ Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers
   m.input = model.input;
   m.input_bytes = layers.first == 0 ? model.input_bytes : 0;
   for (std::size_t l = layers.first; l < layers.second; ++l) {
-    Layer layer = model.layers[l];
-    if (tensor_split(layer) && tensor > 1) {
-      layer.params /= tensor;
-      layer.forward_flops /= tensor;
-      layer.op_recompute_flops /= tensor;
-      layer.activation_bytes /= tensor;  // (Megatron without sequence parallelism keeps some replicated: a lower bound)
-      layer.score_bytes /= tensor;       // each rank's heads' scores (before session 48 left whole: over-counted)
-      layer.score_flops /= tensor;
-    } else if (vocabulary_split(layer) && tensor > 1) {
-      // the vocabulary's rows (embedding) or columns (output): parameters and FLOPs; the output's logits too
-      layer.params /= tensor;
-      layer.forward_flops /= tensor;
-      if (layer.kind == LayerKind::lm_head) layer.activation_bytes /= tensor;
-    }
+    Layer layer = tensor_rank_layer(model.layers[l], tensor);
     if (expert_layer(layer) && expert > 1) {
       layer.params /= expert;
       layer.experts /= expert;

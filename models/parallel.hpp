@@ -88,6 +88,10 @@ Model params_of(const Model& model, bool experts);
 // it (its gathers follow one bucket list).
 std::string expert_layout_problem(const Model& model, const ParallelLayout& layout);
 
+// One layer as each of `tensor` tensor ranks holds and computes it: a split layer's (tensor_split, vocabulary_split)
+// parameters, FLOPs and activations 1/T; any other layer whole.
+Layer tensor_rank_layer(Layer layer, int tensor);
+
 // Contiguous layer ranges [first, last) of `stages` stages with forward FLOPs as equal as a greedy cut makes them,
 // each layer counted as one of `tensor` tensor ranks computes it (split layers 1/T). Throws std::invalid_argument when
 // the model has fewer layers than stages.

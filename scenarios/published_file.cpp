@@ -1,6 +1,7 @@
 #include "scenarios/published_file.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -56,30 +57,21 @@ PublishedLayout parse_layout(const CsvRecord& f, std::size_t i, int devices) {
     }
     return n;
   };
+  static const std::map<std::string, int PublishedLayout::*> counts{
+      {"fsdp", &PublishedLayout::fsdp},  {"hsdp", &PublishedLayout::hsdp},
+      {"tp", &PublishedLayout::tensor},  {"pp", &PublishedLayout::pipeline},
+      {"cp", &PublishedLayout::context}, {"micro", &PublishedLayout::micro_batches}};
   while (words >> word) {
     l.given = true;
     const std::size_t eq = word.find('=');
     const std::string key = word.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
-    if (key == "async-tp" && eq == std::string::npos) {
+    const auto counted = counts.find(key);
+    if (word == "async-tp") {
       l.async_tp = true;
-    } else if (eq == std::string::npos) {
-      throw ScenarioError(f.where(i) +
-                          ": expected fsdp=N, hsdp=N, tp=N, pp=N, cp=N, micro=N, schedule=S or async-tp, got '" + word +
-                          "'");
-    } else if (key == "fsdp") {
-      l.fsdp = count(value);
-    } else if (key == "hsdp") {
-      l.hsdp = count(value);
-    } else if (key == "tp") {
-      l.tensor = count(value);
-    } else if (key == "pp") {
-      l.pipeline = count(value);
-    } else if (key == "cp") {
-      l.context = count(value);
-    } else if (key == "micro") {
-      l.micro_batches = count(value);
-    } else if (key == "schedule") {
+    } else if (eq != std::string::npos && counted != counts.end()) {
+      l.*(counted->second) = count(value);
+    } else if (eq != std::string::npos && key == "schedule") {
       if (value != "1f1b" && value != "interleaved-1f1b" && value != "gpipe") {
         throw ScenarioError(f.where(i) + ": expected schedule=1f1b, interleaved-1f1b or gpipe, got '" + word + "'");
       }
