@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 
 #include "calibrate/calibration_run.hpp"
 #include "calibrate/fit.hpp"
@@ -120,13 +121,21 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
         << '\n';
     return 0;
   }
+  // the folder made and checked before the fit (tens of seconds), not after it
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw UsageError("--out-dir: cannot create " + out_dir + ": " + ec.message());
+  try {
+    check_output_folder(out_dir + "/input-rates.json");
+  } catch (const OutputPathError& error) {
+    throw UsageError("--out-dir: " + std::string(error.what()));
+  }
   const PublishedFit fit = fit_published(rows, names, published_mapping_from_flags(flags, data_dir), data_dir, options);
   int fit_rows = 0;
   for (const auto& [name, r] : fit.devices)
     fit_rows += r.rows;
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw UsageError("--out-dir: cannot create " + out_dir + ": " + ec.message());
+  std::vector<OutputFile> files;  // written together once all are made: a failure leaves every earlier file as it was
+  std::ostringstream lines;
   out << "fit of the built-in GPUs to the published measurements' fit split (" << fit.before.rows
       << " rows predicted): median |error| " << format_percent(fit.before.median_abs_error) << " -> "
       << format_percent(fit.after.median_abs_error) << ", p90 " << format_percent(fit.before.p90_abs_error) << " -> "
@@ -150,22 +159,17 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
                       r.rows > 0 ? r.rows : fit_rows, r.median_error, r.rows == 0};
     std::ifstream in(file);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string written = device_file_with_fit(text, d);
-    const std::string path = out_dir + "/" + name + ".json";
-    try {
-      write_file_atomically(path, [&](std::ostream& f) { f << written; });
-    } catch (const std::exception& error) {
-      throw UsageError("--out-dir: " + std::string(error.what()));
-    }
-    out << "  " << std::left << std::setw(16) << name << std::right;
+    files.push_back(
+        {out_dir + "/" + name + ".json", [written = device_file_with_fit(text, d)](std::ostream& f) { f << written; }});
+    lines << "  " << std::left << std::setw(16) << name << std::right;
     if (r.rows > 0) {
-      out << std::setw(3) << r.rows << " rows, median |error| " << std::setw(6) << format_percent(r.median_error);
+      lines << std::setw(3) << r.rows << " rows, median |error| " << std::setw(6) << format_percent(r.median_error);
     } else {
-      out << "  no rows: pooled              ";
+      lines << "  no rows: pooled              ";
     }
-    out << "  efficiency " << format_fixed(r.params.efficiency, 3) << ", tensor "
-        << format_fixed(r.params.tensor_efficiency, 3) << ", memory " << format_fixed(r.params.memory_efficiency, 3)
-        << "\n";
+    lines << "  efficiency " << format_fixed(r.params.efficiency, 3) << ", tensor "
+          << format_fixed(r.params.tensor_efficiency, 3) << ", memory " << format_fixed(r.params.memory_efficiency, 3)
+          << "\n";
   }
   if (fit.input.rows > 0 && fit.input.autoaugment_rows > 0) {
     // (the rows loading on their CPUs: validation/published.cpp's cpu_loader_of; shipped as
@@ -179,13 +183,15 @@ int calibrate_published(const Flags& flags, std::ostream& out) {
                          std::filesystem::weakly_canonical(builtin_dir(data_dir, "devices"), ignored);
     const std::string rates_path =
         shipped ? data_dir + "/validation/published/input-rates.json" : out_dir + "/input-rates.json";
-    try {
-      write_file_atomically(rates_path, [&](std::ostream& f) { f << input_rates_json(rates).dump(2) << '\n'; });
-    } catch (const std::exception& error) {
-      throw UsageError("--out-dir: " + std::string(error.what()));
-    }
-    out << "  input rates written to " << rates_path << '\n';
+    files.push_back({rates_path, [json = input_rates_json(rates).dump(2)](std::ostream& f) { f << json << '\n'; }});
+    lines << "  input rates written to " << rates_path << '\n';
   }
+  try {
+    write_files_atomically(files);
+  } catch (const OutputPathError& error) {
+    throw UsageError("--out-dir: " + std::string(error.what()));
+  }
+  out << lines.str();
   out << "  written to " << out_dir << " in "
       << format_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()) << '\n';
   return 0;

@@ -2763,6 +2763,11 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
   // them, validation/published/input-rates.json)
   CHECK_THAT(fit.output, Catch::Contains("input rates written to " + dir.string() + "/input-rates.json"));
   std::filesystem::remove_all(dir);
+  // a folder that cannot be made is refused before the fit (its device files are then written together or not at all)
+  const Run nowhere = run_dtsim("calibrate --published --out-dir /proc/dtsim-nowhere");
+  CHECK(nowhere.exit_code == 2);
+  CHECK_THAT(nowhere.output, Catch::Contains("--out-dir: cannot create /proc/dtsim-nowhere"));
+  CHECK_THAT(nowhere.output, !Catch::Contains("fit of the built-in GPUs"));
   CHECK(run_dtsim("calibrate --out-dir x").exit_code == 2);
   CHECK_THAT(run_dtsim("calibrate --published --quick").output, Catch::Contains("--quick: not with --published"));
   CHECK_THAT(run_dtsim("calibrate --published --prior-weight -1").output, Catch::Contains("--prior-weight"));
