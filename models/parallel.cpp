@@ -197,11 +197,16 @@ CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout,
   const double e = layout.expert;
   const double micro_batch = static_cast<double>(replica_batch) / layout.micro_batches;
   CommVolume v;
-  const double expert_gradient = expert_params(m) * value;
-  const double gradient = m.params() * value - expert_gradient;
-  const double factor = layout.sharding == Sharding::zero3 ? 3.0 : 2.0;
+  // an allreduce reduce-scatters and allgathers the gradients (in the dtype they are reduced in); ZeRO-3
+  // reduce-scatters them and allgathers the parameters twice (forward and backward, in the training precision)
+  const double reduced = reduce_bytes_per_param(setup);
+  const auto replica_bytes = [&](double params) {
+    return layout.sharding == Sharding::zero3 ? params * (reduced + 2 * value) : params * 2 * reduced;
+  };
+  const double experts = expert_params(m);
   const double expert_replicas = d / e;
-  v.data_bytes = factor * (d - 1) / d * gradient + factor * (expert_replicas - 1) / expert_replicas * expert_gradient;
+  v.data_bytes = (d - 1) / d * replica_bytes(m.params() - experts) +
+                 (expert_replicas - 1) / expert_replicas * replica_bytes(experts);
   for (const Layer& l : m.layers) {
     if (tensor_split(l)) {
       v.tensor_bytes +=

@@ -25,6 +25,10 @@ void apply_preset(TrainingSetup& setup, FrameworkPreset preset) {
 
 double gradient_bytes_per_param(Precision precision) { return value_bytes(precision); }
 
+double reduce_bytes_per_param(const TrainingSetup& setup) {
+  return gradient_bytes_per_param(setup.reduce_precision.value_or(setup.compute.precision));
+}
+
 MemoryUse memory_use(const TrainingSetup& setup, int local_batch) {
   const double params = setup.model.params();
   const double value = gradient_bytes_per_param(setup.compute.precision);

@@ -46,6 +46,11 @@ struct TrainingSetup {
   double bucket_bytes = 25e6;     // DDP 25 MB, Horovod 64 MB
   double first_bucket_bytes = 0;  // DDP: the first bucket's limit (PyTorch: 1 MiB); 0: as bucket_bytes
   double fusion_cycle_s = 0;      // Horovod's cycle time
+  // The dtype gradients are reduced in across data-parallel replicas (allreduce, or ZeRO's reduce-scatter): absent,
+  // the training precision's (2 bytes in 16-bit and fp8 training, 4 in fp32 and tf32); fp32 where the framework
+  // reduces fp32 gradients (torchtitan's FSDP: mixed_precision_reduce "float32"; PyTorch's autocast keeps fp32
+  // parameters, whose gradients DDP allreduces as they are).
+  std::optional<Precision> reduce_precision;
   InputPipeline input;
   int steps = 3;
   std::vector<FactorRange> network_factors;  // from a calibration: piecewise latency and bandwidth corrections
@@ -72,6 +77,8 @@ struct MemoryUse {
 // Bytes of one gradient (and one working copy of a weight): 4 in fp32 and tf32, 2 in fp16, bf16 and fp8 (whose
 // gradients are bf16).
 double gradient_bytes_per_param(Precision precision);
+// Bytes of one gradient as the replicas reduce it (TrainingSetup::reduce_precision, else the training precision's).
+double reduce_bytes_per_param(const TrainingSetup& setup);
 
 // Memory one accelerator needs for `local_batch` samples.
 MemoryUse memory_use(const TrainingSetup& setup, int local_batch);

@@ -40,7 +40,7 @@ constexpr std::array<FieldSpec, 3> batch_fields{{
                  1, 1 << 16),
 }};
 
-constexpr std::array<FieldSpec, 4> framework_fields{{
+constexpr std::array<FieldSpec, 5> framework_fields{{
     choice_field("preset", "ddp",
                  "ddp: PyTorch DDP, 25 MiB buckets (the first 1 MiB) in reverse layer order, overlapped with "
                  "backward; horovod: tensor "
@@ -50,6 +50,13 @@ constexpr std::array<FieldSpec, 4> framework_fields{{
     value_field("cycle", FieldType::duration, "preset", "horovod: cycle time, overriding the preset's 5 ms"),
     value_field("first_bucket", FieldType::size, "preset",
                 "ddp: the first bucket's size, overriding the preset's 1 MiB (PyTorch's _DEFAULT_FIRST_BUCKET_BYTES)"),
+    choice_field("reduce_precision", "precision",
+                 "the dtype gradients are reduced in across replicas (allreduce, or ZeRO's reduce-scatter): precision "
+                 "(the training precision's: 2 bytes in fp16, bf16 and fp8 training), or fp32 where the framework "
+                 "reduces fp32 gradients (torchtitan's FSDP: mixed_precision_reduce \"float32\"; PyTorch's autocast "
+                 "under DDP: the fp32 parameters' gradients), bf16 or fp16; ZeRO-3 still gathers parameters in the "
+                 "training precision",
+                 "precision|fp32|bf16|fp16"),
 }};
 
 constexpr std::array<FieldSpec, 5> input_fields{{
@@ -627,6 +634,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     if (setup.first_bucket_bytes <= 0) {
       throw ScenarioError(framework.path_of("first_bucket") + ": expected a size > 0");
     }
+  }
+  if (const std::string reduce = framework.choice("reduce_precision"); reduce != "precision") {
+    setup.reduce_precision = reduce == "fp32" ? Precision::fp32 : reduce == "bf16" ? Precision::bf16 : Precision::fp16;
   }
   if (framework.has("cycle")) {
     if (setup.framework != FrameworkPreset::horovod) {

@@ -234,9 +234,12 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
         Bucket bucket{step_of_layer[from.bucket_ready_after[b]],
                       program.add_segment(place_groups(reduce, replicas, program.units))};
         if (transport_shares) bucket.wire_s = bucket_wire_seconds(reduce, 1, members, node.nic.bandwidth_Bps);
-        if (zero3) {
+        if (zero3) {  // the parameters, in the training precision whatever the gradients are reduced in
+          const auto gathered = static_cast<std::uint64_t>(
+              std::llround(static_cast<double>(one.bytes) * gradient_bytes_per_param(setup.compute.precision) /
+                           reduce_bytes_per_param(setup)));
           bucket.gather = static_cast<std::int32_t>(
-              program.add_segment(place_groups(ring_allgather(members, one.bytes, options), gatherers, program.units)));
+              program.add_segment(place_groups(ring_allgather(members, gathered, options), gatherers, program.units)));
         }
         into.push_back(bucket);
       }

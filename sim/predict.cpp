@@ -41,7 +41,7 @@ std::string memory_size(double bytes) {
 std::vector<GradientBucket> gradient_buckets(const TrainingSetup& setup) {
   // whole layers' gradients in reverse layer order, bucketed as the framework does (none: one bucket)
   const Model& model = setup.model;
-  const double value = gradient_bytes_per_param(setup.compute.precision);
+  const double value = reduce_bytes_per_param(setup);
   std::vector<std::uint64_t> bytes;
   for (std::size_t l = model.layers.size(); l-- > 0;)
     bytes.push_back(std::llround(model.layers[l].params * value));

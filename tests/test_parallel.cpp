@@ -13,6 +13,7 @@
 #include "models/model_zoo.hpp"
 #include "models/parallel.hpp"
 #include "scenarios/cluster_file.hpp"
+#include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
 #include "sim/analytical_executor.hpp"
@@ -754,4 +755,55 @@ TEST_CASE("tensor parallelism splits a language model's vocabulary and each rank
   // and a model without a vocabulary (a CNN) is left whole outside its transformer layers
   const Model resnet = load_named_model("resnet50", ".", DTSIM_SOURCE_DIR);
   CHECK(stage_model(resnet, {0, resnet.layers.size()}, 4).params() == Approx(resnet.params()));
+}
+
+TEST_CASE("gradients reduced in fp32 under 16-bit training: buckets of 4 bytes a parameter, ZeRO-3 gathers of 2") {
+  Scenario sc = scenario("gpt2-xl-3d");
+  REQUIRE(gradient_bytes_per_param(sc.setup.compute.precision) == 2);  // fp16
+  const double params = sc.setup.model.params();
+  auto bucket_total = [](const TrainingSetup& s) {
+    double total = 0;
+    for (const GradientBucket& b : gradient_buckets(s))
+      total += static_cast<double>(b.bytes);
+    return total;
+  };
+  CHECK(bucket_total(sc.setup) == Approx(2 * params).epsilon(1e-6));
+  TrainingSetup fp32 = sc.setup;
+  fp32.reduce_precision = Precision::fp32;
+  CHECK(reduce_bytes_per_param(fp32) == 4);
+  CHECK(bucket_total(fp32) == Approx(4 * params).epsilon(1e-6));
+  // ZeRO-3: the gradients reduce-scattered in fp32, the parameters allgathered twice in 16 bits
+  ParallelLayout z3 = sc.parallel->layout(1024);
+  z3.sharding = Sharding::zero3;
+  const auto ranges = split_stages(sc.setup.model, z3.pipeline, z3.tensor);
+  const Model m0 = stage_model(sc.setup.model, ranges[0], z3.tensor);
+  const auto elements = static_cast<std::uint64_t>(std::llround(m0.params() / 4)) * 4;
+  const double counted = bytes_sent_by(ring_reduce_scatter(z3.data, 4 * elements), 0) +
+                         2 * bytes_sent_by(ring_allgather(z3.data, 2 * elements), 0);
+  CHECK(comm_volume(fp32, z3, 32, 0).data_bytes == Approx(counted).epsilon(1e-6));
+  CHECK(comm_volume(fp32, z3, 32, 0).data_bytes > comm_volume(sc.setup, z3, 32, 0).data_bytes);
+  // a plain allreduce moves the fp32 gradients both ways
+  ParallelLayout ddp = sc.parallel->layout(1024);
+  CHECK(comm_volume(fp32, ddp, 32, 0).data_bytes == Approx(2 * comm_volume(sc.setup, ddp, 32, 0).data_bytes));
+  // and a step whose reductions are exposed takes longer with twice the bytes
+  ParallelLayout layout;
+  layout.data = 16;
+  layout.sharding = Sharding::zero3;
+  const ParallelPrediction narrow = predict_parallel(sc.setup, sc.cluster, layout, "ring");
+  const ParallelPrediction wide = predict_parallel(fp32, sc.cluster, layout, "ring");
+  CHECK(wide.data_exposed_s > narrow.data_exposed_s);
+  CHECK(wide.compute_s == Approx(narrow.compute_s).epsilon(1e-12));
+}
+
+TEST_CASE("a scenario's framework.reduce_precision: read, and refused outside its choices with its JSON path") {
+  const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/";
+  nlohmann::json doc = read_json_file(dir + "llama-3-8b-fsdp-h100.json");
+  CHECK(parse_scenario(doc, dir, DTSIM_SOURCE_DIR).setup.reduce_precision == Precision::fp32);
+  doc["scenario"]["framework"].erase("reduce_precision");
+  CHECK_FALSE(parse_scenario(doc, dir, DTSIM_SOURCE_DIR).setup.reduce_precision.has_value());
+  doc["scenario"]["framework"]["reduce_precision"] = "bf16";
+  CHECK(parse_scenario(doc, dir, DTSIM_SOURCE_DIR).setup.reduce_precision == Precision::bf16);
+  doc["scenario"]["framework"]["reduce_precision"] = "fp64";
+  CHECK_THROWS_WITH(parse_scenario(doc, dir, DTSIM_SOURCE_DIR),
+                    Catch::Contains("scenario.framework.reduce_precision") && Catch::Contains("\"fp32\""));
 }

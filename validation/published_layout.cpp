@@ -62,7 +62,10 @@ LayoutPrediction predict_layout_row(const PublishedRow& row, TrainingSetup setup
   setup.batch = row.batch_per_device * layout.data;
   setup.accumulation = 1;
   apply_preset(setup, FrameworkPreset::ddp);  // buckets in reverse layer order, overlapped with backward: FSDP's units
-  setup.bucket_bytes = block_bytes(setup.model, gradient_bytes_per_param(setup.compute.precision)) / l.tensor;
+  // torchtitan's FSDP reduce-scatters gradients in fp32 (training.mixed_precision_reduce, "float32" by default and
+  // the only choice in 2024's releases) and gathers parameters in bf16 (mixed_precision_param)
+  if (layout.sharding == Sharding::zero3) setup.reduce_precision = Precision::fp32;
+  setup.bucket_bytes = block_bytes(setup.model, reduce_bytes_per_param(setup)) / l.tensor;
   setup.first_bucket_bytes = setup.bucket_bytes;
   setup.steps = 2;
   LayoutPrediction out;
