@@ -211,6 +211,13 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
       parse_choices(flags, "memory-format", memory_format_from_string, "nhwc or nchw");
   const std::vector<std::string> loops =
       parse_choices(flags, "optimizer-loop", optimizer_loop_from_string, "multi_tensor or per_tensor");
+  const std::vector<std::string> reduces = parse_choices(
+      flags, "reduce-precision",
+      [](const std::string& n) {
+        std::optional<Precision> ignored;
+        return parse_reduce_precision(n, ignored);
+      },
+      reduce_precision_choices);
   const std::vector<int> batches =
       flags.has("batch") ? parse_counts(flags, "batch", 1 << 24) : std::vector<int>{base.setup.batch};
   const std::vector<int> accumulations = flags.has("accumulation") ? parse_counts(flags, "accumulation", 1 << 16)
@@ -231,18 +238,19 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
                                std::max<std::size_t>(1, recomputes.size()),
                                std::max<std::size_t>(1, formats.size()),
                                std::max<std::size_t>(1, loops.size()),
+                               std::max<std::size_t>(1, reduces.size()),
                                accumulations.size(),
                                batches.size()};
   std::size_t combinations = 1;
   for (const std::size_t n : sizes)
     combinations *= n;
   for (std::size_t c = 0; c < combinations; ++c) {
-    std::size_t digits[9];
-    for (std::size_t i = 9, rest = c; i-- > 0;) {
+    std::size_t digits[std::size(sizes)];
+    for (std::size_t i = std::size(sizes), rest = c; i-- > 0;) {
       digits[i] = rest % sizes[i];
       rest /= sizes[i];
     }
-    const auto [m, d, p, r, k, f, o, a, b] = digits;
+    const auto [m, d, p, r, k, f, o, g, a, b] = digits;
     ScenarioVariant v{base, {}};
     TrainingSetup& setup = v.scenario.setup;
     if (flags.has("model")) setup.model = model_list.at(m);
@@ -264,6 +272,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (!recomputes.empty()) setup.compute.recompute = *recompute_from_string(recomputes[k]);
     if (!formats.empty()) setup.compute.memory_format = *memory_format_from_string(formats[f]);
     if (!loops.empty()) setup.compute.optimizer_loop = *optimizer_loop_from_string(loops[o]);
+    if (!reduces.empty()) parse_reduce_precision(reduces[g], setup.reduce_precision);
     setup.batch = batches[b];
     setup.accumulation = accumulations[a];
     if (setup.profile && (setup.batch != setup.profile->batch || setup.scaling != ScalingMode::weak)) {
@@ -278,6 +287,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (recomputes.size() > 1) v.values.emplace_back("recompute", recomputes[k]);
     if (formats.size() > 1) v.values.emplace_back("memory-format", formats[f]);
     if (loops.size() > 1) v.values.emplace_back("optimizer-loop", loops[o]);
+    if (reduces.size() > 1) v.values.emplace_back("reduce-precision", reduces[g]);
     if (accumulations.size() > 1) v.values.emplace_back("accumulation", std::to_string(accumulations[a]));
     if (batches.size() > 1) v.values.emplace_back("batch", std::to_string(batches[b]));
     check_variant(v.scenario, flags, search, out.where);

@@ -29,6 +29,20 @@ double reduce_bytes_per_param(const TrainingSetup& setup) {
   return gradient_bytes_per_param(setup.reduce_precision.value_or(setup.compute.precision));
 }
 
+bool parse_reduce_precision(std::string_view name, std::optional<Precision>& out) {
+  if (name == "precision") {
+    out.reset();
+    return true;
+  }
+  for (const Precision p : {Precision::fp32, Precision::bf16, Precision::fp16}) {
+    if (name == to_string(p)) {
+      out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
 MemoryUse memory_use(const TrainingSetup& setup, int local_batch) {
   const double params = setup.model.params();
   const double value = gradient_bytes_per_param(setup.compute.precision);

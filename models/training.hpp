@@ -79,6 +79,10 @@ struct MemoryUse {
 double gradient_bytes_per_param(Precision precision);
 // Bytes of one gradient as the replicas reduce it (TrainingSetup::reduce_precision, else the training precision's).
 double reduce_bytes_per_param(const TrainingSetup& setup);
+// A reduce precision by name (scenario.framework.reduce_precision, --reduce-precision): "precision" (nothing: the
+// training precision's), "fp32", "bf16" or "fp16" into `out`; false for any other name, `out` unchanged.
+bool parse_reduce_precision(std::string_view name, std::optional<Precision>& out);
+inline constexpr const char* reduce_precision_choices = "precision, fp32, bf16 or fp16";
 
 // Memory one accelerator needs for `local_batch` samples.
 MemoryUse memory_use(const TrainingSetup& setup, int local_batch);

@@ -635,9 +635,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
       throw ScenarioError(framework.path_of("first_bucket") + ": expected a size > 0");
     }
   }
-  if (const std::string reduce = framework.choice("reduce_precision"); reduce != "precision") {
-    setup.reduce_precision = reduce == "fp32" ? Precision::fp32 : reduce == "bf16" ? Precision::bf16 : Precision::fp16;
-  }
+  parse_reduce_precision(framework.choice("reduce_precision"), setup.reduce_precision);  // (a choice: always known)
   if (framework.has("cycle")) {
     if (setup.framework != FrameworkPreset::horovod) {
       throw ScenarioError(framework.path_of("cycle") + ": only for preset \"horovod\"");

@@ -2120,6 +2120,26 @@ TEST_CASE("predict gives a language model's throughput in tokens a second too", 
   CHECK_THAT(run_dtsim("predict --accelerators 1").output, !Catch::Contains("tokens/s"));
 }
 
+TEST_CASE("predict with --reduce-precision runs a variant per dtype the gradients are reduced in, and refuses others",
+          "[cli]") {
+  const Run r = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
+                          "/scenarios/training/llama-3-8b-fsdp-h100.json --accelerators 64 --reduce-precision "
+                          "precision,fp32 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto variants = nlohmann::json::parse(r.output)["variants"];
+  REQUIRE(variants.size() == 2);
+  CHECK(variants[0]["variant"]["reduce-precision"] == "precision");
+  CHECK(variants[1]["variant"]["reduce-precision"] == "fp32");
+  const auto& narrow = variants[0]["parallel_results"][0];
+  const auto& wide = variants[1]["parallel_results"][0];
+  // twice the bytes reduce-scattered: more of it exposed, the same compute
+  CHECK(wide["breakdown"]["data_exposed_s"].get<double>() > narrow["breakdown"]["data_exposed_s"].get<double>());
+  CHECK(wide["breakdown"]["compute_s"].get<double>() == Approx(narrow["breakdown"]["compute_s"].get<double>()));
+  const Run bad = run_dtsim("predict --accelerators 8 --reduce-precision fp64");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("--reduce-precision: expected precision, fp32, bf16 or fp16, got 'fp64'"));
+}
+
 TEST_CASE("the shipped Llama FSDP scenario: per-op recomputation between selective and full and compute-bound",
           "[cli]") {
   const Run r = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
