@@ -53,7 +53,9 @@ std::string setup_line(const Scenario& sc) {
   out << ", " << to_string(s.framework);
   if (s.framework != FrameworkPreset::none)
     out << " (" << format_bytes(static_cast<std::uint64_t>(s.bucket_bytes)) << " buckets)";
-  out << ", " << to_string(s.compute.precision) << ", " << to_string(s.compute.optimizer)
+  out << ", " << to_string(s.compute.precision);
+  if (s.reduce_precision) out << " (gradients reduced in " << to_string(*s.reduce_precision) << ")";
+  out << ", " << to_string(s.compute.optimizer)
       << (s.compute.optimizer_loop == OptimizerLoop::per_tensor ? " (a loop over its tensors)" : "") << ", "
       << to_string(s.compute.runtime) << " runtime";
   if (s.compute.recompute != Recompute::none) out << ", " << to_string(s.compute.recompute) << " recomputation";
@@ -295,6 +297,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"accumulation", s.accumulation},
                         {"framework", to_string(s.framework)},
                         {"precision", to_string(s.compute.precision)},
+                        {"reduce_precision", to_string(s.reduce_precision.value_or(s.compute.precision))},
                         {"optimizer", to_string(s.compute.optimizer)},
                         {"optimizer_loop", to_string(s.compute.optimizer_loop)},
                         {"runtime", to_string(s.compute.runtime)},
@@ -408,20 +411,22 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
          {"bottleneck", p.bottleneck},
          {"sim_wall_s", p.wall_s}});
   }
-  return nlohmann::json{{"scenario", scenario.name},
-                        {"model", scenario.setup.model.name},
-                        {"device", scenario.setup.device.name},
-                        {"device_file", scenario.setup.device.origin},
-                        {"device_figures", device_figures(scenario.setup.device)},
-                        {"grounding", grounding_json(scenario.setup)},
-                        {"trust", trust_json(scenario.setup, heldout)},
-                        {"cluster", scenario.cluster.name},
-                        {"scaling", to_string(scenario.setup.scaling)},
-                        {"precision", to_string(scenario.setup.compute.precision)},
-                        {"runtime", to_string(scenario.setup.compute.runtime)},
-                        {"recompute", to_string(scenario.setup.compute.recompute)},
-                        {"memory_format", to_string(scenario.setup.compute.memory_format)},
-                        {"parallel_results", list}};
+  return nlohmann::json{
+      {"scenario", scenario.name},
+      {"model", scenario.setup.model.name},
+      {"device", scenario.setup.device.name},
+      {"device_file", scenario.setup.device.origin},
+      {"device_figures", device_figures(scenario.setup.device)},
+      {"grounding", grounding_json(scenario.setup)},
+      {"trust", trust_json(scenario.setup, heldout)},
+      {"cluster", scenario.cluster.name},
+      {"scaling", to_string(scenario.setup.scaling)},
+      {"precision", to_string(scenario.setup.compute.precision)},
+      {"reduce_precision", to_string(scenario.setup.reduce_precision.value_or(scenario.setup.compute.precision))},
+      {"runtime", to_string(scenario.setup.compute.runtime)},
+      {"recompute", to_string(scenario.setup.compute.recompute)},
+      {"memory_format", to_string(scenario.setup.compute.memory_format)},
+      {"parallel_results", list}};
 }
 
 }  // namespace dtsim

@@ -2130,6 +2130,8 @@ TEST_CASE("predict with --reduce-precision runs a variant per dtype the gradient
   REQUIRE(variants.size() == 2);
   CHECK(variants[0]["variant"]["reduce-precision"] == "precision");
   CHECK(variants[1]["variant"]["reduce-precision"] == "fp32");
+  CHECK(variants[0]["reduce_precision"] == "bf16");  // the training precision's
+  CHECK(variants[1]["reduce_precision"] == "fp32");
   const auto& narrow = variants[0]["parallel_results"][0];
   const auto& wide = variants[1]["parallel_results"][0];
   // twice the bytes reduce-scattered: more of it exposed, the same compute
