@@ -86,9 +86,11 @@ std::string floor_remainder(const ExposedFloor& f, double comm_s) {
 
 std::string setup_text(const Scenario& sc, const std::string& algorithm, const HeldoutErrors* heldout) {
   const TrainingSetup& s = sc.setup;
+  const std::string reduced =
+      s.reduce_precision ? std::string(" with gradients reduced in ") + to_string(*s.reduce_precision) : "";
   std::string text = "explain " + sc.name + ": " + s.model.name + " on " + sc.cluster.name + " (" + s.device.name +
-                     ", " + to_string(s.compute.precision) + "), " + algorithm + " allreduce, " + to_string(s.scaling) +
-                     " scaling, batch " + std::to_string(s.batch);
+                     ", " + to_string(s.compute.precision) + reduced + "), " + algorithm + " allreduce, " +
+                     to_string(s.scaling) + " scaling, batch " + std::to_string(s.batch);
   if (s.scaling == ScalingMode::weak) text += " per accelerator";
   if (s.accumulation > 1) {
     text += std::string(" (") + (s.scaling == ScalingMode::weak ? "a micro-batch; " : "") +
