@@ -1,8 +1,8 @@
 // Flags of `dtsim predict` and `dtsim explain` that override a scenario's fields from the command line, so that a
 // what-if needs no scenario file: --accelerators and --nodes (the sizes), --batch, --accumulation, --model, --device,
 // --precision, --runtime, --recompute, --memory-format, --optimizer-loop and --reduce-precision (lists: one variant of
-// the scenario per combination of their values), --cluster (replaces the scenario's cluster). Every value is checked before anything is simulated; a bad one is a
-// UsageError naming its flag.
+// the scenario per combination of their values), --cluster (replaces the scenario's cluster). Every value is checked
+// before anything is simulated; a bad one is a UsageError naming its flag.
 #pragma once
 
 #include <array>
