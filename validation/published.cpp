@@ -145,6 +145,14 @@ bool apex_ddp_whole_model(const PublishedRow& row) {
   return has(row.source_url, "Oneflow-Inc/DLPerf") && has(row.source_url, "/PyTorch/BERT/");
 }
 
+// DeepLearningExamples' PyTorch ConvNets keep fp32 weights in mixed precision, so their gradients are fp32 when DDP
+// reduces them: at 729963dd (the 21.03 tables) image_classification/training.py runs torch.cuda.amp's autocast under
+// torch's DistributedDataParallel, at 46ff3707 (20.06) main.py runs apex's amp at opt_level "O1" (which patches
+// functions and leaves the weights fp32) under apex's DistributedDataParallel.
+bool reduces_fp32_gradients(const PublishedRow& row) {
+  return has(row.source_url, "NVIDIA/DeepLearningExamples") && has(row.source_url, "/PyTorch/Classification/ConvNets/");
+}
+
 // NVIDIA's BERT pre-training scripts reduce the accumulated gradients once, after the last micro-batch's backward,
 // as one flat buffer: PyTorch's run_pretraining.sh passes --allreduce_post_accumulation (run_pretraining.py then
 // allreduces a flattened copy of the gradients after the accumulation steps), TensorFlow's run_pretraining_lamb
@@ -336,6 +344,7 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     setup.accumulation = row.accumulation;  // the optimizer and the gradients' reduction once per that many batches
     apply_preset(setup, has(row.framework, "TensorFlow") ? FrameworkPreset::horovod : FrameworkPreset::ddp);
     if (allreduce_post_accumulation(row)) apply_preset(setup, FrameworkPreset::none);
+    if (reduces_fp32_gradients(row)) setup.reduce_precision = Precision::fp32;
     if (apex_ddp_whole_model(row)) {
       setup.bucket_bytes = 250e6 * gradient_bytes_per_param(setup.compute.precision);
       setup.first_bucket_bytes = setup.bucket_bytes;
