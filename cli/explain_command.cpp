@@ -200,7 +200,7 @@ nlohmann::json explanation_json(const Scenario& sc, const Explanation& e, const 
                    {"trust", trust_json(s, heldout)},
                    {"cluster", sc.cluster.name},
                    {"precision", to_string(s.compute.precision)},
-                   {"reduce_precision", to_string(s.reduce_precision.value_or(s.compute.precision))},
+                   {"reduce_precision", to_string(reduced_precision(s))},
                    {"runtime", to_string(s.compute.runtime)},
                    {"optimizer_loop", to_string(s.compute.optimizer_loop)},
                    {"recompute", to_string(s.compute.recompute)},

@@ -25,9 +25,7 @@ void apply_preset(TrainingSetup& setup, FrameworkPreset preset) {
 
 double gradient_bytes_per_param(Precision precision) { return value_bytes(precision); }
 
-double reduce_bytes_per_param(const TrainingSetup& setup) {
-  return gradient_bytes_per_param(setup.reduce_precision.value_or(setup.compute.precision));
-}
+double reduce_bytes_per_param(const TrainingSetup& setup) { return gradient_bytes_per_param(reduced_precision(setup)); }
 
 bool parse_reduce_precision(std::string_view name, std::optional<Precision>& out) {
   if (name == "precision") {

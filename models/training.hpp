@@ -77,7 +77,11 @@ struct MemoryUse {
 // Bytes of one gradient (and one working copy of a weight): 4 in fp32 and tf32, 2 in fp16, bf16 and fp8 (whose
 // gradients are bf16).
 double gradient_bytes_per_param(Precision precision);
-// Bytes of one gradient as the replicas reduce it (TrainingSetup::reduce_precision, else the training precision's).
+// The dtype the replicas reduce gradients in: TrainingSetup::reduce_precision, else the training precision.
+inline Precision reduced_precision(const TrainingSetup& setup) {
+  return setup.reduce_precision.value_or(setup.compute.precision);
+}
+// Bytes of one gradient as the replicas reduce it (reduced_precision's).
 double reduce_bytes_per_param(const TrainingSetup& setup);
 // A reduce precision by name (scenario.framework.reduce_precision, --reduce-precision): "precision" (nothing: the
 // training precision's), "fp32", "bf16" or "fp16" into `out`; false for any other name, `out` unchanged.

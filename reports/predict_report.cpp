@@ -297,7 +297,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"accumulation", s.accumulation},
                         {"framework", to_string(s.framework)},
                         {"precision", to_string(s.compute.precision)},
-                        {"reduce_precision", to_string(s.reduce_precision.value_or(s.compute.precision))},
+                        {"reduce_precision", to_string(reduced_precision(s))},
                         {"optimizer", to_string(s.compute.optimizer)},
                         {"optimizer_loop", to_string(s.compute.optimizer_loop)},
                         {"runtime", to_string(s.compute.runtime)},
@@ -411,22 +411,21 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
          {"bottleneck", p.bottleneck},
          {"sim_wall_s", p.wall_s}});
   }
-  return nlohmann::json{
-      {"scenario", scenario.name},
-      {"model", scenario.setup.model.name},
-      {"device", scenario.setup.device.name},
-      {"device_file", scenario.setup.device.origin},
-      {"device_figures", device_figures(scenario.setup.device)},
-      {"grounding", grounding_json(scenario.setup)},
-      {"trust", trust_json(scenario.setup, heldout)},
-      {"cluster", scenario.cluster.name},
-      {"scaling", to_string(scenario.setup.scaling)},
-      {"precision", to_string(scenario.setup.compute.precision)},
-      {"reduce_precision", to_string(scenario.setup.reduce_precision.value_or(scenario.setup.compute.precision))},
-      {"runtime", to_string(scenario.setup.compute.runtime)},
-      {"recompute", to_string(scenario.setup.compute.recompute)},
-      {"memory_format", to_string(scenario.setup.compute.memory_format)},
-      {"parallel_results", list}};
+  return nlohmann::json{{"scenario", scenario.name},
+                        {"model", scenario.setup.model.name},
+                        {"device", scenario.setup.device.name},
+                        {"device_file", scenario.setup.device.origin},
+                        {"device_figures", device_figures(scenario.setup.device)},
+                        {"grounding", grounding_json(scenario.setup)},
+                        {"trust", trust_json(scenario.setup, heldout)},
+                        {"cluster", scenario.cluster.name},
+                        {"scaling", to_string(scenario.setup.scaling)},
+                        {"precision", to_string(scenario.setup.compute.precision)},
+                        {"reduce_precision", to_string(reduced_precision(scenario.setup))},
+                        {"runtime", to_string(scenario.setup.compute.runtime)},
+                        {"recompute", to_string(scenario.setup.compute.recompute)},
+                        {"memory_format", to_string(scenario.setup.compute.memory_format)},
+                        {"parallel_results", list}};
 }
 
 }  // namespace dtsim
