@@ -99,8 +99,10 @@ std::vector<ParallelPrediction> predict_layouts(const Scenario& scenario, const 
         throw UsageError(where + ": no layout of " + std::to_string(a) + " accelerators fits in the memory of a " +
                          scenario.setup.device.name);
       }
-      for (const ParallelLayout& l : layouts)
+      for (ParallelLayout l : layouts) {
+        l.async_tensor = spec.async_tensor && l.tensor > 1;
         todo.emplace_back(a, l);
+      }
     } else {
       todo.emplace_back(a, spec.layout(a));  // apply_overrides checked that a is a multiple of tensor x pipeline
     }

@@ -218,6 +218,16 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
         return parse_reduce_precision(n, ignored);
       },
       reduce_precision_choices);
+  const std::vector<std::string> asyncs = parse_choices(
+      flags, "async-tensor", [](const std::string& n) { return n == "true" || n == "false"; }, "true or false");
+  if (!asyncs.empty() && !search && !(base.parallel && base.parallel->search)) {
+    if (!base.parallel) {
+      throw UsageError("--async-tensor: needs the scenario's \"parallel\" layout (tensor > 1) or --search");
+    }
+    if (base.parallel->tensor == 1 && std::find(asyncs.begin(), asyncs.end(), "true") != asyncs.end()) {
+      throw UsageError("--async-tensor: true needs tensor > 1; scenario.parallel.tensor is 1");
+    }
+  }
   const std::vector<int> batches =
       flags.has("batch") ? parse_counts(flags, "batch", 1 << 24) : std::vector<int>{base.setup.batch};
   const std::vector<int> accumulations = flags.has("accumulation") ? parse_counts(flags, "accumulation", 1 << 16)
@@ -239,6 +249,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
                                std::max<std::size_t>(1, formats.size()),
                                std::max<std::size_t>(1, loops.size()),
                                std::max<std::size_t>(1, reduces.size()),
+                               std::max<std::size_t>(1, asyncs.size()),
                                accumulations.size(),
                                batches.size()};
   std::size_t combinations = 1;
@@ -250,7 +261,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
       digits[i] = rest % sizes[i];
       rest /= sizes[i];
     }
-    const auto [m, d, p, r, k, f, o, g, a, b] = digits;
+    const auto [m, d, p, r, k, f, o, g, y, a, b] = digits;
     ScenarioVariant v{base, {}};
     TrainingSetup& setup = v.scenario.setup;
     if (flags.has("model")) setup.model = model_list.at(m);
@@ -273,6 +284,10 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (!formats.empty()) setup.compute.memory_format = *memory_format_from_string(formats[f]);
     if (!loops.empty()) setup.compute.optimizer_loop = *optimizer_loop_from_string(loops[o]);
     if (!reduces.empty()) parse_reduce_precision(reduces[g], setup.reduce_precision);
+    if (!asyncs.empty()) {  // (--search without a layout: the searched layouts take it)
+      if (!v.scenario.parallel) v.scenario.parallel = ParallelSpec{.search = true};
+      v.scenario.parallel->async_tensor = asyncs[y] == "true";
+    }
     setup.batch = batches[b];
     setup.accumulation = accumulations[a];
     if (setup.profile && (setup.batch != setup.profile->batch || setup.scaling != ScalingMode::weak)) {
@@ -288,6 +303,7 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
     if (formats.size() > 1) v.values.emplace_back("memory-format", formats[f]);
     if (loops.size() > 1) v.values.emplace_back("optimizer-loop", loops[o]);
     if (reduces.size() > 1) v.values.emplace_back("reduce-precision", reduces[g]);
+    if (asyncs.size() > 1) v.values.emplace_back("async-tensor", asyncs[y]);
     if (accumulations.size() > 1) v.values.emplace_back("accumulation", std::to_string(accumulations[a]));
     if (batches.size() > 1) v.values.emplace_back("batch", std::to_string(batches[b]));
     check_variant(v.scenario, flags, search, out.where);

@@ -1,8 +1,8 @@
 // Flags of `dtsim predict` and `dtsim explain` that override a scenario's fields from the command line, so that a
 // what-if needs no scenario file: --accelerators and --nodes (the sizes), --batch, --accumulation, --model, --device,
-// --precision, --runtime, --recompute, --memory-format, --optimizer-loop and --reduce-precision (lists: one variant of
-// the scenario per combination of their values), --cluster (replaces the scenario's cluster). Every value is checked
-// before anything is simulated; a bad one is a UsageError naming its flag.
+// --precision, --runtime, --recompute, --memory-format, --optimizer-loop, --reduce-precision and --async-tensor (lists:
+// one variant of the scenario per combination of their values), --cluster (replaces the scenario's cluster). Every
+// value is checked before anything is simulated; a bad one is a UsageError naming its flag.
 #pragma once
 
 #include <array>
@@ -17,7 +17,7 @@
 
 namespace dtsim::cli {
 
-constexpr std::array<FlagSpec, 15> scenario_override_flags{{
+constexpr std::array<FlagSpec, 16> scenario_override_flags{{
     {"accelerators", "LIST", "from the scenario", "accelerator counts, e.g. 1,2,4,...,64"},
     {"nodes", "LIST", "from the scenario",
      "node counts (accelerators = nodes x accelerators per node of the cluster), e.g. 1,2,...,16; not with "
@@ -61,6 +61,10 @@ constexpr std::array<FlagSpec, 15> scenario_override_flags{{
      "the dtype gradients are reduced in across replicas, replacing scenario.framework.reduce_precision: precision "
      "(the training precision's), fp32 (torchtitan's FSDP, PyTorch's autocast under DDP), bf16 or fp16; "
      "precision,fp32 runs both"},
+    {"async-tensor", "LIST", "from the scenario",
+     "asynchronous tensor parallelism, replacing scenario.parallel.async_tensor: true (each tensor-parallel collective "
+     "moves in chunks while the projections beside it compute: torchtitan's async TP) or false; needs the scenario's "
+     "\"parallel\" layout with tensor > 1, or --search; false,true runs both"},
     {"cluster", "NAME|FILE", "from the scenario",
      "the cluster, replacing the scenario's: a built-in one (cpu-10gbe, cpu-25gbe, dgx-a100, dgx-a100-sharp, dgx-b200, "
      "dgx-h100, dgx1-v100, dgx2-v100, mi300x, mi355x, pcie4-100g, v100-nvlink-edr) or a path to a cluster file; "

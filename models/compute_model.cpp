@@ -290,6 +290,15 @@ double backward_seconds(const Layer& layer, double batch, const Device& device, 
   return backward_seconds_as_given(layer, batch, device, settings);
 }
 
+double projection_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings,
+                          bool forward) {
+  if (memory_bound(layer.kind)) return 0;
+  require_precision(device, settings.precision);
+  const double flops = std::max(math_flops(layer, device, settings.precision) - layer.score_flops, 0.0);
+  return math_seconds(forward ? 1.0 : layer.backward_flop_factor, batch * flops, device, settings.precision) /
+         kernel_rate(layer, device, settings.precision);
+}
+
 double optimizer_kernels_per_tensor(Optimizer optimizer) {
   return optimizer == Optimizer::sgd ? 1.0 : optimizer == Optimizer::momentum ? 3.0 : 7.0;
 }

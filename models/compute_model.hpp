@@ -115,6 +115,11 @@ bool memory_bound(LayerKind kind);
 // the device lacks the precision's math.
 double forward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings);
 double backward_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings);
+// Seconds of the matrix products of a layer's projections (every product but attention's score products), forward or
+// backward (backward_flop_factor x the forward's FLOPs), at the rate forward_seconds gives them: what asynchronous
+// tensor parallelism can overlap its collectives with. 0 for a memory-bound layer.
+double projection_seconds(const Layer& layer, double batch, const Device& device, const ComputeSettings& settings,
+                          bool forward);
 // The optimizer update of `params` parameters held in `tensors` tensors plus the runtime's per-step cost. A
 // per-tensor loop launches optimizer_kernels_per_tensor kernels a tensor: the update takes at least their host time
 // (eager: nothing runs ahead of it, the step having waited for the loss).

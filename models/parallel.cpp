@@ -23,6 +23,7 @@ std::string ParallelLayout::describe() const {
   s += ", " + std::to_string(micro_batches) + " micro-batch" + (micro_batches == 1 ? "" : "es");
   if (sharding != Sharding::none) s += std::string(", ") + to_string(sharding);
   if (expert > 1) s += ", " + std::to_string(expert) + "-way experts";
+  if (async_tensor && tensor > 1) s += ", async tensor";
   return s;
 }
 
@@ -40,7 +41,13 @@ ParallelLayout ParallelSpec::layout(int accelerators) const {
   l.sharding = sharding;
   l.prefetch = prefetch;
   l.expert = expert;
+  l.async_tensor = async_tensor;
   return l;
+}
+
+double tensor_overlap_fraction(double products_s, double pass_s, int tensor) {
+  if (tensor <= 1 || pass_s <= 0 || products_s <= 0) return 0;
+  return std::min(1.0, products_s * (tensor - 1) / tensor / pass_s);
 }
 
 double expert_params(const Model& model) {

@@ -45,6 +45,11 @@ struct ParallelLayout {
   Sharding sharding = Sharding::none;
   bool prefetch = true;  // ZeRO-3: gather the next layer's parameters while this one computes
   int expert = 1;        // expert-parallel ranks (E): consecutive data-parallel replicas that split the experts
+  // Asynchronous tensor parallelism (torchtitan's async TP, Megatron-Core's tp_comm_overlap): each tensor-parallel
+  // collective is cut into T chunks that move while the projections beside it compute theirs (an all-gather's chunk
+  // during the previous chunk's product, a reduce-scatter's after its own), so a split layer waits only for what its
+  // products cannot cover: see tensor_overlap_fraction.
+  bool async_tensor = false;
   int accelerators() const { return data * tensor * pipeline; }
   std::string describe() const;  // e.g. "8d x 8t x 16p, 1f1b, 32 micro-batches, zero1"
 };
@@ -59,6 +64,7 @@ struct ParallelSpec {
   Sharding sharding = Sharding::none;
   bool prefetch = true;
   int expert = 1;
+  bool async_tensor = false;
   bool search = false;
   // Throws std::invalid_argument when `accelerators` is not a multiple of tensor x pipeline.
   ParallelLayout layout(int accelerators) const;
@@ -87,6 +93,13 @@ Model params_of(const Model& model, bool experts);
 // the data-parallel replicas and every MoE layer's experts, and the model must have some; ZeRO-3 is not modelled with
 // it (its gathers follow one bucket list).
 std::string expert_layout_problem(const Model& model, const ParallelLayout& layout);
+
+// The share of a tensor-split layer's pass (forward or backward, `pass_s` seconds of one micro-batch on one tensor
+// rank) during which asynchronous tensor parallelism moves its collective: its projections' products (`products_s`,
+// projection_seconds) less the first of T chunks, which has nothing to overlap (an all-gather's first product runs on
+// the local chunk while nothing has arrived; a reduce-scatter's last chunk moves after the last product). Each
+// collective then takes max(products, transfer + products / T) instead of their sum. 0 for T = 1 or an empty pass.
+double tensor_overlap_fraction(double products_s, double pass_s, int tensor);
 
 // One layer as each of `tensor` tensor ranks holds and computes it: a split layer's (tensor_split, vocabulary_split)
 // parameters, FLOPs and activations 1/T; any other layer whole.

@@ -384,6 +384,7 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
          {"schedule", to_string(p.layout.schedule)},
          {"sharding", to_string(p.layout.sharding)},
          {"expert", p.layout.expert},
+         {"async_tensor", p.layout.async_tensor},
          {"replica_batch", p.replica_batch},
          {"global_batch", p.global_batch},
          {"micro_batch", p.micro_batch},

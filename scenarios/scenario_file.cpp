@@ -70,7 +70,7 @@ constexpr std::array<FieldSpec, 5> input_fields{{
     ranged_field("prefetch", FieldType::integer, "2", "batches each accelerator's loader may prepare ahead", 1, 1024),
 }};
 
-constexpr std::array<FieldSpec, 8> parallel_fields{{
+constexpr std::array<FieldSpec, 9> parallel_fields{{
     ranged_field("tensor", FieldType::integer, "1",
                  "tensor-parallel ranks (Megatron: transformer layers split, an allreduce after attention and after "
                  "the MLP in forward and in backward); must divide a node's accelerators",
@@ -93,6 +93,11 @@ constexpr std::array<FieldSpec, 8> parallel_fields{{
                  "experts, with an all-to-all before and after the experts in forward and in backward; must divide "
                  "the replicas and the experts; not with zero3",
                  1, 4096),
+    choice_field("async_tensor", "false",
+                 "asynchronous tensor parallelism (torchtitan's async TP, Megatron-Core's tp_comm_overlap): each "
+                 "tensor-parallel collective cut into tensor chunks that move while the projections beside it compute; "
+                 "needs tensor > 1",
+                 "true|false"),
     choice_field(
         "search", "false",
         "true: ignore tensor, pipeline and micro_batches and try every layout that fits in memory at each "
@@ -697,7 +702,12 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
                                           : Sharding::zero3;
     spec.prefetch = par.choice("prefetch") == "true";
     spec.expert = static_cast<int>(par.integer("expert"));
+    spec.async_tensor = par.choice("async_tensor") == "true";
     spec.search = par.choice("search") == "true";
+    if (spec.async_tensor && spec.tensor == 1 && !spec.search) {
+      throw ScenarioError(par.path_of("async_tensor") + ": true needs tensor > 1 (there are no tensor-parallel " +
+                          "collectives to overlap), got tensor 1");
+    }
     if (par.has("prefetch") && spec.sharding != Sharding::zero3 && !spec.search) {  // (it had been ignored)
       throw ScenarioError(par.path_of("prefetch") + ": only with sharding \"zero3\" (it gathers the next layer's " +
                           "parameters ahead), got sharding \"" + sharding + "\"");

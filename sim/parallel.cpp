@@ -180,6 +180,13 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
       if (T > 1 && tensor_split(model_layer)) {
         layer.tensor_segment = tensor_allreduce(
             static_cast<std::uint64_t>(std::llround(micro_batch * model_layer.tensor_parallel_values * value)));
+        if (layout.async_tensor) {
+          // forward: the projections' products; backward: their input gradients' (as many FLOPs), which the
+          // collectives feed or are fed by (the weight gradients' products are not beside them)
+          const double products = projection_seconds(model_layer, micro_batch, setup.device, setup.compute, true);
+          layer.forward_overlap = tensor_overlap_fraction(products, layer.forward_s, T);
+          layer.backward_overlap = tensor_overlap_fraction(products, layer.backward_s, T);
+        }
       }
       step_of_layer.push_back(stage.layers.size());
       stage.layers.push_back(layer);

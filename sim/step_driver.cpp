@@ -117,8 +117,9 @@ public:
     const double now = network_.now();
     switch (stream) {
       case Stream::compute:  // a tensor-parallel allreduce or an expert-parallel all-to-all
-        (rr.waits_expert ? rr.current.expert_s : rr.current.tensor_s) += now - rr.wait_start;
-        rr.t = now;
+        // (asynchronous tensor parallelism: the segment started during the layer's compute, which may end later)
+        (rr.waits_expert ? rr.current.expert_s : rr.current.tensor_s) += std::max(0.0, now - rr.wait_start);
+        rr.t = std::max(now, rr.wait_start);
         resume(rank, Wait::tensor);
         break;
       case Stream::send_forward: next_send(rank, Stream::send_forward, rr.send_forward, st.send_forward_segment); break;
@@ -255,7 +256,9 @@ private:
             rr.wait = Wait::tensor;
             rr.waits_expert = ls.expert;
             rr.wait_start = rr.t;
-            network_.start_segment(unit(rank, Stream::compute), static_cast<std::size_t>(ls.tensor_segment), rr.t);
+            const double overlap = c * (o.forward ? ls.forward_overlap : ls.backward_overlap);
+            network_.start_segment(unit(rank, Stream::compute), static_cast<std::size_t>(ls.tensor_segment),
+                                   rr.t - overlap);
             return;
           }
         }

@@ -92,6 +92,8 @@ std::string check_step_program(const StepProgram& p) {
     for (const LayerStep& l : s.layers) {
       if (!(l.forward_s >= 0) || !(l.backward_s >= 0)) return "layer times must be >= 0";
       if (!valid(l.tensor_segment, Stream::compute)) return "a tensor segment is out of range";
+      if (!(l.forward_overlap >= 0 && l.forward_overlap <= 1) || !(l.backward_overlap >= 0 && l.backward_overlap <= 1))
+        return "a layer's overlaps must be in [0, 1]";
     }
     if (s.bucket_ready_after.size() != s.bucket_segment.size()) return "one ready layer per bucket";
     if (!s.gather_segment.empty() && s.gather_segment.size() != s.bucket_segment.size()) {

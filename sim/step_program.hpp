@@ -53,6 +53,11 @@ struct LayerStep {       // one layer, per micro-batch
   // again, its backward
   std::int32_t tensor_segment = no_segment;
   bool expert = false;  // the segment is an expert-parallel all-to-all (its wait counts as RankStep::expert_s)
+  // Asynchronous tensor parallelism: the share of the forward (backward) compute, at its end, during which the
+  // tensor segment already runs (tensor_overlap_fraction); the layer ends when both are done. 0: the segment starts
+  // after the compute.
+  double forward_overlap = 0;
+  double backward_overlap = 0;
 };
 
 struct StageStep {

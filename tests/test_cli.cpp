@@ -2142,6 +2142,30 @@ TEST_CASE("predict with --reduce-precision runs a variant per dtype the gradient
   CHECK_THAT(bad.output, Catch::Contains("--reduce-precision: expected precision, fp32, bf16 or fp16, got 'fp64'"));
 }
 
+TEST_CASE("predict with --async-tensor runs the layout with its tensor collectives overlapped, and refuses others",
+          "[cli]") {
+  const Run r = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
+                          "/scenarios/training/gpt2-xl-3d.json --accelerators 64 --async-tensor false,true --json");
+  REQUIRE(r.exit_code == 0);
+  const auto variants = nlohmann::json::parse(r.output)["variants"];
+  REQUIRE(variants.size() == 2);
+  CHECK(variants[0]["variant"]["async-tensor"] == "false");
+  CHECK(variants[1]["variant"]["async-tensor"] == "true");
+  const auto& sync = variants[0]["parallel_results"][0];
+  const auto& async = variants[1]["parallel_results"][0];
+  CHECK(async["async_tensor"] == true);
+  CHECK(sync["async_tensor"] == false);
+  CHECK(async["breakdown"]["tensor_comm_s"].get<double>() < sync["breakdown"]["tensor_comm_s"].get<double>());
+  CHECK(async["breakdown"]["compute_s"].get<double>() == Approx(sync["breakdown"]["compute_s"].get<double>()));
+  const Run bad = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +
+                            "/scenarios/training/gpt2-xl-3d.json --accelerators 64 --async-tensor maybe");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("--async-tensor: expected true or false, got 'maybe'"));
+  const Run plain = run_dtsim("predict --accelerators 8 --async-tensor true");
+  CHECK(plain.exit_code == 2);
+  CHECK_THAT(plain.output, Catch::Contains("--async-tensor: needs the scenario's \"parallel\" layout"));
+}
+
 TEST_CASE("the shipped Llama FSDP scenario: per-op recomputation between selective and full and compute-bound",
           "[cli]") {
   const Run r = run_dtsim("predict " + std::string(DTSIM_SOURCE_DIR) +

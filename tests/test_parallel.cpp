@@ -13,6 +13,7 @@
 #include "models/model_zoo.hpp"
 #include "models/parallel.hpp"
 #include "scenarios/cluster_file.hpp"
+#include "scenarios/device_file.hpp"
 #include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
 #include "scenarios/scenario_file.hpp"
@@ -806,4 +807,72 @@ TEST_CASE("a scenario's framework.reduce_precision: read, and refused outside it
   doc["scenario"]["framework"]["reduce_precision"] = "fp64";
   CHECK_THROWS_WITH(parse_scenario(doc, dir, DTSIM_SOURCE_DIR),
                     Catch::Contains("scenario.framework.reduce_precision") && Catch::Contains("\"fp32\""));
+}
+
+TEST_CASE("asynchronous tensor parallelism: a split layer's collective runs under its projections' products") {
+  // the overlap a layer offers: its products less the first of T chunks, never more than the pass
+  CHECK(tensor_overlap_fraction(8e-3, 10e-3, 1) == 0);
+  CHECK(tensor_overlap_fraction(8e-3, 10e-3, 4) == Approx(0.6));
+  CHECK(tensor_overlap_fraction(8e-3, 0, 4) == 0);
+  CHECK(tensor_overlap_fraction(20e-3, 10e-3, 8) == 1);
+  // the products are what forward_seconds computes for them, less attention's score products
+  const Model llama = load_named_model("llama-3-8b", ".", DTSIM_SOURCE_DIR);
+  const Layer& attention = llama.layers[1];
+  REQUIRE(attention.kind == LayerKind::attention);
+  const Device h100 = load_named_device("h100-sxm5-80gb", ".", DTSIM_SOURCE_DIR);
+  ComputeSettings bf16;
+  bf16.precision = Precision::bf16;
+  const double products = projection_seconds(attention, 2, h100, bf16, true);
+  CHECK(products > 0);
+  CHECK(products < forward_seconds(attention, 2, h100, bf16));
+  CHECK(projection_seconds(attention, 4, h100, bf16, true) > products);
+  CHECK(projection_seconds(attention, 2, h100, bf16, false) == Approx(attention.backward_flop_factor * products));
+
+  const Scenario sc = scenario("gpt2-xl-3d");
+  ParallelLayout layout = sc.parallel->layout(64);  // 4 d x 4 t x 4 p on 8 nodes
+  const ParallelPrediction sync = predict_parallel(sc.setup, sc.cluster, layout, "ring");
+  layout.async_tensor = true;
+  CHECK(layout.describe().find("async tensor") != std::string::npos);
+  const ParallelPrediction async = predict_parallel(sc.setup, sc.cluster, layout, "ring");
+  REQUIRE(sync.tensor_comm_s > 0);
+  CHECK(async.compute_s == Approx(sync.compute_s).epsilon(1e-12));
+  CHECK(async.tensor_comm_s < sync.tensor_comm_s);
+  CHECK(async.step_s < sync.step_s);
+  // it hides at most what the products of a stage's split layers offer, per micro-batch, forward and backward
+  const auto ranges = split_stages(sc.setup.model, layout.pipeline, layout.tensor);
+  const int micro_batch = replica_batch(sc.setup, layout) / layout.micro_batches;
+  double capacity = 0;
+  for (const auto& range : ranges) {
+    const Model stage = stage_model(sc.setup.model, range, layout.tensor);
+    double stage_capacity = 0;
+    for (const Layer& l : stage.layers) {
+      if (!tensor_split(l)) continue;
+      stage_capacity += 2 * projection_seconds(l, micro_batch, sc.setup.device, sc.setup.compute, true);
+    }
+    capacity = std::max(capacity, stage_capacity * layout.micro_batches);
+  }
+  CHECK(sync.tensor_comm_s - async.tensor_comm_s <= capacity * (1 + 1e-9));
+  // a layout without tensor parallelism has nothing to overlap
+  ParallelLayout flat = sc.parallel->layout(64);
+  flat.tensor = 1;
+  flat.data = 16;
+  flat.micro_batches = 4;
+  const ParallelPrediction plain = predict_parallel(sc.setup, sc.cluster, flat, "ring");
+  flat.async_tensor = true;
+  CHECK(predict_parallel(sc.setup, sc.cluster, flat, "ring").step_s == Approx(plain.step_s).epsilon(1e-12));
+}
+
+TEST_CASE("a scenario's parallel.async_tensor: read, and refused without tensor parallelism with its JSON path") {
+  const std::string dir = std::string(DTSIM_SOURCE_DIR) + "/scenarios/training/";
+  nlohmann::json doc = read_json_file(dir + "gpt2-xl-3d.json");
+  CHECK_FALSE(parse_scenario(doc, dir, DTSIM_SOURCE_DIR).parallel->async_tensor);
+  doc["scenario"]["parallel"]["async_tensor"] = "true";
+  CHECK(parse_scenario(doc, dir, DTSIM_SOURCE_DIR).parallel->async_tensor);
+  doc["scenario"]["parallel"]["async_tensor"] = "yes";
+  CHECK_THROWS_WITH(parse_scenario(doc, dir, DTSIM_SOURCE_DIR),
+                    Catch::Contains("scenario.parallel.async_tensor") && Catch::Contains("true"));
+  doc["scenario"]["parallel"]["async_tensor"] = "true";
+  doc["scenario"]["parallel"]["tensor"] = 1;
+  CHECK_THROWS_WITH(parse_scenario(doc, dir, DTSIM_SOURCE_DIR),
+                    Catch::Contains("scenario.parallel.async_tensor") && Catch::Contains("tensor > 1"));
 }
