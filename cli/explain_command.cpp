@@ -103,6 +103,7 @@ std::string setup_text(const Scenario& sc, const std::string& algorithm, const H
     text += ", " + std::to_string(p.micro_batches) + " micro-batch" + (p.micro_batches == 1 ? "" : "es");
     if (p.sharding != Sharding::none) text += std::string(", ") + to_string(p.sharding);
     if (p.expert > 1) text += ", " + std::to_string(p.expert) + "-way experts";
+    if (p.async_tensor && p.tensor > 1) text += ", async tensor";
   }
   const int largest = sc.accelerators.empty() ? 1 : *std::max_element(sc.accelerators.begin(), sc.accelerators.end());
   return text + "\n  grounding: " + grounding_text(s) + "\n  trust: " + trust_text(s, heldout, largest);

@@ -247,6 +247,15 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
       change("expert parallelism " + std::to_string(to.expert) + " instead of " + std::to_string(base.expert), to);
     }
   }
+  if (base.tensor > 1) {  // the same layout, its tensor collectives under the products beside them, or after them
+    ParallelLayout to = base;
+    to.async_tensor = !base.async_tensor;
+    WhatIf w = layout_change(to.async_tensor ? "asynchronous tensor parallelism (collectives under the projections)"
+                                             : "synchronous tensor parallelism instead of asynchronous",
+                             setup, cluster, as_is, global, to);
+    w.changes_memory = false;
+    out.push_back(w);
+  }
   if (base.data > 1 && base.sharding != Sharding::zero3) {
     ParallelLayout to = base;
     to.sharding = static_cast<Sharding>(static_cast<int>(base.sharding) + 1);

@@ -57,6 +57,24 @@ double knee_search(const std::function<double(double)>& f, double lo, double hi)
   return f(x) < best_cost ? x : lo + best * step;
 }
 
+// knee_search, except where its least is flat (the next grid point within a relative 1e-9 of it, as a cost is beyond
+// an input rate above which no row waits for its input): then the first grid point of the flat stretch, not whichever
+// point rounding favours.
+double lowest_of_least(const std::function<double(double)>& f, double lo, double hi) {
+  const double step = (hi - lo) / knee_grid;
+  std::array<double, knee_grid + 1> cost{};
+  for (int i = 0; i <= knee_grid; ++i)
+    cost[static_cast<std::size_t>(i)] = f(lo + i * step);
+  const double least = *std::min_element(cost.begin(), cost.end());
+  const double tie = least + 1e-9 * std::fabs(least);
+  int i = 0;
+  while (cost[static_cast<std::size_t>(i)] > tie)
+    ++i;
+  if (i == knee_grid || cost[static_cast<std::size_t>(i + 1)] <= tie) return lo + i * step;
+  const double x = golden_search(f, lo + std::max(i - 1, 0) * step, lo + std::min(i + 1, knee_grid) * step);
+  return f(x) < cost[static_cast<std::size_t>(i)] ? x : lo + i * step;
+}
+
 using LogParams = std::array<double, 3>;  // log efficiency, log tensor_efficiency, log memory_efficiency
 
 LogParams to_log(const EfficiencyParams& p) {
@@ -159,21 +177,21 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
   };
   update_pooled();
   const double lo = std::log(lowest_efficiency);
+  // a value shared by all devices, searched in log space on the rows it changes (none: left as it is)
+  const auto fit_shared = [&](double& value, const std::vector<PublishedRow>& subset, double lowest, double highest,
+                              const auto& search) {
+    if (subset.empty()) return;
+    value = std::exp(search(
+        [&](double x) {
+          const double keep = value;
+          value = std::exp(x);
+          const double cost = squared_log_errors(subset, std::exp(log_knee));
+          value = keep;
+          return cost;
+        },
+        std::log(lowest), std::log(highest)));
+  };
   for (int sweep = 0; sweep < options.sweeps; ++sweep) {
-    // a value shared by all devices, searched in log space on the rows it changes (none: left as it is)
-    const auto fit_shared = [&](double& value, const std::vector<PublishedRow>& subset, double lowest, double highest,
-                                const auto& search) {
-      if (subset.empty()) return;
-      value = std::exp(search(
-          [&](double x) {
-            const double keep = value;
-            value = std::exp(x);
-            const double cost = squared_log_errors(subset, std::exp(log_knee));
-            value = keep;
-            return cost;
-          },
-          std::log(lowest), std::log(highest)));
-    };
     fit_shared(grouped_half, grouped_rows, lowest_grouped_half, highest_grouped_half, knee_search);
     fit_shared(rates.conv_tensor, tensor_conv_rows, lowest_kernel_rate, highest_kernel_rate, golden_search);
     fit_shared(rates.conv_tf32, tf32_conv_rows, lowest_kernel_rate, highest_kernel_rate, golden_search);
@@ -200,6 +218,11 @@ PublishedFit fit_published(const std::vector<PublishedRow>& rows, const std::vec
     }
     update_pooled();
   }
+  // the input rates once more, against the device parameters written: above the rate at which no row waits for its
+  // input the cost is flat, and this keeps the lowest grid rate of its least cost (a rate searched before the last
+  // sweep moved the devices, or by golden sections on that flat stretch, can sit anywhere on it)
+  fit_shared(decode_rate, input_rows, lowest_decode_rate, highest_decode_rate, lowest_of_least);
+  fit_shared(autoaugment_rate, autoaugment_rows, lowest_decode_rate, highest_decode_rate, lowest_of_least);
 
   fit.t_half_s = std::exp(log_knee);
   fit.grouped_half_channels = grouped_half;

@@ -13,7 +13,6 @@ std::string layout_not_modelled(const PublishedRow& row) {
   const PublishedLayout& l = row.layout;
   if (l.context > 1) return "context parallelism (sequences split over devices; dtsim's layouts have no context axis)";
   if (l.hsdp > 0) return "hybrid sharding (sharded within a group, replicated across groups)";
-  if (l.async_tp) return "asynchronous tensor parallelism (its communication overlapped with its matrix products)";
   if (l.schedule == "interleaved-1f1b") return "an interleaved 1F1B pipeline (dtsim runs GPipe and 1F1B)";
   // torchao's float8 with one scale a tensor (tensorwise, its default and what the rows that name no recipe ran) is
   // dtsim's fp8; rowwise scales and MX blocks run other kernels
@@ -57,6 +56,9 @@ LayoutPrediction predict_layout_row(const PublishedRow& row, TrainingSetup setup
   layout.sharding = l.fsdp > 0 ? Sharding::zero3 : Sharding::none;
   layout.micro_batches = l.pipeline > 1 ? l.micro_batches : 1;
   layout.schedule = l.schedule == "gpipe" ? PipelineSchedule::gpipe : PipelineSchedule::one_f_one_b;
+  // torchtitan's async TP (experimental.enable_async_tensor_parallel): torch.compile's micro-pipelined all-gather and
+  // reduce-scatter matrix products
+  layout.async_tensor = l.async_tp;
   // the batch of a data-parallel rank (a replica of tensor x pipeline devices): the global batch, split over replicas
   setup.scaling = ScalingMode::strong;
   setup.batch = row.batch_per_device * layout.data;
