@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 
@@ -40,39 +41,34 @@ double golden_search(const std::function<double(double)>& f, double lo, double h
   return golden_section(f, lo, hi, golden_steps).best();
 }
 
-// The minimum of `f` over [lo, hi]: the best of knee_grid + 1 evenly spaced points, then a golden-section search
-// between its neighbours (deterministic).
-double knee_search(const std::function<double(double)>& f, double lo, double hi) {
-  const double step = (hi - lo) / knee_grid;
-  int best = 0;
-  double best_cost = f(lo);
-  for (int i = 1; i <= knee_grid; ++i) {
-    const double cost = f(lo + i * step);
-    if (cost < best_cost) {
-      best = i;
-      best_cost = cost;
-    }
-  }
-  const double x = golden_search(f, lo + std::max(best - 1, 0) * step, lo + std::min(best + 1, knee_grid) * step);
-  return f(x) < best_cost ? x : lo + best * step;
-}
+// What a grid search does where its least is flat: refine it all the same, or keep the first grid point of the flat
+// stretch (the next point within a relative 1e-9 of the least, as a cost is beyond an input rate above which no row
+// waits for its input), not whichever point rounding favours.
+enum class Flat : std::uint8_t { refine, first };
 
-// knee_search, except where its least is flat (the next grid point within a relative 1e-9 of it, as a cost is beyond
-// an input rate above which no row waits for its input): then the first grid point of the flat stretch, not whichever
-// point rounding favours.
-double lowest_of_least(const std::function<double(double)>& f, double lo, double hi) {
+// The minimum of `f` over [lo, hi]: the first best of knee_grid + 1 evenly spaced points, then a golden-section search
+// between its neighbours (deterministic), unless `flat` keeps the point.
+double grid_search(const std::function<double(double)>& f, double lo, double hi, Flat flat) {
   const double step = (hi - lo) / knee_grid;
   std::array<double, knee_grid + 1> cost{};
   for (int i = 0; i <= knee_grid; ++i)
     cost[static_cast<std::size_t>(i)] = f(lo + i * step);
   const double least = *std::min_element(cost.begin(), cost.end());
-  const double tie = least + 1e-9 * std::fabs(least);
+  const double tie = flat == Flat::first ? least + 1e-9 * std::fabs(least) : least;
   int i = 0;
   while (cost[static_cast<std::size_t>(i)] > tie)
     ++i;
-  if (i == knee_grid || cost[static_cast<std::size_t>(i + 1)] <= tie) return lo + i * step;
+  if (flat == Flat::first && (i == knee_grid || cost[static_cast<std::size_t>(i + 1)] <= tie)) return lo + i * step;
   const double x = golden_search(f, lo + std::max(i - 1, 0) * step, lo + std::min(i + 1, knee_grid) * step);
   return f(x) < cost[static_cast<std::size_t>(i)] ? x : lo + i * step;
+}
+
+double knee_search(const std::function<double(double)>& f, double lo, double hi) {
+  return grid_search(f, lo, hi, Flat::refine);
+}
+
+double lowest_of_least(const std::function<double(double)>& f, double lo, double hi) {
+  return grid_search(f, lo, hi, Flat::first);
 }
 
 using LogParams = std::array<double, 3>;  // log efficiency, log tensor_efficiency, log memory_efficiency
