@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -19,6 +20,7 @@
 #include "scenarios/json_reader.hpp"
 #include "scenarios/published_file.hpp"
 #include "validation/published_cv.hpp"
+#include "validation/published_fit.hpp"
 
 using namespace dtsim;
 
@@ -398,4 +400,15 @@ TEST_CASE("a row reduced once after its last backward: its one-device step plus 
     CHECK(whole.cases[i].predicted < first.cases[i].predicted);  // the parameters matter
     CHECK(reused.cases[i].predicted == Approx(whole.cases[i].predicted).epsilon(1e-9));
   }
+}
+
+TEST_CASE("the fit's grid search: a smooth least refined, a flat one kept at the start of its stretch") {
+  const auto bowl = [](double x) { return 1 + (x - 3.3) * (x - 3.3); };
+  CHECK(grid_search(bowl, 0, 24, Flat::refine) == Approx(3.3).margin(1e-3));
+  CHECK(grid_search(bowl, 0, 24, Flat::first) == Approx(3.3).margin(1e-3));  // (not flat: refined the same)
+  // flat from 5.5 on, but for a slope far below the cost's rounding (as an input rate's cost is above the rate at
+  // which no row waits for its input): refining follows the slope to the end, the first point of the stretch stays
+  const auto shelf = [](double x) { return 1 + std::pow(std::max(0.0, 5.5 - x), 2) - 1e-12 * x; };
+  CHECK(grid_search(shelf, 0, 24, Flat::refine) > 23);
+  CHECK(grid_search(shelf, 0, 24, Flat::first) == 6);
 }

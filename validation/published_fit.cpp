@@ -41,28 +41,6 @@ double golden_search(const std::function<double(double)>& f, double lo, double h
   return golden_section(f, lo, hi, golden_steps).best();
 }
 
-// What a grid search does where its least is flat: refine it all the same, or keep the first grid point of the flat
-// stretch (the next point within a relative 1e-9 of the least, as a cost is beyond an input rate above which no row
-// waits for its input), not whichever point rounding favours.
-enum class Flat : std::uint8_t { refine, first };
-
-// The minimum of `f` over [lo, hi]: the first best of knee_grid + 1 evenly spaced points, then a golden-section search
-// between its neighbours (deterministic), unless `flat` keeps the point.
-double grid_search(const std::function<double(double)>& f, double lo, double hi, Flat flat) {
-  const double step = (hi - lo) / knee_grid;
-  std::array<double, knee_grid + 1> cost{};
-  for (int i = 0; i <= knee_grid; ++i)
-    cost[static_cast<std::size_t>(i)] = f(lo + i * step);
-  const double least = *std::min_element(cost.begin(), cost.end());
-  const double tie = flat == Flat::first ? least + 1e-9 * std::fabs(least) : least;
-  int i = 0;
-  while (cost[static_cast<std::size_t>(i)] > tie)
-    ++i;
-  if (flat == Flat::first && (i == knee_grid || cost[static_cast<std::size_t>(i + 1)] <= tie)) return lo + i * step;
-  const double x = golden_search(f, lo + std::max(i - 1, 0) * step, lo + std::min(i + 1, knee_grid) * step);
-  return f(x) < cost[static_cast<std::size_t>(i)] ? x : lo + i * step;
-}
-
 double knee_search(const std::function<double(double)>& f, double lo, double hi) {
   return grid_search(f, lo, hi, Flat::refine);
 }
@@ -79,6 +57,21 @@ LogParams to_log(const EfficiencyParams& p) {
 EfficiencyParams from_log(const LogParams& l) { return {std::exp(l[0]), std::exp(l[1]), std::exp(l[2])}; }
 
 }  // namespace
+
+double grid_search(const std::function<double(double)>& f, double lo, double hi, Flat flat) {
+  const double step = (hi - lo) / knee_grid;
+  std::array<double, knee_grid + 1> cost{};
+  for (int i = 0; i <= knee_grid; ++i)
+    cost[static_cast<std::size_t>(i)] = f(lo + i * step);
+  const double least = *std::min_element(cost.begin(), cost.end());
+  const double tie = flat == Flat::first ? least + 1e-9 * std::fabs(least) : least;
+  int i = 0;
+  while (cost[static_cast<std::size_t>(i)] > tie)
+    ++i;
+  if (flat == Flat::first && (i == knee_grid || cost[static_cast<std::size_t>(i + 1)] <= tie)) return lo + i * step;
+  const double x = golden_search(f, lo + std::max(i - 1, 0) * step, lo + std::min(i + 1, knee_grid) * step);
+  return f(x) < cost[static_cast<std::size_t>(i)] ? x : lo + i * step;
+}
 
 void apply_fit(Device& device, const EfficiencyParams& params, double t_half_s, double grouped_half_channels,
                const KernelRates& rates) {

@@ -15,9 +15,13 @@
 // where the pooled value of a parameter is its mean over the devices fitted. The prior keeps a device with one or two
 // rows near the others instead of bending to a single measurement; devices with no fit rows get the pooled values.
 // The search is deterministic coordinate descent: golden-section search of each parameter in turn, a fixed number of
-// sweeps, so the same table gives the same parameters.
+// sweeps, so the same table gives the same parameters. The input pipelines' rates are searched once more after the
+// sweeps, against the device parameters written (grid_search, Flat::first: their cost is flat above the rate at which
+// no row waits for its input).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,6 +30,14 @@
 #include "validation/published.hpp"
 
 namespace dtsim {
+
+// What grid_search does where its least is flat: refine it all the same, or keep the first grid point of the flat
+// stretch (the next point within a relative 1e-9 of the least), not whichever point rounding favours.
+enum class Flat : std::uint8_t { refine, first };
+
+// The minimum of `f` over [lo, hi]: the first least of 25 evenly spaced points, then a golden-section search between
+// its neighbours (deterministic), unless `flat` keeps the point. The shared values' search (in log space).
+double grid_search(const std::function<double(double)>& f, double lo, double hi, Flat flat);
 
 struct EfficiencyParams {
   double efficiency = 0.5;
