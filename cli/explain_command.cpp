@@ -98,7 +98,8 @@ std::string setup_text(const Scenario& sc, const std::string& algorithm, const H
   }
   if (sc.parallel) {
     const ParallelSpec& p = *sc.parallel;
-    text += "; layout " + std::to_string(p.tensor) + "t x " + std::to_string(p.pipeline) + "p";
+    text += "; layout " + (p.context > 1 ? std::to_string(p.context) + "c x " : std::string()) +
+            std::to_string(p.tensor) + "t x " + std::to_string(p.pipeline) + "p";
     if (p.pipeline > 1) text += std::string(" ") + to_string(p.schedule);
     text += ", " + std::to_string(p.micro_batches) + " micro-batch" + (p.micro_batches == 1 ? "" : "es");
     if (p.sharding != Sharding::none) text += std::string(", ") + to_string(p.sharding);

@@ -59,13 +59,18 @@ WhatIf layout_change(const std::string& what, const TrainingSetup& setup, const 
                      const StepRequest& as_is, int global_batch, ParallelLayout to) {
   WhatIf w{what, setup, cluster, as_is, "", true};
   const int n = as_is.accelerators;
-  if (n % (to.tensor * to.pipeline) != 0) {
-    w.invalid = std::to_string(n) +
-                " accelerators are not a multiple of tensor x pipeline = " + std::to_string(to.tensor * to.pipeline);
+  const int split = to.context * to.tensor * to.pipeline;
+  if (n % split != 0) {
+    w.invalid = std::to_string(n) + " accelerators are not a multiple of " + (to.context > 1 ? "context x " : "") +
+                "tensor x pipeline = " + std::to_string(split);
     return w;
   }
-  to.data = n / (to.tensor * to.pipeline);
+  to.data = n / split;
   if (const std::string why = expert_layout_problem(setup.model, to); !why.empty()) {
+    w.invalid = why;
+    return w;
+  }
+  if (const std::string why = context_layout_problem(setup.model, to); !why.empty()) {
     w.invalid = why;
     return w;
   }
@@ -95,7 +100,7 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
   // what-ifs that leave each accelerator's memory as it is
   auto same = [&](const std::string& what) { return WhatIf{what, setup, cluster, as_is, "", false}; };
   // with one replica there is no gradient allreduce, and with one accelerator no network, to change
-  const int replicas = as_is.layout ? as_is.layout->data : as_is.accelerators;
+  const int replicas = as_is.layout ? as_is.layout->replicas() : as_is.accelerators;
   for (const char* other : {"hierarchical", "ring"}) {
     if (algorithm == other || replicas < 2) continue;
     WhatIf w = same(std::string(other) + " allreduce instead of " + algorithm);
@@ -256,7 +261,7 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
     w.changes_memory = false;
     out.push_back(w);
   }
-  if (base.data > 1 && base.sharding != Sharding::zero3) {
+  if (base.replicas() > 1 && base.sharding != Sharding::zero3) {
     ParallelLayout to = base;
     to.sharding = static_cast<Sharding>(static_cast<int>(base.sharding) + 1);
     change(std::string("sharding ") + to_string(to.sharding) + " instead of " + to_string(base.sharding), to);
@@ -364,7 +369,8 @@ Explanation explain_scenario(const Scenario& sc, const std::string& algorithm, c
     return x.result->samples_per_s() > y.result->samples_per_s();
   });
   // the exposed communication no overlap can hide
-  const bool replicated = largest.request.layout ? largest.request.layout->data > 1 : largest.request.accelerators > 1;
+  const bool replicated =
+      largest.request.layout ? largest.request.layout->replicas() > 1 : largest.request.accelerators > 1;
   if (largest.result.fits() && replicated && largest.result.exposed_comm_s() > 0) {
     ExposedFloor f;
     try {

@@ -113,6 +113,9 @@ void check_variant(const Scenario& v, const Flags& flags, bool search, const std
     if (const std::string why = expert_layout_problem(v.setup.model, layout); !why.empty())
       throw UsageError((flags.has("model") ? std::string("--model") : where) + ": scenario.parallel.expert: " + why +
                        " (" + std::to_string(a) + " accelerators)");
+    if (const std::string why = context_layout_problem(v.setup.model, layout); !why.empty())
+      throw UsageError((flags.has("model") ? std::string("--model") : where) + ": scenario.parallel.context: " + why +
+                       " (" + std::to_string(a) + " accelerators)");
   }
 }
 
@@ -239,6 +242,10 @@ ScenarioVariants apply_overrides(const Scenario& scenario, const Flags& flags, b
   }
   if (flags.has("accumulation") && search) {
     throw UsageError("--accumulation: not with --search (a layout's micro-batches are its own)");
+  }
+  if (search && base.parallel && base.parallel->context > 1) {
+    throw UsageError("--search: not with scenario.parallel.context = " + std::to_string(base.parallel->context) +
+                     " (the search tries data x tensor x pipeline layouts)");
   }
   // one variant per combination, the last list varying fastest (a mixed-radix count)
   const std::size_t sizes[] = {models.size(),

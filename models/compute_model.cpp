@@ -92,13 +92,14 @@ double pass_seconds(const Layer& layer, double batch, const Device& device, cons
     return math_seconds(pass.flop_factor, batch * flops, device, p) / kernel_rate(layer, device, p);
   };
   // fp8 training (Transformer Engine, torchao's float8) runs the projections in fp8 and attention's score products in
-  // 16 bits
-  const double flops = math_flops(layer, device, s.precision);
+  // 16 bits; a fused attention kernel skips the score tiles a causal mask hides
+  const double skipped = s.flash_attention ? layer.masked_score_flops : 0.0;
+  const double flops = math_flops(layer, device, s.precision) - skipped;
+  const double score_flops = layer.score_flops - skipped;
   const Precision scores = score_precision(device, s.precision);
-  const double math =
-      scores == s.precision || layer.score_flops <= 0
-          ? math_in(flops, s.precision)
-          : math_in(std::max(flops - layer.score_flops, 0.0), s.precision) + math_in(layer.score_flops, scores);
+  const double math = scores == s.precision || score_flops <= 0
+                          ? math_in(flops, s.precision)
+                          : math_in(std::max(flops - score_flops, 0.0), s.precision) + math_in(score_flops, scores);
   const double traffic = pass.traffic * rt.traffic_scale * activation +
                          pass.score_traffic * rt.traffic_scale * stored(layer.score_bytes, s.precision) * batch +
                          rt.traffic_scale * stored(pass.transpose_bytes, s.precision) * batch;
@@ -245,7 +246,8 @@ double backward_seconds_as_given(const Layer& layer, double batch, const Device&
   pass.traffic = t.backward;
   pass.kernels = 2 * forward_kernels(layer);
   double extra_flops = 0;
-  if (settings.flash_attention && layer.score_flops > 0) extra_flops = layer.score_flops / 2;  // Q K^T again
+  if (settings.flash_attention && layer.score_flops > 0)  // Q K^T again, in the tiles the mask leaves
+    extra_flops = (layer.score_flops - layer.masked_score_flops) / 2;
   // the scores' memory-bound kernels again, where an unfused attention wrote them (per-op: its products are saved,
   // the softmax and dropout between them are not)
   if ((settings.recompute == Recompute::selective || settings.recompute == Recompute::selective_op) &&
@@ -267,7 +269,9 @@ double backward_seconds_as_given(const Layer& layer, double batch, const Device&
     again.kernels = forward_kernels(layer) / 2;
     ComputeSettings scores_apart = settings;  // (an unfused attention's scores are counted above, score_traffic)
     scores_apart.flash_attention = true;
-    seconds += pass_seconds(layer, batch, device, scores_apart, again);
+    Layer products = layer;  // (op_recompute_flops are products of the projections: no score tiles to skip)
+    products.masked_score_flops = 0;
+    seconds += pass_seconds(products, batch, device, scores_apart, again);
   }
   return seconds;
 }

@@ -50,6 +50,13 @@ struct Layer {
   // and the weighted sum of V), which a fused (flash) kernel never writes and selective recomputation does not keep.
   double score_bytes = 0;
   double score_flops = 0;
+  // Causal attention: the part of score_flops in the key tiles a causal mask hides entirely, which a fused (flash)
+  // kernel skips (FlashAttention-2, Dao 2023, arXiv:2307.08691, section 3.1.1: blocks whose every entry is masked are
+  // not computed) and an unfused attention computes and then masks; 0 for bidirectional attention.
+  double masked_score_flops = 0;
+  // Attention: the values per sample of the keys and values it computes (2 x keys x the K and V width), which context
+  // parallelism exchanges between the ranks that split a sequence; 0 for other layers.
+  double kv_values = 0;
   // Activation bytes per sample full recomputation keeps (the layer's input); 0: recomputation keeps all of it.
   double checkpoint_bytes = 0;
   // The part of forward_flops a Winograd algorithm can compute with fewer multiplies (3x3, stride-1, ungrouped

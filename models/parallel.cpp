@@ -18,7 +18,8 @@ const char* to_string(Sharding sharding) {
 }
 
 std::string ParallelLayout::describe() const {
-  std::string s = std::to_string(data) + "d x " + std::to_string(tensor) + "t x " + std::to_string(pipeline) + "p";
+  std::string s = std::to_string(data) + "d x " + (context > 1 ? std::to_string(context) + "c x " : "") +
+                  std::to_string(tensor) + "t x " + std::to_string(pipeline) + "p";
   if (pipeline > 1) s += std::string(", ") + to_string(schedule);
   s += ", " + std::to_string(micro_batches) + " micro-batch" + (micro_batches == 1 ? "" : "es");
   if (sharding != Sharding::none) s += std::string(", ") + to_string(sharding);
@@ -28,14 +29,16 @@ std::string ParallelLayout::describe() const {
 }
 
 ParallelLayout ParallelSpec::layout(int accelerators) const {
-  if (accelerators < 1 || accelerators % (tensor * pipeline) != 0) {
-    throw std::invalid_argument(std::to_string(accelerators) +
-                                " is not a multiple of tensor x pipeline = " + std::to_string(tensor * pipeline));
+  const int split = context * tensor * pipeline;
+  if (accelerators < 1 || accelerators % split != 0) {
+    throw std::invalid_argument(std::to_string(accelerators) + " is not a multiple of " +
+                                (context > 1 ? "context x " : "") + "tensor x pipeline = " + std::to_string(split));
   }
   ParallelLayout l;
+  l.context = context;
   l.tensor = tensor;
   l.pipeline = pipeline;
-  l.data = accelerators / (tensor * pipeline);
+  l.data = accelerators / split;
   l.micro_batches = micro_batches;
   l.schedule = schedule;
   l.sharding = sharding;
@@ -85,6 +88,25 @@ std::string expert_layout_problem(const Model& model, const ParallelLayout& layo
   return {};
 }
 
+std::string context_layout_problem(const Model& model, const ParallelLayout& layout) {
+  if (layout.context <= 1) return {};
+  if (layout.expert > 1) return "context parallelism with expert parallelism is not modelled";
+  if (std::none_of(model.layers.begin(), model.layers.end(), [](const Layer& l) { return l.kv_values > 0; }))
+    return "model " + model.name + " has no attention layers (no sequence to split)";
+  return {};
+}
+
+Layer context_rank_layer(Layer layer, int context) {
+  if (context <= 1) return layer;
+  const double c = context;
+  for (double* per_sample :
+       {&layer.forward_flops, &layer.activation_bytes, &layer.score_bytes, &layer.score_flops,
+        &layer.masked_score_flops, &layer.checkpoint_bytes, &layer.winograd_flops, &layer.output_bytes,
+        &layer.tensor_parallel_values, &layer.dispatch_values, &layer.op_recompute_flops, &layer.kv_values})
+    *per_sample /= c;
+  return layer;
+}
+
 Layer tensor_rank_layer(Layer layer, int tensor) {
   if (tensor <= 1) return layer;
   if (tensor_split(layer)) {
@@ -94,6 +116,8 @@ Layer tensor_rank_layer(Layer layer, int tensor) {
     layer.activation_bytes /= tensor;  // (Megatron without sequence parallelism keeps some replicated: a lower bound)
     layer.score_bytes /= tensor;       // each rank's heads' scores (before session 48 left whole: over-counted)
     layer.score_flops /= tensor;
+    layer.masked_score_flops /= tensor;
+    layer.kv_values /= tensor;  // each rank's heads' keys and values
   } else if (vocabulary_split(layer)) {
     // the vocabulary's rows (embedding) or columns (output): parameters and FLOPs; the output's logits too
     layer.params /= tensor;
@@ -138,14 +162,14 @@ std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model
   return out;
 }
 
-Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor, int expert) {
+Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor, int expert, int context) {
   Model m;
   m.name = model.name;
   m.source = model.source;
   m.input = model.input;
   m.input_bytes = layers.first == 0 ? model.input_bytes : 0;
   for (std::size_t l = layers.first; l < layers.second; ++l) {
-    Layer layer = tensor_rank_layer(model.layers[l], tensor);
+    Layer layer = context_rank_layer(tensor_rank_layer(model.layers[l], tensor), context);
     if (expert_layer(layer) && expert > 1) {
       layer.params /= expert;
       layer.experts /= expert;
@@ -167,10 +191,11 @@ double ideal_bubble_fraction(int stages, int micro_batches) {
 
 MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage) {
   const auto stages = split_stages(setup.model, layout.pipeline, layout.tensor);
-  const Model m = stage_model(setup.model, stages.at(static_cast<std::size_t>(stage)), layout.tensor, layout.expert);
+  const Model m = stage_model(setup.model, stages.at(static_cast<std::size_t>(stage)), layout.tensor, layout.expert,
+                              layout.context);
   const double experts = expert_params(m);  // sharded over the D/E replicas that hold the same experts
   const double value = gradient_bytes_per_param(setup.compute.precision);
-  const double d = layout.data;
+  const double d = layout.replicas();  // (ZeRO shards over the context ranks too)
   // the parameters as ZeRO shards them: dense ones over D, experts over D/E
   const auto sharded = [&](bool sharding) {
     return sharding ? (m.params() - experts) / d + experts * layout.expert / d : m.params();
@@ -197,9 +222,9 @@ MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layo
 CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage) {
   const auto stages = split_stages(setup.model, layout.pipeline, layout.tensor);
   const auto range = stages.at(static_cast<std::size_t>(stage));
-  const Model m = stage_model(setup.model, range, layout.tensor, layout.expert);
+  const Model m = stage_model(setup.model, range, layout.tensor, layout.expert, layout.context);
   const double value = gradient_bytes_per_param(setup.compute.precision);
-  const double d = layout.data;
+  const double d = layout.replicas();
   const double t = layout.tensor;
   const double e = layout.expert;
   const double micro_batch = static_cast<double>(replica_batch) / layout.micro_batches;
@@ -221,6 +246,8 @@ CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout,
     }
     if (expert_layer(l) && e > 1)
       v.expert_bytes += layout.micro_batches * 4.0 * (e - 1) / e * micro_batch * l.dispatch_values * value / t;
+    if (l.kv_values > 0 && layout.context > 1)  // (the stage model's K and V are the rank's own: 1/C)
+      v.context_bytes += layout.micro_batches * 2.0 * (layout.context - 1) * micro_batch * l.kv_values * value;
   }
   // the stage sends its output forward (if it has a next stage) and its input's gradient backward (if a previous one)
   double sent = 0;

@@ -14,6 +14,13 @@
 //   split E ways over E data-parallel replicas; each token goes to its top_k experts wherever they are, an all-to-all
 //   before the experts (dispatch) and one after (combine), in forward and again in backward; the experts' gradients
 //   are reduced over the D/E replicas holding the same experts, the rest over all D.
+//   Context (ring attention, Liu et al. 2023; PyTorch's context_parallel as torchtitan applies it): each sequence is
+//   split C ways over C ranks that hold the whole model (load-balanced: each rank keeps chunks from both ends, so a
+//   causal mask leaves each rank 1/C of the attention's work); every layer's per-token work is 1/C a rank, and each
+//   attention layer gathers the keys and values of the others before it runs (forward) and sends their gradients back
+//   after (backward): an all-gather of C x the rank's K and V over the C ranks each way, not overlapped with the
+//   blocks' compute (an upper bound of its cost). The gradients are reduced, and ZeRO shards, over the D x C ranks
+//   (torchtitan's FSDP mesh dp_shard x cp).
 //   Sharded data parallelism (ZeRO, Rajbhandari et al. 2020; FSDP): stage 1 shards optimizer states, 2 also gradients,
 //   3 also parameters (FSDP's full shard) over the D data-parallel ranks. Stages 1 and 2 move what an allreduce moves
 //   (a reduce-scatter of gradients and an allgather of parameters); stage 3 allgathers parameters before forward and
@@ -38,6 +45,7 @@ const char* to_string(Sharding sharding);
 
 struct ParallelLayout {
   int data = 1;
+  int context = 1;  // context-parallel ranks (C): each sequence split over C ranks
   int tensor = 1;
   int pipeline = 1;
   int micro_batches = 1;  // per replica and step
@@ -50,13 +58,16 @@ struct ParallelLayout {
   // during the previous chunk's product, a reduce-scatter's after its own), so a split layer waits only for what its
   // products cannot cover: see tensor_overlap_fraction.
   bool async_tensor = false;
-  int accelerators() const { return data * tensor * pipeline; }
-  std::string describe() const;  // e.g. "8d x 8t x 16p, 1f1b, 32 micro-batches, zero1"
+  int accelerators() const { return data * context * tensor * pipeline; }
+  // The ranks gradients are reduced over (and ZeRO shards over): data x context.
+  int replicas() const { return data * context; }
+  std::string describe() const;  // e.g. "8d x 8t x 16p, 1f1b, 32 micro-batches, zero1", "4d x 2c x 8t x 8p, ..."
 };
 
 // A layout at every accelerator count (a scenario's "parallel" object): data = accelerators / (tensor x pipeline), or
 // a search over layouts.
 struct ParallelSpec {
+  int context = 1;
   int tensor = 1;
   int pipeline = 1;
   int micro_batches = 1;
@@ -66,7 +77,7 @@ struct ParallelSpec {
   int expert = 1;
   bool async_tensor = false;
   bool search = false;
-  // Throws std::invalid_argument when `accelerators` is not a multiple of tensor x pipeline.
+  // Throws std::invalid_argument when `accelerators` is not a multiple of context x tensor x pipeline.
   ParallelLayout layout(int accelerators) const;
 };
 
@@ -105,6 +116,13 @@ double tensor_overlap_fraction(double products_s, double pass_s, int tensor);
 // parameters, FLOPs and activations 1/T; any other layer whole.
 Layer tensor_rank_layer(Layer layer, int tensor);
 
+// One layer as each of `context` context ranks computes it: its per-sample FLOPs, activations and exchanged values 1/C
+// (a load-balanced share of the sequence's tokens, and of a causal attention's score tiles); its parameters whole.
+Layer context_rank_layer(Layer layer, int context);
+// Why `layout` cannot split `model`'s sequences (an empty string when it can, or when layout.context is 1): the model
+// needs attention layers, and expert parallelism is not modelled with it.
+std::string context_layout_problem(const Model& model, const ParallelLayout& layout);
+
 // Contiguous layer ranges [first, last) of `stages` stages with forward FLOPs as equal as a greedy cut makes them,
 // each layer counted as one of `tensor` tensor ranks computes it (split layers 1/T). Throws std::invalid_argument when
 // the model has fewer layers than stages.
@@ -113,7 +131,9 @@ std::vector<std::pair<std::size_t, std::size_t>> split_stages(const Model& model
 // The layers of one stage as one accelerator of a tensor-parallel group runs them: split layers with 1/T of their
 // parameters and FLOPs, expert layers with 1/E of their parameters (and experts; their FLOPs stay: with tokens
 // spread evenly, each rank's experts compute as many tokens as its own batch sends out).
-Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor, int expert = 1);
+// With `context` > 1, every layer as one of C context ranks computes it (context_rank_layer).
+Model stage_model(const Model& model, std::pair<std::size_t, std::size_t> layers, int tensor, int expert = 1,
+                  int context = 1);
 
 // Memory of one accelerator of `stage` under the layout; `replica_batch` is one data-parallel replica's batch.
 // Activations: those of one micro-batch times the micro-batches in flight (GPipe: all m; 1F1B: P - stage, at most m).
@@ -124,12 +144,15 @@ MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layo
 //   bytes per accelerator; tensor: per split layer, per micro-batch, 2 allreduces of 2 (T-1)/T x b s h values;
 //   pipeline: per micro-batch one activation forward and its gradient backward per stage boundary it has; expert:
 //   per MoE layer and micro-batch 4 all-to-alls (dispatch and combine, forward and backward) of (E-1)/E x b x
-//   dispatch_values / T values, the experts' gradients reduced over D/E replicas.
+//   dispatch_values / T values, the experts' gradients reduced over D/E replicas; context: per attention layer and
+//   micro-batch 2 all-gathers (forward and backward) in which a rank sends its K and V to the C - 1 others; the data
+//   part over D x C ranks.
 struct CommVolume {
   double data_bytes = 0;
   double tensor_bytes = 0;
   double pipeline_bytes = 0;
   double expert_bytes = 0;
+  double context_bytes = 0;
 };
 CommVolume comm_volume(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch, int stage);
 

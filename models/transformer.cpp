@@ -6,6 +6,9 @@
 namespace dtsim {
 namespace {
 
+// The rows and keys of one tile of a fused attention kernel (FlashAttention-2 on A100 and H100 with 128-wide heads)
+constexpr double flash_tile = 128;
+
 constexpr double float_bytes = 4;
 
 // A norm's tensors (LayerNorm: scale and shift; RMSNorm: scale), each hidden wide.
@@ -186,12 +189,17 @@ Model transformer_model(const TransformerSpec& t) {
     attention.activation_bytes = attention_bytes;
     attention.score_bytes = score_bytes;
     attention.score_flops = score_products * s * k * q;
+    // causal: query tile j of B rows sees the memory and keys up to its own last row, so the key tiles past the
+    // diagonal's are masked whole: s (s - B) / 2 of the s k scores (B = 128, FlashAttention-2's tile for 128-wide
+    // heads; the diagonal tiles are computed and masked)
+    if (t.decoder) attention.masked_score_flops = attention.score_flops * std::max(0.0, s - flash_tile) / (2 * k);
     attention.checkpoint_bytes = layer_input_bytes;
     // norm, Q K V GEMM, bias, 2 reshapes, Q K^T, scale and mask, softmax, dropout, weighted V, projection, bias with
     // dropout and residual add; relative positions: the memory's concatenation, the positions' GEMM, 2 bias adds, Q
     // R^T, its shift (pad, copy, slice) and the sum
     attention.kernels = relative ? 20 : 12;
     attention.tensor_parallel_values = s * h;  // Megatron allreduces the attention output
+    attention.kv_values = 2 * k * kv;
     // per-op selective recomputation: products 1-4 of the block are Q, K, V and the output projection; K (over the k
     // tokens) and the output projection are the second and fourth
     attention.op_recompute_flops = 2 * k * h * kv + 2 * s * q * h;

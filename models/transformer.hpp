@@ -63,7 +63,7 @@ struct PatchSpec {
 struct TransformerSpec {
   std::string name;
   std::string source;
-  bool decoder = true;  // causal masking: no change to the FLOPs counted here
+  bool decoder = true;  // causal masking: the score tiles it hides are skipped by fused attention (masked_score_flops)
   int layers = 1;
   int hidden = 1;
   int heads = 1;

@@ -338,6 +338,9 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
   const bool experts =
       std::any_of(results.begin(), results.end(), [](const ParallelPrediction& p) { return p.layout.expert > 1; });
   if (experts) out << std::setw(11) << "experts";
+  const bool contexts =
+      std::any_of(results.begin(), results.end(), [](const ParallelPrediction& p) { return p.layout.context > 1; });
+  if (contexts) out << std::setw(11) << "context";
   out << std::setw(11) << "bubble" << std::setw(11) << "data exp."
       << "bottleneck\n";
   for (const ParallelPrediction& p : results) {
@@ -350,9 +353,11 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
     }
     out << std::setw(11) << format_seconds(p.step_s) << std::setw(11)
         << format_seconds(p.global_batch > 0 ? p.step_s / p.global_batch : 0) << std::setw(11)
-        << format_fixed(p.samples_per_s, 0) << std::setw(10) << (format_fixed(p.memory.total_bytes() / 1e9, 1) + " GB")
-        << std::setw(11) << format_seconds(p.compute_s) << std::setw(11) << format_seconds(p.tensor_comm_s);
+        << format_fixed(p.samples_per_s, p.samples_per_s < 10 ? 2 : 0) << std::setw(10)
+        << (format_fixed(p.memory.total_bytes() / 1e9, 1) + " GB") << std::setw(11) << format_seconds(p.compute_s)
+        << std::setw(11) << format_seconds(p.tensor_comm_s);
     if (experts) out << std::setw(11) << format_seconds(p.expert_comm_s);
+    if (contexts) out << std::setw(11) << format_seconds(p.context_comm_s);
     out << std::setw(11) << format_seconds(p.bubble_s) << std::setw(11) << format_seconds(p.data_exposed_s)
         << p.bottleneck << '\n';
   }
@@ -363,6 +368,10 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
   if (experts) {
     out << "experts = waiting for expert parallelism's all-to-alls (each MoE layer's dispatch and combine, forward "
            "and backward), a part of the step too\n";
+  }
+  if (contexts) {
+    out << "context = waiting for context parallelism's exchanges of keys and values (each attention layer's "
+           "all-gather before it in forward and of their gradients after it in backward), a part of the step too\n";
   }
   out << largest_tokens_text(scenario.setup.model, results);
   return out.str();
@@ -378,6 +387,7 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
           p.fits ? throughput_range_json(scenario.setup, heldout, p.samples_per_s) : nlohmann::json(nullptr)},
          {"nodes", p.nodes},
          {"data", p.layout.data},
+         {"context", p.layout.context},
          {"tensor", p.layout.tensor},
          {"pipeline", p.layout.pipeline},
          {"micro_batches", p.layout.micro_batches},
@@ -397,6 +407,7 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
           {{"compute_s", p.compute_s},
            {"tensor_comm_s", p.tensor_comm_s},
            {"expert_comm_s", p.expert_comm_s},
+           {"context_comm_s", p.context_comm_s},
            {"bubble_s", p.bubble_s},
            {"bubble_fraction", p.bubble_fraction},
            {"data_exposed_s", p.data_exposed_s},
@@ -408,7 +419,8 @@ nlohmann::json parallel_json(const Scenario& scenario, const std::vector<Paralle
           {{"data_parallel", p.volume.data_bytes},
            {"tensor_parallel", p.volume.tensor_bytes},
            {"pipeline", p.volume.pipeline_bytes},
-           {"expert_parallel", p.volume.expert_bytes}}},
+           {"expert_parallel", p.volume.expert_bytes},
+           {"context_parallel", p.volume.context_bytes}}},
          {"bottleneck", p.bottleneck},
          {"sim_wall_s", p.wall_s}});
   }

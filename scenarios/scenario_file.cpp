@@ -70,7 +70,13 @@ constexpr std::array<FieldSpec, 5> input_fields{{
     ranged_field("prefetch", FieldType::integer, "2", "batches each accelerator's loader may prepare ahead", 1, 1024),
 }};
 
-constexpr std::array<FieldSpec, 9> parallel_fields{{
+constexpr std::array<FieldSpec, 10> parallel_fields{{
+    ranged_field("context", FieldType::integer, "1",
+                 "context-parallel ranks (ring attention: each sequence split over them, a load-balanced share of "
+                 "its tokens a rank, each attention layer's keys and values all-gathered before it in forward and "
+                 "their gradients sent back in backward; the gradients reduced and ZeRO-sharded over data x context "
+                 "ranks); placed next to the tensor ranks; transformer models; not with expert or search",
+                 1, 1024),
     ranged_field("tensor", FieldType::integer, "1",
                  "tensor-parallel ranks (Megatron: transformer layers split, an allreduce after attention and after "
                  "the MLP in forward and in backward); must divide a node's accelerators",
@@ -691,6 +697,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   if (o.has("parallel")) {
     const JsonObject par = o.object("parallel");
     ParallelSpec spec;
+    spec.context = static_cast<int>(par.integer("context"));
     spec.tensor = static_cast<int>(par.integer("tensor"));
     spec.pipeline = static_cast<int>(par.integer("pipeline"));
     spec.micro_batches = static_cast<int>(par.integer("micro_batches"));
@@ -708,6 +715,10 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
       throw ScenarioError(par.path_of("async_tensor") + ": true needs tensor > 1 (there are no tensor-parallel " +
                           "collectives to overlap), got tensor 1");
     }
+    if (spec.context > 1 && spec.search) {
+      throw ScenarioError(par.path_of("context") + ": not with search (the search tries data x tensor x pipeline " +
+                          "layouts), got context " + std::to_string(spec.context));
+    }
     if (par.has("prefetch") && spec.sharding != Sharding::zero3 && !spec.search) {  // (it had been ignored)
       throw ScenarioError(par.path_of("prefetch") + ": only with sharding \"zero3\" (it gathers the next layer's " +
                           "parameters ahead), got sharding \"" + sharding + "\"");
@@ -724,12 +735,16 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
                             std::to_string(setup.model.layers.size()) + " layers");
       }
       for (int a : sc.accelerators) {
-        if (a % (spec.tensor * spec.pipeline) != 0) {
-          throw ScenarioError(o.path_of("accelerators") + ": " + std::to_string(a) + " is not a multiple of tensor x " +
-                              "pipeline = " + std::to_string(spec.tensor * spec.pipeline));
+        const int split = spec.context * spec.tensor * spec.pipeline;
+        if (a % split != 0) {
+          throw ScenarioError(o.path_of("accelerators") + ": " + std::to_string(a) + " is not a multiple of " +
+                              (spec.context > 1 ? "context x " : "") + "tensor x pipeline = " + std::to_string(split));
         }
         if (const std::string why = expert_layout_problem(setup.model, spec.layout(a)); !why.empty()) {
           throw ScenarioError(par.path_of("expert") + ": " + why + " (at " + std::to_string(a) + " accelerators)");
+        }
+        if (const std::string why = context_layout_problem(setup.model, spec.layout(a)); !why.empty()) {
+          throw ScenarioError(par.path_of("context") + ": " + why + " (at " + std::to_string(a) + " accelerators)");
         }
       }
     }

@@ -31,8 +31,13 @@ namespace dtsim {
 
 namespace {
 
-// The accelerator of (replica d, stage p, tensor rank t): tensor ranks fill a node first, then stages, then replicas.
-int accelerator_of(const ParallelLayout& l, int d, int p, int t) { return (d * l.pipeline + p) * l.tensor + t; }
+// The accelerator of (replica r, stage p, tensor rank t), r = d C + c counting the context ranks c of each
+// data-parallel replica d among the replicas gradients are reduced over: tensor ranks fill a node first, then context
+// ranks (as torchtitan's device mesh places cp next to tp), then stages, then data-parallel replicas.
+int accelerator_of(const ParallelLayout& l, int r, int p, int t) {
+  const int d = r / l.context, c = r % l.context;
+  return ((d * l.pipeline + p) * l.context + c) * l.tensor + t;
+}
 
 // The network of a layout's data-parallel synchronisation: rank g * D + d is replica d of group g (stage p, tensor
 // rank t: g = p T + t), placed where the layout puts it, and the algorithm's options for groups of D ranks.
@@ -60,6 +65,7 @@ struct LayoutNetwork {
     const int accelerators = layout.accelerators();
     const int nodes = (accelerators + per_node - 1) / per_node;
     const int groups = layout.tensor * layout.pipeline;
+    const int R = layout.replicas();
     auto servers = static_cast<std::uint32_t>(std::max(1, nodes / std::max(1, groups)));
     std::uint32_t ranks_per_node = 1;  // a group has at most one accelerator per node when T x P fills the node
     if (groups == 1) {
@@ -68,7 +74,12 @@ struct LayoutNetwork {
     } else if (per_node > groups && per_node % groups == 0) {
       ranks_per_node = static_cast<std::uint32_t>(per_node / groups);
     }
-    options = group_options(layout.data, ranks_per_node, servers);
+    if (layout.context > 1) {  // the members of a group on its first node (context ranks lie T apart, replicas C T P)
+      ranks_per_node = 0;
+      for (int r = 0; r < R && accelerator_of(layout, r, 0, 0) < per_node; ++r)
+        ++ranks_per_node;
+    }
+    options = group_options(R, ranks_per_node, servers);
     // every E-th replica: E consecutive replicas share a node's ranks of the group first
     const auto e = static_cast<std::uint32_t>(layout.expert);
     expert_options = group_options(layout.data / layout.expert, ranks_per_node % e == 0 ? ranks_per_node / e : 1,
@@ -84,8 +95,8 @@ struct LayoutNetwork {
     for (int p = 0; p < layout.pipeline; ++p) {
       for (int t = 0; t < layout.tensor; ++t) {
         const int g = p * layout.tensor + t;
-        for (int d = 0; d < layout.data; ++d)
-          sg.accelerator_of[static_cast<std::size_t>(g * layout.data + d)] = accelerator_of(layout, d, p, t);
+        for (int r = 0; r < R; ++r)
+          sg.accelerator_of[static_cast<std::size_t>(g * R + r)] = accelerator_of(layout, r, p, t);
       }
     }
   }
@@ -111,7 +122,8 @@ std::vector<int> group_units(const StepProgram& program, Stream stream, int grou
 // activations (forward) and their gradients (backward), 1/T of them between each pair of tensor ranks.
 StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& layout, int replica_batch,
                            const std::string& algorithm, const LayoutNetwork& net, int per_node) {
-  const int D = layout.data, T = layout.tensor, P = layout.pipeline;
+  // (D: the replicas gradients are reduced over, the data-parallel ones' context ranks counted: layout.replicas())
+  const int D = layout.replicas(), T = layout.tensor, P = layout.pipeline, C = layout.context;
   const int micro_batch = replica_batch / layout.micro_batches;
   const double value = gradient_bytes_per_param(setup.compute.precision);
   const bool zero3 = layout.sharding == Sharding::zero3 && D > 1;
@@ -127,7 +139,7 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
         program.stage_of[static_cast<std::size_t>(accelerator_of(layout, d, p, t))] = p;
     }
   }
-  if (T > 1 || layout.expert > 1) program.use_stream(Stream::compute);
+  if (T > 1 || layout.expert > 1 || C > 1) program.use_stream(Stream::compute);
   if (P > 1) {
     for (Stream s : {Stream::send_forward, Stream::send_backward, Stream::receive_forward, Stream::receive_backward})
       program.use_stream(s);
@@ -166,17 +178,41 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
     }
     return it->second;
   };
+  // context parallelism's exchanges of keys and values, one segment per size, laid over every group of C context
+  // ranks (at each data-parallel replica, stage and tensor rank): an all-gather of C x each rank's bytes
+  std::map<std::uint64_t, std::int32_t> context_segment;
+  auto context_allgather = [&](std::uint64_t bytes_per_rank) {
+    auto [it, added] = context_segment.try_emplace(bytes_per_rank, no_segment);
+    if (added) {
+      const Schedule gather = ring_allgather(C, bytes_per_rank * static_cast<std::uint64_t>(C), net.options);
+      const std::vector<int> units = group_units(program, Stream::compute, D / C * P * T, C, [&](int g, int c) {
+        const int t = g % T, p = g / T % P, d = g / (T * P);
+        return accelerator_of(layout, d * C + c, p, t);
+      });
+      it->second = static_cast<std::int32_t>(program.add_segment(place_groups(gather, units, program.units)));
+    }
+    return it->second;
+  };
   const auto ranges = split_stages(setup.model, P, T);
   for (int p = 0; p < P; ++p) {
     const auto range = ranges[static_cast<std::size_t>(p)];
     TrainingSetup stage_setup = setup;
-    stage_setup.model = stage_model(setup.model, range, T, E);
+    stage_setup.model = stage_model(setup.model, range, T, E, C);
     const TrainingProgram local = make_program(stage_setup, D, micro_batch, algorithm, net.options, per_node);
     StageStep stage;
     std::vector<std::size_t> step_of_layer;  // the stage's LayerStep of each of its layers
     for (std::size_t l = 0; l < local.forward_s.size(); ++l) {
       LayerStep layer{local.forward_s[l], local.backward_s[l], no_segment};
       const Layer& model_layer = stage_setup.model.layers[l];
+      if (C > 1 && model_layer.kv_values > 0) {
+        // the other context ranks' keys and values, gathered before the layer in forward; their gradients sent back
+        // after it in backward (the same chain of waits, as a step of its own)
+        LayerStep kv{
+            0, 0,
+            context_allgather(static_cast<std::uint64_t>(std::llround(micro_batch * model_layer.kv_values * value)))};
+        kv.context = true;
+        stage.layers.push_back(kv);
+      }
       if (T > 1 && tensor_split(model_layer)) {
         layer.tensor_segment = tensor_allreduce(
             static_cast<std::uint64_t>(std::llround(micro_batch * model_layer.tensor_parallel_values * value)));
@@ -306,12 +342,13 @@ int replica_batch(const TrainingSetup& setup, const ParallelLayout& layout) {
         "batch.accumulation: not with a parallel layout (its micro-batches are parallel.micro_batches)");
   }
   if (setup.scaling == ScalingMode::weak) {  // batch x accelerators in all, shared by the D replicas
-    const long long replica = static_cast<long long>(setup.batch) * layout.tensor * layout.pipeline;
+    const long long replica = static_cast<long long>(setup.batch) * layout.context * layout.tensor * layout.pipeline;
     if (replica > std::numeric_limits<int>::max()) {
-      throw std::invalid_argument("a replica's batch of " + std::to_string(replica) + " samples (batch " +
-                                  std::to_string(setup.batch) + " x " + std::to_string(layout.tensor) + " tensor x " +
-                                  std::to_string(layout.pipeline) + " pipeline ranks) is too large: at most " +
-                                  std::to_string(std::numeric_limits<int>::max()));
+      throw std::invalid_argument(
+          "a replica's batch of " + std::to_string(replica) + " samples (batch " + std::to_string(setup.batch) + " x " +
+          (layout.context > 1 ? std::to_string(layout.context) + " context x " : "") + std::to_string(layout.tensor) +
+          " tensor x " + std::to_string(layout.pipeline) + " pipeline ranks) is too large: at most " +
+          std::to_string(std::numeric_limits<int>::max()));
     }
     return static_cast<int>(replica);
   }
@@ -326,8 +363,9 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
                                     const ParallelLayout& layout, const std::string& algorithm, bool record) {
   const auto started = std::chrono::steady_clock::now();
   const int per_node = cluster.node.accelerators;
-  if (layout.data < 1 || layout.tensor < 1 || layout.pipeline < 1 || layout.micro_batches < 1 || layout.expert < 1) {
-    throw std::invalid_argument("parallel: data, tensor, pipeline, micro_batches and expert must be >= 1");
+  if (layout.data < 1 || layout.tensor < 1 || layout.pipeline < 1 || layout.micro_batches < 1 || layout.expert < 1 ||
+      layout.context < 1) {
+    throw std::invalid_argument("parallel: data, context, tensor, pipeline, micro_batches and expert must be >= 1");
   }
   if (!tensor_fits_nodes(layout.tensor, per_node)) {
     throw std::invalid_argument("parallel.tensor: " + std::to_string(layout.tensor) +
@@ -336,6 +374,8 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   }
   if (const std::string why = expert_layout_problem(setup.model, layout); !why.empty())
     throw std::invalid_argument("parallel.expert: " + why);
+  if (const std::string why = context_layout_problem(setup.model, layout); !why.empty())
+    throw std::invalid_argument("parallel.context: " + why);
   ParallelPrediction out;
   out.layout = layout;
   out.accelerators = layout.accelerators();
@@ -391,26 +431,33 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   out.compute_s = last.compute_s;
   out.tensor_comm_s = last.tensor_s;
   out.expert_comm_s = last.expert_s;
+  out.context_comm_s = last.context_s;
   out.bubble_s = last.bubble_s;
   out.bubble_fraction = out.step_s > 0 ? out.bubble_s / out.step_s : 0;
   out.data_exposed_s = last.exposed_s + last.gather_wait_s;
   out.data_comm_s = last.reduce_s;
   out.input_stall_s = last.input_stall_s;
   out.optimizer_s = last.optimizer_s;
-  if (record) {  // the pipeline of replica 0, tensor rank 0: one track per stage
+  if (record) {  // the pipeline of replica 0, context rank 0, tensor rank 0: one track per stage
     for (const SpanRecord& span : spans.spans) {
-      const int d = span.rank / (layout.pipeline * layout.tensor);
+      const int d = span.rank / (layout.pipeline * layout.context * layout.tensor);
+      const int c = span.rank / layout.tensor % layout.context;
       const int t = span.rank % layout.tensor;
-      if (d != 0 || t != 0 || (span.kind != SpanKind::forward && span.kind != SpanKind::backward)) continue;
+      if (d != 0 || c != 0 || t != 0 || (span.kind != SpanKind::forward && span.kind != SpanKind::backward)) continue;
       SpanRecord stage_span = span;
       stage_span.rank = program.stage_of[static_cast<std::size_t>(span.rank)];
       out.pipeline_trace.spans.push_back(stage_span);
     }
   }
-  const double parts[] = {out.compute_s, out.tensor_comm_s,  out.expert_comm_s,
+  const double parts[] = {out.compute_s, out.tensor_comm_s,  out.expert_comm_s, out.context_comm_s,
                           out.bubble_s,  out.data_exposed_s, out.input_stall_s};
-  const char* names[] = {"compute",         "tensor-parallel allreduces",  "expert-parallel all-to-alls",
-                         "pipeline bubble", "data-parallel communication", "input pipeline"};
+  const char* names[] = {"compute",
+                         "tensor-parallel allreduces",
+                         "expert-parallel all-to-alls",
+                         "context-parallel key and value exchanges",
+                         "pipeline bubble",
+                         "data-parallel communication",
+                         "input pipeline"};
   const auto most = static_cast<std::size_t>(std::max_element(std::begin(parts), std::end(parts)) - std::begin(parts));
   out.bottleneck = std::string(names[most]) + ": " + percent(parts[most], out.step_s) + " of the step";
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -467,12 +514,13 @@ std::vector<ParallelLayout> candidate_layouts(const TrainingSetup& setup, const 
 
 LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& cluster, const ParallelLayout& layout,
                              const std::string& algorithm, int stage) {
-  if (layout.data < 2) throw std::invalid_argument("last bucket: needs at least 2 data-parallel replicas");
+  const int R = layout.replicas();  // (the context ranks reduce with the data-parallel replicas)
+  if (R < 2) throw std::invalid_argument("last bucket: needs at least 2 data-parallel replicas");
   const auto ranges = split_stages(setup.model, layout.pipeline, layout.tensor);
   if (stage < 0 || stage >= layout.pipeline) throw std::invalid_argument("last bucket: no such stage");
   const auto range = ranges[static_cast<std::size_t>(stage)];
   TrainingSetup stage_setup = setup;
-  stage_setup.model = stage_model(setup.model, range, layout.tensor, layout.expert);
+  stage_setup.model = stage_model(setup.model, range, layout.tensor, layout.expert, layout.context);
   if (layout.expert > 1)  // the experts' buckets are reduced apart, and the first layers' (the last) are dense
     stage_setup.model = params_of(stage_setup.model, false);
   const std::vector<GradientBucket> buckets = gradient_buckets(stage_setup);
@@ -486,9 +534,9 @@ LastBucket last_bucket_alone(const TrainingSetup& setup, const ClusterSpec& clus
   out.operation = layout.sharding == Sharding::zero3 ? "ring reduce-scatter" : algorithm + " allreduce";
   out.backend = Backend::flow;
   const Schedule one = layout.sharding == Sharding::zero3
-                           ? ring_reduce_scatter(layout.data, out.bucket.bytes, net.options)
-                           : resolve_allreduce(algorithm, layout.data, out.bucket.bytes, net.options, NetworkCost{})
-                                 .algorithm->build(layout.data, out.bucket.bytes, net.options);
+                           ? ring_reduce_scatter(R, out.bucket.bytes, net.options)
+                           : resolve_allreduce(algorithm, R, out.bucket.bytes, net.options, NetworkCost{})
+                                 .algorithm->build(R, out.bucket.bytes, net.options);
   Schedule all = replicate_groups(one, layout.tensor * layout.pipeline);
   all.protocol = tuned_protocol(net.sg, all);  // (one ring, as the layout's step runs it)
   out.alone_s = run_flow(all, flow_options(net.sg)).time_s;

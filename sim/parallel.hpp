@@ -43,7 +43,8 @@ struct ParallelPrediction {
   // (ZeRO-3 gathers included) + input stall + optimizer
   double compute_s = 0;
   double tensor_comm_s = 0;
-  double expert_comm_s = 0;  // waiting for expert parallelism's all-to-alls (dispatch and combine)
+  double expert_comm_s = 0;   // waiting for expert parallelism's all-to-alls (dispatch and combine)
+  double context_comm_s = 0;  // waiting for context parallelism's key and value exchanges
   double bubble_s = 0;
   double bubble_fraction = 0;
   double data_exposed_s = 0;

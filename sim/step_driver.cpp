@@ -35,8 +35,9 @@ struct RankRun {
   double op_start = 0;
   Wait wait = Wait::nothing;
   double wait_start = 0;
-  bool waits_expert = false;  // the compute stream waits for an expert all-to-all (else a tensor allreduce)
-  int forwards = 0;           // forward and backward ops entered this step
+  bool waits_expert = false;   // the compute stream waits for an expert all-to-all (else a tensor allreduce)
+  bool waits_context = false;  // or for a context-parallel exchange
+  int forwards = 0;            // forward and backward ops entered this step
   int backwards = 0;
   std::vector<double> forward_arrival;  // per micro-batch, in arrival order
   std::vector<double> backward_arrival;
@@ -118,7 +119,9 @@ public:
     switch (stream) {
       case Stream::compute:  // a tensor-parallel allreduce or an expert-parallel all-to-all
         // (asynchronous tensor parallelism: the segment started during the layer's compute, which may end later)
-        (rr.waits_expert ? rr.current.expert_s : rr.current.tensor_s) += std::max(0.0, now - rr.wait_start);
+        (rr.waits_expert    ? rr.current.expert_s
+         : rr.waits_context ? rr.current.context_s
+                            : rr.current.tensor_s) += std::max(0.0, now - rr.wait_start);
         rr.t = std::max(now, rr.wait_start);
         resume(rank, Wait::tensor);
         break;
@@ -255,6 +258,7 @@ private:
           if (ls.tensor_segment != no_segment) {
             rr.wait = Wait::tensor;
             rr.waits_expert = ls.expert;
+            rr.waits_context = ls.context;
             rr.wait_start = rr.t;
             const double overlap = c * (o.forward ? ls.forward_overlap : ls.backward_overlap);
             network_.start_segment(unit(rank, Stream::compute), static_cast<std::size_t>(ls.tensor_segment),

@@ -27,14 +27,15 @@
 namespace dtsim {
 
 // One rank's last simulated step, measured from the run. The compute stream is always either computing or waiting for
-// exactly one thing, so step_s = input_stall_s + compute_s + tensor_s + expert_s + bubble_s + gather_wait_s + exposed_s
-// + optimizer_s.
+// exactly one thing, so step_s = input_stall_s + compute_s + tensor_s + expert_s + context_s + bubble_s +
+// gather_wait_s + exposed_s + optimizer_s.
 struct RankStep {
   double step_s = 0;
   double input_stall_s = 0;
   double compute_s = 0;      // local forward and backward computes
   double tensor_s = 0;       // waiting for tensor-parallel allreduces
   double expert_s = 0;       // waiting for expert-parallel all-to-alls
+  double context_s = 0;      // waiting for context-parallel key and value exchanges
   double bubble_s = 0;       // waiting for activations and gradients from other stages
   double gather_wait_s = 0;  // waiting for ZeRO-3 parameter gathers
   double exposed_s = 0;      // waiting for the gradient reductions after the last backward

@@ -4,7 +4,8 @@
 // A rank belongs to a pipeline stage; ranks of a stage run the same program. A rank has streams, each a unit of the
 // network that runs one segment (its part of a Schedule) at a time:
 //   compute           local computes, timed by the driver, and the tensor-parallel allreduces inside layers (the
-//                     layer waits for them, as Megatron's f and g operators do) and expert parallelism's all-to-alls;
+//                     layer waits for them, as Megatron's f and g operators do), expert parallelism's all-to-alls and
+//                     context parallelism's exchanges of keys and values;
 //   send_forward      the activations of each micro-batch to the next stage, in order;
 //   send_backward     the input gradients of each micro-batch to the previous stage, in order;
 //   receive_forward   receives posted ahead, one after another, from the previous stage;
@@ -52,7 +53,8 @@ struct LayerStep {       // one layer, per micro-batch
   // >= 0: the tensor-parallel allreduce (a segment run on the compute stream) that ends the layer's forward and,
   // again, its backward
   std::int32_t tensor_segment = no_segment;
-  bool expert = false;  // the segment is an expert-parallel all-to-all (its wait counts as RankStep::expert_s)
+  bool expert = false;   // the segment is an expert-parallel all-to-all (its wait counts as RankStep::expert_s)
+  bool context = false;  // the segment is a context-parallel exchange (its wait counts as RankStep::context_s)
   // Asynchronous tensor parallelism: the share of the forward (backward) compute, at its end, during which the
   // tensor segment already runs (tensor_overlap_fraction); the layer ends when both are done. 0: the segment starts
   // after the compute.

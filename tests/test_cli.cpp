@@ -1455,9 +1455,9 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
     same_band(written.by_device[i].second, shipped.by_device[i].second);
   }
   CHECK(t["split"] == "test");
-  CHECK(t["overall"]["rows"] == 184);
-  CHECK(t["overall"]["median_abs_error"].get<double>() == Approx(0.0878).margin(0.0005));
-  CHECK(t["overall"]["p90_abs_error"].get<double>() == Approx(0.2643).margin(0.0005));
+  CHECK(t["overall"]["rows"] == 187);
+  CHECK(t["overall"]["median_abs_error"].get<double>() == Approx(0.0867).margin(0.0005));
+  CHECK(t["overall"]["p90_abs_error"].get<double>() == Approx(0.2825).margin(0.0005));
   int fit_rows = 0;
   int binned = 0;
   for (const auto& c : t["cases"]) {
@@ -1470,7 +1470,7 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   }
   CHECK(binned == 10);
   // the Llama rows with a layout: predicted through the layouts' predictor in tokens/s per device, or left out naming
-  // what dtsim lacks (context parallelism, asynchronous tensor parallelism, float8 with rowwise scales...)
+  // what dtsim lacks (float8 with rowwise scales, an interleaved pipeline...)
   int laid_out = 0;
   std::set<std::string> reasons;
   for (const auto& c : t["cases"]) {
@@ -1484,8 +1484,8 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
       reasons.insert(c["not_modelled"].get<std::string>().substr(0, 20));
     }
   }
-  CHECK(laid_out == 7);
-  CHECK(reasons.count("context parallelism ") == 1);
+  CHECK(laid_out == 10);
+  CHECK(reasons.count("context parallelism ") == 0);  // modelled since session 51 (parallel.context)
   CHECK(reasons.count("float8 with rowwise ") == 1);
   CHECK(reasons.count("asynchronous tensor ") == 0);  // modelled since session 50 (parallel.async_tensor)
   // the published collectives, on their systems' cluster files with the library (docs/validation.md)
@@ -1505,7 +1505,7 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   for (const auto& c : f["cases"])
     fit_rows += c.contains("predicted") ? 1 : 0;
   CHECK(fit_rows == 216);
-  CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.0753).margin(0.0005));
+  CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.0742).margin(0.0005));
   CHECK(f["collectives"]["overall"]["rows"] == 66);
   CHECK(f["collectives"]["overall"]["median_abs_error"].get<double>() == Approx(0.098).margin(0.0005));
   // under the default limit of 10% today (exit 0); a limit below the median exits 1, with the summary printed
@@ -1831,7 +1831,7 @@ TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulat
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, !Catch::Contains("not simulated"));
   CHECK_THAT(text.output,
-             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 214.7 ms a step"));
+             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 215.4 ms a step"));
   CHECK_THAT(text.output, Catch::Contains("(against one replica of 16)"));
 
   // ZeRO-3 where one replica does not fit: efficiency against the smallest size that fits, and the floor is the last

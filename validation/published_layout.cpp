@@ -11,7 +11,6 @@ namespace dtsim {
 
 std::string layout_not_modelled(const PublishedRow& row) {
   const PublishedLayout& l = row.layout;
-  if (l.context > 1) return "context parallelism (sequences split over devices; dtsim's layouts have no context axis)";
   if (l.hsdp > 0) return "hybrid sharding (sharded within a group, replicated across groups)";
   if (l.schedule == "interleaved-1f1b") return "an interleaved 1F1B pipeline (dtsim runs GPipe and 1F1B)";
   // torchao's float8 with one scale a tensor (tensorwise, its default and what the rows that name no recipe ran) is
@@ -50,6 +49,7 @@ LayoutPrediction predict_layout_row(const PublishedRow& row, TrainingSetup setup
   setup.compute.runtime = row.compiled == "yes" ? Runtime::xla : Runtime::eager;
   setup.compute.optimizer = Optimizer::adam;  // AdamW in every torchtitan preset, foreach (multi-tensor) by default
   ParallelLayout layout;
+  layout.context = l.context;  // torchtitan's context_parallel (its FSDP shards over dp_shard x cp, as dtsim's ZeRO)
   layout.tensor = l.tensor;
   layout.pipeline = l.pipeline;
   layout.data = row.device_count / l.model_parallel();
