@@ -1,6 +1,7 @@
 #include "cli/explanation.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "algorithms/options.hpp"
@@ -56,7 +57,7 @@ int largest_divisor_up_to(int n, int most) {
 // replica of T' x P' accelerators takes its share), micro-batches kept
 // where they still divide the replica's batch (a new pipeline gets 4 per stage where the batch allows, as --search).
 WhatIf layout_change(const std::string& what, const TrainingSetup& setup, const ClusterSpec& cluster,
-                     const StepRequest& as_is, int global_batch, ParallelLayout to) {
+                     const StepRequest& as_is, long long global_batch, ParallelLayout to) {
   WhatIf w{what, setup, cluster, as_is, "", true};
   const int n = as_is.accelerators;
   const int split = to.context * to.tensor * to.pipeline;
@@ -79,7 +80,11 @@ WhatIf layout_change(const std::string& what, const TrainingSetup& setup, const 
                 std::to_string(to.data) + " replicas";
     return w;
   }
-  const int replica = global_batch / to.data;
+  if (global_batch / to.data > std::numeric_limits<int>::max()) {
+    w.invalid = "a replica's batch of " + std::to_string(global_batch / to.data) + " samples is too large";
+    return w;
+  }
+  const auto replica = static_cast<int>(global_batch / to.data);
   const int before = as_is.layout ? as_is.layout->pipeline : 1;
   if (to.pipeline > 1 && to.pipeline != before && to.micro_batches < to.pipeline) {
     to.micro_batches = largest_divisor_up_to(replica, 4 * to.pipeline);
@@ -182,7 +187,7 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
   // layout changes, at the same size and global batch
   const int n = as_is.accelerators;
   if (n < 2) return out;
-  const int global = as_is_result.global_batch();
+  const long long global = as_is_result.global_batch();
   ParallelLayout base;
   if (as_is.layout) {
     base = *as_is.layout;
@@ -234,7 +239,7 @@ std::vector<WhatIf> what_ifs(const Scenario& sc, const StepRequest& as_is, const
   if (base.pipeline > 1) {
     ParallelLayout to = base;
     to.micro_batches *= 2;
-    const int replica = global / base.data;
+    const long long replica = global / base.data;
     if (replica % to.micro_batches != 0) {
       impossible(std::to_string(to.micro_batches) + " micro-batches instead of " + std::to_string(base.micro_batches),
                  "a replica's batch of " + std::to_string(replica) + " does not split into " +

@@ -97,6 +97,23 @@ JsonObject::JsonObject(const nlohmann::json& value, std::string path, std::span<
       throw ScenarioError(path_of(key) + ": unknown key (accepted: " + accepted + ")");
     }
   }
+  // every value given is checked against its field's type and range now, whether or not the reader asks for it
+  // (a record like a fit's r_squared or a description is kept, never read, and must still be what the table says)
+  for (const FieldSpec& f : fields_) {
+    if (!value.contains(f.key)) continue;
+    switch (f.type) {
+      case FieldType::text: text(f.key); break;
+      case FieldType::choice: choice(f.key); break;
+      case FieldType::integer: integer(f.key); break;
+      case FieldType::number: number(f.key); break;
+      case FieldType::bandwidth: bandwidth_Bps(f.key); break;
+      case FieldType::duration: seconds(f.key); break;
+      case FieldType::size: bytes(f.key); break;
+      case FieldType::integer_list: integer_list(f.key); break;
+      case FieldType::boolean: boolean(f.key); break;
+      default: break;  // objects and lists by their own readers; names or objects and raw values as given
+    }
+  }
   if (!check_required) return;
   for (const FieldSpec& f : fields_) {
     const bool required = f.type == FieldType::object ? f.default_value == "required"

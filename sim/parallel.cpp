@@ -381,7 +381,7 @@ ParallelPrediction predict_parallel(const TrainingSetup& setup, const ClusterSpe
   out.accelerators = layout.accelerators();
   out.nodes = (out.accelerators + per_node - 1) / per_node;
   out.replica_batch = replica_batch(setup, layout);
-  out.global_batch = out.replica_batch * layout.data;
+  out.global_batch = static_cast<long long>(out.replica_batch) * layout.data;
   if (out.replica_batch % layout.micro_batches != 0) {
     throw std::invalid_argument("parallel.micro_batches: a replica's batch of " + std::to_string(out.replica_batch) +
                                 " does not split into " + std::to_string(layout.micro_batches) + " micro-batches");

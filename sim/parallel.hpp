@@ -31,10 +31,10 @@ struct ParallelPrediction {
   ParallelLayout layout;
   int accelerators = 0;
   int nodes = 0;
-  int replica_batch = 0;   // samples per data-parallel replica and step (replica_batch above)
-  int global_batch = 0;    // replica_batch x data
-  double micro_batch = 0;  // samples per micro-batch: what each accelerator of a replica computes on at a time
-  MemoryUse memory;        // the stage that needs the most
+  int replica_batch = 0;       // samples per data-parallel replica and step (replica_batch above)
+  long long global_batch = 0;  // replica_batch x data
+  double micro_batch = 0;      // samples per micro-batch: what each accelerator of a replica computes on at a time
+  MemoryUse memory;            // the stage that needs the most
   bool fits = true;
   double step_s = 0;
   double samples_per_s = 0;

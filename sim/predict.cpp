@@ -294,7 +294,7 @@ Prediction predict_step(const TrainingSetup& setup, const ClusterSpec& cluster, 
   if (setup.accumulation < 1) throw std::invalid_argument("accumulation must be >= 1");
   if (setup.scaling == ScalingMode::weak) {
     p.local_batch = setup.batch;
-    p.global_batch = setup.batch * setup.accumulation * accelerators;
+    p.global_batch = static_cast<long long>(setup.batch) * setup.accumulation * accelerators;
   } else {
     const long long shares = static_cast<long long>(accelerators) * setup.accumulation;
     if (setup.batch % shares != 0) {

@@ -74,9 +74,9 @@ struct Prediction {
   int accelerators = 0;
   int nodes = 0;
   std::string algorithm;
-  int local_batch = 0;   // one micro-batch of one accelerator
-  int global_batch = 0;  // samples of one optimizer step, all accelerators and micro-batches
-  int accumulation = 1;  // micro-batches per optimizer step
+  int local_batch = 0;         // one micro-batch of one accelerator
+  long long global_batch = 0;  // samples of one optimizer step, all accelerators and micro-batches
+  int accumulation = 1;        // micro-batches per optimizer step
   MemoryUse memory;
   bool fits = true;
   TrainingResult step;  // zero when it does not fit

@@ -28,7 +28,7 @@ double StepResult::samples_per_s() const {
   return parallel()->samples_per_s;
 }
 
-int StepResult::global_batch() const {
+long long StepResult::global_batch() const {
   if (const Prediction* p = plain()) return p->global_batch;
   return parallel()->global_batch;
 }

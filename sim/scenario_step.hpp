@@ -48,7 +48,7 @@ public:
   bool fits() const;
   double step_s() const;  // 0 when it does not fit; sampled (StepRequest::sampling): the mean
   double samples_per_s() const;
-  int global_batch() const;
+  long long global_batch() const;
   double exposed_comm_s() const;  // data-parallel communication the step waits for (not hidden by backward)
   double comm_s() const;          // data-parallel communication in the step, hidden or not
   const std::string& bottleneck() const;

@@ -163,6 +163,17 @@ TEST_CASE("calibration files: a missing or wrong field names its JSON path") {
                j["calibration"]["compute"]["step_times"] = {{"batch", 0}, {"seconds", {0.1, 0.2}}};
              }),
              Catch::StartsWith("calibration.compute.step_times.batch: expected a whole number"));
+  // and every field the loader never reads (records and notes) is checked against its table all the same
+  CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["network"]["ranges"][0]["r_squared"] = "x"; }),
+             Catch::StartsWith("calibration.network.ranges[0].r_squared: expected a number"));
+  CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["network"]["ranges"][1]["r_squared"] = nullptr; }),
+             Catch::StartsWith("calibration.network.ranges[1].r_squared: expected a number"));
+  CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["network"]["source"] = 5; }),
+             Catch::StartsWith("calibration.network.source: expected a string, got 5"));
+  CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["compute"]["kernel"]["model"] = 5; }),
+             Catch::StartsWith("calibration.compute.kernel.model: expected a string, got 5"));
+  CHECK_THAT(error([](nlohmann::json& j) { j["calibration"]["note"] = 5; }),
+             Catch::StartsWith("calibration.note: expected a string, got 5"));
 }
 
 TEST_CASE("docs/calibration.md carries the calibration file reference the loader uses") {

@@ -17,6 +17,7 @@
 #include "models/devices.hpp"
 #include "models/model_zoo.hpp"
 #include "models/transformer.hpp"
+#include "scenarios/json_reader.hpp"
 #include "scenarios/model_file.hpp"
 
 using namespace dtsim;
@@ -431,5 +432,14 @@ TEST_CASE("the old built-in names are aliases of device files with the figures d
     CHECK(d.peak_flops(Precision::fp16) == b.fp16);
     CHECK(d.memory_Bps == b.memory_Bps);
     CHECK(d.memory_bytes == b.memory_bytes);
+  }
+}
+
+TEST_CASE("a model file's fields the loader keeps unread, such as its description, are held to their types") {
+  nlohmann::json doc = read_json_file(std::string(DTSIM_SOURCE_DIR) + "/scenarios/models/llama-3-8b.json");
+  CHECK_NOTHROW(parse_model_document(doc));
+  for (const nlohmann::json& bad : {nlohmann::json(5), nlohmann::json::array({1, 2}), nlohmann::json{{"a", 1}}}) {
+    doc["model"]["description"] = bad;
+    CHECK_THROWS_WITH(parse_model_document(doc), Catch::StartsWith("model.description: expected a string"));
   }
 }

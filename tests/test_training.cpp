@@ -279,3 +279,15 @@ TEST_CASE("bucket_reductions groups the buckets by algorithm and protocol and ch
   CHECK(groups[2].largest_bytes == 500);
   CHECK_THROWS_AS(bucket_reductions(buckets, {1, 2}), std::logic_error);
 }
+
+TEST_CASE("a global batch beyond 32 bits is counted whole: samples per second and speedup stay positive") {
+  TrainingSetup s = setup_for("mlp-784-95-10", "v100", 16777216);  // the largest batch a scenario accepts
+  s.device.memory_bytes = 1e18;
+  const ClusterSpec c = builtin_cluster("v100-nvlink-edr");
+  const Prediction one = predict_step(s, c, 1, "ring", nullptr, Backend::flow);
+  const Prediction many = predict_step(s, c, 256, "ring", nullptr, Backend::flow);
+  CHECK(many.global_batch == 16777216LL * 256);
+  CHECK(many.samples_per_s > 0);
+  CHECK(many.samples_per_s == Approx(many.global_batch / many.step.step_s));
+  CHECK(many.samples_per_s > one.samples_per_s);
+}
