@@ -206,7 +206,8 @@ MemoryUse parallel_memory(const TrainingSetup& setup, const ParallelLayout& layo
   use.optimizer_bytes = sharded(layout.sharding >= Sharding::zero1) *
                         optimizer_state_bytes_per_param(setup.compute.optimizer, setup.compute.precision);
   const double micro_batch = static_cast<double>(replica_batch) / layout.micro_batches;
-  const int in_flight = layout.schedule == PipelineSchedule::gpipe || layout.pipeline == 1
+  // (one stage under 1F1B runs each micro-batch's forward and backward in turn: one in flight, as the driver runs it)
+  const int in_flight = layout.schedule == PipelineSchedule::gpipe
                             ? layout.micro_batches
                             : std::min(layout.micro_batches, layout.pipeline - stage);
   use.activation_bytes = kept_activation_bytes(m, setup.compute) * micro_batch * in_flight * value / 4.0;
