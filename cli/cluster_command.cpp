@@ -21,6 +21,8 @@
 namespace dtsim::cli {
 namespace {
 
+constexpr double max_analysis_s = 300;  // the longest diameter and bisection run without --no-bisection
+
 constexpr std::array<FlagSpec, 4> cluster_command_flags{{
     {"nodes", "N", "from the file", "number of nodes to build"},
     {"xml", "FILE", "", "also write the cluster as a SimGrid platform file (at most 1024 accelerators)"},
@@ -104,6 +106,20 @@ int cluster_command(std::span<char* const> args, std::ostream& out) {
   }
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const bool analyse = !flags.has("no-bisection");
+  if (analyse) {
+    // the diameter searches the graph from every accelerator: about 7 ns a vertex or link searched on the 2-core VM
+    // of docs/benchmarks.md (1024 DGX H100 nodes: 8192 searches of 85,504 vertices and links, 4.6 s)
+    const long double searched = static_cast<long double>(topology->accelerators()) *
+                                 (static_cast<long double>(topology->vertex_count()) + topology->links().size());
+    const double estimate_s = static_cast<double>(searched * 7e-9L);
+    if (estimate_s > max_analysis_s) {
+      throw UsageError((flags.has("nodes") ? "--nodes " + std::to_string(spec.nodes) : path) +
+                       ": the diameter and bisection of " + std::to_string(topology->accelerators()) +
+                       " accelerators would take about " + format_seconds(estimate_s) + " (at most " +
+                       format_seconds(max_analysis_s) +
+                       "); --no-bisection builds and describes the cluster without them");
+    }
+  }
   int diameter = -1;
   if (analyse) {  // (a search from every accelerator: on a terminal, a progress line with the time left)
     const int accelerators = topology->accelerators();

@@ -337,6 +337,20 @@ Topology::Topology(const ClusterSpec& spec) : spec_(spec), scratch_(std::make_un
     throw TopologyError("cluster: needs >= 1 node, >= 1 accelerator per node and 1 to A NICs per node");
   }
   check_cluster_size(spec.nodes, node.accelerators);
+  if (node.intra_kind == IntraKind::nvlink) {  // a link between every pair: A (A - 1) / 2 a node
+    const long double per_node = 0.5L * node.accelerators * (node.accelerators - 1);
+    const long double links = per_node * spec.nodes;
+    const long double most = std::max<long double>(1 << 22, 6.0L * spec.nodes * node.accelerators);
+    if (links > most) {
+      throw TopologyError("cluster.node.intra: kind nvlink links every pair of a node's " +
+                          std::to_string(node.accelerators) + " accelerators, " + std::to_string(spec.nodes) +
+                          " nodes x " + std::to_string(static_cast<long long>(per_node)) + " = " +
+                          std::to_string(static_cast<long long>(links)) + " links (about " +
+                          std::to_string(static_cast<long long>(links * bytes_per_fabric_link / 1e9)) +
+                          " GB); at most " + std::to_string(static_cast<long long>(most)) +
+                          " are supported: fewer accelerators a node or nodes, or kind nvswitch");
+    }
+  }
   Builder b(kinds_, links_);
   std::vector<int> nic_vertex;
   std::vector<int> port_link;

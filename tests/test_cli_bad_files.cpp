@@ -346,3 +346,22 @@ TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accept
   CHECK(by_path.exit_code == 0);
   CHECK_THAT(by_path.output, Catch::Contains("tiny-cnn ("));
 }
+
+TEST_CASE("a cluster too large to build or to analyse is refused before the work, with its estimate") {
+  const TempDir tmp;
+  const std::string cluster = read_text(source + "/scenarios/clusters/v100-nvlink-edr.json");
+  // a link between every pair of 1024 accelerators a node: 523,776 links a node, refused before any is built
+  const std::string mesh = tmp.variant("mesh.json", cluster, "\"accelerators\": 4", "\"accelerators\": 1024");
+  const Result links = run_dtsim("cluster " + mesh + " --nodes 4096 --no-bisection");
+  CHECK(links.exit_code == 2);
+  CHECK_THAT(links.output, Catch::Contains("--nodes 4096: cluster.node.intra: kind nvlink links every pair"));
+  CHECK_THAT(links.output, Catch::Contains("2145386496 links"));
+  CHECK(std::count(links.output.begin(), links.output.end(), '\n') == 1);
+  // the diameter and bisection of 131,072 accelerators: refused with the time they would take; without them it builds
+  const Result analysis = run_dtsim("cluster " + source + "/scenarios/clusters/dgx-h100.json --nodes 16384");
+  CHECK(analysis.exit_code == 2);
+  CHECK_THAT(analysis.output, Catch::Contains("the diameter and bisection of 131072 accelerators would take about"));
+  CHECK_THAT(analysis.output, Catch::Contains("--no-bisection"));
+  CHECK(run_dtsim("cluster " + source + "/scenarios/clusters/dgx-h100.json --nodes 16384 --no-bisection").exit_code ==
+        0);
+}
