@@ -90,7 +90,10 @@ constexpr std::array<FieldSpec, 9> node_fields{{
 
 constexpr std::array<FieldSpec, 12> fabric_fields{{
     choice_field("kind", "", "the network between nodes", "star|fat-tree|torus|dragonfly|ring"),
-    object_field("link", false, "switch-to-switch links (default: as fast as a NIC, 0.5us)", link_fields),
+    object_field("link", false,
+                 "switch-to-switch links (default: as fast as a NIC, 0.5us); not for a star, whose nodes meet at one "
+                 "switch through their NICs",
+                 link_fields),
     required_when(ranged_field("radix", FieldType::integer, "",
                                "fat-tree: ports per switch (even): k/2 down and k/2 up", 2, 1024),
                   "kind is fat-tree"),
@@ -280,6 +283,10 @@ FabricSpec read_fabric(const JsonObject& f, const JsonObject& cluster, const Nod
   }
   if (kind == "star") {
     fabric.kind = FabricKind::star;
+    if (f.has("link")) {  // (a star's only links are the NICs' own, to its one switch)
+      throw ScenarioError(f.path_of("link") + ": only for fabrics with switch-to-switch links (fat-tree, torus, " +
+                          "ring, dragonfly): a star's nodes meet at one switch through their NICs (cluster.node.nics)");
+    }
     refuse_foreign(f, kind, fat_keys, "fat-tree");
     refuse_foreign(f, kind, torus_keys, "torus and ring");
     refuse_foreign(f, kind, fly_keys, "dragonfly");
@@ -343,11 +350,13 @@ ClusterSpec parse_cluster(const nlohmann::json& document) {
   // errors name paths from "cluster", as users read them
   ClusterSpec spec;
   spec.name = c.text("name");
+  if (spec.name.empty()) throw ScenarioError(c.path_of("name") + ": expected a non-empty string");
   spec.source = c.text("source");
   spec.nodes = static_cast<int>(c.integer("nodes"));
   const JsonObject n = c.object("node");
   NodeSpec& node = spec.node;
   node.accelerator = n.text("accelerator");
+  if (node.accelerator.empty()) throw ScenarioError(n.path_of("accelerator") + ": expected a non-empty string");
   node.accelerators = static_cast<int>(n.integer("accelerators"));
   node.reduce_Bps = n.bandwidth_Bps("reduce_rate");
   node.compute_rate_while_transporting = n.number("compute_rate_while_transporting");

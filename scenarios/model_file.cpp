@@ -187,6 +187,7 @@ void only_with(const JsonObject& o, std::string_view key, bool allowed, const st
 Model read_transformer(const JsonObject& o) {
   TransformerSpec t;
   t.name = o.text("name");
+  if (t.name.empty()) throw ScenarioError(o.path_of("name") + ": expected a non-empty string");
   t.source = o.text("source");
   t.decoder = o.choice("architecture") == "decoder";
   t.layers = to_int(o.integer("layers"));
@@ -332,6 +333,9 @@ ListLayer read_layer(const JsonObject& l, std::size_t index) {
     }
   }
   layer.name = l.has("name") ? l.text("name") : kind + std::to_string(index);
+  // (a layer's name is what another layer's "from" lists, comma-separated)
+  if (layer.name.empty() || layer.name.find(',') != std::string::npos)
+    throw ScenarioError(l.path_of("name") + ": expected a non-empty name without commas, got \"" + layer.name + "\"");
   if (l.has("from")) {
     const std::string from = l.text("from");
     std::size_t start = 0;
@@ -382,6 +386,7 @@ ListLayer read_layer(const JsonObject& l, std::size_t index) {
 Model read_layer_list(const JsonObject& o) {
   LayerListSpec spec;
   spec.name = o.text("name");
+  if (spec.name.empty()) throw ScenarioError(o.path_of("name") + ": expected a non-empty string");
   spec.source = o.text("source");
   spec.input = read_shape(o, "input");
   if (o.has("input_description")) spec.input_description = o.text("input_description");

@@ -365,3 +365,30 @@ TEST_CASE("a cluster too large to build or to analyse is refused before the work
   CHECK(run_dtsim("cluster " + source + "/scenarios/clusters/dgx-h100.json --nodes 16384 --no-bisection").exit_code ==
         0);
 }
+
+TEST_CASE("fields a cluster or model would ignore or could not use are refused: a star's link, empty names") {
+  const TempDir tmp;
+  const std::string cluster = read_text(source + "/scenarios/clusters/v100-nvlink-edr.json");
+  const auto refused = [](const std::string& command, const std::string& what) {
+    CAPTURE(command);
+    const Result r = run_dtsim(command);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains(what));
+  };
+  nlohmann::json star = nlohmann::json::parse(cluster);
+  star["cluster"]["fabric"] = {{"kind", "star"}, {"link", {{"bandwidth", "1Gbps"}}}};
+  refused("cluster " + tmp.write("star.json", star.dump()),
+          "cluster.fabric.link: only for fabrics with switch-to-switch");
+  star["cluster"]["fabric"].erase("link");
+  CHECK(run_dtsim("cluster " + tmp.write("star2.json", star.dump())).exit_code == 0);
+  nlohmann::json nameless = nlohmann::json::parse(cluster);
+  nameless["cluster"]["node"]["accelerator"] = "";
+  refused("cluster " + tmp.write("nameless.json", nameless.dump()),
+          "cluster.node.accelerator: expected a non-empty string");
+  nlohmann::json model = nlohmann::json::parse(read_text(source + "/scenarios/models/llama-3-8b.json"));
+  model["model"]["name"] = "";
+  refused("predict --model " + tmp.write("m.json", model.dump()), "model.name: expected a non-empty string");
+  nlohmann::json mlp = nlohmann::json::parse(read_text(source + "/scenarios/models/mlp-784-95-10.json"));
+  mlp["model"]["layers"][0]["name"] = "a,b";
+  refused("predict --model " + tmp.write("mlp.json", mlp.dump()), "expected a non-empty name without commas");
+}
