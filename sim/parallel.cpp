@@ -147,51 +147,50 @@ StepProgram layout_program(const TrainingSetup& setup, const ParallelLayout& lay
   program.use_stream(Stream::reduce);
   if (zero3) program.use_stream(Stream::gather);
 
-  // expert parallelism's all-to-alls, one segment per size, laid over every group of E consecutive replicas (at each
-  // stage and tensor rank): each rank sends 1/E of its tokens' values to each rank of its group
+  // A segment per size of each kind of collective, laid over every group of its ranks: `build` makes it the first
+  // time a size is asked for.
+  const auto segment_for = [&](std::map<std::uint64_t, std::int32_t>& cache, std::uint64_t bytes, auto build) {
+    auto [it, added] = cache.try_emplace(bytes, no_segment);
+    if (added) it->second = static_cast<std::int32_t>(program.add_segment(build()));
+    return it->second;
+  };
+  // the groups of K consecutive replicas (replicas j K to j K + K - 1) at each stage and tensor rank: expert
+  // parallelism's (K = E) and context parallelism's (K = C)
+  const auto replica_groups = [&](int K) {
+    return group_units(program, Stream::compute, D / K * P * T, K, [&](int g, int i) {
+      const int t = g % T, p = g / T % P, j = g / (T * P);
+      return accelerator_of(layout, j * K + i, p, t);
+    });
+  };
+  // expert parallelism's all-to-alls: each rank sends 1/E of its tokens' values to each rank of its group (the
+  // Schedule's buffer is the whole E x E matrix of blocks: E times what each rank sends)
   const int E = layout.expert;
   std::map<std::uint64_t, std::int32_t> expert_segment;
   auto expert_alltoall = [&](std::uint64_t bytes_per_rank) {
-    auto [it, added] = expert_segment.try_emplace(bytes_per_rank, no_segment);
-    if (added) {
-      // (the Schedule's buffer is the whole E x E matrix of blocks: E times what each rank sends)
+    return segment_for(expert_segment, bytes_per_rank, [&] {
       const Schedule a2a = direct_alltoall(E, bytes_per_rank * static_cast<std::uint64_t>(E), net.options);
-      const std::vector<int> units = group_units(program, Stream::compute, D / E * P * T, E, [&](int g, int i) {
-        const int t = g % T, p = g / T % P, j = g / (T * P);
-        return accelerator_of(layout, j * E + i, p, t);
-      });
-      it->second = static_cast<std::int32_t>(program.add_segment(place_groups(a2a, units, program.units)));
-    }
-    return it->second;
+      return place_groups(a2a, replica_groups(E), program.units);
+    });
   };
-  // tensor-parallel allreduces, one segment per size, laid over every (replica, stage) group's tensor ranks
+  // tensor-parallel allreduces over every (replica, stage) group's tensor ranks: a ring of T <= 8 is small written
+  // out, and its repetitions then never wait for rounds shared with other stages' rings (segment_rounds)
   std::map<std::uint64_t, std::int32_t> tensor_segment;
   auto tensor_allreduce = [&](std::uint64_t bytes) {
-    auto [it, added] = tensor_segment.try_emplace(bytes, no_segment);
-    if (added) {
-      // a ring of T <= 8 is small written out, and its repetitions then never wait for rounds shared with other
-      // stages' rings (segment_rounds)
+    return segment_for(tensor_segment, bytes, [&] {
       const Schedule ring = expand(ring_allreduce(T, bytes, net.options));
       const std::vector<int> units = group_units(program, Stream::compute, D * P, T,
                                                  [&](int g, int t) { return accelerator_of(layout, g / P, g % P, t); });
-      it->second = static_cast<std::int32_t>(program.add_segment(place_groups(ring, units, program.units)));
-    }
-    return it->second;
+      return place_groups(ring, units, program.units);
+    });
   };
-  // context parallelism's exchanges of keys and values, one segment per size, laid over every group of C context
-  // ranks (at each data-parallel replica, stage and tensor rank): an all-gather of C x each rank's bytes
+  // context parallelism's exchanges of keys and values over each group of C context ranks: an all-gather of C x
+  // each rank's bytes
   std::map<std::uint64_t, std::int32_t> context_segment;
   auto context_allgather = [&](std::uint64_t bytes_per_rank) {
-    auto [it, added] = context_segment.try_emplace(bytes_per_rank, no_segment);
-    if (added) {
+    return segment_for(context_segment, bytes_per_rank, [&] {
       const Schedule gather = ring_allgather(C, bytes_per_rank * static_cast<std::uint64_t>(C), net.options);
-      const std::vector<int> units = group_units(program, Stream::compute, D / C * P * T, C, [&](int g, int c) {
-        const int t = g % T, p = g / T % P, d = g / (T * P);
-        return accelerator_of(layout, d * C + c, p, t);
-      });
-      it->second = static_cast<std::int32_t>(program.add_segment(place_groups(gather, units, program.units)));
-    }
-    return it->second;
+      return place_groups(gather, replica_groups(C), program.units);
+    });
   };
   const auto ranges = split_stages(setup.model, P, T);
   for (int p = 0; p < P; ++p) {
