@@ -35,7 +35,10 @@ constexpr std::array<FlagSpec, 12> draw_own_flags{{
     {"nodes", "N", "from the file", "--cluster: number of nodes (ranks = nodes x accelerators per node)"},
     {"collective", "NAME", "allreduce",
      "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
-    {"algorithm", "NAME", "ring", "the algorithm to draw (any of dtsim collective's)"},
+    {"algorithm", "NAME", "ring",
+     "the algorithm to draw (any of dtsim collective's; without it: ring, or the collective's first where it has no "
+     "ring, "
+     "e.g. tree for broadcast, direct for all-to-all)"},
     {"ranks", "P", "8", "ranks, 2 to 64 drawn rank by rank (up to 4096 with --summary)"},
     {"bytes", "SIZE", "1MB", "buffer size per rank (labels the arrows; the picture's shape does not depend on it)"},
     {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
@@ -205,9 +208,23 @@ int draw_command(std::span<char* const> args, std::ostream& out) {
   if (flags.has("scenario")) return draw_step(flags, out);
   flags.refuse_unless("accelerators", false, "only with --scenario");
   const Collective collective = flags.parse("collective", [](const std::string& v) { return parse_collective(v); });
-  const AlgorithmInfo& algorithm = flags.parse("algorithm", [collective](const std::string& v) -> const AlgorithmInfo& {
-    return find_algorithm(v, collective);
-  });
+  // without --algorithm: the ring where the collective has one, else its first registered algorithm (all-to-all's
+  // direct sends)
+  const auto first_of = [](Collective c) -> const AlgorithmInfo& {
+    for (const AlgorithmInfo& a : algorithms()) {
+      if (a.collective == c && a.name == "ring") return a;
+    }
+    for (const AlgorithmInfo& a : algorithms()) {
+      if (a.collective == c) return a;
+    }
+    return find_algorithm("ring", c);  // (throws, naming the collective's algorithms)
+  };
+  const AlgorithmInfo& algorithm = flags.has("algorithm")
+                                       ? flags.parse("algorithm",
+                                                     [collective](const std::string& v) -> const AlgorithmInfo& {
+                                                       return find_algorithm(v, collective);
+                                                     })
+                                       : first_of(collective);
   RunSettings settings = parse_run_settings(flags);
   check_option_flags(flags, std::array{&algorithm});
   const bool summary = flags.has("summary");
@@ -218,8 +235,10 @@ int draw_command(std::span<char* const> args, std::ostream& out) {
     cluster = instantiate_cluster(settings, parse_nodes(flags, *settings.cluster));
     ranks = cluster->topology->accelerators();
   }
+  // (what set the ranks: --ranks, or the cluster's accelerators at --nodes)
+  const std::string ranks_flag = settings.cluster ? (flags.has("nodes") ? "--nodes" : "--cluster") : "--ranks";
   if (!summary && ranks > max_drawn_ranks) {
-    throw UsageError("--ranks: " + std::to_string(ranks) + " ranks are too many to draw rank by rank (at most " +
+    throw UsageError(ranks_flag + ": " + std::to_string(ranks) + " ranks are too many to draw rank by rank (at most " +
                      std::to_string(max_drawn_ranks) + "); --summary draws the rounds as a chart instead");
   }
   const std::uint64_t bytes = flags.bytes("bytes", 0, max_buffer_bytes);
@@ -229,10 +248,12 @@ int draw_command(std::span<char* const> args, std::ostream& out) {
   if (summary && !values.empty()) throw UsageError("--values: not with --summary (no buffers are drawn)");
   const Schedule schedule = build_schedule(algorithm, ranks, bytes, options);
   if (const std::uint64_t pairs = communicating_pairs(schedule); pairs > max_drawn_pairs) {
-    throw UsageError(
-        "--ranks: " + std::string(algorithm.name) + " on " + std::to_string(ranks) + " ranks sends between " +
-        std::to_string(pairs) + " pairs of ranks, each followed round by round (about " + format_bytes(pairs * 500) +
-        " of memory); a drawing follows at most " + std::to_string(max_drawn_pairs) + ": draw fewer ranks");
+    throw UsageError((flags.has("servers") ? std::string("--servers") : ranks_flag) + ": " +
+                     std::string(algorithm.name) + " on " + std::to_string(ranks) + " ranks" +
+                     (flags.has("servers") ? " with " + flags.get("servers") + " servers" : "") + " sends between " +
+                     std::to_string(pairs) + " pairs of ranks, each followed round by round (about " +
+                     format_bytes(pairs * 500) + " of memory); a drawing follows at most " +
+                     std::to_string(max_drawn_pairs) + ": draw fewer ranks");
   }
   ScheduleRounds rounds;
   try {

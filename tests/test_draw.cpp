@@ -158,12 +158,19 @@ TEST_CASE("draw: rounds are timed on SimGrid, bad input exits 2 naming the flag"
            {"--algorithm nope", "--algorithm"},
            {"--ranks 4 -o picture.png", "--output"},
            {"--ranks 1", "--ranks"},
+           {"--cluster dgx-h100 --nodes 9", "--nodes: 72 ranks are too many"},
+           {"--algorithm ps --servers 1000000", "--servers: ps on 8 ranks with 1000000 servers"},
        }) {
     INFO(c.args);
     const auto r = run_dtsim("draw " + c.args);
     CHECK(r.exit_code == 2);
     CHECK(r.output.find(c.names) != std::string::npos);
   }
+  // without --algorithm, a collective that has no ring draws its first algorithm
+  const auto all_to_all = run_dtsim("draw --collective all-to-all --ranks 4 --bytes 4KB --times off -o " +
+                                    (std::filesystem::temp_directory_path() / "dtsim-draw-a2a.html").string());
+  CHECK(all_to_all.exit_code == 0);
+  CHECK_THAT(all_to_all.output, Catch::Contains("of direct on 4 ranks"));
   const auto summary = run_dtsim("draw --algorithm ring --ranks 128 --summary");
   CHECK(summary.exit_code == 0);
   CHECK(summary.output.find("bytes moved per round") != std::string::npos);
