@@ -344,7 +344,7 @@ int explain_command(std::span<char* const> args, std::ostream& out) {
   const Flags flags(explain_flags, args);
   Scenario scenario;
   try {
-    scenario = load_scenario_file(path, DTSIM_DATA_DIR);
+    scenario = load_scenario_file(path, DTSIM_DATA_DIR, ScenarioCheck::before_overrides);
   } catch (const ScenarioError& e) {
     throw UsageError(e.what());
   }

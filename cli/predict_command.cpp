@@ -321,7 +321,7 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
   const TraceRequest trace = parse_trace_request(flags);
   Scenario scenario;
   try {
-    scenario = load_scenario_file(path, DTSIM_DATA_DIR);
+    scenario = load_scenario_file(path, DTSIM_DATA_DIR, ScenarioCheck::before_overrides);
   } catch (const ScenarioError& e) {
     throw UsageError(e.what());
   }

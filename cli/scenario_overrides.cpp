@@ -64,7 +64,9 @@ void check_precision_name(const std::string& name) {
 // Whether a variant can run at every size: the layout fits the cluster, model, sizes and batch; a strong-scaling batch
 // splits. `batch_where` names what set the batch, `where` what set the sizes.
 void check_variant(const Scenario& v, const Flags& flags, bool search, const std::string& where) {
-  const std::string batch_where = flags.has("batch") ? "--batch" : where;
+  // (neither from a flag: the file's batch, as its loader names it)
+  const std::string batch_where =
+      flags.has("batch") ? "--batch" : (where == "scenario.accelerators" ? "scenario.batch.size" : where);
   try {
     check_variability_nodes(v, v.accelerators, where);
   } catch (const ScenarioError& e) {

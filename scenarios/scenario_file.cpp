@@ -533,7 +533,9 @@ void apply_device_overrides(Scenario& scenario) {
   if (scenario.kernel_launch_s) scenario.setup.device.kernel_launch_s = *scenario.kernel_launch_s;
 }
 
-Scenario parse_scenario(const nlohmann::json& document, const std::string& base_dir, const std::string& data_dir) {
+Scenario parse_scenario(const nlohmann::json& document, const std::string& base_dir, const std::string& data_dir,
+                        ScenarioCheck check) {
+  const bool cross = check == ScenarioCheck::full;
   const JsonObject root(document, "", scenario_document_fields);
   const JsonObject o = root.object("scenario");
   Scenario sc;
@@ -614,7 +616,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
   try {
     setup.compute.precision = precision_for(sc.precision_name, setup.device);
   } catch (const std::invalid_argument& e) {
-    throw ScenarioError(o.path_of("precision") + ": " + e.what());
+    if (cross) throw ScenarioError(o.path_of("precision") + ": " + e.what());
   }
   const std::string optimizer = o.choice("optimizer");
   setup.compute.optimizer = optimizer == "sgd"        ? Optimizer::sgd
@@ -673,7 +675,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     throw ScenarioError(o.path_of("accelerators") + ": " + std::to_string(sc.accelerators[i]) +
                         " is listed twice; give each once");
   }
-  check_variability_nodes(sc, sc.accelerators, o.path_of("accelerators"));
+  if (cross) check_variability_nodes(sc, sc.accelerators, o.path_of("accelerators"));
   const std::string algorithms = o.text("algorithms");
   if (algorithms == "all") {
     for (const AlgorithmInfo& info : dtsim::algorithms()) {
@@ -723,7 +725,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
       throw ScenarioError(par.path_of("prefetch") + ": only with sharding \"zero3\" (it gathers the next layer's " +
                           "parameters ahead), got sharding \"" + sharding + "\"");
     }
-    if (!spec.search) {
+    if (!spec.search && cross) {
       if (!tensor_fits_nodes(spec.tensor, sc.cluster.node.accelerators)) {
         throw ScenarioError(
             par.path_of("tensor") + ": " + std::to_string(spec.tensor) + " neither divides a node's " +
@@ -755,7 +757,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     sc.parallel = spec;
     return sc;  // batches split per replica, checked when each layout is predicted
   }
-  check_batch_splits(sc, sc.accelerators, batch.path_of("size"));
+  if (cross) check_batch_splits(sc, sc.accelerators, batch.path_of("size"));
   return sc;
 }
 
@@ -793,9 +795,9 @@ void check_variability_nodes(const Scenario& scenario, const std::vector<int>& a
     check(v.devices[g].nodes, "scenario.variability.devices[" + std::to_string(g) + "].nodes");
 }
 
-Scenario load_scenario_file(const std::string& path, const std::string& data_dir) {
+Scenario load_scenario_file(const std::string& path, const std::string& data_dir, ScenarioCheck check) {
   return parse_json_file(path, [&](const nlohmann::json& document) {
-    return parse_scenario(document, std::filesystem::path(path).parent_path().string(), data_dir);
+    return parse_scenario(document, std::filesystem::path(path).parent_path().string(), data_dir, check);
   });
 }
 

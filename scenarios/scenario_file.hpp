@@ -2,6 +2,7 @@
 // the allreduce algorithms and the sizes to predict (docs/predict.md lists every field).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -37,8 +38,15 @@ void apply_device_overrides(Scenario& scenario);
 
 // Reads {"scenario": {...}}. `base_dir` resolves relative cluster paths; `data_dir` holds the built-in clusters
 // (data_dir/scenarios/clusters/NAME.json). Throws ScenarioError naming the JSON path of the first problem.
-Scenario parse_scenario(const nlohmann::json& document, const std::string& base_dir, const std::string& data_dir);
-Scenario load_scenario_file(const std::string& path, const std::string& data_dir);
+// What the loader checks: every field on its own and against the others (full), or (before_overrides) every field
+// on its own but not against what a command's flags can replace, the sizes, model, device, precision and cluster: the
+// layout's fit to the sizes, nodes and layers, the precision on the device, a strong batch's split and the nodes a
+// variability names. A command that reads its flags over the scenario (predict, explain) checks those after them.
+enum class ScenarioCheck : std::uint8_t { full, before_overrides };
+Scenario parse_scenario(const nlohmann::json& document, const std::string& base_dir, const std::string& data_dir,
+                        ScenarioCheck check = ScenarioCheck::full);
+Scenario load_scenario_file(const std::string& path, const std::string& data_dir,
+                            ScenarioCheck check = ScenarioCheck::full);
 // Every accelerator count must split a strong-scaling batch evenly: throws ScenarioError naming `where` otherwise.
 void check_batch_splits(const Scenario& scenario, const std::vector<int>& accelerators, const std::string& where);
 // The nodes a scenario's variability names must exist at the largest of `accelerators` (their cluster's nodes, from

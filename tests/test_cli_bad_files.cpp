@@ -392,3 +392,24 @@ TEST_CASE("fields a cluster or model would ignore or could not use are refused: 
   mlp["model"]["layers"][0]["name"] = "a,b";
   refused("predict --model " + tmp.write("mlp.json", mlp.dump()), "expected a non-empty name without commas");
 }
+
+TEST_CASE(
+    "a scenario's values that flags replace are checked after the flags: valid commands run, the file alone not") {
+  const TempDir tmp;
+  nlohmann::json layout = nlohmann::json::parse(read_text(source + "/scenarios/training/gpt2-xl-3d.json"));
+  layout["scenario"]["accelerators"] = {1, 8};
+  layout["scenario"]["parallel"] = {{"tensor", 2}};
+  const std::string sizes = tmp.write("sizes.json", layout.dump());
+  CHECK(run_dtsim("predict " + sizes + " --accelerators 2,8").exit_code == 0);
+  const Result alone = run_dtsim("predict " + sizes);
+  CHECK(alone.exit_code == 2);
+  CHECK_THAT(alone.output, Catch::Contains("scenario.accelerators: 1 is not a multiple of tensor x pipeline = 2"));
+  nlohmann::json bf16 = nlohmann::json::parse(read_text(source + "/scenarios/training/resnet50-v100.json"));
+  bf16["scenario"]["precision"] = "bf16";
+  const std::string precision = tmp.write("bf16.json", bf16.dump());
+  CHECK(run_dtsim("predict " + precision + " --device a100 --accelerators 1").exit_code == 0);
+  CHECK(run_dtsim("explain " + precision + " --precision fp32 --accelerators 1,2").exit_code == 0);
+  const Result v100 = run_dtsim("predict " + precision);
+  CHECK(v100.exit_code == 2);
+  CHECK_THAT(v100.output, Catch::Contains("scenario.precision: v100-sxm2-32gb has no bf16 math"));
+}
