@@ -64,8 +64,8 @@ struct ParallelLayout {
   std::string describe() const;  // e.g. "8d x 8t x 16p, 1f1b, 32 micro-batches, zero1", "4d x 2c x 8t x 8p, ..."
 };
 
-// A layout at every accelerator count (a scenario's "parallel" object): data = accelerators / (tensor x pipeline), or
-// a search over layouts.
+// A layout at every accelerator count (a scenario's "parallel" object): data = accelerators / (context x tensor x
+// pipeline), or a search over layouts.
 struct ParallelSpec {
   int context = 1;
   int tensor = 1;
