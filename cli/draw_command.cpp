@@ -37,8 +37,7 @@ constexpr std::array<FlagSpec, 12> draw_own_flags{{
      "allreduce, reduce-scatter, allgather, broadcast, reduce, gather, scatter or all-to-all"},
     {"algorithm", "NAME", "ring",
      "the algorithm to draw (any of dtsim collective's; without it: ring, or the collective's first where it has no "
-     "ring, "
-     "e.g. tree for broadcast, direct for all-to-all)"},
+     "ring, e.g. tree for broadcast, direct for all-to-all)"},
     {"ranks", "P", "8", "ranks, 2 to 64 drawn rank by rank (up to 4096 with --summary)"},
     {"bytes", "SIZE", "1MB", "buffer size per rank (labels the arrows; the picture's shape does not depend on it)"},
     {"root", "RANK", "0", "broadcast, reduce, gather and scatter: the root rank"},
@@ -211,13 +210,13 @@ int draw_command(std::span<char* const> args, std::ostream& out) {
   // without --algorithm: the ring where the collective has one, else its first registered algorithm (all-to-all's
   // direct sends)
   const auto first_of = [](Collective c) -> const AlgorithmInfo& {
+    const AlgorithmInfo* first = nullptr;
     for (const AlgorithmInfo& a : algorithms()) {
-      if (a.collective == c && a.name == "ring") return a;
+      if (a.collective != c) continue;
+      if (a.name == "ring") return a;
+      if (first == nullptr) first = &a;
     }
-    for (const AlgorithmInfo& a : algorithms()) {
-      if (a.collective == c) return a;
-    }
-    return find_algorithm("ring", c);  // (throws, naming the collective's algorithms)
+    return first != nullptr ? *first : find_algorithm("ring", c);  // (the last throws, naming what there is)
   };
   const AlgorithmInfo& algorithm = flags.has("algorithm")
                                        ? flags.parse("algorithm",
