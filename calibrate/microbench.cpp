@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 #include "models/mlp.hpp"
 
@@ -46,23 +47,25 @@ GemmMeasurement measure_gemm(int m, int n, int k, double min_seconds) {
 
 namespace {
 
-// One training step of the 784-95-10 MLP on a fixed synthetic batch: what the kernel measurements time.
+// One training step of an MLP (784-95-10 unless told) on a fixed synthetic batch: what the kernel measurements time.
 class KernelStep {
 public:
-  explicit KernelStep(int batch)
-      : mlp_({784, 95, 10}, 1),
+  explicit KernelStep(int batch, std::vector<int> layers = {784, 95, 10})
+      : mlp_(std::move(layers), 1),
         batch_(batch),
-        inputs_(static_cast<std::size_t>(batch) * 784),
+        inputs_(static_cast<std::size_t>(batch) * static_cast<std::size_t>(mlp_.sizes().front())),
         labels_(static_cast<std::size_t>(batch)),
         gradient_(mlp_.parameter_count()) {
+    const int classes = mlp_.sizes().back();
     for (std::size_t i = 0; i < inputs_.size(); ++i)
       inputs_[i] = static_cast<float>((i * 2654435761U) % 256) / 255.0F;
     for (std::size_t i = 0; i < labels_.size(); ++i)
-      labels_[i] = static_cast<std::uint8_t>(i % 10);
+      labels_[i] = static_cast<std::uint8_t>(static_cast<int>(i % 256) % classes);
   }
   void operator()() {
     sink = static_cast<float>(mlp_.accumulate_gradient(inputs_.data(), labels_.data(), batch_, gradient_, w_));
   }
+  double flops() const { return mlp_.flops_per_sample() * batch_; }
 
 private:
   Mlp mlp_;
@@ -82,6 +85,11 @@ std::vector<Sample> measure_kernel_steps(const std::vector<int>& batches, double
     samples.push_back(Sample{static_cast<double>(batch), best_seconds([&] { step(); }, min_seconds)});
   }
   return samples;
+}
+
+double measure_gradient_flops_per_s(const std::vector<int>& layers, int batch, double min_seconds) {
+  KernelStep step(batch, layers);
+  return step.flops() / best_seconds([&] { step(); }, min_seconds);
 }
 
 std::vector<double> measure_step_times(int batch, int steps) {

@@ -23,6 +23,9 @@ struct GemmMeasurement {
 GemmMeasurement measure_gemm(int m, int n, int k, double min_seconds);
 // (batch, seconds) of one 784-95-10 training step per batch size.
 std::vector<Sample> measure_kernel_steps(const std::vector<int>& batches, double min_seconds);
+// FLOP/s of the SGD kernel's gradient (forward and backward, flops_per_sample x batch) for an MLP of these sizes
+// at this batch, on this machine: what a training run's compute will reach (labels are taken modulo the last size).
+double measure_gradient_flops_per_s(const std::vector<int>& layers, int batch, double min_seconds);
 // Seconds of each of `steps` consecutive SGD kernel steps at `batch` (after a warm-up step): the step-time
 // distribution of this machine, as variability's empirical jitter reads it.
 std::vector<double> measure_step_times(int batch, int steps);

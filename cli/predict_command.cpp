@@ -36,7 +36,14 @@ namespace {
 
 constexpr const char* default_scenario = "scenarios/training/resnet50-v100.json";
 
-constexpr std::array<FlagSpec, 13> predict_own_flags{{
+// A lower bound of a configuration's wall time, a tenth of what this 2-core VM measured for ResNet-50's data-parallel
+// step (10 ms a configuration over sizes 1 to 1000; 20 to 40 us an accelerator at 1024 to 16,384 on the flow and
+// analytical backends), and the most a sweep may take by it unless forced.
+constexpr double configuration_floor_s = 1e-3;
+constexpr double accelerator_floor_s = 2e-6;
+constexpr double sweep_limit_s = 3600;
+
+constexpr std::array<FlagSpec, 14> predict_own_flags{{
     {"run", "DURATION", "",
      "a whole run of this much wall time (s, min, h, d, e.g. 30d): expected interruptions, checkpoint interval, "
      "goodput and samples trained, from the scenario's failures and checkpoint (docs/goodput.md)"},
@@ -62,6 +69,8 @@ constexpr std::array<FlagSpec, 13> predict_own_flags{{
     {"algorithm", "NAME", "from the scenario",
      "allreduce algorithms, comma-separated, all, or auto (the collective library's choice per gradient bucket)"},
     {"json", "", "", "print one JSON object with a results list instead of the table"},
+    {"force", "", "",
+     "run even when the estimate says the configurations (sizes x algorithms x variants) take over an hour"},
     {"search", "", "",
      "model parallelism: at each accelerator count try every data x tensor x pipeline layout (with the least ZeRO "
      "sharding that fits in memory) and rank them by time per sample, fastest first (weak scaling: every layout "
@@ -470,6 +479,20 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     (void)run_request(flags, sc);
   Sweep sweep(flags.has("resume") ? flags.get("resume") : "", sweep_signature("predict", args));
   if (flags.has("trace") && sweep.processes() > 1) throw UsageError("--trace: not in an MPI sweep (run it alone)");
+  double floor_s = 0;  // refused before the first configuration runs: a list of 100,000 sizes would run for days
+  for (const Configuration& c : todo)
+    floor_s += configuration_floor_s + accelerator_floor_s * c.accelerators;
+  floor_s /= sweep.processes();
+  if (floor_s > sweep_limit_s && !flags.has("force")) {
+    throw UsageError(where + ": " + std::to_string(todo.size()) +
+                     " configurations (sizes x algorithms" + (variants.several() ? " x variants" : "") +
+                     ") take at least " + format_seconds(floor_s) +
+                     (sweep.processes() > 1 ? " in each of " + std::to_string(sweep.processes()) + " processes" : "") +
+                     " (1 ms a configuration and 2 us an accelerator, a tenth of what they take), above the " +
+                     format_seconds(sweep_limit_s) +
+                     " limit: use fewer sizes or algorithms, mpirun -n K with --resume to split them over K processes, "
+                     "or --force to run them anyway");
+  }
   const std::vector<nlohmann::json> records = sweep.run(
       todo.size(),
       [&](std::size_t c) {

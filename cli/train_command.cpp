@@ -3,6 +3,7 @@
 #include <array>
 #include <iostream>
 
+#include "calibrate/microbench.hpp"
 #include "cli/collective_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
@@ -34,13 +35,27 @@ constexpr auto train_flags = join_flags(
     }},
     trace_flags);
 
-// An hour of gradients at this rate is more than a run should take unasked: a lower bound of the time (a 2-core
-// machine reaches about 25 GFLOP/s on this kernel).
-constexpr double optimistic_flops_per_s = 1e12;
+// Above this a run is refused unless forced: its compute alone, at the rate this machine's kernel reaches on the
+// scenario's MLP (timed for about 30 ms before the run), plus SimGrid's cost per message.
 constexpr double compute_limit_s = 3600;
 
-// Refuses, before any model is built, a run that would not fit in the available memory or would compute for over an
-// hour even at 1 TFLOP/s; --force runs it anyway.
+// The FLOP/s the kernel reaches on this MLP at the workers' batch on this machine, from a short probe of at most
+// probe_flops a call (a smaller batch where the workers' would exceed it). An MLP too large to probe quickly (a
+// sample over probe_flops, or a probe of over probe_parameters) gets 1 TFLOP/s, beyond what one core reaches: its
+// estimate is then a lower bound.
+double kernel_flops_per_s(const TrainConfig& c) {
+  constexpr double probe_flops = 2e8;          // about 8 ms at the 25 GFLOP/s a 2-core VM's core reaches
+  constexpr double probe_parameters = 2.5e7;   // 100 MB of weights and as much of gradient
+  constexpr double unprobed_flops_per_s = 1e12;
+  const double per_sample = Mlp::flops_per_sample_of(c.layers);
+  if (per_sample > probe_flops || Mlp::parameter_count_of(c.layers) > probe_parameters) return unprobed_flops_per_s;
+  const int worker_batch = std::max(1, c.batch / std::max(1, c.workers));
+  const int batch = std::max(1, std::min(worker_batch, static_cast<int>(probe_flops / per_sample)));
+  return measure_gradient_flops_per_s(c.layers, batch, 0.03);
+}
+
+// Refuses, before any model is built, a run that would not fit in the available memory or would take over an hour
+// (its compute at the rate this machine's kernel reaches, plus SimGrid's messages); --force runs it anyway.
 void check_training_resources(const std::string& path, const TrainScenario& scenario, const Dataset& train,
                               const Dataset& test, bool force, bool on_simgrid) {
   if (force) return;
@@ -68,10 +83,13 @@ void check_training_resources(const std::string& path, const TrainScenario& scen
                      " on SimGrid (2.5 us a message), above the " + format_seconds(compute_limit_s) +
                      " limit: use --backend flow, fewer workers or fewer epochs, or --force to run it anyway");
   }
-  const double seconds = e.flops / optimistic_flops_per_s;
+  const double flops_per_s = kernel_flops_per_s(c);
+  const double seconds = e.flops / flops_per_s + simulation_s;
   if (seconds > compute_limit_s) {
     throw UsageError(path + ": train.layers, train.epochs: " + what + " computes " + format_count(e.flops) +
-                     " FLOPs: at least " + format_seconds(seconds) + " even at 1 TFLOP/s, above the " +
+                     " FLOPs: about " + format_seconds(seconds) + " at the " + format_fixed(flops_per_s / 1e9, 1) +
+                     " GFLOP/s this machine's kernel reaches on it" +
+                     (simulation_s > 0 ? " (with SimGrid's messages)" : "") + ", above the " +
                      format_seconds(compute_limit_s) +
                      " limit: use narrower layers or fewer epochs, or --force to run it anyway");
   }

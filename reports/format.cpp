@@ -24,7 +24,16 @@ std::string scaled(double value, const std::array<const char*, 5>& units, double
 std::string format_seconds(double seconds) {
   char buf[64];
   const double a = std::fabs(seconds);
-  if (a == 0 || a >= 1) {
+  constexpr double hour = 3600, day = 86400, year = 365.25 * day;
+  if (a >= 1e4 * year) {  // kept within 10 characters, as a table's column needs
+    std::snprintf(buf, sizeof buf, "%.3g y", seconds / year);
+  } else if (a >= 1e4 * day) {
+    std::snprintf(buf, sizeof buf, "%.4g y", seconds / year);
+  } else if (a >= 1e4 * hour) {
+    std::snprintf(buf, sizeof buf, "%.4g d", seconds / day);
+  } else if (a >= 1e4) {
+    std::snprintf(buf, sizeof buf, "%.4g h", seconds / hour);
+  } else if (a == 0 || a >= 1) {
     std::snprintf(buf, sizeof buf, "%.4g s", seconds);
   } else if (a >= 1e-3) {
     std::snprintf(buf, sizeof buf, "%.4g ms", seconds * 1e3);
@@ -33,6 +42,13 @@ std::string format_seconds(double seconds) {
   } else {
     std::snprintf(buf, sizeof buf, "%.4g ns", seconds * 1e9);
   }
+  return buf;
+}
+
+std::string format_throughput(double per_s) {
+  if (std::fabs(per_s) >= 10 || per_s == 0) return format_fixed(per_s, 0);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", per_s);
   return buf;
 }
 

@@ -212,7 +212,7 @@ std::string predict_text(const Scenario& scenario, const std::vector<Prediction>
       continue;
     }
     const TrainingResult& s = p.step;
-    out << std::setw(11) << format_seconds(s.step_s) << std::setw(11) << format_fixed(p.samples_per_s, 0)
+    out << std::setw(11) << format_seconds(s.step_s) << std::setw(11) << format_throughput(p.samples_per_s)
         << std::setw(9) << format_fixed(p.speedup, 2) << std::setw(7) << format_fixed(p.efficiency, 2) << std::setw(11)
         << format_seconds(s.forward_s) << std::setw(11) << format_seconds(s.backward_s) << std::setw(11)
         << format_seconds(s.exposed_comm_s) << std::setw(11) << format_seconds(s.input_stall_s) << std::setw(11)
@@ -353,7 +353,7 @@ std::string parallel_text(const Scenario& scenario, const std::vector<ParallelPr
     }
     out << std::setw(11) << format_seconds(p.step_s) << std::setw(11)
         << format_seconds(p.global_batch > 0 ? p.step_s / p.global_batch : 0) << std::setw(11)
-        << format_fixed(p.samples_per_s, p.samples_per_s < 10 ? 2 : 0) << std::setw(10)
+        << format_throughput(p.samples_per_s) << std::setw(10)
         << (format_fixed(p.memory.total_bytes() / 1e9, 1) + " GB") << std::setw(11) << format_seconds(p.compute_s)
         << std::setw(11) << format_seconds(p.tensor_comm_s);
     if (experts) out << std::setw(11) << format_seconds(p.expert_comm_s);

@@ -135,8 +135,7 @@ Device read_device(const nlohmann::json& value, const std::string& path) {
   for (Precision p : all_precisions) {
     if (peaks.has(to_string(p))) device.set_peak_flops(p, peaks.number(to_string(p)));
   }
-  device.memory_bytes = static_cast<double>(d.bytes("memory"));
-  if (device.memory_bytes <= 0) throw ScenarioError(d.path_of("memory") + ": expected a size > 0, got 0");
+  device.memory_bytes = static_cast<double>(d.bytes("memory", 1));
   device.memory_Bps = d.bandwidth_Bps("memory_bandwidth");
   device.efficiency = d.number("efficiency");
   device.tensor_efficiency = d.number("tensor_efficiency");

@@ -113,7 +113,8 @@ public:
   double number(std::string_view key) const;
   double bandwidth_Bps(std::string_view key) const;
   double seconds(std::string_view key) const;
-  std::uint64_t bytes(std::string_view key) const;
+  // A size; below min_bytes (or not a size) is a ScenarioError naming the accepted range.
+  std::uint64_t bytes(std::string_view key, std::uint64_t min_bytes = 0) const;
   std::vector<long long> integer_list(std::string_view key) const;
   bool boolean(std::string_view key) const;
   // A name_or_object field's value (a string or an object; anything else is a ScenarioError).

@@ -20,6 +20,7 @@ namespace {
 constexpr std::string_view forward_prefix = "dtsim.forward:";
 constexpr std::string_view backward_prefix = "dtsim.backward:";
 constexpr std::string_view batch_prefix = "dtsim.batch=";
+constexpr long long max_profile_batch = 1LL << 30;
 constexpr std::string_view step_prefix = "ProfilerStep#";
 constexpr std::string_view optimizer_prefix = "Optimizer.step#";
 constexpr std::string_view autograd_prefix = "autograd::engine::evaluate_function: ";
@@ -114,9 +115,10 @@ StepTimes read_step(const std::string& where, const Event& step, std::span<const
     if (starts_with(e.name, autograd_prefix)) autograd_end_us = std::max(autograd_end_us, e.end_us());
     if (starts_with(e.name, optimizer_prefix)) t.optimizer_s += e.dur_us * 1e-6;
     if (starts_with(e.name, batch_prefix)) {
-      const long long b = whole(std::string_view(e.name).substr(batch_prefix.size()), 1, 1 << 30);
+      const long long b = whole(std::string_view(e.name).substr(batch_prefix.size()), 1, max_profile_batch);
       if (b < 0 || t.batch != 0) {
-        throw ScenarioError(where + ": expected one \"dtsim.batch=B\" event (B a whole number >= 1), got \"" + e.name +
+        throw ScenarioError(where + ": expected one \"dtsim.batch=B\" event (B a whole number in [1, " +
+                            std::to_string(max_profile_batch) + "]), got \"" + e.name +
                             "\"" + (t.batch != 0 ? " a second time" : ""));
       }
       t.batch = static_cast<int>(b);
@@ -271,8 +273,11 @@ MeasuredProfile read_profile_csv(std::istream& in, const std::string& path) {
       if (header) throw ScenarioError(at + ": settings (# key=value) come before the header");
       if (!settings.insert(key).second) throw ScenarioError(at + ": " + key + " given twice (each setting once)");
       if (key == "batch") {
-        const long long b = whole(value, 1, 1 << 30);
-        if (b < 0) throw ScenarioError(at + ": batch: expected a whole number >= 1, got '" + value + "'");
+        const long long b = whole(value, 1, max_profile_batch);
+        if (b < 0) {
+          throw ScenarioError(at + ": batch: expected a whole number in [1, " + std::to_string(max_profile_batch) +
+                              "], got '" + value + "'");
+        }
         p.batch = static_cast<int>(b);
       } else if (key == "optimizer_ms") {
         p.optimizer_s = csv_milliseconds(value, at + " (optimizer_ms)");

@@ -636,17 +636,13 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     if (setup.framework == FrameworkPreset::none) {
       throw ScenarioError(framework.path_of("bucket") + ": not with preset \"none\" (one allreduce of everything)");
     }
-    setup.bucket_bytes = static_cast<double>(framework.bytes("bucket"));
-    if (setup.bucket_bytes <= 0) throw ScenarioError(framework.path_of("bucket") + ": expected a size > 0");
+    setup.bucket_bytes = static_cast<double>(framework.bytes("bucket", 1));
   }
   if (framework.has("first_bucket")) {
     if (setup.framework != FrameworkPreset::ddp) {
       throw ScenarioError(framework.path_of("first_bucket") + ": only for preset \"ddp\"");
     }
-    setup.first_bucket_bytes = static_cast<double>(framework.bytes("first_bucket"));
-    if (setup.first_bucket_bytes <= 0) {
-      throw ScenarioError(framework.path_of("first_bucket") + ": expected a size > 0");
-    }
+    setup.first_bucket_bytes = static_cast<double>(framework.bytes("first_bucket", 1));
   }
   parse_reduce_precision(framework.choice("reduce_precision"), setup.reduce_precision);  // (a choice: always known)
   if (framework.has("cycle")) {

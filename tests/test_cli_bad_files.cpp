@@ -160,6 +160,7 @@ TEST_CASE("bad device files and precisions a device lacks exit 2 naming the flag
   const std::string zero = tmp.variant("zero.json", a100_unfitted, "\"kind\"", "\"efficiency\": 0, \"kind\"");
   const std::string unit = tmp.variant("unit.json", a100, "\"2039GBps\"", "\"2039GB\"");
   const std::string no_source = tmp.variant("no-source.json", a100, "\"url\"", "\"link\"");
+  const std::string no_memory = tmp.variant("no-memory.json", a100, "\"80GB\"", "\"0GB\"");
   const std::string accelerators = " --accelerators 1 --algorithm ring";
   check_refused({
       {"predict --device " + unknown + accelerators,
@@ -172,6 +173,11 @@ TEST_CASE("bad device files and precisions a device lacks exit 2 naming the flag
       {"explain --device " + zero + accelerators, zero + ": device.efficiency: expected a number in [1e-06, 1], got 0"},
       {"predict --device " + unit + accelerators, unit + ": device.memory_bandwidth: "},
       {"predict --device " + no_source + accelerators, no_source + ": device.source.link: unknown key"},
+      // a size that must be above 0 names the same range a malformed one does
+      {"predict --device " + no_memory + accelerators,
+       no_memory + ": device.memory: expected a whole number of bytes in [1B, 8192TiB]"},
+      {"predict " + tmp.variant("s0.json", scenario, "\"preset\": \"ddp\"", "\"preset\": \"ddp\", \"bucket\": \"0MB\""),
+       "scenario.framework.bucket: expected a whole number of bytes in [1B, 8192TiB]"},
       // through a scenario: the scenario's path, then the file's
       {"predict " + tmp.variant("s1.json", scenario, "\"v100\"", "\"zero.json\""),
        "scenario.device: " + zero + ": device.efficiency: expected a number in [1e-06, 1], got 0"},
@@ -234,13 +240,20 @@ TEST_CASE("a training run too large to hold or to finish is refused before any m
              Catch::Contains("the MLP [784, 65536, 65536, 10] (4.35 billion parameters) with 8 workers"));
   CHECK_THAT(refused.output, Catch::Contains("--force to run it anyway"));
   CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') == 1);
-  // compute alone: a model that fits in memory but whose epochs take hours even at 1 TFLOP/s
+  // compute alone: a model that fits in memory but whose epochs take hours at the rate this machine's kernel reaches
   const std::string one_worker = read_text(tmp.variant("one.json", train, "\"workers\": 8", "\"workers\": 1"));
   const std::string slow =
       tmp.variant("slow.json", one_worker, "\"epochs\": 5", "\"epochs\": 1000, \"layers\": [784, 4096, 4096, 10]");
   const Result too_long = run_dtsim("train " + slow);
   CHECK(too_long.exit_code == 2);
-  CHECK_THAT(too_long.output, Catch::Contains("even at 1 TFLOP/s, above the 3600 s limit"));
+  CHECK_THAT(too_long.output, Catch::Contains(" GFLOP/s this machine's kernel reaches on it"));
+  CHECK_THAT(too_long.output, Catch::Contains("above the 3600 s limit"));
+  // 5.9e14 FLOPs: 590 s at 1 TFLOP/s, which the estimate assumed until session 52 (and so let it run for hours);
+  // one core's kernel reaches tens of GFLOP/s on it, so about 2 to 7 hours, refused
+  const Result many_epochs = run_dtsim(
+      "train " + tmp.variant("epochs.json", train, "\"epochs\": 5", "\"epochs\": 1000, \"layers\": [784, 2048, 10]"));
+  CHECK(many_epochs.exit_code == 2);
+  CHECK_THAT(many_epochs.output, Catch::Contains("train.layers, train.epochs: the MLP [784, 2048, 10]"));
 }
 
 TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accepted, inline models predict") {
@@ -345,6 +358,26 @@ TEST_CASE("bad model descriptions exit 2 naming the JSON path and what is accept
                 " --accelerators 1");
   CHECK(by_path.exit_code == 0);
   CHECK_THAT(by_path.output, Catch::Contains("tiny-cnn ("));
+}
+
+TEST_CASE("a predict sweep too long to finish is refused before its first configuration, with its estimate") {
+  const TempDir tmp;
+  const std::string scenario = read_text(source + "/scenarios/training/resnet50-v100.json");
+  std::string sizes;  // 1 to 100,000 accelerators: 99,999 configurations, 10^10 accelerators in all
+  for (int a = 1; a <= 100000; ++a)
+    sizes += (a > 1 ? ", " : "") + std::to_string(a);
+  const std::string many = tmp.variant("many.json", scenario, "[1, 2, 4, 8, 16, 32, 64]", "[" + sizes + "]");
+  const Result refused = run_dtsim("predict " + many + " --algorithm ring");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output, Catch::Contains("scenario.accelerators: 99999 configurations (sizes x algorithms) take "
+                                             "at least 2.806 h (1 ms a configuration and 2 us an accelerator"));
+  CHECK_THAT(refused.output, Catch::Contains("or --force to run them anyway"));
+  CHECK(std::count(refused.output.begin(), refused.output.end(), '\n') == 1);
+  // two batch sizes are two variants of every configuration
+  const Result variants = run_dtsim("predict " + many + " --algorithm ring --batch 16,32");
+  CHECK(variants.exit_code == 2);
+  CHECK_THAT(variants.output, Catch::Contains(": 199998 configurations (sizes x algorithms x variants) take at least "
+                                              "5.611 h"));
 }
 
 TEST_CASE("a cluster too large to build or to analyse is refused before the work, with its estimate") {

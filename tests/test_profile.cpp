@@ -117,6 +117,12 @@ TEST_CASE("traces of another shape are refused with what is missing") {
   CHECK_THAT(refusal(write_temp("noforward.json", without("dtsim.forward:"))), Catch::Contains("names no layer"));
   CHECK_THAT(refusal(write_temp("nostep.json", without("ProfilerStep#"))), Catch::Contains("no complete step"));
   CHECK_THAT(refusal(write_temp("nobatch.json", without("dtsim.batch="))), Catch::Contains("dtsim.batch=B"));
+  nlohmann::json batch_zero = trace;
+  for (nlohmann::json& e : batch_zero) {
+    if (e["name"].get<std::string>().rfind("dtsim.batch=", 0) == 0) e["name"] = "dtsim.batch=0";
+  }
+  CHECK_THAT(refusal(write_temp("batch0.json", batch_zero.dump())),
+             Catch::Contains("(B a whole number in [1, 1073741824]), got \"dtsim.batch=0\""));
   nlohmann::json overlapping = trace;
   for (nlohmann::json& e : overlapping) {
     if (e["name"] == "ProfilerStep#1") e["ts"] = e["ts"].get<double>() - 1000;
@@ -165,6 +171,9 @@ TEST_CASE("a CSV of layer times is read strictly") {
   // a setting given twice is refused (the second had silently replaced the first), and so is a time no step takes
   CHECK_THAT(refusal(write_temp("batch2.csv", "# batch=2\n# batch=4\nlayer,params,forward_ms,backward_ms\na,1,1,1\n")),
              Catch::Contains(":2: batch given twice"));
+  // a batch out of range names the range it must lie in
+  CHECK_THAT(refusal(write_temp("batch3.csv", "# batch=2000000000\nlayer,params,forward_ms,backward_ms\na,1,1,1\n")),
+             Catch::Contains(":1: batch: expected a whole number in [1, 1073741824], got '2000000000'"));
   CHECK_THAT(
       refusal(write_temp("zero.csv", "# batch=16\nlayer,params,forward_ms,backward_ms\n1,0,0,0\n")),
       Catch::Contains("zero.csv: its layers' forward and backward, the optimizer and the overhead add up to 0 s"));

@@ -21,6 +21,7 @@
 #include "algorithms/ring.hpp"
 #include "reports/collective_report.hpp"
 #include "reports/csv_table.hpp"
+#include "reports/format.hpp"
 #include "reports/grounding.hpp"
 #include "reports/html_report.hpp"
 #include "reports/output_file.hpp"
@@ -256,6 +257,24 @@ TEST_CASE(
   doc["links"]["groups"][0].erase("count");
   ReportContent bad;
   CHECK_THROWS_WITH(add_result(doc, "bad.json", bad), "links.groups[0].count: missing");
+}
+
+TEST_CASE("times and rates fit a table's column at any magnitude and keep their digits below one") {
+  using dtsim::format_seconds;
+  using dtsim::format_throughput;
+  CHECK(format_seconds(2.5e-3) == "2.5 ms");
+  CHECK(format_seconds(3600) == "3600 s");
+  CHECK(format_seconds(9999) == "9999 s");
+  CHECK(format_seconds(36000) == "10 h");
+  CHECK(format_seconds(5.632e7) == "651.9 d");  // 15,644 h
+  CHECK(format_seconds(1e4 * 86400) == "27.38 y");
+  CHECK(format_seconds(3.15576e16) == "1e+09 y");
+  for (double s = 1e-9; s < 1e30; s *= 7.3) CHECK(format_seconds(s).size() <= 10);
+  CHECK(format_throughput(2783.4) == "2783");
+  CHECK(format_throughput(12.6) == "13");
+  CHECK(format_throughput(2.5) == "2.5");
+  CHECK(format_throughput(1.1e-6) == "1.1e-06");
+  CHECK(format_throughput(0) == "0");
 }
 
 TEST_CASE("crossovers name the size where the fastest algorithm changes") {
