@@ -484,9 +484,8 @@ int predict_command(std::span<char* const> args, std::ostream& out) {
     floor_s += configuration_floor_s + accelerator_floor_s * c.accelerators;
   floor_s /= sweep.processes();
   if (floor_s > sweep_limit_s && !flags.has("force")) {
-    throw UsageError(where + ": " + std::to_string(todo.size()) +
-                     " configurations (sizes x algorithms" + (variants.several() ? " x variants" : "") +
-                     ") take at least " + format_seconds(floor_s) +
+    throw UsageError(where + ": " + std::to_string(todo.size()) + " configurations (sizes x algorithms" +
+                     (variants.several() ? " x variants" : "") + ") take at least " + format_seconds(floor_s) +
                      (sweep.processes() > 1 ? " in each of " + std::to_string(sweep.processes()) + " processes" : "") +
                      " (1 ms a configuration and 2 us an accelerator, a tenth of what they take), above the " +
                      format_seconds(sweep_limit_s) +

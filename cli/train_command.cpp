@@ -44,8 +44,8 @@ constexpr double compute_limit_s = 3600;
 // sample over probe_flops, or a probe of over probe_parameters) gets 1 TFLOP/s, beyond what one core reaches: its
 // estimate is then a lower bound.
 double kernel_flops_per_s(const TrainConfig& c) {
-  constexpr double probe_flops = 2e8;          // about 8 ms at the 25 GFLOP/s a 2-core VM's core reaches
-  constexpr double probe_parameters = 2.5e7;   // 100 MB of weights and as much of gradient
+  constexpr double probe_flops = 2e8;         // about 8 ms at the 25 GFLOP/s a 2-core VM's core reaches
+  constexpr double probe_parameters = 2.5e7;  // 100 MB of weights and as much of gradient
   constexpr double unprobed_flops_per_s = 1e12;
   const double per_sample = Mlp::flops_per_sample_of(c.layers);
   if (per_sample > probe_flops || Mlp::parameter_count_of(c.layers) > probe_parameters) return unprobed_flops_per_s;

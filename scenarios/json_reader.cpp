@@ -260,7 +260,8 @@ double JsonObject::seconds(std::string_view key) const {
 }
 
 std::uint64_t JsonObject::bytes(std::string_view key, std::uint64_t min_bytes) const {
-  return parse_unit(*this, value(key), spec(key), [min_bytes](const std::string& s) { return parse_bytes(s, min_bytes); });
+  return parse_unit(*this, value(key), spec(key),
+                    [min_bytes](const std::string& s) { return parse_bytes(s, min_bytes); });
 }
 
 std::vector<long long> JsonObject::integer_list(std::string_view key) const {

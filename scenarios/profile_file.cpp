@@ -118,8 +118,8 @@ StepTimes read_step(const std::string& where, const Event& step, std::span<const
       const long long b = whole(std::string_view(e.name).substr(batch_prefix.size()), 1, max_profile_batch);
       if (b < 0 || t.batch != 0) {
         throw ScenarioError(where + ": expected one \"dtsim.batch=B\" event (B a whole number in [1, " +
-                            std::to_string(max_profile_batch) + "]), got \"" + e.name +
-                            "\"" + (t.batch != 0 ? " a second time" : ""));
+                            std::to_string(max_profile_batch) + "]), got \"" + e.name + "\"" +
+                            (t.batch != 0 ? " a second time" : ""));
       }
       t.batch = static_cast<int>(b);
     }

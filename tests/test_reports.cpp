@@ -269,7 +269,8 @@ TEST_CASE("times and rates fit a table's column at any magnitude and keep their 
   CHECK(format_seconds(5.632e7) == "651.9 d");  // 15,644 h
   CHECK(format_seconds(1e4 * 86400) == "27.38 y");
   CHECK(format_seconds(3.15576e16) == "1e+09 y");
-  for (double s = 1e-9; s < 1e30; s *= 7.3) CHECK(format_seconds(s).size() <= 10);
+  for (double s = 1e-9; s < 1e30; s *= 7.3)
+    CHECK(format_seconds(s).size() <= 10);
   CHECK(format_throughput(2783.4) == "2783");
   CHECK(format_throughput(12.6) == "13");
   CHECK(format_throughput(2.5) == "2.5");
