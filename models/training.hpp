@@ -45,7 +45,12 @@ struct TrainingSetup {
   FrameworkPreset framework = FrameworkPreset::ddp;
   double bucket_bytes = 25e6;     // DDP 25 MB, Horovod 64 MB
   double first_bucket_bytes = 0;  // DDP: the first bucket's limit (PyTorch: 1 MiB); 0: as bucket_bytes
-  double fusion_cycle_s = 0;      // Horovod's cycle time
+  // false: no bucket's reduction starts before backward has ended, as under PyTorch DDP with
+  // find_unused_parameters=True when a parameter registered after the layers is used by the first of them (its buckets
+  // keep reverse registration order, DDP::_rebuild_buckets being skipped, and are reduced strictly in sequence, so the
+  // first waits for that parameter's gradient: Transformer-XL's shared relative-position biases)
+  bool overlap = true;
+  double fusion_cycle_s = 0;  // Horovod's cycle time
   // The dtype gradients are reduced in across data-parallel replicas (allreduce, or ZeRO's reduce-scatter): absent,
   // the training precision's (2 bytes in 16-bit and fp8 training, 4 in fp32 and tf32); fp32 where the framework
   // reduces fp32 gradients (torchtitan's FSDP: mixed_precision_reduce "float32"; PyTorch's autocast keeps fp32

@@ -40,7 +40,7 @@ constexpr std::array<FieldSpec, 3> batch_fields{{
                  1, 1 << 16),
 }};
 
-constexpr std::array<FieldSpec, 5> framework_fields{{
+constexpr std::array<FieldSpec, 6> framework_fields{{
     choice_field("preset", "ddp",
                  "ddp: PyTorch DDP, 25 MiB buckets (the first 1 MiB) in reverse layer order, overlapped with "
                  "backward; horovod: tensor "
@@ -57,6 +57,11 @@ constexpr std::array<FieldSpec, 5> framework_fields{{
                  "under DDP: the fp32 parameters' gradients), bf16 or fp16; ZeRO-3 still gathers parameters in the "
                  "training precision",
                  "precision|fp32|bf16|fp16"),
+    value_field("overlap", FieldType::boolean, "true",
+                "ddp and horovod: false starts no bucket's reduction before backward ends (then all in order), as "
+                "PyTorch DDP with find_unused_parameters=True does when a parameter registered after the layers is "
+                "used by the first (Transformer-XL's shared position biases): its buckets keep registration order "
+                "and are reduced in sequence"),
 }};
 
 constexpr std::array<FieldSpec, 5> input_fields{{
@@ -645,6 +650,12 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& base_
     setup.first_bucket_bytes = static_cast<double>(framework.bytes("first_bucket", 1));
   }
   parse_reduce_precision(framework.choice("reduce_precision"), setup.reduce_precision);  // (a choice: always known)
+  if (framework.has("overlap")) {
+    if (setup.framework == FrameworkPreset::none) {
+      throw ScenarioError(framework.path_of("overlap") + ": not with preset \"none\" (one allreduce after backward)");
+    }
+    setup.overlap = framework.boolean("overlap");
+  }
   if (framework.has("cycle")) {
     if (setup.framework != FrameworkPreset::horovod) {
       throw ScenarioError(framework.path_of("cycle") + ": only for preset \"horovod\"");

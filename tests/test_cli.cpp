@@ -1456,8 +1456,8 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
   }
   CHECK(t["split"] == "test");
   CHECK(t["overall"]["rows"] == 187);
-  CHECK(t["overall"]["median_abs_error"].get<double>() == Approx(0.0867).margin(0.0005));
-  CHECK(t["overall"]["p90_abs_error"].get<double>() == Approx(0.2825).margin(0.0005));
+  CHECK(t["overall"]["median_abs_error"].get<double>() == Approx(0.0917).margin(0.0005));
+  CHECK(t["overall"]["p90_abs_error"].get<double>() == Approx(0.2818).margin(0.0005));
   int fit_rows = 0;
   int binned = 0;
   for (const auto& c : t["cases"]) {
@@ -1499,17 +1499,18 @@ TEST_CASE("validate --published reproduces the medians docs/validation.md record
     CHECK(c.contains("predicted_busbw_GBps"));
     CHECK(c["protocol"] != "none");  // every system's cluster file names its library
   }
-  const Run fit = run_dtsim("validate --published --split fit --json --max-median-error 100");
+  // (each run simulates NCCL's rings for the rows reduced after backward once: about a minute; the fit split's
+  // median is under the default limit of 10%, so this run exits 0 without --max-median-error)
+  const Run fit = run_dtsim("validate --published --split fit --json");
   REQUIRE(fit.exit_code == 0);
   const auto f = nlohmann::json::parse(fit.output);
   for (const auto& c : f["cases"])
     fit_rows += c.contains("predicted") ? 1 : 0;
   CHECK(fit_rows == 216);
-  CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.0742).margin(0.0005));
+  CHECK(f["overall"]["median_abs_error"].get<double>() == Approx(0.0756).margin(0.0005));
   CHECK(f["collectives"]["overall"]["rows"] == 66);
   CHECK(f["collectives"]["overall"]["median_abs_error"].get<double>() == Approx(0.098).margin(0.0005));
-  // under the default limit of 10% today (exit 0); a limit below the median exits 1, with the summary printed
-  CHECK(run_dtsim("validate --published").exit_code == 0);
+  // a limit below the median exits 1, with the summary printed
   const Run gated = run_dtsim("validate --published --max-median-error 0.05");
   CHECK(gated.exit_code == 1);
   CHECK_THAT(gated.output, Catch::Contains("not modelled:"));
@@ -1831,7 +1832,7 @@ TEST_CASE("explain simulates a scenario's layout as predict does, and re-simulat
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.output, !Catch::Contains("not simulated"));
   CHECK_THAT(text.output,
-             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 215.4 ms a step"));
+             Catch::Contains("1024 accelerators (64d x 4t x 4p, 1f1b, 16 micro-batches, zero1): 214.8 ms a step"));
   CHECK_THAT(text.output, Catch::Contains("(against one replica of 16)"));
 
   // ZeRO-3 where one replica does not fit: efficiency against the smallest size that fits, and the floor is the last
@@ -2833,11 +2834,12 @@ TEST_CASE("calibrate --published fits on the fit split only and reproduces the s
   // the multi-GPU rows' collective library: nccl or none, and only for the published rows
   const Run library = run_dtsim("calibrate --published --library rccl");
   CHECK(library.exit_code == 2);
-  CHECK_THAT(library.output, Catch::Contains("--library: expected nccl or none, got 'rccl'"));
+  CHECK_THAT(library.output, Catch::Contains("--library: expected nccl, nccl-after-backward or none, got 'rccl'"));
   CHECK_THAT(run_dtsim("calibrate --library nccl").output, Catch::Contains("--library: needs --published"));
   const Run validate_library = run_dtsim("validate --published --library mpi");
   CHECK(validate_library.exit_code == 2);
-  CHECK_THAT(validate_library.output, Catch::Contains("--library: expected nccl or none, got 'mpi'"));
+  CHECK_THAT(validate_library.output,
+             Catch::Contains("--library: expected nccl, nccl-after-backward or none, got 'mpi'"));
   CHECK_THAT(run_dtsim("validate --library nccl --quick").output, Catch::Contains("--library: needs --published"));
 }
 

@@ -178,6 +178,12 @@ TEST_CASE("bad device files and precisions a device lacks exit 2 naming the flag
        no_memory + ": device.memory: expected a whole number of bytes in [1B, 8192TiB]"},
       {"predict " + tmp.variant("s0.json", scenario, "\"preset\": \"ddp\"", "\"preset\": \"ddp\", \"bucket\": \"0MB\""),
        "scenario.framework.bucket: expected a whole number of bytes in [1B, 8192TiB]"},
+      {"predict " +
+           tmp.variant("s0b.json", scenario, "\"preset\": \"ddp\"", "\"preset\": \"none\", \"overlap\": false"),
+       "scenario.framework.overlap: not with preset \"none\" (one allreduce after backward)"},
+      {"predict " +
+           tmp.variant("s0c.json", scenario, "\"preset\": \"ddp\"", "\"preset\": \"ddp\", \"overlap\": \"no\""),
+       "scenario.framework.overlap: expected true or false, got \"no\""},
       // through a scenario: the scenario's path, then the file's
       {"predict " + tmp.variant("s1.json", scenario, "\"v100\"", "\"zero.json\""),
        "scenario.device: " + zero + ": device.efficiency: expected a number in [1e-06, 1], got 0"},

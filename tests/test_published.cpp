@@ -379,7 +379,7 @@ TEST_CASE("a row reduced once after its last backward: its one-device step plus 
   }
   REQUIRE(rows.size() == 3);
   PublishedMapping defaults = default_published_mapping(DTSIM_SOURCE_DIR);
-  defaults.multi_gpu_library = "nccl";
+  defaults.multi_gpu_library = PublishedLibrary::nccl;
   const PublishedResult first = predict_published(rows, "all", defaults, DTSIM_SOURCE_DIR);  // (keeps the reductions)
   PublishedMapping slower = defaults;  // other device parameters: every compute takes longer
   slower.device_of = [&](const std::string& name) {

@@ -90,6 +90,26 @@ TEST_CASE("without overlap the exposed communication is the allreduce, and overl
   CHECK(fused.step.step_s < serial.step.step_s);
 }
 
+TEST_CASE("buckets that wait for backward (overlap false) expose every reduction, run one after another") {
+  const ClusterSpec c = builtin_cluster("v100-nvlink-edr");
+  TrainingSetup s = setup_for("resnet50", "v100", 32);
+  const Prediction overlapped = predict_step(s, c, 16, "ring");
+  s.overlap = false;
+  const Prediction waiting = predict_step(s, c, 16, "ring");
+  CHECK(waiting.step.forward_s == Approx(overlapped.step.forward_s).epsilon(1e-9));
+  CHECK(waiting.step.backward_s == Approx(overlapped.step.backward_s).epsilon(1e-9));
+  // nothing hides any bucket: the step waits for all of them, back to back
+  CHECK(waiting.step.exposed_comm_s == Approx(waiting.step.comm_s).epsilon(1e-6));
+  CHECK(waiting.step.exposed_comm_s > 2 * overlapped.step.exposed_comm_s);
+  CHECK(waiting.step.step_s ==
+        Approx(overlapped.step.step_s - overlapped.step.exposed_comm_s + waiting.step.exposed_comm_s).epsilon(1e-6));
+  // the same buckets as DDP's (not preset none's one allreduce of everything)
+  CHECK(waiting.reductions.size() == overlapped.reductions.size());
+  REQUIRE(!waiting.reductions.empty());
+  CHECK(waiting.reductions.front().buckets == overlapped.reductions.front().buckets);
+  CHECK(waiting.reductions.front().buckets > 1);
+}
+
 TEST_CASE("an input pipeline slower than compute caps throughput at its rate") {
   TrainingSetup s = setup_for("resnet50", "v100", 32);
   s.input.enabled = true;

@@ -158,13 +158,25 @@ bool reduces_fp32_gradients(const PublishedRow& row) {
 // allreduces a flattened copy of the gradients after the accumulation steps), TensorFlow's run_pretraining_lamb
 // scripts and run.sub pass --allreduce_post_accumulation=True (optimization.py then wraps the optimizer in Horovod's
 // DistributedOptimizer only without it, and allreduces the accumulators at the update). Nothing overlaps backward.
+// NVIDIA's PyTorch Transformer-XL wraps its model in DistributedDataParallel(find_unused_parameters=True) (train.py),
+// so DDP keeps its buckets in reverse registration order (it rebuilds them in the gradients' order only without
+// find_unused_parameters: Reducer::should_rebuild_buckets) and reduces them strictly in sequence
+// (Reducer::mark_bucket_ready); MemTransformerLM registers the relative-position biases every layer uses, r_w_bias
+// and r_r_bias, last (_create_params, called at the end of __init__), so the first bucket, which holds them, is
+// complete only when the first layer's backward, the last, is done: no reduction starts before backward ends.
+bool ddp_buckets_wait_for_backward(const PublishedRow& row) {
+  return has(row.source_url, "NVIDIA/DeepLearningExamples") && has(row.source_url, "/Transformer-XL/") &&
+         has(row.framework, "PyTorch");
+}
+
 bool allreduce_post_accumulation(const PublishedRow& row) {
   return has(row.source_url, "NVIDIA/DeepLearningExamples") && has(row.source_url, "/LanguageModeling/BERT/") &&
          has(row.model, "pre-training");
 }
 
 // A step's samples a second as `dtsim predict` times it (flow executor, the ring). A row whose gradients are
-// reduced once, after the last backward (allreduce_post_accumulation), overlaps nothing with its reduction: its step
+// reduced after the last backward (allreduce_post_accumulation's one reduction, or ddp_buckets_wait_for_backward's
+// buckets) overlaps nothing with its reduction: its step
 // is its one-device step (the same micro-batches and optimizer) plus the reduction, which neither the device's
 // parameters nor the input pipeline's move. The fit predicts each row hundreds of times with other device parameters,
 // and a collective library's ring on hundreds of GPUs costs seconds to simulate, so the reduction's seconds are kept
@@ -173,7 +185,8 @@ bool allreduce_post_accumulation(const PublishedRow& row) {
 // prediction at other parameters.
 double samples_per_s(const TrainingSetup& setup, const ClusterSpec& spec, const PublishedRow& row,
                      const std::string& cluster_name, bool reuse_reductions) {
-  if (!reuse_reductions || row.device_count <= 1 || !allreduce_post_accumulation(row) || setup.input.enabled) {
+  const bool overlaps = setup.framework != FrameworkPreset::none && setup.overlap;
+  if (!reuse_reductions || row.device_count <= 1 || overlaps || setup.input.enabled) {
     return predict_step(setup, spec, row.device_count, "ring", nullptr, Backend::flow, 0, true).samples_per_s;
   }
   static std::mutex mutex;
@@ -344,6 +357,7 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     setup.accumulation = row.accumulation;  // the optimizer and the gradients' reduction once per that many batches
     apply_preset(setup, has(row.framework, "TensorFlow") ? FrameworkPreset::horovod : FrameworkPreset::ddp);
     if (allreduce_post_accumulation(row)) apply_preset(setup, FrameworkPreset::none);
+    if (ddp_buckets_wait_for_backward(row)) setup.overlap = false;
     if (reduces_fp32_gradients(row)) setup.reduce_precision = Precision::fp32;
     if (apex_ddp_whole_model(row)) {
       setup.bucket_bytes = 250e6 * gradient_bytes_per_param(setup.compute.precision);
@@ -365,9 +379,13 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     }
     spec.nodes = std::max(spec.nodes, row.nodes);
     // Every multi-GPU row ran its gradients' allreduce through NCCL (NGC containers: PyTorch's DDP and apex, Horovod
-    // and TensorFlow's all-reduce all call it on NVIDIA GPUs): with multi_gpu_library "nccl", a channel on every NIC,
-    // NCCL's protocols, in the constants of the GPU's generation, unless the cluster file names its library.
-    if (!spec.library.enabled() && mapping.multi_gpu_library == "nccl") {
+    // and TensorFlow's all-reduce all call it on NVIDIA GPUs): a channel on every NIC, NCCL's protocols, in the
+    // constants of the GPU's generation, unless the cluster file names its library; by default only for the rows
+    // whose reduction overlaps nothing (PublishedMapping::multi_gpu_library).
+    const bool after_backward = setup.framework == FrameworkPreset::none || !setup.overlap;
+    const bool nccl = mapping.multi_gpu_library == PublishedLibrary::nccl ||
+                      (mapping.multi_gpu_library == PublishedLibrary::nccl_after_backward && after_backward);
+    if (!spec.library.enabled() && nccl) {
       if (const std::string generation = generation_of_accelerator(c.device); !generation.empty()) {
         spec.library.name = "nccl";
         parse_generation(generation, spec.library.generation);

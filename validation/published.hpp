@@ -49,6 +49,8 @@ struct PublishedResult {
 
 // How a row is turned into a training setup; `device_of` maps the row's device name to a dtsim Device (throws
 // std::invalid_argument for none), so that a fit can try parameters without files.
+enum class PublishedLibrary { none, nccl_after_backward, nccl };
+
 struct PublishedMapping {
   std::function<Device(const std::string& dtsim_device)> device_of;
   // Samples a CPU core decodes and augments a second in the runs that load real images on the CPU (cpu_loader_of):
@@ -61,9 +63,13 @@ struct PublishedMapping {
   // row's step is simulated whole.
   bool reuse_reductions = true;
   // The collective library the multi-GPU rows' gradients are reduced through where the cluster file names none (the
-  // built-in DGX files): "nccl", what every such row ran (a ring a NIC in NCCL's protocols, the GPU's generation), or
-  // empty: plain messages, each node boundary crossed through one NIC (what the shipped device files were fitted with).
-  std::string multi_gpu_library;
+  // built-in DGX files), as `--library` names it:
+  //   nccl                 every such row: what each ran (a ring a NIC in NCCL's protocols, the GPU's generation);
+  //   nccl_after_backward  the rows whose reduction overlaps nothing (after the last backward: their reduction's
+  //                        seconds are simulated once per row, reuse_reductions); plain messages for the rest, where
+  //                        NCCL's rings on hundreds of GPUs, simulated at every step of a fit, cost it most of an hour;
+  //   none                 plain messages, each node boundary crossed through one NIC.
+  PublishedLibrary multi_gpu_library = PublishedLibrary::nccl_after_backward;
 };
 PublishedMapping default_published_mapping(const std::string& data_dir);
 
