@@ -74,6 +74,12 @@ std::string floor_remainder(const ExposedFloor& f, double comm_s) {
            " of every gradient: nothing overlaps backward, and a larger batch hides none of it; only a shorter " +
            f.last.operation + " helps";
   }
+  if (!f.overlapped) {
+    return ": that " + f.last.operation + " and " + format_seconds(f.exposed_s - f.last.alone_s) + " of " + f.rest +
+           ", since none starts before backward ends (framework.overlap false: DDP's buckets in registration "
+           "order, reduced in sequence), so a larger batch hides none of it; only shorter reductions or buckets "
+           "that start during backward help";
+  }
   if (f.exposed_s <= 1.1 * f.last.alone_s) {
     return ", little more than that " + f.last.operation +
            ": the rest is hidden behind backward, and a larger batch hides no more; only a shorter last " +

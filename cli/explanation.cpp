@@ -391,6 +391,7 @@ Explanation explain_scenario(const Scenario& sc, const std::string& algorithm, c
     f.rest = largest.request.layout && largest.request.layout->sharding == Sharding::zero3
                  ? "earlier buckets' reduce-scatters and parameter allgathers"
                  : "earlier buckets' allreduces";
+    f.overlapped = sc.setup.overlap;
     e.floor = f;
   }
   return e;

@@ -37,6 +37,7 @@ struct ExposedFloor {
   std::string first_layer, last_layer;  // the layers whose gradients the last bucket holds (names)
   double exposed_s = 0;                 // the step's exposed data-parallel communication
   std::string rest;                     // what else it can be, e.g. "earlier buckets' allreduces"
+  bool overlapped = true;               // false: no bucket starts before backward ends (framework.overlap false)
 };
 
 struct Explanation {

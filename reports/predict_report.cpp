@@ -52,7 +52,8 @@ std::string setup_line(const Scenario& sc) {
   }
   out << ", " << to_string(s.framework);
   if (s.framework != FrameworkPreset::none)
-    out << " (" << format_bytes(static_cast<std::uint64_t>(s.bucket_bytes)) << " buckets)";
+    out << " (" << format_bytes(static_cast<std::uint64_t>(s.bucket_bytes)) << " buckets"
+        << (s.overlap ? "" : ", started after backward") << ")";
   out << ", " << to_string(s.compute.precision);
   if (s.reduce_precision) out << " (gradients reduced in " << to_string(*s.reduce_precision) << ")";
   out << ", " << to_string(s.compute.optimizer)
@@ -296,6 +297,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"batch", s.batch},
                         {"accumulation", s.accumulation},
                         {"framework", to_string(s.framework)},
+                        {"overlap", s.framework != FrameworkPreset::none && s.overlap},
                         {"precision", to_string(s.compute.precision)},
                         {"reduce_precision", to_string(reduced_precision(s))},
                         {"optimizer", to_string(s.compute.optimizer)},

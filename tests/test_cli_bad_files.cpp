@@ -452,3 +452,23 @@ TEST_CASE(
   CHECK(v100.exit_code == 2);
   CHECK_THAT(v100.output, Catch::Contains("scenario.precision: v100-sxm2-32gb has no bf16 math"));
 }
+
+TEST_CASE("a scenario whose buckets wait for backward says so in predict's header and JSON and in explain's why") {
+  const TempDir tmp;
+  const std::string scenario = read_text(source + "/scenarios/training/resnet50-v100.json");
+  const std::string waiting =
+      tmp.variant("waiting.json", scenario, "\"preset\": \"ddp\"", "\"preset\": \"ddp\", \"overlap\": false");
+  const Result text = run_dtsim("predict " + waiting + " --accelerators 1,16 --algorithm ring");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.output, Catch::Contains("ddp (26.21 MB buckets, started after backward)"));
+  const Result json = run_dtsim("predict " + waiting + " --accelerators 1,16 --algorithm ring --json");
+  REQUIRE(json.exit_code == 0);
+  const auto doc = nlohmann::json::parse(json.output);
+  CHECK(doc["overlap"] == false);
+  CHECK(nlohmann::json::parse(run_dtsim("predict --accelerators 1,16 --algorithm ring --json").output)["overlap"] ==
+        true);
+  const Result why = run_dtsim("explain " + waiting + " --accelerators 1,16 --algorithm ring");
+  REQUIRE(why.exit_code == 0);
+  CHECK_THAT(why.output, Catch::Contains("none starts before backward ends (framework.overlap false"));
+  CHECK_THAT(why.output, Catch::Contains("a larger batch hides none of it"));
+}
