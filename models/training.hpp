@@ -71,6 +71,12 @@ struct TrainingSetup {
 // cycle; none: one allreduce of all gradients after backward.
 void apply_preset(TrainingSetup& setup, FrameworkPreset preset);
 
+// Whether gradient reductions start while backward still runs: not under preset none (one allreduce after
+// backward), nor with buckets that wait for backward (TrainingSetup::overlap false).
+inline bool reductions_overlap_backward(const TrainingSetup& setup) {
+  return setup.framework != FrameworkPreset::none && setup.overlap;
+}
+
 struct MemoryUse {
   double weights_bytes = 0;
   double gradient_bytes = 0;

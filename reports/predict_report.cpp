@@ -297,7 +297,7 @@ nlohmann::json predict_json(const Scenario& scenario, const std::vector<Predicti
                         {"batch", s.batch},
                         {"accumulation", s.accumulation},
                         {"framework", to_string(s.framework)},
-                        {"overlap", s.framework != FrameworkPreset::none && s.overlap},
+                        {"overlap", reductions_overlap_backward(s)},
                         {"precision", to_string(s.compute.precision)},
                         {"reduce_precision", to_string(reduced_precision(s))},
                         {"optimizer", to_string(s.compute.optimizer)},

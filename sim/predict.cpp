@@ -88,7 +88,7 @@ TrainingProgram make_program(const TrainingSetup& setup, int ranks, int local_ba
   program.steps = setup.steps;
   program.micro_batches = setup.accumulation;
   program.fusion_cycle_s = setup.fusion_cycle_s;
-  program.overlap = setup.framework != FrameworkPreset::none && setup.overlap;
+  program.overlap = reductions_overlap_backward(setup);
   if (setup.input.enabled) {
     const InputPipeline& in = setup.input;
     const int sharing = std::min(ranks, accelerators_per_node);  // accelerators fed by one node's pipeline

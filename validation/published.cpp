@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -185,8 +184,7 @@ bool allreduce_post_accumulation(const PublishedRow& row) {
 // prediction at other parameters.
 double samples_per_s(const TrainingSetup& setup, const ClusterSpec& spec, const PublishedRow& row,
                      const std::string& cluster_name, bool reuse_reductions) {
-  const bool overlaps = setup.framework != FrameworkPreset::none && setup.overlap;
-  if (!reuse_reductions || row.device_count <= 1 || overlaps || setup.input.enabled) {
+  if (!reuse_reductions || row.device_count <= 1 || reductions_overlap_backward(setup) || setup.input.enabled) {
     return predict_step(setup, spec, row.device_count, "ring", nullptr, Backend::flow, 0, true).samples_per_s;
   }
   static std::mutex mutex;
@@ -382,9 +380,9 @@ PublishedResult predict_published(const std::vector<PublishedRow>& rows, const s
     // and TensorFlow's all-reduce all call it on NVIDIA GPUs): a channel on every NIC, NCCL's protocols, in the
     // constants of the GPU's generation, unless the cluster file names its library; by default only for the rows
     // whose reduction overlaps nothing (PublishedMapping::multi_gpu_library).
-    const bool after_backward = setup.framework == FrameworkPreset::none || !setup.overlap;
-    const bool nccl = mapping.multi_gpu_library == PublishedLibrary::nccl ||
-                      (mapping.multi_gpu_library == PublishedLibrary::nccl_after_backward && after_backward);
+    const bool nccl =
+        mapping.multi_gpu_library == PublishedLibrary::nccl ||
+        (mapping.multi_gpu_library == PublishedLibrary::nccl_after_backward && !reductions_overlap_backward(setup));
     if (!spec.library.enabled() && nccl) {
       if (const std::string generation = generation_of_accelerator(c.device); !generation.empty()) {
         spec.library.name = "nccl";
